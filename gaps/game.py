@@ -1,0 +1,592 @@
+"""The game: a position, the moves it allows, and every rule that changes it.
+
+The grid is a flat list of 52 card codes in row-major order (index = (row-1)*13 +
+column-1), with ``GAP`` (-1) for a gap; ``Card``, ``Slot`` and ``Move`` are its public
+face. Status (blocked, won, lost) is derived from the position, never stored, so it
+cannot go stale. An illegal action raises ``IllegalAction`` before anything changes.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Final, Iterable
+
+from gaps.card import DECK, Card
+from gaps.errors import IllegalAction, NotationError
+from gaps.move import AUTO_MOVES, REDEAL, TWO_MOVES, Action, Move, Redeal, Stop, Undo
+from gaps.ruleset import Keep, NewGaps, RedealWhen, Ruleset, Start, UndoPolicy
+from gaps.seed import Seed
+from gaps.shuffle import shuffle, stream_label
+from gaps.slot import COLUMNS, ROWS, Slot
+
+GAP: Final = -1
+CELLS: Final = ROWS * COLUMNS
+KING_RANK_INDEX: Final = 12  # code % 13 of a King
+TWO_RANK_INDEX: Final = 1  # code % 13 of a 2
+ACE_CODES: Final = (0, 13, 26, 39)
+TWO_CODES: Final = (1, 14, 27, 40)
+
+#: Points, as ruled: 1 per placed card, -5 per redeal, +10 for a win with no redeal.
+POINTS_PER_PLACED_CARD: Final = 1
+POINTS_PER_REDEAL: Final = -5
+BONUS_WIN_WITHOUT_REDEAL: Final = 10
+
+
+# What ``random_playout`` picks from, indexed by code * 64 + destination index.
+_TWO_CANDIDATES: Final = {
+    row * COLUMNS: tuple(two * 64 + row * COLUMNS for two in TWO_CODES) for row in range(ROWS)
+}
+_PLAYOUT_MOVES: Final = {
+    code * 64 + to: TWO_MOVES[code][to // COLUMNS] if code in TWO_CODES else AUTO_MOVES[code]
+    for code in range(52)
+    for to in range(CELLS)
+}
+
+
+def dealt_grid(seed: Seed, ruleset: Ruleset) -> list[int]:
+    """The starting grid of ``seed`` under ``ruleset``: shuffled deck, Aces removed."""
+    deck = list(range(52))
+    shuffle(deck, seed.data, stream_label(0))
+    grid = [GAP if code % 13 == 0 else code for code in deck]
+    if ruleset.start is Start.TWOS_TO_COLUMN_ONE:
+        twos_in_deal_order = [code for code in grid if code % 13 == TWO_RANK_INDEX]
+        for row, two in enumerate(twos_in_deal_order):
+            here, there = grid.index(two), row * COLUMNS
+            grid[here], grid[there] = grid[there], grid[here]
+    return grid
+
+
+class Game:
+    """One player's game of Gaps: ``Game(seed, "classic")`` deals and is ready to play."""
+
+    __slots__ = (
+        "seed", "ruleset", "redeals_used", "moves_made", "stopped",
+        "_grid", "_where", "_gaps", "_undo",
+    )
+
+    def __init__(self, seed: Seed, ruleset: Ruleset | str = "classic") -> None:
+        self.seed = seed
+        self.ruleset = ruleset if isinstance(ruleset, Ruleset) else Ruleset.named(ruleset)
+        self.redeals_used = 0
+        self.moves_made = 0
+        self.stopped = False
+        self._set_grid(dealt_grid(seed, self.ruleset))
+        # (card code, index it came from) for each move since the last redeal.
+        self._undo: list[tuple[int, int]] = []
+
+    def _set_grid(self, grid: list[int]) -> None:
+        self._grid = grid
+        where = [GAP] * 52
+        for index, code in enumerate(grid):
+            if code != GAP:
+                where[code] = index
+        self._where = where
+        self._gaps = [index for index, code in enumerate(grid) if code == GAP]
+
+    @classmethod
+    def restore(
+        cls,
+        seed: Seed,
+        ruleset: Ruleset | str,
+        grid: Iterable[int],
+        *,
+        redeals_used: int = 0,
+        moves_made: int = 0,
+        stopped: bool = False,
+        undo: Iterable[tuple[int, int]] = (),
+    ) -> Game:
+        """A game in any position: ``grid`` holds 52 card codes row-major, ``GAP`` for gaps.
+
+        ``undo`` lists (card code, index it came from) for the moves undo may take back.
+        """
+        cells = list(grid)
+        check_grid(cells)
+        game = cls.__new__(cls)
+        game.seed = seed
+        game.ruleset = ruleset if isinstance(ruleset, Ruleset) else Ruleset.named(ruleset)
+        game.redeals_used = redeals_used
+        game.moves_made = moves_made
+        game.stopped = stopped
+        game._undo = list(undo)
+        game._set_grid(cells)
+        return game
+
+    @classmethod
+    def from_layout(
+        cls,
+        layout: str,
+        ruleset: Ruleset | str = "classic",
+        *,
+        seed: Seed | None = None,
+        redeals_used: int = 0,
+    ) -> Game:
+        """A game in a given position: four lines of 13 cells, ``--`` for a gap.
+
+        Meant for tests, puzzles and analysis; ``layout()`` prints this form.
+        """
+        rows = [line.split() for line in layout.strip().splitlines() if line.strip()]
+        if len(rows) != ROWS or any(len(row) != COLUMNS for row in rows):
+            raise NotationError(f"a layout needs {ROWS} rows of {COLUMNS} cells, got {layout!r}")
+        grid = [GAP if cell == "--" else Card.parse(cell).code for row in rows for cell in row]
+        return cls.restore(
+            seed if seed is not None else Seed(b"layout"), ruleset, grid, redeals_used=redeals_used
+        )
+
+    # -- reading the position ------------------------------------------------------
+
+    def card_at(self, slot: Slot) -> Card | None:
+        code = self._grid[slot.index]
+        return None if code == GAP else DECK[code]
+
+    def slot_of(self, card: Card) -> Slot:
+        index = self._where[card.code]
+        if index == GAP:
+            raise IllegalAction("not_in_play", f"{card} is an Ace: Aces are not in play")
+        return Slot.from_index(index)
+
+    def gaps(self) -> list[Slot]:
+        return [Slot.from_index(index) for index in sorted(self._gaps)]
+
+    def grid_codes(self) -> tuple[int, ...]:
+        """The grid as card codes in row-major order, ``GAP`` for a gap."""
+        return tuple(self._grid)
+
+    def is_dead_gap(self, slot: Slot) -> bool:
+        """Whether ``slot`` is a gap that no card can fill: right of a King or a gap."""
+        index = slot.index
+        if self._grid[index] != GAP or index % COLUMNS == 0:
+            return False
+        left = self._grid[index - 1]
+        return left == GAP or left % 13 == KING_RANK_INDEX
+
+    def run_lengths(self) -> list[int]:
+        """Per row, the length of its preserved sequence: 2, 3, 4... of one suit from column 1."""
+        grid = self._grid
+        lengths = []
+        for start in range(0, CELLS, COLUMNS):
+            first = grid[start]
+            length = 0
+            if first != GAP and first % 13 == TWO_RANK_INDEX:
+                length = 1
+                while length < COLUMNS - 1 and grid[start + length] == first + length:
+                    length += 1
+            lengths.append(length)
+        return lengths
+
+    def preserved_sequences(self) -> list[list[Card]]:
+        """Per row, the cards of its preserved sequence, left to right."""
+        grid = self._grid
+        return [
+            [DECK[grid[row * COLUMNS + i]] for i in range(length)]
+            for row, length in enumerate(self.run_lengths())
+        ]
+
+    def placed_per_row(self) -> list[int]:
+        return self.run_lengths()
+
+    @property
+    def placed(self) -> int:
+        """Correctly placed cards: those inside their row's preserved sequence (0-48)."""
+        return sum(self.run_lengths())
+
+    @property
+    def score(self) -> int:
+        """Derived from the layout and the redeal count, as ruled (-15..58)."""
+        placed = self.placed
+        bonus = BONUS_WIN_WITHOUT_REDEAL if placed == 48 and self.redeals_used == 0 else 0
+        return placed * POINTS_PER_PLACED_CARD + self.redeals_used * POINTS_PER_REDEAL + bonus
+
+    @property
+    def redeals_left(self) -> int:
+        return self.ruleset.redeals - self.redeals_used
+
+    def is_blocked(self) -> bool:
+        """No legal move exists."""
+        grid = self._grid
+        for gap in self._gaps:
+            if gap % COLUMNS == 0:
+                return False  # a 2 can always go to a column-1 gap (some 2 is elsewhere)
+            left = grid[gap - 1]
+            if left != GAP and left % 13 != KING_RANK_INDEX:
+                return False
+        return True
+
+    def is_won(self) -> bool:
+        return self.placed == 48
+
+    def is_lost(self) -> bool:
+        """Blocked, not won, and no redeal left."""
+        return self.redeals_left == 0 and self.is_blocked() and not self.is_won()
+
+    def is_over(self) -> bool:
+        """Won, lost or stopped: no action is accepted any more."""
+        return self.stopped or (self.is_blocked() and (self.redeals_left == 0 or self.is_won()))
+
+    def result(self) -> str:
+        """``won``, ``lost``, ``stopped``, ``blocked`` (a redeal or stop is due) or ``playing``."""
+        if self.is_won():
+            return "won"
+        if self.stopped:
+            return "stopped"
+        if self.is_blocked():
+            return "lost" if self.redeals_left == 0 else "blocked"
+        return "playing"
+
+    def can_redeal(self) -> bool:
+        try:
+            self._check_redeal()
+        except IllegalAction:
+            return False
+        return True
+
+    def can_undo(self) -> bool:
+        return self.ruleset.undo is not UndoPolicy.NONE and bool(self._undo) and not self.is_over()
+
+    # -- moves ----------------------------------------------------------------------
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move: each non-2 card in its auto form, each 2 with its row."""
+        if self.stopped:
+            return []
+        grid = self._grid
+        moves: list[Move] = []
+        for gap in self._gaps:
+            if gap % COLUMNS == 0:
+                row = gap // COLUMNS
+                for two in TWO_CODES:
+                    moves.append(TWO_MOVES[two][row])
+            else:
+                left = grid[gap - 1]
+                if left != GAP and left % 13 != KING_RANK_INDEX:
+                    moves.append(AUTO_MOVES[left + 1])
+        return moves
+
+    def is_legal(self, move: Move) -> bool:
+        return not self.stopped and self._destination(move) >= 0
+
+    def destination(self, move: Move) -> Slot:
+        """Where ``move`` puts its card; raises ``IllegalAction`` if it is not legal."""
+        if self.is_over():
+            raise IllegalAction("game_over", f"{move}: the game is over ({self.result()})")
+        index = self._destination(move)
+        if index < 0:
+            self._refuse(move)
+        return Slot.from_index(index)
+
+    def _destination(self, move: Move) -> int:
+        """The index ``move`` fills, or -1 when it is not legal."""
+        code = move.code
+        grid = self._grid
+        if code % 13 == TWO_RANK_INDEX:
+            to = move.to_index
+            return to if to >= 0 and to % COLUMNS == 0 and grid[to] == GAP else -1
+        if code % 13 == 0:
+            return -1
+        target = self._where[code - 1] + 1
+        if target % COLUMNS == 0 or grid[target] != GAP:
+            return -1
+        if move.to_index >= 0 and move.to_index != target:
+            return -1
+        return target
+
+    def play(self, move: Move) -> None:
+        """Make ``move``, or raise ``IllegalAction`` and change nothing."""
+        # The hot path of the server and the bots: flat checks, no allocation.
+        code = move.code
+        grid = self._grid
+        if self.stopped:
+            self._refuse(move)
+        if code % 13 == TWO_RANK_INDEX:
+            to = move.to_index
+            if to < 0 or to % COLUMNS != 0 or grid[to] != GAP:
+                self._refuse(move)
+        else:
+            if code % 13 == 0:
+                self._refuse(move)
+            to = self._where[code - 1] + 1
+            if to % COLUMNS == 0 or grid[to] != GAP or (move.to_index >= 0 and move.to_index != to):
+                self._refuse(move)
+        where = self._where
+        came_from = where[code]
+        grid[to] = code
+        grid[came_from] = GAP
+        where[code] = to
+        gaps = self._gaps
+        gaps[gaps.index(to)] = came_from
+        self.moves_made += 1
+        self._undo.append((code, came_from))
+
+    def _refuse(self, move: Move) -> None:
+        """Raise the ``IllegalAction`` that says why ``move`` is not legal."""
+        card = move.card
+        if self.is_over():
+            raise IllegalAction("game_over", f"{move}: the game is over ({self.result()})")
+        if card.rank == 1:
+            raise IllegalAction("not_in_play", f"{move}: Aces are not in play")
+        grid = self._grid
+        if move.to is None:
+            if card.rank == 2:
+                raise IllegalAction("row_required", f"{move}: name the row for a 2, like {card}>1")
+            left_card = DECK[card.code - 1]
+            left_index = self._where[left_card.code]
+            if left_index % COLUMNS == COLUMNS - 1:
+                raise IllegalAction(
+                    "not_a_gap",
+                    f"{move}: {left_card} stands in column 13, so {card} has no slot to go to",
+                )
+            right = Slot.from_index(left_index + 1)
+            raise IllegalAction(
+                "not_a_gap",
+                f"{move}: the slot right of {left_card} ({right}) holds "
+                f"{DECK[grid[right.index]]}, not a gap",
+            )
+        to = move.to
+        occupant = grid[to.index]
+        if occupant != GAP:
+            raise IllegalAction("not_a_gap", f"{move}: {to} holds {DECK[occupant]}, not a gap")
+        if to.column == 1:
+            raise IllegalAction("wrong_card", f"{move}: the gap at {to} takes only a 2")
+        left = grid[to.index - 1]
+        if left == GAP:
+            raise IllegalAction("dead_gap", f"{move}: the gap at {to} is dead (a gap on its left)")
+        if left % 13 == KING_RANK_INDEX:
+            raise IllegalAction(
+                "dead_gap", f"{move}: the gap at {to} is dead (right of {DECK[left]})"
+            )
+        raise IllegalAction(
+            "wrong_card", f"{move}: the gap at {to} takes {DECK[left + 1]}, not {card}"
+        )
+
+    def random_playout(
+        self, rng: random.Random, *, redeal: bool = True, max_moves: int = 100_000
+    ) -> list[Action]:
+        """Play uniformly random legal moves until over (or blocked, if not ``redeal``).
+
+        When blocked with a redeal left, redeals if ``redeal``, else returns. Returns
+        the actions made, which replay to the same game. The loop inlines ``legal_moves``
+        and ``play`` because bots run it by the million; tests replay its actions
+        through ``play`` to hold it to the same rules.
+        """
+        grid, where, gaps = self._grid, self._where, self._gaps
+        undo = self._undo
+        actions: list[Action] = []
+        rand = rng.random
+        candidates: list[int] = []  # code * 64 + destination index
+        made = 0
+        while not self.stopped and made < max_moves:
+            candidates.clear()
+            for gap in gaps:
+                if gap % COLUMNS == 0:
+                    candidates.extend(_TWO_CANDIDATES[gap])
+                else:
+                    left = grid[gap - 1]
+                    if left != GAP and left % 13 != KING_RANK_INDEX:
+                        candidates.append((left + 1) * 64 + gap)
+            if candidates:
+                pick = candidates[int(rand() * len(candidates))]
+                code, to = pick >> 6, pick & 63
+                came_from = where[code]
+                grid[to] = code
+                grid[came_from] = GAP
+                where[code] = to
+                gaps[gaps.index(to)] = came_from
+                undo.append((code, came_from))
+                actions.append(_PLAYOUT_MOVES[pick])
+                made += 1
+            elif redeal and self.redeals_left > 0 and not self.is_won():
+                self.moves_made += made
+                made = 0
+                self.redeal()
+                grid, where, gaps = self._grid, self._where, self._gaps
+                undo = self._undo
+                actions.append(REDEAL)
+            else:
+                break
+        self.moves_made += made
+        return actions
+
+    # -- redeal, undo, stop -----------------------------------------------------------
+
+    def _check_redeal(self) -> None:
+        ruleset = self.ruleset
+        if self.is_over():
+            raise IllegalAction("game_over", f"redeal: the game is over ({self.result()})")
+        if ruleset.redeal_when is RedealWhen.NEVER:
+            raise IllegalAction("redeal_not_allowed", f"redeal: {ruleset} has no redeals")
+        if self.redeals_left <= 0:
+            raise IllegalAction(
+                "no_redeals_left", f"redeal: all {ruleset.redeals} redeals of {ruleset} are used"
+            )
+        if ruleset.redeal_when is RedealWhen.BLOCKED and not self.is_blocked():
+            raise IllegalAction(
+                "redeal_not_allowed", f"redeal: {ruleset} allows a redeal only when blocked"
+            )
+
+    def redeal(self) -> None:
+        """Collect, shuffle and deal again what the ruleset does not keep."""
+        self._check_redeal()
+        self._set_grid(redealt_grid(self._grid, self.ruleset, self.seed, self.redeals_used + 1))
+        self.redeals_used += 1
+        self._undo.clear()
+
+    def undo(self) -> None:
+        """Take back the last move since the last redeal, where the ruleset allows it."""
+        if self.ruleset.undo is UndoPolicy.NONE:
+            raise IllegalAction("undo_not_allowed", f"undo: {self.ruleset} has no undo")
+        if self.is_over():
+            raise IllegalAction("game_over", f"undo: the game is over ({self.result()})")
+        if not self._undo:
+            raise IllegalAction(
+                "nothing_to_undo", "undo: no move since the start or the last redeal"
+            )
+        code, came_from = self._undo.pop()
+        grid, where, gaps = self._grid, self._where, self._gaps
+        now = where[code]
+        grid[now] = GAP
+        grid[came_from] = code
+        where[code] = came_from
+        gaps[gaps.index(came_from)] = now
+
+    def stop(self) -> None:
+        """End the game now: the score stands."""
+        if self.is_over():
+            raise IllegalAction("game_over", f"stop: the game is over ({self.result()})")
+        self.stopped = True
+
+    def push(self, action: Action) -> None:
+        """Apply any action: a ``Move``, ``Redeal()``, ``Undo()`` or ``Stop()``."""
+        if isinstance(action, Move):
+            self.play(action)
+        elif isinstance(action, Redeal):
+            self.redeal()
+        elif isinstance(action, Undo):
+            self.undo()
+        elif isinstance(action, Stop):
+            self.stop()
+        else:
+            raise TypeError(f"not an action: {action!r}")
+
+    # -- copies, text and bytes ---------------------------------------------------------
+
+    def copy(self) -> Game:
+        game = Game.__new__(Game)
+        game.seed = self.seed
+        game.ruleset = self.ruleset
+        game.redeals_used = self.redeals_used
+        game.moves_made = self.moves_made
+        game.stopped = self.stopped
+        game._grid = self._grid.copy()
+        game._where = self._where.copy()
+        game._gaps = self._gaps.copy()
+        game._undo = self._undo.copy()
+        return game
+
+    def undo_stack(self) -> list[tuple[Card, Slot]]:
+        """The moves undo would take back, oldest first: (card, the slot it came from)."""
+        return [(DECK[code], Slot.from_index(index)) for code, index in self._undo]
+
+    def layout(self) -> str:
+        """The grid as four lines of 13 cells, ``--`` for a gap (``from_layout`` reads it)."""
+        grid = self._grid
+        return "\n".join(
+            " ".join("--" if code == GAP else str(DECK[code]) for code in grid[start : start + COLUMNS])
+            for start in range(0, CELLS, COLUMNS)
+        )
+
+    def __str__(self) -> str:
+        return self.layout()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Game {self.ruleset} seed={self.seed} redeals_used={self.redeals_used} "
+            f"score={self.score} {self.result()}>"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and self.state_key() == other.state_key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def state_key(self) -> tuple[object, ...]:
+        """Everything that decides what can happen next, for equality and search tables."""
+        return (
+            self.seed, self.ruleset.name, self.redeals_used, self.stopped,
+            tuple(self._grid), tuple(self._undo),
+        )
+
+
+def check_grid(grid: Iterable[int]) -> None:
+    """Raise ``NotationError`` unless ``grid`` holds the 48 non-Ace cards once and 4 gaps."""
+    cells = list(grid)
+    if len(cells) != CELLS:
+        raise NotationError(f"a grid has {CELLS} cells, not {len(cells)}")
+    cards = [code for code in cells if code != GAP]
+    if sorted(cards) != sorted(set(range(52)) - set(ACE_CODES)):
+        missing = sorted(set(range(52)) - set(ACE_CODES) - set(cards))
+        aces = [code for code in cards if code in ACE_CODES]
+        doubled = sorted({code for code in cards if cards.count(code) > 1})
+        names = lambda codes: " ".join(str(DECK[c]) for c in codes) or "none"  # noqa: E731
+        raise NotationError(
+            f"a grid holds the 48 cards 2-K once each and 4 gaps: "
+            f"missing {names(missing)}; doubled {names(doubled)}; Aces {names(aces)}"
+        )
+
+
+def preserved_indices(grid: list[int], keep: Keep) -> set[int]:
+    """The slots a redeal leaves alone under ``keep``."""
+    kept: set[int] = set()
+    if keep is Keep.NOTHING:
+        return kept
+    for start in range(0, CELLS, COLUMNS):
+        first = grid[start]
+        if first == GAP or first % 13 != TWO_RANK_INDEX:
+            continue
+        if keep is Keep.LEFT_RUNS:
+            length = 1
+            while length < COLUMNS - 1 and grid[start + length] == first + length:
+                length += 1
+            kept.update(range(start, start + length))
+        else:  # IN_SUIT_COLUMNS: the card of rank column+1 in the row's suit, anywhere in it
+            kept.update(
+                start + column
+                for column in range(COLUMNS - 1)
+                if grid[start + column] == first + column
+            )
+    return kept
+
+
+def _run_end(grid: list[int], start: int) -> int:
+    first = grid[start]
+    if first == GAP or first % 13 != TWO_RANK_INDEX:
+        return start
+    length = 1
+    while length < COLUMNS - 1 and grid[start + length] == first + length:
+        length += 1
+    return start + length
+
+
+def redealt_grid(grid: list[int], ruleset: Ruleset, seed: Seed, redeal_number: int) -> list[int]:
+    """The grid after redeal number ``redeal_number`` (1, 2, ...) of ``grid``.
+
+    A pure function of the kept cards, the ruleset, the seed and the redeal number:
+    the collected cards are put in code order before the shuffle, so two players in the
+    same position get the same redeal.
+    """
+    kept = preserved_indices(grid, ruleset.keep)
+    if ruleset.new_gaps is NewGaps.COLUMN_ONE:
+        new_gaps = set(range(0, CELLS, COLUMNS))
+    elif ruleset.new_gaps is NewGaps.AFTER_RUN:
+        new_gaps = {_run_end(grid, start) for start in range(0, CELLS, COLUMNS)}
+    else:
+        new_gaps = set()
+    collected = sorted(code for index, code in enumerate(grid) if code != GAP and index not in kept)
+    if ruleset.new_gaps is NewGaps.RANDOM:
+        collected = sorted(collected + list(ACE_CODES))
+    shuffle(collected, seed.data, stream_label(redeal_number))
+    dealt = iter(collected)
+    new_grid = [
+        grid[index] if index in kept else GAP if index in new_gaps else next(dealt)
+        for index in range(CELLS)
+    ]
+    return [GAP if code != GAP and code % 13 == 0 else code for code in new_grid]
+

@@ -1,0 +1,50 @@
+"""Slots of the 4 x 13 grid: ``Slot(2, 5)`` prints as ``r2c5``."""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+from gaps.errors import NotationError
+
+ROWS: Final = 4
+COLUMNS: Final = 13
+
+_SLOT_TEXT = re.compile(r"\s*[rR](\d+)\s*[cC](\d+)\s*")
+
+
+class Slot(NamedTuple):
+    """A place on the grid, ``row`` 1-4 and ``column`` 1-13 (counted from the left)."""
+
+    row: int
+    column: int
+
+    @staticmethod
+    def parse(text: str) -> Slot:
+        """Parse ``r2c5`` (any case)."""
+        match = _SLOT_TEXT.fullmatch(text)
+        if match is None:
+            raise NotationError(f"{text!r} is not a slot: expected r<row>c<column>, like r2c5")
+        return Slot.checked(int(match[1]), int(match[2]))
+
+    @staticmethod
+    def checked(row: int, column: int) -> Slot:
+        if not 1 <= row <= ROWS:
+            raise NotationError(f"row {row} is not in 1..{ROWS}")
+        if not 1 <= column <= COLUMNS:
+            raise NotationError(f"column {column} is not in 1..{COLUMNS}")
+        return Slot(row, column)
+
+    @staticmethod
+    def from_index(index: int) -> Slot:
+        """The slot at ``index`` in row-major order (0 is r1c1, 51 is r4c13)."""
+        if not 0 <= index < ROWS * COLUMNS:
+            raise ValueError(f"slot index {index} is not in 0..51")
+        return Slot(index // COLUMNS + 1, index % COLUMNS + 1)
+
+    @property
+    def index(self) -> int:
+        return (self.row - 1) * COLUMNS + self.column - 1
+
+    def __str__(self) -> str:
+        return f"r{self.row}c{self.column}"
