@@ -48,7 +48,7 @@ class Move:
             return Move(card)
         target = target.strip()
         try:
-            if target.isdigit():
+            if target.isascii() and target.isdigit():
                 return Move(card, Slot.checked(int(target), 1))
             return Move(card, Slot.parse(target))
         except NotationError as error:
@@ -69,7 +69,9 @@ class Move:
         return f"Move.parse({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Move) and self.code == other.code and self.to_index == other.to_index
+        return (
+            isinstance(other, Move) and self.code == other.code and self.to_index == other.to_index
+        )
 
     def __hash__(self) -> int:
         return hash((self.code, self.to_index))

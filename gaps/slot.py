@@ -10,7 +10,7 @@ from gaps.errors import NotationError
 ROWS: Final = 4
 COLUMNS: Final = 13
 
-_SLOT_TEXT = re.compile(r"\s*[rR](\d+)\s*[cC](\d+)\s*")
+_SLOT_TEXT = re.compile(r"\s*[rR]([0-9]+)\s*[cC]([0-9]+)\s*")
 
 
 class Slot(NamedTuple):
@@ -21,11 +21,14 @@ class Slot(NamedTuple):
 
     @staticmethod
     def parse(text: str) -> Slot:
-        """Parse ``r2c5`` (any case)."""
+        """Parse ``r2c5`` (any case, surrounding space ignored)."""
         match = _SLOT_TEXT.fullmatch(text)
         if match is None:
             raise NotationError(f"{text!r} is not a slot: expected r<row>c<column>, like r2c5")
-        return Slot.checked(int(match[1]), int(match[2]))
+        try:
+            return Slot.checked(int(match[1]), int(match[2]))
+        except NotationError as error:
+            raise NotationError(f"{text!r} is not a slot: {error}") from None
 
     @staticmethod
     def checked(row: int, column: int) -> Slot:
@@ -42,8 +45,9 @@ class Slot(NamedTuple):
             raise ValueError(f"slot index {index} is not in 0..51")
         return Slot(index // COLUMNS + 1, index % COLUMNS + 1)
 
+    # Shadows ``tuple.index`` on purpose: the engine's flat grid index is what callers need.
     @property
-    def index(self) -> int:
+    def index(self) -> int:  # type: ignore[override]
         return (self.row - 1) * COLUMNS + self.column - 1
 
     def __str__(self) -> str:
