@@ -13,6 +13,8 @@ from gaps.errors import NotationError
 #: Bytes of a generated seed: 80 bits, 16 characters of share code.
 SEED_BYTES: Final = 10
 
+_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
 # Characters people mistype for the base32 alphabet (which has no 0, 1 or 8).
 _LOOKALIKES: Final = str.maketrans({"0": "O", "1": "I", "8": "B"})
 
@@ -24,6 +26,8 @@ class Seed:
     data: bytes
 
     def __init__(self, data: bytes) -> None:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a seed is bytes, not {type(data).__name__}")
         if not data:
             raise ValueError("a seed needs at least one byte")
         object.__setattr__(self, "data", bytes(data))
@@ -44,15 +48,22 @@ class Seed:
         letters = "".join(code.split()).replace("-", "").upper().translate(_LOOKALIKES)
         if not letters:
             raise NotationError(f"{code!r} is not a share code: it is empty")
+        bad = sorted(set(letters) - set(_ALPHABET))
+        if bad:
+            raise NotationError(
+                f"{code!r} is not a share code: {''.join(bad)!r} is not among"
+                " the letters A-Z and digits 2-7"
+            )
         padded = letters + "=" * (-len(letters) % 8)
         try:
             data = base64.b32decode(padded)
         except (binascii.Error, ValueError):
-            raise NotationError(
-                f"{code!r} is not a share code: use the letters A-Z and digits 2-7"
-            ) from None
+            data = b""
         if not data or base64.b32encode(data).decode().rstrip("=") != letters:
-            raise NotationError(f"{code!r} is not a share code: its length is wrong")
+            raise NotationError(
+                f"{code!r} is not a share code: it has a letter too many or too few"
+                " (or a mistyped last letter)"
+            )
         return Seed(data)
 
     @property
