@@ -6,8 +6,8 @@ action, and anyone recomputes every score with this module.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from gaps.errors import IllegalAction
 from gaps.game import Game

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Final
 
 from gaps.errors import NotationError
 
 
-class RedealWhen(str, Enum):
+class RedealWhen(StrEnum):
     NEVER = "never"
     BLOCKED = "blocked"  # only when no legal move exists
     ANY_TIME = "any_time"
 
 
-class Keep(str, Enum):
+class Keep(StrEnum):
     """What a redeal leaves in place."""
 
     LEFT_RUNS = "left_runs"  # each row's preserved sequence from column 1
@@ -23,7 +23,7 @@ class Keep(str, Enum):
     IN_SUIT_COLUMNS = "in_suit_columns"  # every card in its final column of its row's suit
 
 
-class NewGaps(str, Enum):
+class NewGaps(StrEnum):
     """Where the gaps stand after a redeal."""
 
     AFTER_RUN = "after_run"  # the slot right after each row's preserved sequence
@@ -31,12 +31,12 @@ class NewGaps(str, Enum):
     RANDOM = "random"  # the Aces are shuffled in with the cards and removed again
 
 
-class Start(str, Enum):
+class Start(StrEnum):
     AS_DEALT = "as_dealt"
     TWOS_TO_COLUMN_ONE = "twos_to_column_one"  # Montana: the 2s are swapped into column 1
 
 
-class UndoPolicy(str, Enum):
+class UndoPolicy(StrEnum):
     NONE = "none"
     SINCE_REDEAL = "since_redeal"  # moves back to the last redeal; never a redeal itself
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import MutableSequence, TypeVar
+from collections.abc import MutableSequence
+from typing import TypeVar
 
 T = TypeVar("T")
 
