@@ -3,10 +3,12 @@
 No I/O, no third-party dependencies. The server validates every action with it, the
 client renders and pre-checks with it, and anyone can audit a finished match with it::
 
-    >>> from gaps import Game, Move, Seed
-    >>> game = Game(Seed.parse("GAPS-ARENA-2026-TEST"), "classic")
+    >>> from gaps import Game, Seed
+    >>> game = Game(Seed.derive("GAPS-ARENA-2026-TEST"), "classic")
     >>> moves = game.legal_moves()
     >>> game.play(moves[0])
+    >>> game.moves_made
+    1
 """
 
 from gaps.card import Card
