@@ -9,7 +9,8 @@ cannot go stale. An illegal action raises ``IllegalAction`` before anything chan
 from __future__ import annotations
 
 import random
-from typing import Final, Iterable
+from collections.abc import Iterable
+from typing import Final
 
 from gaps.card import DECK, Card
 from gaps.errors import IllegalAction, NotationError
@@ -61,7 +62,7 @@ class Game:
 
     __slots__ = (
         "seed", "ruleset", "redeals_used", "moves_made", "stopped",
-        "_grid", "_where", "_gaps", "_undo",
+        "_grid", "_where", "_gaps", "_undo", "_undoable",
     )
 
     def __init__(self, seed: Seed, ruleset: Ruleset | str = "classic") -> None:
@@ -71,8 +72,10 @@ class Game:
         self.moves_made = 0
         self.stopped = False
         self._set_grid(dealt_grid(seed, self.ruleset))
-        # (card code, index it came from) for each move since the last redeal.
+        # (card code, index it came from) for each move since the last redeal, kept only
+        # when the ruleset has undo: elsewhere it would grow with every move for nothing.
         self._undo: list[tuple[int, int]] = []
+        self._undoable = self.ruleset.undo is not UndoPolicy.NONE
 
     def _set_grid(self, grid: list[int]) -> None:
         self._grid = grid
@@ -97,17 +100,30 @@ class Game:
     ) -> Game:
         """A game in any position: ``grid`` holds 52 card codes row-major, ``GAP`` for gaps.
 
-        ``undo`` lists (card code, index it came from) for the moves undo may take back.
+        ``undo`` lists (card code, index it came from) for the moves undo may take back,
+        oldest first; only a ruleset with undo has them. Raises ``NotationError`` for a
+        grid that is not 48 cards and 4 gaps, ``ValueError`` for counts out of range or
+        an undo list that does not lead back, move by move, through legal moves.
         """
         cells = list(grid)
         check_grid(cells)
         game = cls.__new__(cls)
         game.seed = seed
         game.ruleset = ruleset if isinstance(ruleset, Ruleset) else Ruleset.named(ruleset)
+        if not 0 <= redeals_used <= game.ruleset.redeals:
+            raise ValueError(
+                f"{redeals_used} redeals used is not in 0..{game.ruleset.redeals} ({game.ruleset})"
+            )
+        if moves_made < 0:
+            raise ValueError(f"{moves_made} moves made is negative")
         game.redeals_used = redeals_used
         game.moves_made = moves_made
         game.stopped = stopped
-        game._undo = list(undo)
+        game._undoable = game.ruleset.undo is not UndoPolicy.NONE
+        game._undo = [(code, index) for code, index in undo]
+        if game._undo and not game._undoable:
+            raise ValueError(f"{game.ruleset} has no undo, but an undo list was given")
+        _check_undo(cells, game._undo)
         game._set_grid(cells)
         return game
 
@@ -314,7 +330,8 @@ class Game:
         gaps = self._gaps
         gaps[gaps.index(to)] = came_from
         self.moves_made += 1
-        self._undo.append((code, came_from))
+        if self._undoable:
+            self._undo.append((code, came_from))
 
     def _refuse(self, move: Move) -> None:
         """Raise the ``IllegalAction`` that says why ``move`` is not legal."""
@@ -369,6 +386,7 @@ class Game:
         """
         grid, where, gaps = self._grid, self._where, self._gaps
         undo = self._undo
+        undoable = self._undoable
         actions: list[Action] = []
         rand = rng.random
         candidates: list[int] = []  # code * 64 + destination index
@@ -390,7 +408,8 @@ class Game:
                 grid[came_from] = GAP
                 where[code] = to
                 gaps[gaps.index(to)] = came_from
-                undo.append((code, came_from))
+                if undoable:
+                    undo.append((code, came_from))
                 actions.append(_PLAYOUT_MOVES[pick])
                 made += 1
             elif redeal and self.redeals_left > 0 and not self.is_won():
@@ -479,6 +498,7 @@ class Game:
         game._where = self._where.copy()
         game._gaps = self._gaps.copy()
         game._undo = self._undo.copy()
+        game._undoable = self._undoable
         return game
 
     def undo_stack(self) -> list[tuple[Card, Slot]]:
@@ -489,7 +509,9 @@ class Game:
         """The grid as four lines of 13 cells, ``--`` for a gap (``from_layout`` reads it)."""
         grid = self._grid
         return "\n".join(
-            " ".join("--" if code == GAP else str(DECK[code]) for code in grid[start : start + COLUMNS])
+            " ".join(
+                "--" if code == GAP else str(DECK[code]) for code in grid[start : start + COLUMNS]
+            )
             for start in range(0, CELLS, COLUMNS)
         )
 
@@ -515,21 +537,59 @@ class Game:
         )
 
 
+_IN_PLAY: Final = sorted(set(range(52)) - set(ACE_CODES))
+
+
+def _names(codes: Iterable[int]) -> str:
+    return " ".join(str(DECK[code]) for code in codes) or "none"
+
+
 def check_grid(grid: Iterable[int]) -> None:
     """Raise ``NotationError`` unless ``grid`` holds the 48 non-Ace cards once and 4 gaps."""
     cells = list(grid)
     if len(cells) != CELLS:
         raise NotationError(f"a grid has {CELLS} cells, not {len(cells)}")
+    strange = [
+        cell for cell in cells if not isinstance(cell, int) or not GAP <= cell < 52
+    ]
+    if strange:
+        raise NotationError(
+            f"a grid cell is a card code 0..51 or {GAP} for a gap, not {strange[0]!r}"
+        )
     cards = [code for code in cells if code != GAP]
-    if sorted(cards) != sorted(set(range(52)) - set(ACE_CODES)):
-        missing = sorted(set(range(52)) - set(ACE_CODES) - set(cards))
+    if sorted(cards) != _IN_PLAY:
+        missing = sorted(set(_IN_PLAY) - set(cards))
         aces = [code for code in cards if code in ACE_CODES]
         doubled = sorted({code for code in cards if cards.count(code) > 1})
-        names = lambda codes: " ".join(str(DECK[c]) for c in codes) or "none"  # noqa: E731
         raise NotationError(
             f"a grid holds the 48 cards 2-K once each and 4 gaps: "
-            f"missing {names(missing)}; doubled {names(doubled)}; Aces {names(aces)}"
+            f"missing {_names(missing)}; doubled {_names(doubled)}; Aces {_names(aces)}"
         )
+
+
+def _check_undo(grid: list[int], undo: list[tuple[int, int]]) -> None:
+    """Raise ``ValueError`` unless taking back ``undo`` from ``grid`` undoes legal moves."""
+    cells = grid.copy()
+    for code, came_from in reversed(undo):
+        if not 0 <= code < 52 or code in ACE_CODES or not 0 <= came_from < CELLS:
+            raise ValueError(f"undo entry {(code, came_from)} names no card or no slot")
+        if cells[came_from] != GAP:
+            raise ValueError(
+                f"undo entry {DECK[code]} from {Slot.from_index(came_from)}: that slot is no gap"
+            )
+        now = cells.index(code)
+        legal = (
+            now % COLUMNS == 0
+            if code % 13 == TWO_RANK_INDEX
+            else now % COLUMNS != 0 and cells[now - 1] == code - 1
+        )
+        # The position before the move: the card back where it came from.
+        cells[now], cells[came_from] = GAP, code
+        if not legal:
+            raise ValueError(
+                f"undo entry {DECK[code]} from {Slot.from_index(came_from)}: "
+                f"moving it to {Slot.from_index(now)} was not a legal move"
+            )
 
 
 def preserved_indices(grid: list[int], keep: Keep) -> set[int]:

@@ -12,9 +12,13 @@ offset size    content
 3      1       flags: bit 0 set when the player stopped
 4      4       moves made
 8      52      the grid, row-major: a card code (suit*13 + rank-1, suits C D H S) or 255
-60     2       n, the moves undo can take back
+60     2       n, the moves undo can take back (0 unless the ruleset has undo)
 62     2n      each such move, oldest first: card code, index of the slot it came from
 ====== ======= =====================================================================
+
+A state that does not decode to a reachable-looking position (bad sizes, unknown
+ruleset, a grid that is not 48 cards and 4 gaps, an undo list that does not lead back
+through legal moves) raises ``StateFormatError``.
 """
 
 from __future__ import annotations
@@ -33,12 +37,18 @@ VERSION: Final = 1
 _HEADER: Final = struct.Struct(">BBBBI")
 _RULESET_NAMES: Final = tuple(RULESETS)
 _EMPTY: Final = 255
+_MAX_UNDO: Final = 0xFFFF
+_MAX_MOVES: Final = 0xFFFFFFFF
 
 
 def encode_state(game: Game) -> bytes:
     """The game's position, redeals, moves made, stop flag and undo stack as bytes."""
     grid = game.grid_codes()
     undo = game.undo_stack()
+    if len(undo) > _MAX_UNDO:
+        raise StateFormatError(f"{len(undo)} undo moves do not fit a state (at most {_MAX_UNDO})")
+    if game.moves_made > _MAX_MOVES:
+        raise StateFormatError(f"{game.moves_made} moves made do not fit a state")
     return b"".join(
         (
             _HEADER.pack(
@@ -57,6 +67,9 @@ def encode_state(game: Game) -> bytes:
 
 def decode_state(data: bytes, seed: Seed) -> Game:
     """The game ``encode_state`` wrote; ``seed`` drives its later redeals."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise StateFormatError(f"a state is bytes, not {type(data).__name__}")
+    data = bytes(data)
     if len(data) < _HEADER.size + CELLS + 2:
         raise StateFormatError(f"a state is at least 62 bytes, got {len(data)}")
     version, ruleset_index, redeals_used, flags, moves_made = _HEADER.unpack_from(data)
@@ -79,12 +92,13 @@ def decode_state(data: bytes, seed: Seed) -> Game:
     if len(data) != 62 + 2 * count:
         raise StateFormatError(f"{count} undo moves need {62 + 2 * count} bytes, got {len(data)}")
     undo = [(data[62 + 2 * i], data[63 + 2 * i]) for i in range(count)]
-    if any(code >= 52 or index >= CELLS for code, index in undo):
-        raise StateFormatError("an undo move names a card or slot out of range")
-    return Game.restore(
-        seed, ruleset, grid,
-        redeals_used=redeals_used, moves_made=moves_made, stopped=bool(flags & 1), undo=undo,
-    )
+    try:
+        return Game.restore(
+            seed, ruleset, grid,
+            redeals_used=redeals_used, moves_made=moves_made, stopped=bool(flags & 1), undo=undo,
+        )
+    except ValueError as error:
+        raise StateFormatError(f"bad state: {error}") from None
 
 
 def state_text(game: Game) -> str:
@@ -94,8 +108,9 @@ def state_text(game: Game) -> str:
 
 def parse_state(text: str, seed: Seed) -> Game:
     """The game ``state_text`` wrote."""
+    stripped = text.strip()
     try:
-        data = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+        data = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
     except (binascii.Error, ValueError):
         raise StateFormatError(f"{text[:40]!r} is not base64url state text") from None
     return decode_state(data, seed)
