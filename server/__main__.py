@@ -1,0 +1,58 @@
+"""``gaps-server``: run the match server, or only its database migrations."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+
+from server import logs
+from server.app import Server
+from pathlib import Path
+
+from server.config import Settings, add_arguments, from_arguments
+from server.storage.database import create_engine, database_url, migrate
+
+log = logging.getLogger("gaps.server")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="gaps-server", description="Gaps Arena match server (WebSocket and HTTP on one port)."
+    )
+    parser.add_argument("command", nargs="?", choices=("serve", "migrate"), default="serve",
+                        help="serve (default) or migrate: apply the database migrations and exit")
+    add_arguments(parser)
+    options = parser.parse_args(argv)
+    settings = from_arguments(options)
+    logs.configure(settings.log_level)
+    if options.command == "migrate":
+        asyncio.run(_migrate(settings.database_url, settings.data_dir))
+    else:
+        asyncio.run(_serve(settings))
+
+
+async def _migrate(url: str | None, data_dir: Path) -> None:
+    engine = create_engine(database_url(url, data_dir=data_dir))
+    await migrate(engine)
+    await engine.dispose()
+    log.info("migrated", extra={"database": engine.url.get_backend_name()})
+
+
+async def _serve(settings: Settings) -> None:
+    server = Server(settings)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    print(f"gaps-server listening on ws://{settings.host}:{server.port} "
+          f"(health: http://{settings.host}:{server.port}/healthz)", flush=True)
+    await stop.wait()
+    log.info("shutting down")
+    await server.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""The broker: publish/subscribe of match events between the match and its watchers.
+
+Every fan-out goes through this small interface so that server processes can later be
+linked through Redis instead of this in-process implementation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Protocol
+
+
+class Subscription(Protocol):
+    async def get(self) -> str:
+        """The next message; a subscriber too slow to keep up misses some (and resyncs)."""
+
+    def close(self) -> None: ...
+
+
+class Broker(Protocol):
+    async def publish(self, channel: str, message: str) -> None: ...
+
+    def subscribe(self, channel: str) -> Subscription: ...
+
+    async def close(self) -> None: ...
+
+
+class LocalSubscription:
+    def __init__(self, broker: LocalBroker, channel: str, *, max_pending_messages: int) -> None:
+        self._broker = broker
+        self._channel = channel
+        self._queue: asyncio.Queue[str] = asyncio.Queue(maxsize=max_pending_messages)
+        self.dropped = 0
+
+    def deliver(self, message: str) -> None:
+        try:
+            self._queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped += 1  # the client sees a gap in seq and asks for a resync
+
+    async def get(self) -> str:
+        return await self._queue.get()
+
+    def close(self) -> None:
+        self._broker._unsubscribe(self._channel, self)
+
+
+class LocalBroker:
+    """In-process broker: one server process, messages handed over in memory."""
+
+    def __init__(self, *, max_pending_messages: int = 1024) -> None:
+        self._subscribers: defaultdict[str, set[LocalSubscription]] = defaultdict(set)
+        self._max_pending_messages = max_pending_messages
+
+    async def publish(self, channel: str, message: str) -> None:
+        for subscription in tuple(self._subscribers.get(channel, ())):
+            subscription.deliver(message)
+
+    def subscribe(self, channel: str) -> LocalSubscription:
+        subscription = LocalSubscription(
+            self, channel, max_pending_messages=self._max_pending_messages
+        )
+        self._subscribers[channel].add(subscription)
+        return subscription
+
+    def _unsubscribe(self, channel: str, subscription: LocalSubscription) -> None:
+        subscribers = self._subscribers.get(channel)
+        if subscribers is not None:
+            subscribers.discard(subscription)
+            if not subscribers:
+                del self._subscribers[channel]
+
+    async def close(self) -> None:
+        self._subscribers.clear()

@@ -1,0 +1,43 @@
+"""The server's errors: each carries a stable code that goes on the wire as is."""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Every error code a client can receive, with what it means (docs/protocol.md lists them).
+ERROR_CODES: Final[dict[str, str]] = {
+    "bad_json": "the frame is not a JSON object",
+    "bad_message": "a field is missing, of the wrong type or out of range",
+    "unknown_type": "the message type is not one the server knows",
+    "not_authenticated": "send hello (or register) first",
+    "already_authenticated": "this connection is already someone's",
+    "bad_token": "no player has this token",
+    "bad_name": "a display name is 2-24 letters, digits, '_', '-' or '.'",
+    "name_taken": "another player has this display name",
+    "no_such_match": "no match has this code (or id)",
+    "match_full": "the match has all the players it takes",
+    "not_in_match": "join the match first",
+    "not_host": "only the host may do this",
+    "not_a_player": "spectators watch; they do not play",
+    "already_started": "the match has started: players can no longer join or ready",
+    "not_started": "the match has not started yet",
+    "match_finished": "the match is over",
+    "game_over": "your game in this match has ended",
+    "illegal_action": "the rules refuse this action; `reason` says why (docs/rules.md)",
+    "stale_seq": "this action seq is older than the last one applied and not cached",
+    "not_finished": "the replay of a match is published when it ends",
+    "storage_unavailable": "the action could not be stored; it was not applied, retry",
+    "internal_error": "a bug on the server; the connection stays usable",
+}
+
+
+class ServerError(Exception):
+    """A refusal to send to the client as ``{type: "error", code, message}``."""
+
+    def __init__(self, code: str, message: str, **details: object) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details

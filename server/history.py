@@ -1,0 +1,30 @@
+"""A match's event history: numbered events, the last few kept for clients that missed some."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+
+class History:
+    """Assigns each event its sequence number (1, 2, ...) and keeps the newest ``max_events``."""
+
+    def __init__(self, *, max_events: int = 512) -> None:
+        self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
+        self.last_seq = 0
+
+    def append(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Number ``event`` (in place) and keep it; returns it."""
+        self.last_seq += 1
+        event["seq"] = self.last_seq
+        self._events.append(event)
+        return event
+
+    def since(self, seq: int) -> list[dict[str, Any]] | None:
+        """The events after ``seq``, or None when some of them are no longer kept."""
+        if seq >= self.last_seq:
+            return []
+        oldest = self._events[0]["seq"] if self._events else self.last_seq + 1
+        if seq + 1 < oldest:
+            return None
+        return [event for event in self._events if event["seq"] > seq]

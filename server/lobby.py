@@ -1,0 +1,90 @@
+"""The lobby: every live match of this process, by code; creation and listing."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime
+from typing import Final
+
+from gaps import Seed
+from server.broker import Broker
+from server.errors import ServerError
+from server.match import Match, MatchOptions
+from server.storage.journal import Journal
+from server.storage.store import Store
+
+# No 0/O, 1/I/L: codes are read aloud and typed.
+CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH: Final = 6
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class Lobby:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        journal: Journal,
+        broker: Broker,
+        grace_s: float,
+        max_history_events: int,
+        retain_finished_s: float = 600.0,
+    ) -> None:
+        self._retain_finished_s = retain_finished_s
+        self._store = store
+        self._journal = journal
+        self._broker = broker
+        self._grace_s = grace_s
+        self._max_history_events = max_history_events
+        self.matches: dict[str, Match] = {}
+
+    async def create(self, host_id: int, host_name: str, options: MatchOptions,
+                     seed: Seed | None) -> Match:
+        code = new_code()
+        while code in self.matches:
+            code = new_code()
+        rated = seed is None
+        seed = seed or Seed.generate()
+        match_id = await self._store.create_match(
+            code=code, ruleset=options.ruleset.name, max_players=options.max_players,
+            time_limit_s=options.time_limit_s, win_by=options.win_by, public=options.public,
+            rated=rated, host_id=host_id, status="lobby", seed=seed.data,
+            commitment=seed.commitment, created_at=datetime.now(UTC),
+        )
+        match = Match(
+            match_id=match_id, code=code, options=options, seed=seed, rated=rated,
+            host_id=host_id, store=self._store, journal=self._journal, broker=self._broker,
+            grace_s=self._grace_s, max_history_events=self._max_history_events,
+            on_end=self._forget_later,
+        )
+        self.matches[code] = match
+        await match.join(host_id, host_name)
+        return match
+
+    def get(self, code: str) -> Match:
+        match = self.matches.get(code.upper())
+        if match is None:
+            raise ServerError("no_such_match", f"no live match has code {code!r}")
+        return match
+
+    def open_public(self) -> list[Match]:
+        return [
+            match for match in self.matches.values()
+            if match.options.public and match.status == "lobby"
+            and len(match.seats) < match.options.max_players
+        ]
+
+    async def _forget_later(self, match: Match) -> None:
+        # A finished match stays in memory a while for late resyncs; its replay is read
+        # from the database.
+        asyncio.get_running_loop().call_later(
+            self._retain_finished_s, self.matches.pop, match.code, None
+        )
+
+    async def close(self) -> None:
+        for match in self.matches.values():
+            await match.close()

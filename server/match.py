@@ -1,0 +1,502 @@
+"""A live match: its seats, their games, the clock, and every event it emits.
+
+One ``Match`` object is the single authority on its state in this process. Events are
+numbered by ``History`` and fanned out through the broker on channel ``match:CODE``.
+The action journal is the source of truth: every acknowledged action is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Stop, Undo
+from gaps.replay import replay
+from server.broker import Broker
+from server.errors import ServerError
+from server.history import History
+from server.protocol import encode
+from server.ranking import Finish, rank
+from server.storage.journal import Journal
+from server.storage.store import Store
+
+log = logging.getLogger("gaps.match")
+
+#: How many acknowledgements a seat keeps to answer resent actions.
+CACHED_ACKS = 32
+
+
+def wire_grid(game: Game) -> list[str]:
+    """The grid as four rows of 13 cells (``--`` a gap), as it goes on the wire."""
+    return game.layout().splitlines()
+
+
+def action_kind(action: Action) -> str:
+    if isinstance(action, Move):
+        return "move"
+    if isinstance(action, Redeal):
+        return "redeal"
+    if isinstance(action, Undo):
+        return "undo"
+    return "stop"
+
+
+@dataclass
+class Seat:
+    player_id: int
+    name: str
+    ready: bool = False
+    game: Game | None = None
+    last_seq: int = 0
+    acks: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    committed: list[Action] = field(default_factory=list)
+    end_reason: str | None = None
+    finish_ms: int | None = None
+    score_ms: int = 0
+    connections: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    disconnect_timer: asyncio.Task[None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.end_reason is not None
+
+    def progress(self) -> dict[str, Any]:
+        game = self.game
+        return {
+            "player_id": self.player_id,
+            "name": self.name,
+            "ready": self.ready,
+            "connected": self.connections > 0,
+            "placed": game.placed if game else 0,
+            "score": game.score if game else 0,
+            "redeals_used": game.redeals_used if game else 0,
+            "moves_made": game.moves_made if game else 0,
+            "status": game.result() if game else "waiting",
+            "finished": self.finished,
+            "won": bool(game and game.is_won()),
+            "end_reason": self.end_reason,
+            "finish_ms": self.finish_ms,
+        }
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    ruleset: Ruleset
+    max_players: int
+    time_limit_s: int
+    win_by: str
+    public: bool
+    countdown_s: int
+
+
+class Match:
+    def __init__(
+        self,
+        *,
+        match_id: int,
+        code: str,
+        options: MatchOptions,
+        seed: Seed,
+        rated: bool,
+        host_id: int,
+        store: Store,
+        journal: Journal,
+        broker: Broker,
+        grace_s: float,
+        max_history_events: int,
+        on_end: Callable[[Match], Awaitable[None]] | None = None,
+    ) -> None:
+        self.id = match_id
+        self.code = code
+        self.options = options
+        self.seed = seed
+        self.rated = rated
+        self.host_id = host_id
+        self.status = "lobby"  # lobby, countdown, running, finished, abandoned
+        self.seats: dict[int, Seat] = {}
+        self.spectators = 0
+        self.history = History(max_events=max_history_events)
+        self.created_at = datetime.now(UTC)
+        self.started_at: datetime | None = None
+        self._store = store
+        self._journal = journal
+        self._broker = broker
+        self._grace_s = grace_s
+        self._on_end = on_end
+        self._started_mono: float | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._state_lock = asyncio.Lock()
+
+    @property
+    def channel(self) -> str:
+        return f"match:{self.code}"
+
+    def now_ms(self) -> int:
+        """Server milliseconds since the match started (0 before)."""
+        if self._started_mono is None:
+            return 0
+        return int((time.monotonic() - self._started_mono) * 1000)
+
+    # -- what clients see -----------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        options = self.options
+        summary: dict[str, Any] = {
+            "id": self.id,
+            "code": self.code,
+            "ruleset": options.ruleset.name,
+            "max_players": options.max_players,
+            "time_limit_s": options.time_limit_s,
+            "win_by": options.win_by,
+            "public": options.public,
+            "rated": self.rated,
+            "countdown_s": options.countdown_s,
+            "host_id": self.host_id,
+            "status": self.status,
+            "players": len(self.seats),
+            "commitment": self.seed.commitment if self.status != "lobby" else None,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "t_ms": self.now_ms(),
+        }
+        if self.status == "finished":
+            summary["seed"] = str(self.seed)
+        return summary
+
+    def snapshot(self, player_id: int | None) -> dict[str, Any]:
+        """Everything a client needs to draw the match now, as ``player_id`` sees it."""
+        seat = self.seats.get(player_id) if player_id is not None else None
+        you: dict[str, Any] = {"role": "player" if seat else "spectator"}
+        if seat is not None and seat.game is not None:
+            you["game"] = self.game_view(seat)
+            you["last_seq"] = seat.last_seq
+        return {
+            "match": self.summary(),
+            "players": [s.progress() for s in self.seats.values()],
+            "spectators": self.spectators,
+            "you": you,
+            "seq": self.history.last_seq,
+        }
+
+    def game_view(self, seat: Seat, *, with_grid: bool = True) -> dict[str, Any]:
+        game = seat.game
+        assert game is not None
+        view: dict[str, Any] = {"grid": wire_grid(game)} if with_grid else {}
+        return view | {
+            "score": game.score,
+            "placed": game.placed,
+            "redeals_used": game.redeals_used,
+            "redeals_left": game.redeals_left,
+            "moves_made": game.moves_made,
+            "status": game.result(),
+            "can_undo": game.can_undo(),
+        }
+
+    async def emit(self, event: str, **data: Any) -> None:
+        message = {"type": "event", "match": self.code, "seq": 0, "event": event,
+                   "t_ms": self.now_ms(), **data}
+        self.history.append(message)
+        await self._broker.publish(self.channel, encode(message))
+
+    # -- lobby ----------------------------------------------------------------------
+
+    def _require_lobby(self) -> None:
+        if self.status in ("finished", "abandoned"):
+            raise ServerError("match_finished", f"match {self.code} is over")
+        if self.status != "lobby":
+            raise ServerError("already_started", f"match {self.code} has started")
+
+    async def join(self, player_id: int, name: str) -> Seat:
+        """Seat the player (or find their seat again on a reconnect)."""
+        async with self._state_lock:
+            seat = self.seats.get(player_id)
+            if seat is not None:
+                return seat
+            self._require_lobby()
+            if len(self.seats) >= self.options.max_players:
+                raise ServerError(
+                    "match_full", f"match {self.code} has its {self.options.max_players} players"
+                )
+            seat = Seat(player_id, name)
+            self.seats[player_id] = seat
+            await self._store.add_match_player(self.id, player_id, datetime.now(UTC))
+        await self.emit("player_joined", player=seat.progress())
+        return seat
+
+    def connect(self, seat: Seat) -> None:
+        seat.connections += 1
+        if seat.disconnect_timer is not None:
+            seat.disconnect_timer.cancel()
+            seat.disconnect_timer = None
+
+    def disconnect(self, seat: Seat) -> None:
+        """A connection of ``seat`` closed: past the grace period its game ends."""
+        seat.connections = max(0, seat.connections - 1)
+        if seat.connections == 0 and self.status in ("countdown", "running") and not seat.finished:
+            seat.disconnect_timer = self._spawn(self._expire(seat))
+
+    async def _expire(self, seat: Seat) -> None:
+        await asyncio.sleep(self._grace_s)
+        seat.disconnect_timer = None
+        if self.status == "countdown":
+            await self._wait_started()
+        await self.finish_seat(seat, "disconnected")
+
+    async def leave(self, player_id: int) -> None:
+        seat = self.seats.get(player_id)
+        if seat is None:
+            raise ServerError("not_in_match", f"you are not a player of match {self.code}")
+        if self.status in ("countdown", "running"):
+            if self.status == "countdown":
+                await self._wait_started()
+            await self.finish_seat(seat, "left")
+            return
+        self._require_lobby()
+        async with self._state_lock:
+            del self.seats[player_id]
+            await self._store.remove_match_player(self.id, player_id)
+        await self.emit("player_left", player_id=player_id)
+        if not self.seats:
+            self.status = "abandoned"
+            await self._store.set_match_status(self.id, "abandoned", ended_at=datetime.now(UTC))
+            await self.emit("match_abandoned")
+            if self._on_end is not None:
+                await self._on_end(self)
+        elif player_id == self.host_id:
+            self.host_id = next(iter(self.seats))
+            await self.emit("host_changed", host_id=self.host_id)
+
+    async def set_ready(self, player_id: int, ready: bool) -> None:
+        seat = self.seats.get(player_id)
+        if seat is None:
+            raise ServerError("not_in_match", f"you are not a player of match {self.code}")
+        self._require_lobby()
+        seat.ready = ready
+        await self.emit("ready", player_id=player_id, ready=ready)
+        if all(s.ready for s in self.seats.values()):
+            await self.start()
+
+    async def start_by(self, player_id: int) -> None:
+        if player_id != self.host_id:
+            raise ServerError("not_host", f"only the host starts match {self.code}")
+        self._require_lobby()
+        await self.start()
+
+    async def start(self) -> None:
+        """Count down, then deal the same game to every seat at one server instant."""
+        async with self._state_lock:
+            self._require_lobby()
+            self.status = "countdown"
+        self._deal_ready = asyncio.Event()
+        await self.emit(
+            "countdown",
+            countdown_ms=self.options.countdown_s * 1000,
+            commitment=self.seed.commitment,
+            players=[seat.player_id for seat in self.seats.values()],
+        )
+        self._spawn(self._count_down())
+
+    async def _wait_started(self) -> None:
+        await self._deal_ready.wait()
+
+    async def _count_down(self) -> None:
+        await asyncio.sleep(self.options.countdown_s)
+        games = {pid: Game(self.seed, self.options.ruleset) for pid in self.seats}
+        self.started_at = datetime.now(UTC)
+        self._started_mono = time.monotonic()
+        for pid, game in games.items():
+            self.seats[pid].game = game
+        self.status = "running"
+        self._deal_ready.set()
+        await self._store.set_match_status(self.id, "running", started_at=self.started_at)
+        first = next(iter(games.values()))
+        await self.emit(
+            "started",
+            started_at=self.started_at.isoformat(),
+            commitment=self.seed.commitment,
+            ruleset=self.options.ruleset.name,
+            time_limit_s=self.options.time_limit_s,
+            grid=wire_grid(first),
+            players=[seat.progress() for seat in self.seats.values()],
+        )
+        self._spawn(self._time_limit())
+        for seat in list(self.seats.values()):
+            # A seat whose player left during the countdown, or who dropped, is timed out.
+            if seat.connections == 0 and not seat.finished and seat.disconnect_timer is None:
+                seat.disconnect_timer = self._spawn(self._expire(seat))
+            if seat.game is not None and seat.game.is_over():
+                await self.finish_seat(seat, seat.game.result())
+
+    async def _time_limit(self) -> None:
+        await asyncio.sleep(self.options.time_limit_s)
+        for seat in list(self.seats.values()):
+            await self.finish_seat(seat, "time", at_ms=self.options.time_limit_s * 1000)
+
+    # -- play -----------------------------------------------------------------------
+
+    async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
+        seat = self.seats.get(player_id)
+        if seat is None:
+            raise ServerError("not_a_player", f"you are not a player of match {self.code}")
+        async with seat.lock:
+            if seq <= seat.last_seq:
+                cached = seat.acks.get(seq)
+                if cached is None:
+                    raise ServerError(
+                        "stale_seq", f"seq {seq} is older than your last action ({seat.last_seq})"
+                    )
+                return {**cached, "duplicate": True}
+            if self.status in ("lobby", "countdown"):
+                raise ServerError("not_started", f"match {self.code} has not started")
+            if seat.finished or seat.game is None:
+                raise ServerError("game_over", f"your game in {self.code} has ended ({seat.end_reason})")
+            ack = await self._apply(seat, seq, action)
+        await self.emit("progress", **seat.progress())
+        if seat.game.is_over():
+            await self.finish_seat(seat, seat.game.result())
+        return ack
+
+    async def _apply(self, seat: Seat, seq: int, action: Action) -> dict[str, Any]:
+        game = seat.game
+        assert game is not None
+        t_ms = self.now_ms()
+        score_before = game.score
+        # The card a move or undo displaces, and where from, for the ack and the journal.
+        card = came_from = None
+        if isinstance(action, Move) and action.card.rank > 1:
+            card, came_from = action.card, game.slot_of(action.card)
+        elif isinstance(action, Undo) and game.can_undo():
+            card = game.undo_stack()[-1][0]
+            came_from = game.slot_of(card)
+        try:
+            game.push(action)
+        except IllegalAction as error:
+            raise ServerError("illegal_action", error.message, reason=error.reason) from None
+        to = game.slot_of(card) if card is not None else None
+        ack: dict[str, Any] = {
+            "type": "action_ok",
+            "match": self.code,
+            "seq": seq,
+            "action": str(action),
+            "kind": action_kind(action),
+            "t_ms": t_ms,
+            # A move or undo says what moved; a redeal sends the new grid.
+            **self.game_view(seat, with_grid=isinstance(action, Redeal)),
+        }
+        if card is not None:
+            ack.update({"card": str(card), "from": str(came_from), "to": str(to)})
+        row = {
+            "match_id": self.id,
+            "player_id": seat.player_id,
+            "seq": seq,
+            "action": str(action),
+            "kind": action_kind(action),
+            "card": str(card) if card else None,
+            "from_slot": str(came_from) if came_from else None,
+            "to_slot": str(to) if to else None,
+            "t_ms": t_ms,
+            "score": game.score,
+        }
+        try:
+            await self._journal.append(row)
+        except Exception:
+            log.exception("journal append failed", extra={"match": self.code})
+            # Nothing acknowledged is lost, nothing unacknowledged stays: rebuild the game
+            # from the committed actions.
+            seat.game = replay(self.seed, self.options.ruleset, seat.committed).game
+            raise ServerError(
+                "storage_unavailable", "the action could not be stored and was not applied"
+            ) from None
+        seat.committed.append(action)
+        seat.last_seq = seq
+        if game.score != score_before:
+            seat.score_ms = t_ms
+        seat.acks[seq] = ack
+        while len(seat.acks) > CACHED_ACKS:
+            seat.acks.popitem(last=False)
+        return ack
+
+    async def finish_seat(self, seat: Seat, reason: str, *, at_ms: int | None = None) -> None:
+        """End ``seat``'s game (won, lost, stopped, time, disconnected, left) and, once
+        every game has ended, the match."""
+        async with seat.lock:
+            if seat.finished:
+                return
+            seat.end_reason = reason
+            seat.finish_ms = self.now_ms() if at_ms is None else min(at_ms, self.now_ms())
+            if seat.disconnect_timer is not None and reason != "disconnected":
+                seat.disconnect_timer.cancel()
+                seat.disconnect_timer = None
+            progress = seat.progress()
+            await self._store.save_result(
+                self.id, seat.player_id,
+                score=progress["score"], placed=progress["placed"],
+                redeals=progress["redeals_used"], moves=progress["moves_made"],
+                won=progress["won"], end_reason=reason, finish_ms=seat.finish_ms,
+                score_ms=seat.score_ms,
+            )
+        await self.emit("player_finished", **progress)
+        if all(s.finished for s in self.seats.values()):
+            await self._end()
+
+    async def _end(self) -> None:
+        async with self._state_lock:
+            if self.status == "finished":
+                return
+            self.status = "finished"
+        table = self.ranking()
+        ended_at = datetime.now(UTC)
+        await self._store.finish_match(
+            self.id, ended_at, [(row["player_id"], row["rank"]) for row in table]
+        )
+        await self.emit(
+            "match_ended", ranking=table, seed=str(self.seed), commitment=self.seed.commitment,
+            ended_at=ended_at.isoformat(),
+        )
+        for task in list(self._tasks):
+            if task is not asyncio.current_task():
+                task.cancel()
+        if self._on_end is not None:
+            await self._on_end(self)
+
+    def ranking(self) -> list[dict[str, Any]]:
+        finishes = []
+        for seat in self.seats.values():
+            game = seat.game
+            finishes.append(
+                Finish(
+                    player_id=seat.player_id,
+                    won=bool(game and game.is_won()),
+                    score=game.score if game else 0,
+                    finish_ms=seat.finish_ms or 0,
+                    score_ms=seat.score_ms,
+                )
+            )
+        return [
+            {"rank": position, **self.seats[finish.player_id].progress()}
+            for position, finish in rank(finishes, self.options.win_by)
+        ]
+
+    # -- housekeeping ------------------------------------------------------------------
+
+    def _spawn(self, coroutine: Awaitable[None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("match task failed", exc_info=task.exception(), extra={"match": self.code})
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,62 @@
+"""The replay export of a finished match: seed, ruleset and every action with its time.
+
+Anyone can check it with gaps alone (``gaps.replay``), which is what ``gaps verify`` does.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any, Final
+
+from gaps import Seed
+
+FORMAT: Final = "gaps-replay/1"
+
+
+def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
+    """Shape ``Store.replay``'s rows into the published document."""
+    match = stored["match"]
+    actions_by_player: dict[int, list[dict[str, Any]]] = {}
+    for action in stored["actions"]:
+        actions_by_player.setdefault(action["player_id"], []).append(
+            {"seq": action["seq"], "action": action["action"], "t_ms": action["t_ms"],
+             "score": action["score"]}
+        )
+    return {
+        "format": FORMAT,
+        "match": {
+            "id": match["id"],
+            "code": match["code"],
+            "ruleset": match["ruleset"],
+            "win_by": match["win_by"],
+            "rated": match["rated"],
+            "seed": str(Seed(match["seed"])),
+            "commitment": match["commitment"],
+            "started_at": _iso(match["started_at"]),
+            "ended_at": _iso(match["ended_at"]),
+        },
+        "players": [
+            {
+                "player_id": player["player_id"],
+                "name": player["name"],
+                "rank": player["rank"],
+                "score": player["score"],
+                "placed": player["placed"],
+                "redeals": player["redeals"],
+                "moves": player["moves"],
+                "won": player["won"],
+                "end_reason": player["end_reason"],
+                "finish_ms": player["finish_ms"],
+                "actions": actions_by_player.get(player["player_id"], []),
+            }
+            for player in stored["players"]
+        ],
+    }
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:  # SQLite keeps no zone; every time is stored in UTC
+        value = value.replace(tzinfo=UTC)
+    return str(value.isoformat())

@@ -1,0 +1,1 @@
+"""Storage: SQLAlchemy models, the database and its migrations, the action journal."""

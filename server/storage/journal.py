@@ -1,0 +1,73 @@
+"""The action journal: appends action rows, committing concurrent appends together.
+
+An action is acknowledged only once its row is committed. Committing each row alone
+would cap throughput at one commit latency per action, so ``append`` queues the row and
+one writer task commits everything queued in one transaction (group commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.storage.models import ActionRecord
+
+_STOP = object()
+
+
+class Journal:
+    def __init__(self, engine: AsyncEngine, *, max_batch_rows: int = 1000) -> None:
+        self._engine = engine
+        self._max_batch_rows = max_batch_rows
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+        self.batches_committed = 0
+        self.rows_committed = 0
+
+    def start(self) -> None:
+        self._writer = asyncio.create_task(self._write_forever(), name="journal-writer")
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop."""
+        if self._writer is not None:
+            self._queue.put_nowait(_STOP)
+            await self._writer
+            self._writer = None
+
+    async def append(self, row: dict[str, Any]) -> None:
+        """Return once ``row`` is committed; raise the database's error if it was not."""
+        if self._writer is None:
+            raise RuntimeError("the journal is not started")
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((row, done))
+        await done
+
+    async def _write_forever(self) -> None:
+        stopping = False
+        while not stopping:
+            batch = [await self._queue.get()]
+            while not self._queue.empty() and len(batch) < self._max_batch_rows:
+                batch.append(self._queue.get_nowait())
+            if _STOP in batch:
+                stopping = True
+                batch = [item for item in batch if item is not _STOP]
+            if batch:
+                await self._commit(batch)
+
+    async def _commit(self, batch: list[tuple[dict[str, Any], asyncio.Future[None]]]) -> None:
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(insert(ActionRecord), [row for row, _ in batch])
+        except Exception as error:  # the waiting actions report it; the writer goes on
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(error)
+            return
+        self.batches_committed += 1
+        self.rows_committed += len(batch)
+        for _, done in batch:
+            if not done.done():
+                done.set_result(None)

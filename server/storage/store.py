@@ -1,0 +1,132 @@
+"""Queries: everything the server reads from and writes to the database, but actions.
+
+(Actions go through ``Journal``, which batches them.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.storage.models import ActionRecord, Match, MatchPlayer, Player
+
+
+class NameTaken(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    id: int
+    name: str
+
+
+class Store:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def register_player(self, name: str, token_hash: str, now: datetime) -> PlayerRecord:
+        try:
+            async with self.engine.begin() as connection:
+                result = await connection.execute(
+                    insert(Player).values(name=name, token_hash=token_hash, created_at=now)
+                    .returning(Player.id)
+                )
+                return PlayerRecord(result.scalar_one(), name)
+        except IntegrityError:
+            raise NameTaken(name) from None
+
+    async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
+        async with self.engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(Player.id, Player.name).where(Player.token_hash == token_hash)
+                )
+            ).first()
+        return None if row is None else PlayerRecord(row.id, row.name)
+
+    async def create_match(self, **values: Any) -> int:
+        async with self.engine.begin() as connection:
+            result = await connection.execute(insert(Match).values(**values).returning(Match.id))
+            return int(result.scalar_one())
+
+    async def add_match_player(self, match_id: int, player_id: int, now: datetime) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                insert(MatchPlayer).values(
+                    match_id=match_id, player_id=player_id, joined_at=now,
+                    score=0, placed=0, redeals=0, moves=0, won=False,
+                )
+            )
+
+    async def remove_match_player(self, match_id: int, player_id: int) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                delete(MatchPlayer).where(
+                    MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id
+                )
+            )
+
+    async def set_match_status(self, match_id: int, status: str, **times: datetime) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(status=status, **times)
+            )
+
+    async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                update(MatchPlayer)
+                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
+                .values(**result)
+            )
+
+    async def finish_match(
+        self, match_id: int, ended_at: datetime, ranks: Iterable[tuple[int, int]]
+    ) -> None:
+        """Store each (player id, rank) and mark the match finished, in one transaction."""
+        async with self.engine.begin() as connection:
+            for player_id, rank in ranks:
+                await connection.execute(
+                    update(MatchPlayer)
+                    .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
+                    .values(rank=rank)
+                )
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(status="finished", ended_at=ended_at)
+            )
+
+    async def replay(self, code: str) -> dict[str, Any] | None:
+        """The stored match ``code`` with its results and every action (seed included)."""
+        async with self.engine.connect() as connection:
+            match = (
+                await connection.execute(select(Match.__table__).where(Match.code == code))
+            ).first()
+            if match is None:
+                return None
+            players = (
+                await connection.execute(
+                    select(MatchPlayer.__table__, Player.name)
+                    .join(Player, Player.id == MatchPlayer.player_id)
+                    .where(MatchPlayer.match_id == match.id)
+                    .order_by(MatchPlayer.rank.nulls_last(), MatchPlayer.player_id)
+                )
+            ).all()
+            actions = (
+                await connection.execute(
+                    select(ActionRecord.__table__)
+                    .where(ActionRecord.match_id == match.id)
+                    .order_by(ActionRecord.player_id, ActionRecord.seq)
+                )
+            ).all()
+        return {
+            "match": match._asdict(),
+            "players": [row._asdict() for row in players],
+            "actions": [row._asdict() for row in actions],
+        }

@@ -1,0 +1,90 @@
+"""A small test client: requests with ids, replies matched to them, events collected."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+
+class Client:
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+        self.events: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+        self._replies: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._event_arrived = asyncio.Condition()
+        self._reader = asyncio.create_task(self._read())
+        self.seq: dict[str, int] = {}  # the next action seq per match
+        self.token: str | None = None
+        self.player_id: int | None = None
+
+    @classmethod
+    async def connect(cls, url: str) -> Client:
+        return cls(await connect(url))
+
+    async def _read(self) -> None:
+        async for frame in self.connection:
+            message = json.loads(frame)
+            if message.get("type") == "event":
+                async with self._event_arrived:
+                    self.events.append(message)
+                    self._event_arrived.notify_all()
+            else:
+                waiter = self._replies.pop(message.get("id"), None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(message)
+
+    async def send_raw(self, frame: str, reply_id: Any) -> dict[str, Any]:
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[reply_id] = waiter
+        await self.connection.send(frame)
+        return await asyncio.wait_for(waiter, 10)
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        request_id = next(self._ids)
+        return await self.send_raw(json.dumps({"type": kind, "id": request_id, **fields}), request_id)
+
+    async def ok(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """A request that must not fail."""
+        reply = await self.request(kind, **fields)
+        assert reply["type"] != "error", reply
+        return reply
+
+    async def register(self, name: str) -> dict[str, Any]:
+        reply = await self.ok("register", name=name)
+        self.token = reply["token"]
+        self.player_id = reply["player"]["id"]
+        return reply
+
+    async def act(self, code: str, action: str, *, seq: int | None = None) -> dict[str, Any]:
+        if seq is None:
+            seq = self.seq.get(code, 0) + 1
+        self.seq[code] = max(self.seq.get(code, 0), seq)
+        return await self.request("action", code=code, seq=seq, action=action)
+
+    async def event(self, name: str, *, timeout: float = 10, **where: Any) -> dict[str, Any]:
+        """The first event called ``name`` (matching ``where``) received so far or next."""
+
+        def found() -> dict[str, Any] | None:
+            for event in self.events:
+                if event["event"] == name and all(event.get(k) == v for k, v in where.items()):
+                    return event
+            return None
+
+        async with self._event_arrived:
+            await asyncio.wait_for(self._event_arrived.wait_for(found), timeout)
+        result = found()
+        assert result is not None
+        return result
+
+    async def close(self) -> None:
+        await self.connection.close()
+        self._reader.cancel()
+        try:
+            await self._reader
+        except (asyncio.CancelledError, Exception):
+            pass

@@ -1,0 +1,79 @@
+"""Fixtures: a real PostgreSQL and Redis for the session, a real server per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from server.app import Server
+from server.config import Settings
+from tests.client import Client
+from tests.services import Postgres, Redis
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres | None]:
+    if os.environ.get("TEST_DATABASE_URL"):
+        yield None
+        return
+    cluster = Postgres()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    if os.environ.get("TEST_REDIS_URL"):
+        yield os.environ["TEST_REDIS_URL"]
+        return
+    server = Redis()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh empty database, on each backend in turn."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'gaps.sqlite3'}"
+    cluster: Postgres | None = request.getfixturevalue("postgres")
+    if cluster is None:
+        return os.environ["TEST_DATABASE_URL"]
+    return cluster.create_database()
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings(port=0, database_url=database_url, data_dir=tmp_path, countdown_s=0,
+                    grace_s=1.0, log_level="WARNING")
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[Server]:
+    running = Server(settings)
+    await running.start()
+    yield running
+    await running.close()
+
+
+@pytest.fixture
+def ws_url(server: Server) -> str:
+    return f"ws://127.0.0.1:{server.port}"
+
+
+@pytest.fixture
+async def connect(ws_url: str) -> AsyncIterator[object]:
+    """``await connect()`` opens a new client; all are closed after the test."""
+    clients: list[Client] = []
+
+    async def open_client() -> Client:
+        client = await Client.connect(ws_url)
+        clients.append(client)
+        return client
+
+    yield open_client
+    for client in clients:
+        await client.close()
