@@ -24,6 +24,13 @@ def stream_label(redeal_number: int) -> bytes:
     return b"deal" if redeal_number == 0 else b"redeal-%d" % redeal_number
 
 
+def stream_words(seed: bytes, label: bytes, count: int) -> list[int]:
+    """The first ``count`` 32-bit words of the stream of (``seed``, ``label``)."""
+    words: list[int] = []
+    _extend(words, hashlib.sha256(seed).digest() + label, (count + 7) // 8)
+    return words[:count]
+
+
 def shuffle(items: MutableSequence[T], seed: bytes, label: bytes) -> None:
     """Shuffle ``items`` in place with the stream of (``seed``, ``label``).
 
