@@ -226,8 +226,8 @@ class Session:
                          else self.server.settings.countdown_s),
         )
         match = await self.server.lobby.create(player.id, player.name, options, request.seed)
+        self.seats[match.code] = (match, match.seats[player.id])
         self._watch(match)
-        self._take_seat(match, match.seats[player.id])
         return {"type": "match_created", **match.snapshot(player.id)}
 
     async def join(self, player: PlayerRecord, match: Match, role: str) -> dict[str, Any]:
@@ -237,15 +237,10 @@ class Session:
                 match.spectators += 1
             self._watch(match)
             return {"type": "joined", **match.snapshot(None)}
-        seat = await match.join(player.id, player.name)
-        self._watch(match)
         if match.code not in self.seats:
-            self._take_seat(match, seat)
+            self.seats[match.code] = (match, await match.join(player.id, player.name))
+        self._watch(match)
         return {"type": "joined", **match.snapshot(player.id)}
-
-    def _take_seat(self, match: Match, seat: Seat) -> None:
-        self.seats[match.code] = (match, seat)
-        match.connect(seat)
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
         match = self.server.lobby.get(code)

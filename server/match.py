@@ -213,10 +213,12 @@ class Match:
             raise ServerError("already_started", f"match {self.code} has started")
 
     async def join(self, player_id: int, name: str) -> Seat:
-        """Seat the player (or find their seat again on a reconnect)."""
+        """Seat the player (or find their seat again on a reconnect), counting one
+        more connection of theirs; ``disconnect`` counts it off."""
         async with self._state_lock:
             seat = self.seats.get(player_id)
             if seat is not None:
+                self.connect(seat)
                 return seat
             self._require_lobby()
             if len(self.seats) >= self.options.max_players:
@@ -225,6 +227,7 @@ class Match:
                 )
             seat = Seat(player_id, name)
             self.seats[player_id] = seat
+            self.connect(seat)
             await self._store.add_match_player(self.id, player_id, datetime.now(UTC))
         await self.emit("player_joined", player=seat.progress())
         return seat

@@ -1,0 +1,98 @@
+"""docs/protocol.md is the contract: its example session must run against the server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from server.errors import ERROR_CODES
+from server.protocol import REQUEST_TYPES
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+ANY = "…"
+
+
+def session_lines() -> list[tuple[str, str, Any]]:
+    text = DOC.read_text()
+    block = re.search(r"```session\n(.*?)```", text, re.S)
+    assert block is not None, "docs/protocol.md has no ```session block"
+    lines = []
+    for line in block.group(1).splitlines():
+        name, arrow, message = line.split(" ", 2)
+        lines.append((name, arrow, json.loads(message)))
+    return lines
+
+
+def substitute(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str) and value in names:
+        return names[value]
+    if isinstance(value, dict):
+        return {key: substitute(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, names) for item in value]
+    return value
+
+
+def assert_matches(expected: Any, actual: Any, path: str = "$") -> None:
+    if expected == ANY:
+        return
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{path}: expected an object, got {actual!r}"
+        keys = set(expected) - {ANY}
+        if ANY in expected:
+            missing = keys - set(actual)
+            assert not missing, f"{path}: missing {sorted(missing)} in {actual!r}"
+        else:
+            assert set(actual) == keys, f"{path}: members {sorted(actual)} != {sorted(keys)}"
+        for key in keys:
+            assert_matches(expected[key], actual[key], f"{path}.{key}")
+        return
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), (
+            f"{path}: expected {len(expected)} items, got {actual!r}"
+        )
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+            assert_matches(want, got, f"{path}[{index}]")
+        return
+    assert expected == actual, f"{path}: expected {expected!r}, got {actual!r}"
+
+
+async def test_the_documented_example_session_runs_against_the_server(connect) -> None:
+    clients: dict[str, Any] = {}
+    last_reply: dict[str, dict[str, Any]] = {}
+    code = ""
+    for name, arrow, message in session_lines():
+        if name not in clients:
+            clients[name] = await connect()
+        client = clients[name]
+        names = {"<code>": code, "<token>": client.token or ""}
+        if arrow == "→":
+            sent = substitute(message, names)
+            last_reply[name] = await client.send_raw(json.dumps(sent), sent.get("id"))
+        elif arrow == "←":
+            reply = last_reply.pop(name)
+            if reply.get("type") == "registered":
+                client.token = reply["token"]
+            if reply.get("type") == "match_created":
+                code = reply["match"]["code"]
+                names["<code>"] = code
+            assert_matches(substitute(message, names), reply, f"{name}'s reply")
+        elif arrow == "⇐":
+            event = await client.event(message["event"], seq=message["seq"])
+            assert_matches(substitute(message, names), event, f"{name}'s event")
+        else:
+            raise AssertionError(f"unknown arrow {arrow!r}")
+
+
+def test_the_protocol_doc_lists_every_error_code() -> None:
+    text = DOC.read_text()
+    for code in ERROR_CODES:
+        assert f"| `{code}` |" in text, f"docs/protocol.md does not document error {code}"
+
+
+def test_the_protocol_doc_has_a_section_for_every_request_type() -> None:
+    text = DOC.read_text()
+    for kind in REQUEST_TYPES:
+        assert f"### `{kind}`" in text, f"docs/protocol.md has no section for {kind}"
