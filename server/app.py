@@ -27,6 +27,7 @@ from server.protocol import (
     CreateMatch, GetReplay, Hello, JoinMatch, LeaveMatch, ListMatches, Ping, Play, Ready,
     Register, Resync, StartMatch, encode, error_message, parse_request,
 )
+from server.redis_broker import RedisBroker
 from server.replays import replay_document
 from server.storage.database import create_engine, database_url, migrate
 from server.storage.journal import Journal
@@ -43,12 +44,16 @@ class Server:
         self.store = Store(self.engine)
         self.journal = Journal(self.engine)
         self.broker: Broker = LocalBroker()
-        self.lobby = Lobby(
+        self.lobby = self._make_lobby()
+        self._websocket_server: WebSocketServer | None = None
+
+    def _make_lobby(self) -> Lobby:
+        settings = self.settings
+        return Lobby(
             store=self.store, journal=self.journal, broker=self.broker,
             grace_s=settings.grace_s, max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
         )
-        self._websocket_server: WebSocketServer | None = None
 
     @property
     def port(self) -> int:
@@ -58,13 +63,17 @@ class Server:
 
     async def start(self) -> None:
         await migrate(self.engine)
+        if self.settings.redis_url:
+            self.broker = await RedisBroker.connect(self.settings.redis_url)
+            self.lobby = self._make_lobby()
         self.journal.start()
         self._websocket_server = await serve(
             self._session, self.settings.host, self.settings.port,
             process_request=self._http, max_size=protocol.MAX_FRAME_BYTES * 4,
         )
         log.info("listening", extra={"host": self.settings.host, "port": self.port,
-                                     "database": self.engine.url.get_backend_name()})
+                                     "database": self.engine.url.get_backend_name(),
+                                     "broker": type(self.broker).__name__})
 
     async def close(self) -> None:
         """Stop accepting, close every connection, flush the journal, close the database."""
@@ -227,7 +236,7 @@ class Session:
         )
         match = await self.server.lobby.create(player.id, player.name, options, request.seed)
         self.seats[match.code] = (match, match.seats[player.id])
-        self._watch(match)
+        await self._watch(match)
         return {"type": "match_created", **match.snapshot(player.id)}
 
     async def join(self, player: PlayerRecord, match: Match, role: str) -> dict[str, Any]:
@@ -235,11 +244,11 @@ class Session:
             if match.code not in self.spectating:
                 self.spectating.add(match.code)
                 match.spectators += 1
-            self._watch(match)
+            await self._watch(match)
             return {"type": "joined", **match.snapshot(None)}
         if match.code not in self.seats:
             self.seats[match.code] = (match, await match.join(player.id, player.name))
-        self._watch(match)
+        await self._watch(match)
         return {"type": "joined", **match.snapshot(player.id)}
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
@@ -259,11 +268,11 @@ class Session:
             return {"type": "snapshot", **match.snapshot(player.id)}
         return {"type": "events", "match": match.code, "events": events}
 
-    def _watch(self, match: Match) -> None:
+    async def _watch(self, match: Match) -> None:
         """Subscribe to the match's events; forwarding starts once the reply is sent."""
         if match.code in self.watching:
             return
-        subscription = self.server.broker.subscribe(match.channel)
+        subscription = await self.server.broker.subscribe(match.channel)
         self.watching[match.code] = (subscription, None)
 
         def start() -> None:

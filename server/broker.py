@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -21,14 +22,24 @@ class Subscription(Protocol):
 class Broker(Protocol):
     async def publish(self, channel: str, message: str) -> None: ...
 
-    def subscribe(self, channel: str) -> Subscription: ...
+    async def subscribe(self, channel: str) -> Subscription:
+        """Deliver the channel's messages published from now on."""
 
     async def close(self) -> None: ...
 
 
 class LocalSubscription:
-    def __init__(self, broker: LocalBroker, channel: str, *, max_pending_messages: int) -> None:
-        self._broker = broker
+    """A queue of one subscriber's messages, bounded: a subscriber too slow to keep up
+    loses messages rather than holding up the others."""
+
+    def __init__(
+        self,
+        on_close: Callable[[str, LocalSubscription], None],
+        channel: str,
+        *,
+        max_pending_messages: int,
+    ) -> None:
+        self._on_close = on_close
         self._channel = channel
         self._queue: asyncio.Queue[str] = asyncio.Queue(maxsize=max_pending_messages)
         self.dropped = 0
@@ -43,7 +54,7 @@ class LocalSubscription:
         return await self._queue.get()
 
     def close(self) -> None:
-        self._broker._unsubscribe(self._channel, self)
+        self._on_close(self._channel, self)
 
 
 class LocalBroker:
@@ -57,9 +68,9 @@ class LocalBroker:
         for subscription in tuple(self._subscribers.get(channel, ())):
             subscription.deliver(message)
 
-    def subscribe(self, channel: str) -> LocalSubscription:
+    async def subscribe(self, channel: str) -> LocalSubscription:
         subscription = LocalSubscription(
-            self, channel, max_pending_messages=self._max_pending_messages
+            self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
         self._subscribers[channel].add(subscription)
         return subscription

@@ -1,0 +1,1 @@
+"""``gaps``: the terminal client of Gaps Arena."""
