@@ -1,0 +1,645 @@
+"""server.protocol: every request type parsed or refused as docs/protocol.md says."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gaps import RULESETS, Move, Redeal, Ruleset, Seed, Stop, Undo, parse_action
+from server.errors import ERROR_CODES, ServerError
+from server.protocol import (
+    MAX_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    REQUEST_TYPES,
+    CreateMatch,
+    GetReplay,
+    Hello,
+    JoinMatch,
+    LeaveMatch,
+    ListMatches,
+    Ping,
+    Play,
+    Ready,
+    Register,
+    Resync,
+    StartMatch,
+    encode,
+    error_message,
+    parse_request,
+)
+
+
+def frame(**fields: Any) -> str:
+    return json.dumps(fields)
+
+
+def refusal(text: str | bytes) -> ServerError:
+    with pytest.raises(ServerError) as caught:
+        parse_request(text)
+    return caught.value
+
+
+def refused_field(**fields: Any) -> ServerError:
+    """The refusal of a frame that must be ``bad_message``; returns the error."""
+    error = refusal(frame(**fields))
+    assert error.code == "bad_message", error.message
+    return error
+
+
+# A valid frame of every request type, with every field it needs.
+VALID: dict[str, dict[str, Any]] = {
+    "register": {"type": "register", "id": 1, "name": "ana"},
+    "hello": {"type": "hello", "id": 1, "token": "secret-token"},
+    "create_match": {"type": "create_match", "id": 1},
+    "list_matches": {"type": "list_matches", "id": 1},
+    "join_match": {"type": "join_match", "id": 1, "code": "K7QX2M"},
+    "leave_match": {"type": "leave_match", "id": 1, "code": "K7QX2M"},
+    "ready": {"type": "ready", "id": 1, "code": "K7QX2M"},
+    "start_match": {"type": "start_match", "id": 1, "code": "K7QX2M"},
+    "action": {"type": "action", "id": 1, "code": "K7QX2M", "seq": 1, "action": "8C"},
+    "resync": {"type": "resync", "id": 1, "code": "K7QX2M", "since": 0},
+    "get_replay": {"type": "get_replay", "id": 1, "code": "K7QX2M"},
+    "ping": {"type": "ping", "id": 1},
+}
+
+CODE_TYPES = ["join_match", "leave_match", "ready", "start_match", "action", "resync",
+              "get_replay"]
+
+
+# --- the request types -------------------------------------------------------------------
+
+
+def test_the_request_types_are_exactly_those_the_protocol_documents() -> None:
+    assert set(REQUEST_TYPES) == set(VALID)
+
+
+def test_the_protocol_version_is_one() -> None:
+    assert PROTOCOL_VERSION == 1
+
+
+def test_a_register_request_carries_its_name_and_id() -> None:
+    assert parse_request(frame(type="register", id=1, name="ana")) == Register(1, "ana")
+
+
+def test_a_register_name_may_use_letters_digits_underscore_dash_and_dot() -> None:
+    assert parse_request(frame(type="register", name="Ana_b-2.x")).name == "Ana_b-2.x"
+
+
+def test_a_register_name_of_two_and_of_twenty_four_characters_is_accepted() -> None:
+    assert parse_request(frame(type="register", name="ab")).name == "ab"
+    assert parse_request(frame(type="register", name="a" * 24)).name == "a" * 24
+
+
+def test_a_register_name_loses_surrounding_spaces() -> None:
+    assert parse_request(frame(type="register", name="  ana  ")).name == "ana"
+
+
+@pytest.mark.parametrize(
+    "name", ["a", "a" * 25, "ana bob", "ana!", "ana\u200b", "ana/..", "<script>", "a\tb"]
+)
+def test_a_register_name_outside_the_name_rule_is_refused_as_bad_name(name: str) -> None:
+    error = refusal(frame(type="register", id=4, name=name))
+    assert error.code == "bad_name"
+    assert error.details["id"] == 4
+
+
+def test_a_register_name_far_too_long_is_still_a_bad_name() -> None:
+    # docs/protocol.md: bad_name is "a display name is 2-24 letters, digits, ...": a
+    # 100-letter name is a display name breaking that rule, like a 25-letter one.
+    assert refusal(frame(type="register", name="a" * 100)).code == "bad_name"
+
+
+@pytest.mark.parametrize("name", [None, 7, True, ["ana"], {"n": "ana"}, "", "   "])
+def test_a_register_name_that_is_missing_or_not_text_is_a_bad_message_naming_the_field(
+    name: Any,
+) -> None:
+    fields = {"type": "register"} if name is None else {"type": "register", "name": name}
+    assert refused_field(**fields).details["field"] == "name"
+
+
+def test_a_hello_request_carries_its_token() -> None:
+    assert parse_request(frame(type="hello", id="h", token="abc")) == Hello("h", "abc")
+
+
+@pytest.mark.parametrize("token", [None, "", "  ", 12, "t" * 129, ["abc"]])
+def test_a_hello_token_that_is_missing_empty_too_long_or_not_text_is_refused(token: Any) -> None:
+    fields = {"type": "hello"} if token is None else {"type": "hello", "token": token}
+    assert refused_field(**fields).details["field"] == "token"
+
+
+def test_a_hello_token_of_the_length_new_tokens_have_is_accepted() -> None:
+    from server.identity import new_token
+
+    token = new_token()
+    assert parse_request(frame(type="hello", token=token)) == Hello(None, token)
+
+
+def test_a_bare_create_match_takes_every_documented_default() -> None:
+    request = parse_request(frame(type="create_match", id=2))
+    assert request == CreateMatch(
+        2, ruleset=Ruleset.named("classic"), max_players=2, time_limit_s=600, win_by="time",
+        public=False, countdown_s=None, seed=None,
+    )
+
+
+def test_a_create_match_with_every_field_set_keeps_them_all() -> None:
+    request = parse_request(frame(
+        type="create_match", id=2, ruleset="addiction", max_players=16, time_limit_s=86400,
+        win_by="score", public=True, countdown_s=60, seed="AAAA-BBBB-CCCC-DDDD",
+    ))
+    assert request == CreateMatch(
+        2, ruleset=Ruleset.named("addiction"), max_players=16, time_limit_s=86400,
+        win_by="score", public=True, countdown_s=60, seed=Seed.parse("AAAA-BBBB-CCCC-DDDD"),
+    )
+
+
+@pytest.mark.parametrize("name", ["classic", "no-redeal", "addiction", "spaces", "montana",
+                                  "paganini"])
+def test_create_match_accepts_every_documented_ruleset(name: str) -> None:
+    request = parse_request(frame(type="create_match", ruleset=name))
+    assert isinstance(request, CreateMatch)
+    assert request.ruleset.name == name
+
+
+def test_the_documented_rulesets_are_all_the_engine_has() -> None:
+    assert set(RULESETS) == {"classic", "no-redeal", "addiction", "spaces", "montana",
+                             "paganini"}
+
+
+def test_a_ruleset_name_is_read_in_any_case_and_with_spaces_around() -> None:
+    request = parse_request(frame(type="create_match", ruleset="  Montana "))
+    assert isinstance(request, CreateMatch)
+    assert request.ruleset is Ruleset.named("montana")
+
+
+@pytest.mark.parametrize("ruleset", ["gaps", "", "classic2", 3, None, True, "x" * 40])
+def test_an_unknown_or_malformed_ruleset_is_refused_naming_the_ruleset_field(
+    ruleset: Any,
+) -> None:
+    error = refused_field(type="create_match", id=9, ruleset=ruleset)
+    assert error.details["field"] == "ruleset"
+    assert error.details["id"] == 9
+
+
+@pytest.mark.parametrize(
+    ("field", "good", "bad"),
+    [
+        ("max_players", [1, 2, 16], [0, -1, 17, 2.0, "2", True, None, [2]]),
+        ("time_limit_s", [1, 600, 86400], [0, -1, 86401, 600.5, "600", False, None]),
+        ("countdown_s", [0, 3, 60], [-1, 61, 1.5, "3", True]),
+    ],
+)
+def test_create_match_integers_accept_their_range_and_refuse_the_rest_naming_the_field(
+    field: str, good: list[Any], bad: list[Any]
+) -> None:
+    for value in good:
+        request = parse_request(frame(type="create_match", **{field: value}))
+        assert getattr(request, field) == value
+    for value in bad:
+        if field == "countdown_s" and value is None:
+            continue
+        error = refused_field(type="create_match", **{field: value})
+        assert error.details["field"] == field, value
+
+
+def test_a_null_countdown_means_the_servers_default() -> None:
+    request = parse_request(frame(type="create_match", countdown_s=None))
+    assert isinstance(request, CreateMatch)
+    assert request.countdown_s is None
+
+
+@pytest.mark.parametrize("win_by", ["fastest", "best", "TIME", "", 1, None, True])
+def test_win_by_is_only_time_or_score(win_by: Any) -> None:
+    assert refused_field(type="create_match", win_by=win_by).details["field"] == "win_by"
+
+
+@pytest.mark.parametrize("public", [0, 1, "true", "yes", None, []])
+def test_public_must_be_a_json_boolean(public: Any) -> None:
+    assert refused_field(type="create_match", public=public).details["field"] == "public"
+
+
+def test_a_seed_is_read_as_a_share_code_in_any_case_with_or_without_dashes() -> None:
+    seed = Seed.parse("AAAA-BBBB-CCCC-DDDD")
+    for text in ["AAAA-BBBB-CCCC-DDDD", "aaaabbbbccccdddd", " aaaa bbbb cccc dddd "]:
+        request = parse_request(frame(type="create_match", seed=text))
+        assert isinstance(request, CreateMatch)
+        assert request.seed == seed
+
+
+def test_a_seed_round_trips_through_its_share_code() -> None:
+    seed = Seed.generate()
+    request = parse_request(frame(type="create_match", seed=str(seed)))
+    assert isinstance(request, CreateMatch)
+    assert request.seed == seed
+
+
+def test_a_null_seed_means_a_secret_seed() -> None:
+    request = parse_request(frame(type="create_match", seed=None))
+    assert isinstance(request, CreateMatch)
+    assert request.seed is None
+
+
+@pytest.mark.parametrize(
+    "seed", ["", "   ", "AAAA-BBBB-CCCC-DDD!", "AAAAB", "----", 12345, ["AAAA"], "A" * 65]
+)
+def test_a_seed_that_is_not_a_share_code_is_refused_naming_the_seed_field(seed: Any) -> None:
+    error = refused_field(type="create_match", id=5, seed=seed)
+    assert error.details["field"] == "seed"
+    assert error.details["id"] == 5
+
+
+def test_list_matches_needs_nothing_but_its_type() -> None:
+    assert parse_request(frame(type="list_matches", id=[1, 2])) == ListMatches([1, 2])
+
+
+def test_join_match_defaults_to_the_player_role_and_upper_cases_the_code() -> None:
+    assert parse_request(frame(type="join_match", id=3, code=" k7qx2m ")) == JoinMatch(
+        3, "K7QX2M", "player"
+    )
+
+
+def test_join_match_accepts_the_spectator_role() -> None:
+    request = parse_request(frame(type="join_match", code="K7QX2M", role="spectator"))
+    assert isinstance(request, JoinMatch)
+    assert request.role == "spectator"
+
+
+@pytest.mark.parametrize("role", ["host", "Player", "", 1, None])
+def test_join_match_refuses_any_other_role(role: Any) -> None:
+    assert refused_field(type="join_match", code="K7QX2M", role=role).details["field"] == "role"
+
+
+@pytest.mark.parametrize("kind", CODE_TYPES)
+@pytest.mark.parametrize("code", [None, "", "   ", 123456, ["K7QX2M"], "K" * 17])
+def test_every_request_about_a_match_needs_a_code(kind: str, code: Any) -> None:
+    fields = dict(VALID[kind])
+    if code is None:
+        del fields["code"]
+    else:
+        fields["code"] = code
+    assert refused_field(**fields).details["field"] == "code"
+
+
+def test_leave_match_start_match_and_get_replay_carry_the_code() -> None:
+    assert parse_request(frame(type="leave_match", id=4, code="abc")) == LeaveMatch(4, "ABC")
+    assert parse_request(frame(type="start_match", id=6, code="abc")) == StartMatch(6, "ABC")
+    assert parse_request(frame(type="get_replay", id=9, code="abc")) == GetReplay(9, "ABC")
+
+
+def test_ready_defaults_to_true_and_takes_false() -> None:
+    assert parse_request(frame(type="ready", id=5, code="K7QX2M")) == Ready(5, "K7QX2M", True)
+    assert parse_request(frame(type="ready", code="K7QX2M", ready=False)).ready is False
+
+
+@pytest.mark.parametrize("ready", [0, 1, "false", None])
+def test_ready_refuses_anything_but_a_boolean(ready: Any) -> None:
+    assert refused_field(type="ready", code="K7QX2M", ready=ready).details["field"] == "ready"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8C", Move.parse("8C")),
+        ("3h", Move.parse("3H")),
+        ("10d", Move.parse("TD")),
+        ("8♣", Move.parse("8C")),
+        ("2H>3", Move.parse("2H>3")),
+        ("8C>r2c6", Move.parse("8C>r2c6")),
+        ("redeal", Redeal()),
+        ("UNDO", Undo()),
+        (" stop ", Stop()),
+    ],
+)
+def test_an_action_is_read_in_the_rules_notation(text: str, expected: Any) -> None:
+    request = parse_request(frame(type="action", id=7, code="k7qx2m", seq=1, action=text))
+    assert request == Play(7, "K7QX2M", 1, expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "  ", "8", "8X", "1C", "ZZ", "2H>5", "2H>0", "8C>r5c1", "8C>r1c14", "8C>r0c1",
+     "8C>x", "2H>", ">3", "redeal now", "8C>r٣c1", "2H>٣", "a" * 17],
+)
+def test_an_action_not_in_the_rules_notation_is_refused_naming_the_action_field(
+    text: str,
+) -> None:
+    error = refused_field(type="action", id=7, code="K7QX2M", seq=1, action=text)
+    assert error.details["field"] == "action"
+    assert error.details["id"] == 7
+    assert error.message
+
+
+@pytest.mark.parametrize("action", [None, 8, ["8C"], {"card": "8C"}])
+def test_an_action_that_is_missing_or_not_text_is_refused(action: Any) -> None:
+    fields = dict(VALID["action"])
+    if action is None:
+        del fields["action"]
+    else:
+        fields["action"] = action
+    assert refused_field(**fields).details["field"] == "action"
+
+
+def test_an_action_seq_is_accepted_from_one_up_to_the_largest_32_bit_integer() -> None:
+    for seq in (1, 2, 2**31 - 1):
+        request = parse_request(frame(type="action", code="K7QX2M", seq=seq, action="8C"))
+        assert isinstance(request, Play)
+        assert request.seq == seq
+
+
+@pytest.mark.parametrize("seq", [None, 0, -1, 2**31, 1.0, 1.5, "1", True, [1]])
+def test_an_action_seq_outside_one_to_two_to_the_31_is_refused(seq: Any) -> None:
+    fields = dict(VALID["action"])
+    if seq is None:
+        del fields["seq"]
+    else:
+        fields["seq"] = seq
+    assert refused_field(**fields).details["field"] == "seq"
+
+
+def test_resync_carries_the_seq_to_resume_after() -> None:
+    assert parse_request(frame(type="resync", id=8, code="k7qx2m", since=12)) == Resync(
+        8, "K7QX2M", 12
+    )
+    assert parse_request(frame(type="resync", code="K7QX2M", since=0)).since == 0
+
+
+@pytest.mark.parametrize("since", [None, -1, 2**31, 1.5, "12", False])
+def test_resync_refuses_a_missing_or_bad_since(since: Any) -> None:
+    fields = dict(VALID["resync"])
+    if since is None:
+        del fields["since"]
+    else:
+        fields["since"] = since
+    assert refused_field(**fields).details["field"] == "since"
+
+
+def test_a_ping_needs_nothing_but_its_type() -> None:
+    assert parse_request(frame(type="ping", id=9)) == Ping(9)
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_every_valid_request_keeps_its_id(kind: str) -> None:
+    fields = dict(VALID[kind], id={"client": "x", "n": 42})
+    assert parse_request(json.dumps(fields)).id == {"client": "x", "n": 42}
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_a_request_without_an_id_has_the_id_none(kind: str) -> None:
+    fields = {k: v for k, v in VALID[kind].items() if k != "id"}
+    assert parse_request(json.dumps(fields)).id is None
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_unknown_extra_fields_are_ignored(kind: str) -> None:
+    fields = dict(VALID[kind], extra="ignored", another=[1, 2, 3])
+    assert parse_request(json.dumps(fields)) == parse_request(json.dumps(VALID[kind]))
+
+
+# --- bad frames --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "not json", "{", '{"type": "ping",}', "{'type': 'ping'}",
+                                  '{"type": "ping"} {"type": "ping"}'])
+def test_a_frame_that_is_not_json_is_bad_json(text: str) -> None:
+    assert refusal(text).code == "bad_json"
+
+
+@pytest.mark.parametrize("text", ["[]", '[{"type": "ping"}]', '"ping"', "1", "null", "true"])
+def test_a_json_frame_that_is_not_an_object_is_bad_json(text: str) -> None:
+    assert refusal(text).code == "bad_json"
+
+
+def test_a_binary_frame_is_bad_json_even_when_it_holds_valid_json() -> None:
+    assert refusal(b'{"type": "ping", "id": 1}').code == "bad_json"
+
+
+def test_a_frame_of_exactly_the_maximum_size_is_read() -> None:
+    head = '{"type": "ping", "id": "'
+    text = head + "x" * (MAX_FRAME_BYTES - len(head) - 2) + '"}'
+    assert len(text.encode()) == MAX_FRAME_BYTES
+    assert isinstance(parse_request(text), Ping)
+
+
+def test_a_frame_one_byte_over_the_maximum_is_bad_json() -> None:
+    head = '{"type": "ping", "id": "'
+    text = head + "x" * (MAX_FRAME_BYTES - len(head) - 1) + '"}'
+    assert len(text.encode()) == MAX_FRAME_BYTES + 1
+    assert refusal(text).code == "bad_json"
+
+
+def test_the_frame_limit_counts_utf8_bytes_not_characters() -> None:
+    # docs/protocol.md: "Frames are at most 4096 bytes". 3000 'é' are 6000 bytes.
+    text = frame(type="ping", id="é" * 3000)
+    assert len(text) < MAX_FRAME_BYTES < len(text.encode())
+    assert refusal(text).code == "bad_json"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_frame_using_non_json_number_constants_is_bad_json(constant: str) -> None:
+    # NaN and Infinity are not JSON (RFC 8259): echoing such an id would make the reply
+    # itself a frame that strict JSON clients cannot read.
+    assert refusal('{"type": "ping", "id": ' + constant + '}').code == "bad_json"
+
+
+@pytest.mark.parametrize("fields", [{}, {"id": 3}, {"type": None, "id": 3}, {"type": 7, "id": 3},
+                                    {"type": ["ping"], "id": 3}])
+def test_a_frame_without_a_text_type_is_a_bad_message_naming_the_type_field(
+    fields: dict[str, Any],
+) -> None:
+    error = refusal(json.dumps(fields))
+    assert error.code == "bad_message"
+    assert error.details.get("field") == "type"
+    assert error.details.get("id") == fields.get("id")
+
+
+@pytest.mark.parametrize("kind", ["dance", "", "PING", "Register", "event", "error"])
+def test_an_unknown_type_is_refused_as_unknown_type_with_the_id(kind: str) -> None:
+    error = refusal(frame(type=kind, id=11))
+    assert error.code == "unknown_type"
+    assert error.details["id"] == 11
+
+
+def test_the_unknown_type_message_quotes_the_type_as_the_example_session_shows() -> None:
+    assert refusal(frame(type="dance", id=11)).message == "unknown message type 'dance'"
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_every_request_type_refuses_a_bad_field_with_bad_message_and_the_id(kind: str) -> None:
+    bad = {
+        "register": {"name": 5}, "hello": {"token": 5}, "create_match": {"max_players": 0},
+        "list_matches": None, "join_match": {"role": "x"}, "leave_match": {"code": 5},
+        "ready": {"ready": "yes"}, "start_match": {"code": ""}, "action": {"seq": 0},
+        "resync": {"since": -1}, "get_replay": {"code": None}, "ping": None,
+    }[kind]
+    if bad is None:  # nothing to get wrong in list_matches and ping
+        return
+    error = refusal(json.dumps(dict(VALID[kind], id="req-1", **bad)))
+    assert error.code == "bad_message"
+    assert error.details["id"] == "req-1"
+    assert error.details["field"] == next(iter(bad))
+    assert kind in error.message
+
+
+def test_a_bad_message_explains_what_the_field_must_be_and_what_it_got() -> None:
+    error = refused_field(type="create_match", max_players=99)
+    assert "max_players" in error.message
+    assert "1 to 16" in error.message
+    assert "99" in error.message
+
+
+def test_a_bad_message_is_short_even_when_the_bad_value_is_long() -> None:
+    error = refused_field(type="hello", token="t" * 3000)
+    assert len(error.message) <= 300
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_frame_is_parsed_or_refused_with_a_documented_error(text: str) -> None:
+    try:
+        parse_request(text)
+    except ServerError as error:
+        assert error.code in ERROR_CODES
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                               max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(sorted(VALID)),
+    st.dictionaries(
+        st.sampled_from(["name", "token", "ruleset", "max_players", "time_limit_s", "win_by",
+                         "public", "countdown_s", "seed", "code", "role", "ready", "seq",
+                         "action", "since"]),
+        json_values | st.sampled_from(["8C", "2H>3", "redeal", "classic", "K7QX2M"]),
+        max_size=4,
+    ),
+)
+def test_any_request_with_any_field_values_is_parsed_or_refused_as_bad_message(
+    kind: str, changes: dict[str, Any]
+) -> None:
+    fields = dict(VALID[kind], id=77, **{k: v for k, v in changes.items()})
+    fields["type"] = kind
+    try:
+        parse_request(json.dumps(fields))
+    except ServerError as error:
+        assert error.code in ("bad_message", "bad_name")
+        assert error.details["id"] == 77
+        if error.code == "bad_message":
+            assert error.details["field"] in changes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=20))
+def test_any_action_text_is_a_play_or_a_bad_message_on_the_action_field(text: str) -> None:
+    try:
+        request = parse_request(frame(type="action", code="K7QX2M", seq=1, action=text))
+    except ServerError as error:
+        assert error.code == "bad_message"
+        assert error.details["field"] == "action"
+    else:
+        assert isinstance(request, Play)
+        assert request.action == parse_action(text)
+
+
+# --- errors and encoding -----------------------------------------------------------------
+
+
+def test_an_error_message_has_type_id_code_and_message() -> None:
+    error = ServerError("no_such_match", "no live match has the code ZZZZZZ")
+    assert error_message(error, 7) == {
+        "type": "error", "id": 7, "code": "no_such_match",
+        "message": "no live match has the code ZZZZZZ",
+    }
+
+
+def test_an_error_message_without_a_request_id_has_the_id_null() -> None:
+    message = error_message(ServerError("bad_json", "not JSON"))
+    assert message["id"] is None
+    assert json.loads(encode(message))["id"] is None
+
+
+def test_an_error_message_adds_the_reason_of_an_illegal_action_as_documented() -> None:
+    error = ServerError("illegal_action", "2S>1: r1c1 holds 3C, not a gap", reason="not_a_gap")
+    assert error_message(error, 7) == {
+        "type": "error", "id": 7, "code": "illegal_action",
+        "message": "2S>1: r1c1 holds 3C, not a gap", "reason": "not_a_gap",
+    }
+
+
+def test_an_error_message_adds_the_field_of_a_bad_message() -> None:
+    error = refusal(frame(type="action", id="a1", code="K7QX2M", seq=0, action="8C"))
+    message = error_message(error)
+    assert message["type"] == "error"
+    assert message["id"] == "a1"
+    assert message["code"] == "bad_message"
+    assert message["field"] == "seq"
+    assert set(message) == {"type", "id", "code", "message", "field"}
+
+
+def test_an_error_message_echoes_the_id_the_parser_found_over_the_callers() -> None:
+    error = refusal(frame(type="dance", id=11))
+    assert error_message(error, None)["id"] == 11
+    assert error_message(error, 99)["id"] == 11
+
+
+def test_an_error_message_echoes_any_json_id_as_is() -> None:
+    for request_id in (0, "x", [1, "a"], {"n": 1}, 2.5, False):
+        error = refusal(json.dumps({"type": "nope", "id": request_id}))
+        assert error_message(error)["id"] == request_id
+
+
+def test_the_id_key_never_appears_twice_or_as_a_detail() -> None:
+    error = ServerError("bad_message", "m", field="seq", id=5)
+    message = error_message(error, 6)
+    assert message["id"] == 5
+    assert list(message).count("id") == 1
+
+
+def test_an_error_of_an_unknown_code_cannot_be_made() -> None:
+    with pytest.raises(ValueError):
+        ServerError("made_up", "no such code")
+
+
+def test_every_documented_error_code_exists() -> None:
+    documented = {
+        "bad_json", "bad_message", "unknown_type", "not_authenticated", "already_authenticated",
+        "bad_token", "bad_name", "name_taken", "no_such_match", "match_full", "not_in_match",
+        "not_host", "not_a_player", "already_started", "not_started", "match_finished",
+        "game_over", "illegal_action", "stale_seq", "not_finished", "storage_unavailable",
+        "internal_error",
+    }
+    assert set(ERROR_CODES) == documented
+
+
+def test_encode_writes_compact_json_with_no_spaces() -> None:
+    assert encode({"type": "pong", "id": 9, "list": [1, 2]}) == (
+        '{"type":"pong","id":9,"list":[1,2]}'
+    )
+
+
+def test_encode_keeps_the_member_order() -> None:
+    assert list(json.loads(encode({"z": 1, "a": 2, "m": 3}))) == ["z", "a", "m"]
+
+
+def test_encode_writes_non_ascii_text_as_is() -> None:
+    text = encode({"card": "8♣", "name": "zoë"})
+    assert "8♣" in text and "zoë" in text
+    assert json.loads(text) == {"card": "8♣", "name": "zoë"}
+
+
+def test_encode_round_trips_an_error_reply() -> None:
+    message = error_message(refusal(frame(type="dance", id=11)))
+    assert json.loads(encode(message)) == {
+        "type": "error", "id": 11, "code": "unknown_type",
+        "message": "unknown message type 'dance'",
+    }
