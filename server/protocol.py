@@ -209,7 +209,7 @@ def _create_match(request_id: Any, fields: _Fields) -> CreateMatch:
         request_id,
         ruleset=ruleset,
         max_players=fields.integer("max_players", low=1, high=MAX_PLAYERS, default=2),
-        time_limit_s=fields.integer("time_limit_s", low=10, high=MAX_TIME_LIMIT_S, default=600),
+        time_limit_s=fields.integer("time_limit_s", low=1, high=MAX_TIME_LIMIT_S, default=600),
         win_by=fields.choice("win_by", WIN_BY, default="time"),
         public=fields.boolean("public", default=False),
         countdown_s=fields.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),

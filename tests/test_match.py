@@ -1,0 +1,385 @@
+"""End to end: real WebSocket clients race on a real server, on PostgreSQL and on SQLite.
+
+The deal of seed AAAA-BBBB-CCCC-DDDD (classic), used where a known position helps:
+
+    3C 8C 3S 7H TC QC 2S 4D 6C 4S JH -- 7S
+    KS KH 2D QS QD KC 9C JC KD JD 5C QH 6H
+    8D TD 3D 2H -- 9H 7D 6S -- 9D 6D JS 7C
+    3H -- 2C 4H 8H TH 5H 9S 5S TS 5D 4C 8S
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import func, select
+
+from gaps import Game, Seed, parse_action
+from gaps.replay import replay
+from server.app import Server
+from server.storage.models import ActionRecord, Match, MatchPlayer
+from tests.client import Client
+
+Connect = Callable[[], Awaitable[Client]]
+KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"
+
+
+def winning_line(ruleset: str) -> tuple[Seed, list[str]]:
+    """A seed and the actions of a random game that wins it (the same every run)."""
+    for number in range(10_000):
+        seed = Seed(number.to_bytes(10, "big"))
+        game = Game(seed, ruleset)
+        actions = game.random_playout(random.Random(number))
+        if game.is_won():
+            return seed, [str(action) for action in actions]
+    raise AssertionError("no winning random game in 10,000 deals")
+
+
+async def players(connect: Connect, count: int) -> list[Client]:
+    clients = []
+    for number in range(count):
+        client = await connect()
+        await client.register(f"p{number}-{random.randrange(10**6)}")
+        clients.append(client)
+    return clients
+
+
+async def start_race(clients: list[Client], **options: Any) -> str:
+    """The first client creates a match, all join and ready; returns the code once dealt."""
+    host, *others = clients
+    created = await host.ok("create_match", max_players=len(clients), countdown_s=0, **options)
+    code: str = created["match"]["code"]
+    for client in others:
+        await client.ok("join_match", code=code)
+    for client in clients:
+        await client.ok("ready", code=code)
+    for client in clients:
+        await client.event("started")
+    return code
+
+
+def started_event(client: Client) -> dict[str, Any]:
+    return next(event for event in client.events if event["event"] == "started")
+
+
+def dealt(client: Client, ruleset: str = "classic") -> Game:
+    return Game.from_layout("\n".join(started_event(client)["grid"]), ruleset)
+
+
+async def play_randomly(
+    client: Client, code: str, moves: int, rng: random.Random, ruleset: str = "classic"
+) -> Game:
+    """Make up to ``moves`` random legal moves, mirrored on a local game; then stop."""
+    game = dealt(client, ruleset)
+    for _ in range(moves):
+        legal = game.legal_moves()
+        if not legal:
+            break
+        move = rng.choice(legal)
+        reply = await client.act(code, str(move))
+        assert reply["type"] == "action_ok", reply
+        game.play(move)
+        assert (reply["score"], reply["placed"]) == (game.score, game.placed)
+    reply = await client.act(code, "stop")
+    assert reply["type"] == "action_ok" and reply["status"] == "stopped", reply
+    return game
+
+
+async def play_line(client: Client, code: str, actions: list[str]) -> dict[str, Any]:
+    reply: dict[str, Any] = {}
+    for action in actions:
+        reply = await client.act(code, action)
+        assert reply["type"] == "action_ok", (action, reply)
+    return reply
+
+
+async def stored(server: Server, code: str) -> tuple[Any, list[Any], list[Any]]:
+    """The match row, its result rows and its action rows, read back from the database."""
+    async with server.engine.connect() as connection:
+        match = (await connection.execute(
+            select(Match.__table__).where(Match.code == code))).one()
+        results = (await connection.execute(
+            select(MatchPlayer.__table__).where(MatchPlayer.match_id == match.id))).all()
+        actions = (await connection.execute(
+            select(ActionRecord.__table__).where(ActionRecord.match_id == match.id)
+            .order_by(ActionRecord.player_id, ActionRecord.seq))).all()
+    return match, results, actions
+
+
+async def test_two_players_get_the_same_deal_at_the_same_instant(connect: Connect) -> None:
+    clients = await players(connect, 2)
+    code = await start_race(clients)
+    first, second = (started_event(client) for client in clients)
+    assert first == second
+    assert len(first["commitment"]) == 64 and "seed" not in first
+    for number, client in enumerate(clients):
+        await play_randomly(client, code, 5 + number, random.Random(number))
+    ended = await clients[0].event("match_ended")
+    assert Seed.parse(ended["seed"]).commitment == first["commitment"]
+    assert sorted(row["player_id"] for row in ended["ranking"]) == sorted(
+        client.player_id for client in clients
+    )
+
+
+async def test_eight_players_race_and_every_score_replays_from_the_database(
+    connect: Connect, server: Server
+) -> None:
+    clients = await players(connect, 8)
+    code = await start_race(clients, win_by="score")
+    assert len({tuple(started_event(client)["grid"]) for client in clients}) == 1
+    games = await asyncio.gather(*(
+        play_randomly(client, code, 10 + 3 * number, random.Random(number))
+        for number, client in enumerate(clients)
+    ))
+    ended = await clients[3].event("match_ended")
+    scores = [row["score"] for row in ended["ranking"]]
+    assert scores == sorted(scores, reverse=True)
+    assert ended["ranking"][0]["rank"] == 1
+
+    match, results, actions = await stored(server, code)
+    assert match.status == "finished" and match.ended_at is not None
+    assert len(results) == 8
+    assert len(actions) == sum(game.moves_made + 1 for game in games)  # each move, each stop
+    seed = Seed.parse(ended["seed"])
+    assert seed.data == match.seed
+    final = {client.player_id: game for client, game in zip(clients, games, strict=True)}
+    ranks = {row["player_id"]: row["rank"] for row in ended["ranking"]}
+    for result in results:
+        own = [row for row in actions if row.player_id == result.player_id]
+        replayed = replay(seed, "classic", [row.action for row in own])
+        assert replayed.ok and replayed.score == result.score == final[result.player_id].score
+        game = Game(seed, "classic")
+        for row in own:  # every stored score is the score after that action
+            game.push(parse_action(row.action))
+            assert row.score == game.score
+        assert (result.placed, result.moves, result.end_reason) == (
+            game.placed, game.moves_made, "stopped")
+        assert result.rank == ranks[result.player_id]
+
+
+async def test_illegal_actions_get_the_engines_reason_and_change_nothing(connect: Connect) -> None:
+    [ana] = await players(connect, 1)
+    code = await start_race([ana], seed=KNOWN_SEED)
+    refused = {
+        "2S>1": "not_a_gap",  # r1c1 holds 3C
+        "5C": "not_a_gap",  # the slot right of 4C holds 8S
+        "2H": "row_required",
+        "AS": "not_in_play",
+        "9C>r1c12": "wrong_card",  # the gap right of JH takes QH
+        "redeal": "redeal_not_allowed",  # classic: only when blocked
+        "undo": "undo_not_allowed",
+    }
+    for action, reason in refused.items():
+        reply = await ana.act(code, action, seq=1)
+        assert (reply["code"], reply.get("reason")) == ("illegal_action", reason), (action, reply)
+    moved = await ana.act(code, "7S", seq=1)  # 7S leaves r1c13: now right of the gap r1c12
+    assert (moved["from"], moved["to"], moved["moves_made"]) == ("r1c13", "r3c9", 1)
+    dead = await ana.act(code, "8S>r1c13", seq=2)
+    assert (dead["code"], dead["reason"]) == ("illegal_action", "dead_gap")
+    malformed = await ana.request("action", code=code, seq=2, action="XYZ")
+    assert (malformed["code"], malformed["field"]) == ("bad_message", "action")
+    stopped = await ana.act(code, "stop", seq=2)
+    assert stopped["moves_made"] == 1 and stopped["score"] == 0
+    over = await ana.act(code, "7S", seq=3)
+    assert over["code"] == "game_over"
+
+
+async def test_addiction_refuses_undo_with_nothing_to_undo_and_a_fourth_redeal(
+    connect: Connect,
+) -> None:
+    [ana] = await players(connect, 1)
+    code = await start_race([ana], ruleset="addiction", seed=KNOWN_SEED)
+    nothing = await ana.act(code, "undo", seq=1)
+    assert nothing["reason"] == "nothing_to_undo"
+    moved = await ana.act(code, "7S", seq=1)
+    undone = await ana.act(code, "undo", seq=2)
+    assert (undone["card"], undone["from"], undone["to"]) == ("7S", moved["to"], moved["from"])
+    for seq in (3, 4, 5):
+        redealt = await ana.act(code, "redeal", seq=seq)
+        assert redealt["kind"] == "redeal" and len(redealt["grid"]) == 4
+    assert redealt["score"] == redealt["placed"] - 15
+    fourth = await ana.act(code, "redeal", seq=6)
+    assert fourth["reason"] == "no_redeals_left"
+
+
+async def test_a_resent_action_is_applied_once(connect: Connect, server: Server) -> None:
+    [ana] = await players(connect, 1)
+    code = await start_race([ana], seed=KNOWN_SEED)
+    first = await ana.act(code, "3H", seq=1)
+    again = await ana.act(code, "3H", seq=1)
+    assert again == {**first, "id": again["id"], "duplicate": True}
+    second = await ana.act(code, "2C>4", seq=2)
+    assert second["moves_made"] == 2 and second["score"] == 1
+    older = await ana.act(code, "4H", seq=1)  # a resend of seq 1, whatever it says now
+    assert older["duplicate"] is True and older["action"] == "3H" and older["moves_made"] == 1
+    _, _, actions = await stored(server, code)
+    assert [row.action for row in actions] == ["3H", "2C>4"]
+
+
+async def test_only_a_seated_player_acts_and_only_for_themself(connect: Connect) -> None:
+    ana, bob, eve = await players(connect, 3)
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await eve.ok("join_match", code=code, role="spectator")
+    await ana.ok("start_match", code=code)
+    await ana.event("started")
+    assert (await bob.act(code, "stop"))["code"] == "not_a_player"
+    assert (await eve.act(code, "stop"))["code"] == "not_a_player"
+    assert (await bob.request("join_match", code=code))["code"] == "already_started"
+    anonymous = await connect()
+    assert (await anonymous.act(code, "stop"))["code"] == "not_authenticated"
+    assert (await anonymous.request("hello", token="not-a-token"))["code"] == "bad_token"
+    progress = [e for e in ana.events if e["event"] == "progress"]
+    assert progress == []  # nobody moved for ana
+
+
+async def test_the_fastest_winner_wins_a_time_race_and_equal_losers_share_a_rank(
+    connect: Connect,
+) -> None:
+    seed, line = winning_line("no-redeal")
+    fast, slow, idle_one, idle_two = await players(connect, 4)
+    code = await start_race([fast, slow, idle_one, idle_two], ruleset="no-redeal",
+                            win_by="time", seed=str(seed))
+    for idle in (idle_one, idle_two):
+        await idle.act(code, "stop")  # both stay at 0 points, reached at 0 ms
+    won = await play_line(fast, code, line)
+    assert won["status"] == "won" and won["score"] == 58
+    await asyncio.sleep(0.05)
+    await play_line(slow, code, line)
+    ended = await fast.event("match_ended")
+    table = [(row["player_id"], row["rank"]) for row in ended["ranking"]]
+    assert table[:2] == [(fast.player_id, 1), (slow.player_id, 2)]
+    assert sorted(table[2:]) == sorted([(idle_one.player_id, 3), (idle_two.player_id, 3)])
+    assert ended["ranking"][0]["won"] and ended["ranking"][0]["end_reason"] == "won"
+    assert ended["ranking"][0]["finish_ms"] < ended["ranking"][1]["finish_ms"]
+
+
+async def test_a_score_race_ranks_by_score_then_by_finish_time(connect: Connect) -> None:
+    seed, line = winning_line("no-redeal")
+    partial_line, partial_game = [], Game(seed, "no-redeal")
+    dealt_score = partial_game.score
+    for action in line:  # the shortest start of the winning line that gains a point
+        partial_line.append(action)
+        partial_game.push(parse_action(action))
+        if partial_game.score > dealt_score:
+            break
+    winner, partial, early, late = await players(connect, 4)
+    code = await start_race([winner, partial, early, late], ruleset="no-redeal",
+                            win_by="score", seed=str(seed))
+    await early.act(code, "stop")
+    await play_line(partial, code, partial_line + ["stop"])
+    await play_line(winner, code, line)
+    await asyncio.sleep(0.02)
+    await late.act(code, "stop")
+    ended = await winner.event("match_ended")
+    rows = [(row["player_id"], row["rank"], row["score"]) for row in ended["ranking"]]
+    assert rows == [
+        (winner.player_id, 1, 58),
+        (partial.player_id, 2, partial_game.score),
+        (early.player_id, 3, dealt_score),  # the same score as late, but finished first
+        (late.player_id, 4, dealt_score),
+    ]
+
+
+async def test_a_reconnect_mid_match_resumes_exactly(connect: Connect) -> None:
+    ana, bob = await players(connect, 2)
+    code = await start_race([ana, bob], seed=KNOWN_SEED)
+    await ana.act(code, "3H")
+    await ana.act(code, "2C>4")
+    seen = ana.events[-1]["seq"] if ana.events else 0
+    await ana.close()
+    await bob.act(code, "QH")  # happens while ana is away
+    back = await connect()
+    welcome = await back.ok("hello", token=ana.token)
+    assert welcome["player"]["id"] == ana.player_id
+    joined = await back.ok("join_match", code=code)
+    expected = Game.from_layout("\n".join(started_event(bob)["grid"]))
+    for action in ("3H", "2C>4"):
+        expected.push(parse_action(action))
+    you = joined["you"]
+    assert you["role"] == "player" and you["last_seq"] == 2
+    assert you["game"]["grid"] == expected.layout().splitlines()
+    assert (you["game"]["score"], you["game"]["moves_made"]) == (expected.score, 2)
+    missed = await back.ok("resync", code=code, since=seen)
+    assert missed["type"] == "events"
+    assert any(e["event"] == "progress" and e["player_id"] == bob.player_id
+               for e in missed["events"])
+    assert [e["seq"] for e in missed["events"]] == list(range(seen + 1, joined["seq"] + 1))
+    resent = await back.act(code, "2C>4", seq=2)
+    assert resent["duplicate"] is True
+    going_on = await back.act(code, "3C", seq=3)  # 3C follows 2C, now in r4c1
+    assert going_on["type"] == "action_ok" and going_on["to"] == "r4c2"
+    assert (going_on["moves_made"], going_on["score"]) == (3, 2)
+    ana_now = next(p for p in joined["players"] if p["player_id"] == ana.player_id)
+    assert ana_now["connected"] is True and ana_now["finished"] is False
+
+
+async def test_a_player_away_past_the_grace_period_is_ended_with_their_score(
+    connect: Connect,
+) -> None:
+    ana, bob = await players(connect, 2)
+    code = await start_race([ana, bob], seed=KNOWN_SEED)
+    await ana.act(code, "3H")
+    await ana.act(code, "2C>4")
+    await ana.close()  # the test server's grace period is 1 s
+    finished = await bob.event("player_finished", player_id=ana.player_id, timeout=5)
+    assert finished["end_reason"] == "disconnected" and finished["score"] == 1
+    assert finished["finish_ms"] >= 1000
+
+
+async def test_the_time_limit_ends_every_game_still_running(connect: Connect) -> None:
+    ana, bob = await players(connect, 2)
+    code = await start_race([ana, bob], seed=KNOWN_SEED, time_limit_s=1)
+    await ana.act(code, "3H")
+    ended = await bob.event("match_ended", timeout=5)
+    assert {row["end_reason"] for row in ended["ranking"]} == {"time"}
+    assert all(row["finish_ms"] == 1000 for row in ended["ranking"])
+    late = await ana.act(code, "2C>4")
+    assert late["code"] == "game_over"
+
+
+async def test_spectators_see_every_players_progress_but_not_the_seed_until_the_end(
+    connect: Connect,
+) -> None:
+    ana, bob, eve = await players(connect, 3)
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0, seed=KNOWN_SEED))["match"]["code"]
+    watching = await eve.ok("join_match", code=code, role="spectator")
+    assert watching["you"] == {"role": "spectator"} and watching["spectators"] == 1
+    await bob.ok("join_match", code=code)
+    for client in (ana, bob):
+        await client.ok("ready", code=code)
+    await eve.event("started")
+    await ana.act(code, "3H")
+    await ana.act(code, "2C>4")
+    progress = await eve.event("progress", player_id=ana.player_id, moves_made=2)
+    assert (progress["placed"], progress["score"], progress["redeals_used"]) == (1, 1, 0)
+    assert all("seed" not in event for event in eve.events)
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    ended = await eve.event("match_ended")
+    assert ended["seed"] == KNOWN_SEED
+
+
+async def test_the_lobby_lists_public_matches_and_seats_players_until_full(connect: Connect) -> None:
+    ana, bob, cat = await players(connect, 3)
+    public = (await ana.ok("create_match", max_players=2, public=True))["match"]
+    private = (await ana.ok("create_match", max_players=2))["match"]
+    listed = await cat.ok("list_matches")
+    codes = [match["code"] for match in listed["matches"]]
+    assert public["code"] in codes and private["code"] not in codes
+    await bob.ok("join_match", code=private["code"])
+    full = await cat.request("join_match", code=private["code"])
+    assert full["code"] == "match_full"
+    assert (await cat.request("join_match", code="NOPE42"))["code"] == "no_such_match"
+    assert (await bob.request("start_match", code=private["code"]))["code"] == "not_host"
+    left = await bob.ok("leave_match", code=private["code"])
+    assert left == {"type": "left", "id": left["id"], "match": private["code"]}
+    await ana.event("player_left", player_id=bob.player_id)
+    await cat.ok("join_match", code=private["code"])
+    await ana.ok("leave_match", code=private["code"])
+    changed = await cat.event("host_changed")
+    assert changed["host_id"] == cat.player_id
+    await cat.ok("start_match", code=private["code"])
+    await cat.event("countdown")
