@@ -302,9 +302,9 @@ class Session:
         for match, seat in self.seats.values():
             match.disconnect(seat)
         for code in self.spectating:
-            match = self.server.lobby.matches.get(code)
-            if match is not None:
-                match.spectators -= 1
+            watched = self.server.lobby.matches.get(code)
+            if watched is not None:
+                watched.spectators -= 1
 
 
 def _now() -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Final, Union
 
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
@@ -231,7 +232,7 @@ def _play(request_id: Any, fields: _Fields) -> Play:
     )
 
 
-_PARSERS: Final = {
+_PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "register": _register,
     "hello": lambda i, f: Hello(i, f.text("token", max_length=128)),
     "create_match": _create_match,

@@ -383,3 +383,38 @@ async def test_the_lobby_lists_public_matches_and_seats_players_until_full(conne
     assert changed["host_id"] == cat.player_id
     await cat.ok("start_match", code=private["code"])
     await cat.event("countdown")
+
+
+def losing_line(ruleset: str) -> tuple[Seed, list[str]]:
+    """A seed and the actions of a random game that ends lost (the same every run)."""
+    for number in range(1000):
+        seed = Seed(number.to_bytes(10, "big"))
+        game = Game(seed, ruleset)
+        actions = game.random_playout(random.Random(number))
+        if game.is_lost() and 5 < len(actions) < 80:
+            return seed, [str(action) for action in actions]
+    raise AssertionError("no short lost game in 1,000 deals")
+
+
+async def test_a_blocked_game_with_no_redeal_left_ends_lost_by_itself(connect: Connect) -> None:
+    seed, line = losing_line("no-redeal")
+    ana, bob = await players(connect, 2)
+    code = await start_race([ana, bob], ruleset="no-redeal", seed=str(seed))
+    last = await play_line(ana, code, line)
+    assert last["status"] == "lost"
+    finished = await bob.event("player_finished", player_id=ana.player_id)
+    assert finished["end_reason"] == "lost" and finished["score"] == last["score"]
+    assert (await ana.act(code, "stop"))["code"] == "game_over"
+
+
+async def test_the_deal_comes_after_the_countdown(connect: Connect) -> None:
+    [ana] = await players(connect, 1)
+    code = (await ana.ok("create_match", max_players=1, countdown_s=1))["match"]["code"]
+    await ana.ok("ready", code=code)
+    countdown = await ana.event("countdown")
+    counted_at = asyncio.get_running_loop().time()
+    assert countdown["countdown_ms"] == 1000 and len(countdown["commitment"]) == 64
+    early = await ana.act(code, "stop")
+    assert early["code"] == "not_started"
+    await ana.event("started")
+    assert asyncio.get_running_loop().time() - counted_at >= 0.9
