@@ -163,10 +163,10 @@ def parse_request(frame: str | bytes) -> Request:
     """Parse one client frame into its request, or raise ``ServerError``."""
     if isinstance(frame, bytes):
         raise ServerError("bad_json", "frames are JSON text, not binary")
-    if len(frame) > MAX_FRAME_BYTES:
-        raise ServerError("bad_json", f"a frame is at most {MAX_FRAME_BYTES} bytes")
+    if len(frame) > MAX_FRAME_BYTES or len(frame.encode()) > MAX_FRAME_BYTES:
+        raise ServerError("bad_json", f"a frame is at most {MAX_FRAME_BYTES} bytes of UTF-8")
     try:
-        data = json.loads(frame)
+        data = json.loads(frame, parse_constant=_refuse_constant)
     except ValueError as error:
         raise ServerError("bad_json", f"not JSON: {error}") from None
     if not isinstance(data, dict):
@@ -174,7 +174,9 @@ def parse_request(frame: str | bytes) -> Request:
     kind = data.get("type")
     request_id = data.get("id")
     if not isinstance(kind, str):
-        raise ServerError("bad_message", "field 'type' must be a string", id=request_id)
+        raise ServerError(
+            "bad_message", "field 'type' must be a string", id=request_id, field="type"
+        )
     parser = _PARSERS.get(kind)
     if parser is None:
         raise ServerError("unknown_type", f"unknown message type {kind!r}", id=request_id)
@@ -185,8 +187,12 @@ def parse_request(frame: str | bytes) -> Request:
         raise
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _register(request_id: Any, fields: _Fields) -> Register:
-    name = fields.text("name", max_length=64)
+    name = fields.text("name", max_length=MAX_FRAME_BYTES)
     if NAME_PATTERN.fullmatch(name) is None:
         raise ServerError(
             "bad_name", f"{name!r}: a name is 2-24 letters, digits, '_', '-' or '.'"
