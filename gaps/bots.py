@@ -33,7 +33,7 @@ from gaps.seed import SEED_BYTES, Seed
 
 __all__ = [
     "BOT_NAMES", "Board", "Bot", "GreedyBot", "RandomBot", "SearchBot", "bot_for_level",
-    "bot_named", "play_game", "search_deal",
+    "bot_named", "move_for", "play_game", "search_deal",
 ]
 
 COLUMNS: Final = 13

@@ -1,0 +1,185 @@
+"""Bots: only legal actions, deterministic, blind to the seed, and ranked by strength."""
+
+from __future__ import annotations
+
+import random
+from statistics import mean
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gaps import RULESETS, Game, Seed
+from gaps.bots import (
+    BOT_NAMES,
+    Board,
+    Bot,
+    GreedyBot,
+    RandomBot,
+    SearchBot,
+    bot_for_level,
+    bot_named,
+    move_for,
+    play_game,
+    search_deal,
+)
+from gaps.move import REDEAL, STOP, Move
+from gaps.replay import replay
+
+SEEDS = st.binary(min_size=10, max_size=10).filter(any)
+
+
+def quick_bots(seed: int) -> list[Bot]:
+    """One bot of each level, the search with a small budget to keep tests fast."""
+    return [
+        RandomBot(seed),
+        GreedyBot(seed, samples=2),
+        SearchBot(seed, max_nodes=300, samples=2, rollout_nodes=30),
+        SearchBot(seed, max_nodes=300, play_to_win=True),
+    ]
+
+
+def deal(number: int) -> Seed:
+    return Seed(number.to_bytes(10, "big"))
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_every_bot_plays_whole_games_of_every_ruleset_with_legal_actions_only(
+    ruleset: str,
+) -> None:
+    for number in range(6):
+        for bot in quick_bots(number):
+            game = Game(deal(number), ruleset)
+            actions = play_game(bot, game)  # Game.push raises on an illegal action
+            assert game.is_over()
+            replayed = replay(deal(number), ruleset, actions)
+            assert replayed.ok and replayed.game == game
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)), level=st.sampled_from([1, 2]))
+def test_random_and_greedy_bots_never_choose_an_illegal_action(
+    data: bytes, ruleset: str, level: int
+) -> None:
+    game = Game(Seed(data), ruleset)
+    play_game(bot_for_level(level, seed=len(data)), game)
+    assert game.is_over()
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)))
+def test_the_search_bot_never_chooses_an_illegal_action(data: bytes, ruleset: str) -> None:
+    game = Game(Seed(data), ruleset)
+    play_game(SearchBot(1, max_nodes=200, samples=2, rollout_nodes=20), game)
+    assert game.is_over()
+
+
+def test_a_bot_chooses_a_redeal_or_a_stop_only_when_it_has_no_better_move() -> None:
+    for number in range(4):
+        game = Game(deal(number), "classic")
+        bot = GreedyBot(number)
+        while not game.is_over():
+            action = bot.choose(game)
+            if action == REDEAL:
+                assert game.is_blocked()
+            game.push(action)
+
+
+@pytest.mark.parametrize("name", BOT_NAMES)
+def test_a_bot_plays_the_same_game_again_from_the_same_seed(name: str) -> None:
+    for ruleset in ("classic", "addiction"):
+        first = play_game(bot_named(name, seed=7), Game(deal(3), ruleset))
+        again = play_game(bot_named(name, seed=7), Game(deal(3), ruleset))
+        assert first == again
+
+
+def test_bots_never_read_the_game_seed() -> None:
+    # The same position under two seeds: the redeals would differ, the choices may not.
+    position = Game(deal(11), "classic")
+    position.random_playout(random.Random(3), redeal=False)
+    assert position.is_blocked()
+    grid = position.grid_codes()
+    for make in (
+        lambda: GreedyBot(5),
+        lambda: SearchBot(5, max_nodes=500, samples=3, rollout_nodes=30),
+    ):
+        choices = []
+        for secret in (b"one secret", b"another"):
+            game = Game.restore(Seed(secret), "classic", grid)
+            choices.append(make().choose(game))
+        assert choices[0] == choices[1]
+        assert choices[0] in (REDEAL, STOP)
+
+
+def test_bot_levels_are_random_greedy_and_search() -> None:
+    assert isinstance(bot_for_level(1, seed=0), RandomBot)
+    assert isinstance(bot_for_level(2, seed=0), GreedyBot)
+    assert isinstance(bot_for_level(3, seed=0), SearchBot)
+    with pytest.raises(ValueError):
+        bot_for_level(4, seed=0)
+    with pytest.raises(ValueError):
+        bot_named("perfect", seed=0)
+    assert bot_named("search-win", seed=0).name == "search-win"
+
+
+def test_the_search_bot_outscores_the_greedy_bot_which_outscores_the_random_bot() -> None:
+    scores: dict[str, list[int]] = {"random": [], "greedy": [], "search": []}
+    for number in range(30):
+        for name, bot in (
+            ("random", RandomBot(number)),
+            ("greedy", GreedyBot(number)),
+            ("search", SearchBot(number, max_nodes=1_500, samples=4, rollout_nodes=50)),
+        ):
+            game = Game(deal(number), "classic")
+            play_game(bot, game)
+            scores[name].append(game.score)
+    assert mean(scores["search"]) > mean(scores["greedy"]) + 5
+    assert mean(scores["greedy"]) > mean(scores["random"])
+
+
+def test_a_search_of_a_deal_reaches_the_placed_count_it_promises() -> None:
+    for number in range(5):
+        game = Game(deal(number), "no-redeal")
+        board = Board.of(game)
+        before = board.grid.copy()
+        placed, plan = search_deal(board, 2_000)
+        assert board.grid == before  # the search leaves the board as it was
+        for code, to in plan:
+            game.play(move_for(code, to))
+        assert game.placed == placed
+
+
+def test_a_search_finds_the_win_of_a_position_one_move_from_it() -> None:
+    layout = """
+    2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC --
+    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
+    2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH --
+    2S 3S 4S 5S 6S 7S 8S 9S TS JS QS -- KS
+    """
+    game = Game.from_layout(layout, "no-redeal")
+    action = SearchBot(0).choose(game)
+    assert action == Move.parse("KS")
+    game.push(action)
+    assert game.is_won() and game.score == 58
+
+
+def test_the_search_bot_stops_rather_than_redeal_when_a_redeal_cannot_pay() -> None:
+    # 44 cards placed, blocked: a redeal costs 5 and can win back 4 at most.
+    layout = """
+    2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC --
+    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
+    2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH --
+    2S 3S 4S 5S 6S 7S 8S 9S KS -- TS JS QS
+    """
+    game = Game.from_layout(layout, "classic")
+    assert game.is_blocked() and game.placed == 44
+    assert SearchBot(0).choose(game) == STOP
+    assert GreedyBot(0).choose(game) == STOP
+    assert SearchBot(0, play_to_win=True).choose(game) == REDEAL
+
+
+def test_the_search_bot_redeals_a_blocked_position_with_few_cards_placed() -> None:
+    game = Game(deal(11), "classic")
+    game.random_playout(random.Random(3), redeal=False)
+    assert game.is_blocked() and game.placed < 20
+    assert SearchBot(0, max_nodes=500, samples=4, rollout_nodes=50).choose(game) == REDEAL
