@@ -234,7 +234,9 @@ class Session:
             countdown_s=(request.countdown_s if request.countdown_s is not None
                          else self.server.settings.countdown_s),
         )
-        match = await self.server.lobby.create(player.id, player.name, options, request.seed)
+        match = await self.server.lobby.create(
+            player.id, options, request.seed, seats=[(player.id, player.name)]
+        )
         self.seats[match.code] = (match, match.seats[player.id])
         await self._watch(match)
         return {"type": "match_created", **match.snapshot(player.id)}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime
 from typing import Final
 
 from gaps import Seed
@@ -41,9 +42,26 @@ class Lobby:
         self._grace_s = grace_s
         self._max_history_events = max_history_events
         self.matches: dict[str, Match] = {}
+        self._end_listeners: list[Callable[[Match], Awaitable[None]]] = []
 
-    async def create(self, host_id: int, host_name: str, options: MatchOptions,
-                     seed: Seed | None) -> Match:
+    async def create(
+        self,
+        host_id: int,
+        options: MatchOptions,
+        seed: Seed | None,
+        *,
+        seats: Sequence[tuple[int, str]],
+        connected: bool = True,
+        kind: str = "race",
+        tournament_id: int | None = None,
+        round_number: int | None = None,
+        daily_date: date | None = None,
+    ) -> Match:
+        """A new match with ``seats`` (player id, name) taken, connected or reserved.
+
+        A match is rated unless its seed was chosen by someone (``seed`` given): then
+        the seed was not secret, and its results count for no board and no rating.
+        """
         code = new_code()
         while code in self.matches:
             code = new_code()
@@ -53,17 +71,23 @@ class Lobby:
             code=code, ruleset=options.ruleset.name, max_players=options.max_players,
             time_limit_s=options.time_limit_s, win_by=options.win_by, public=options.public,
             rated=rated, host_id=host_id, status="lobby", seed=seed.data,
-            commitment=seed.commitment, created_at=datetime.now(UTC),
+            commitment=seed.commitment, created_at=datetime.now(UTC), kind=kind,
+            tournament_id=tournament_id, round=round_number, daily_date=daily_date,
         )
         match = Match(
             match_id=match_id, code=code, options=options, seed=seed, rated=rated,
             host_id=host_id, store=self._store, journal=self._journal, broker=self._broker,
             grace_s=self._grace_s, max_history_events=self._max_history_events,
-            on_end=self._forget_later,
+            on_end=self._ended, kind=kind, daily_date=daily_date,
         )
         self.matches[code] = match
-        await match.join(host_id, host_name)
+        for player_id, name in seats:
+            await match.join(player_id, name, connected=connected)
         return match
+
+    def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
+        """Call ``listener`` with every match that ends (tournaments wait on rounds)."""
+        self._end_listeners.append(listener)
 
     def get(self, code: str) -> Match:
         match = self.matches.get(code.upper())
@@ -78,7 +102,9 @@ class Lobby:
             and len(match.seats) < match.options.max_players
         ]
 
-    async def _forget_later(self, match: Match) -> None:
+    async def _ended(self, match: Match) -> None:
+        for listener in self._end_listeners:
+            await listener(match)
         # A finished match stays in memory a while for late resyncs; its replay is read
         # from the database.
         asyncio.get_running_loop().call_later(

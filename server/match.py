@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Stop, Undo
@@ -24,7 +24,7 @@ from server.history import History
 from server.protocol import encode
 from server.ranking import Finish, rank
 from server.storage.journal import Journal
-from server.storage.store import Store
+from server.storage.store import FinishedGame, Store
 
 log = logging.getLogger("gaps.match")
 
@@ -112,8 +112,12 @@ class Match:
         grace_s: float,
         max_history_events: int,
         on_end: Callable[[Match], Awaitable[None]] | None = None,
+        kind: str = "race",
+        daily_date: date | None = None,
     ) -> None:
         self.id = match_id
+        self.kind = kind
+        self.daily_date = daily_date
         self.code = code
         self.options = options
         self.seed = seed
@@ -133,6 +137,13 @@ class Match:
         self._started_mono: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._state_lock = asyncio.Lock()
+
+    def seed_revealed(self) -> bool:
+        """Whether the seed may be published: once the match is over, except that a daily
+        challenge's seed stays secret until its day is over (others still play it)."""
+        if self.status != "finished":
+            return False
+        return self.daily_date is None or datetime.now(UTC).date() > self.daily_date
 
     @property
     def channel(self) -> str:
@@ -159,13 +170,14 @@ class Match:
             "rated": self.rated,
             "countdown_s": options.countdown_s,
             "host_id": self.host_id,
+            "kind": self.kind,
             "status": self.status,
             "players": len(self.seats),
             "commitment": self.seed.commitment if self.status != "lobby" else None,
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "t_ms": self.now_ms(),
         }
-        if self.status == "finished":
+        if self.seed_revealed():
             summary["seed"] = str(self.seed)
         return summary
 
@@ -212,13 +224,15 @@ class Match:
         if self.status != "lobby":
             raise ServerError("already_started", f"match {self.code} has started")
 
-    async def join(self, player_id: int, name: str) -> Seat:
-        """Seat the player (or find their seat again on a reconnect), counting one
-        more connection of theirs; ``disconnect`` counts it off."""
+    async def join(self, player_id: int, name: str, *, connected: bool = True) -> Seat:
+        """Seat the player (or find their seat again on a reconnect), counting one more
+        connection of theirs unless not ``connected`` (a seat reserved by the server, as
+        for a tournament round); ``disconnect`` counts it off."""
         async with self._state_lock:
             seat = self.seats.get(player_id)
             if seat is not None:
-                self.connect(seat)
+                if connected:
+                    self.connect(seat)
                 return seat
             self._require_lobby()
             if len(self.seats) >= self.options.max_players:
@@ -227,7 +241,8 @@ class Match:
                 )
             seat = Seat(player_id, name)
             self.seats[player_id] = seat
-            self.connect(seat)
+            if connected:
+                self.connect(seat)
             await self._store.add_match_player(self.id, player_id, datetime.now(UTC))
         await self.emit("player_joined", player=seat.progress())
         return seat
@@ -455,12 +470,15 @@ class Match:
             self.status = "finished"
         table = self.ranking()
         ended_at = datetime.now(UTC)
-        await self._store.finish_match(
-            self.id, ended_at, [(row["player_id"], row["rank"]) for row in table]
+        ratings = await self._store.finish_match(
+            self.id, ended_at,
+            [FinishedGame(row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0,
+                          row["won"]) for row in table],
+            ruleset=self.options.ruleset.name, rated=self.rated, daily_date=self.daily_date,
         )
         await self.emit(
-            "match_ended", ranking=table, seed=str(self.seed), commitment=self.seed.commitment,
-            ended_at=ended_at.isoformat(),
+            "match_ended", ranking=table, seed=str(self.seed) if self.seed_revealed() else None,
+            commitment=self.seed.commitment, ended_at=ended_at.isoformat(), ratings=ratings,
         )
         for task in list(self._tasks):
             if task is not asyncio.current_task():

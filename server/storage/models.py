@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
     LargeBinary,
     SmallInteger,
     String,
+    Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -56,6 +60,12 @@ class Match(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # race (a lobby match), quick (matchmaking), tournament (a round) or daily (solo)
+    kind: Mapped[str] = mapped_column(String(12), server_default="race")
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"))
+    round: Mapped[int | None] = mapped_column(SmallInteger)
+    # A daily challenge's day: its seed stays secret until that day is over.
+    daily_date: Mapped[date | None] = mapped_column(Date)
 
     __table_args__ = (Index("ix_matches_status_public", "status", "public"),)
 
@@ -102,3 +112,125 @@ class ActionRecord(Base):
     __table_args__ = (
         Index("ux_actions_match_player_seq", "match_id", "player_id", "seq", unique=True),
     )
+
+
+class Rating(Base):
+    """A player's openskill (Plackett-Luce) rating in one ruleset."""
+
+    __tablename__ = "ratings"
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    ruleset: Mapped[str] = mapped_column(String(16), primary_key=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    ordinal: Mapped[float] = mapped_column(Float)  # mu - 3 sigma: what boards sort by
+    games: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_ratings_board", "ruleset", text("ordinal DESC"), "player_id"),)
+
+
+class RatingChange(Base):
+    """One rating update: the history of a player's rating, match by match."""
+
+    __tablename__ = "rating_history"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    ruleset: Mapped[str] = mapped_column(String(16))
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
+    rank: Mapped[int] = mapped_column(SmallInteger)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    ordinal: Mapped[float] = mapped_column(Float)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_rating_history_player", "player_id", "ruleset", "id"),)
+
+
+class BoardEntry(Base):
+    """A player's standing in one ruleset over one period, kept up to date as matches end.
+
+    Leaderboards read these rows through an index per board instead of aggregating
+    every result on each request.
+    """
+
+    __tablename__ = "board_entries"
+
+    ruleset: Mapped[str] = mapped_column(String(16), primary_key=True)
+    period: Mapped[str] = mapped_column(String(6), primary_key=True)  # all, month or day
+    period_start: Mapped[date] = mapped_column(Date, primary_key=True)  # 2000-01-01 for all
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    games: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    best_score: Mapped[int] = mapped_column(SmallInteger)
+    best_score_ms: Mapped[int] = mapped_column(Integer)  # the finish time of that game
+    fastest_win_ms: Mapped[int | None] = mapped_column(Integer)
+    fastest_win_score: Mapped[int | None] = mapped_column(SmallInteger)
+
+    __table_args__ = (
+        Index("ix_board_score", "ruleset", "period", "period_start",
+              text("best_score DESC"), "best_score_ms", "player_id"),
+        Index("ix_board_time", "ruleset", "period", "period_start",
+              "fastest_win_ms", text("fastest_win_score DESC"), "player_id"),
+        Index("ix_board_wins", "ruleset", "period", "period_start",
+              text("wins DESC"), "games", "player_id"),
+    )
+
+
+class Tournament(Base):
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    code: Mapped[str] = mapped_column(String(8), unique=True)
+    name: Mapped[str] = mapped_column(String(64))
+    host_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    ruleset: Mapped[str] = mapped_column(String(16))
+    rounds: Mapped[int] = mapped_column(SmallInteger)
+    max_players: Mapped[int] = mapped_column(SmallInteger)
+    round_time_limit_s: Mapped[int] = mapped_column(Integer)
+    start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # open (taking entrants), running, finished
+    status: Mapped[str] = mapped_column(String(12))
+    current_round: Mapped[int] = mapped_column(SmallInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TournamentEntry(Base):
+    __tablename__ = "tournament_entries"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    total_score: Mapped[int] = mapped_column(Integer, default=0)
+    total_time_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    rounds_played: Mapped[int] = mapped_column(SmallInteger, default=0)
+    rank: Mapped[int | None] = mapped_column(SmallInteger)
+
+
+class DailyEntry(Base):
+    """A player's one attempt at a day's challenge in a ruleset."""
+
+    __tablename__ = "daily_entries"
+
+    ruleset: Mapped[str] = mapped_column(String(16), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
+    score: Mapped[int | None] = mapped_column(SmallInteger)
+    finish_ms: Mapped[int | None] = mapped_column(Integer)
+
+    __table_args__ = (
+        Index("ix_daily_board", "ruleset", "day", text("score DESC"), "finish_ms", "player_id"),
+    )
+
+
+class ServerSecret(Base):
+    """Server-wide secrets, made once (the key daily challenge seeds derive from)."""
+
+    __tablename__ = "server_secrets"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[bytes] = mapped_column(LargeBinary(64))

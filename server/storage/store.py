@@ -5,20 +5,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.storage.models import ActionRecord, Match, MatchPlayer, Player
+from server.leaderboard import Result, record_results
+from server.rating import update_ratings
+from server.storage.models import ActionRecord, DailyEntry, Match, MatchPlayer, Player
 
 
 class NameTaken(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """One line of a finished match's table."""
+
+    player_id: int
+    rank: int
+    score: int
+    finish_ms: int
+    won: bool
 
 
 @dataclass(frozen=True)
@@ -88,18 +101,42 @@ class Store:
             )
 
     async def finish_match(
-        self, match_id: int, ended_at: datetime, ranks: Iterable[tuple[int, int]]
-    ) -> None:
-        """Store each (player id, rank) and mark the match finished, in one transaction."""
+        self,
+        match_id: int,
+        ended_at: datetime,
+        table: Sequence[FinishedGame],
+        *,
+        ruleset: str,
+        rated: bool,
+        daily_date: date | None = None,
+    ) -> list[dict[str, Any]]:
+        """In one transaction: store each rank, mark the match finished and, for a rated
+        match, fold the results into the leaderboards and the ratings (returned)."""
         async with self.engine.begin() as connection:
-            for player_id, rank in ranks:
+            for game in table:
                 await connection.execute(
                     update(MatchPlayer)
-                    .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
-                    .values(rank=rank)
+                    .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == game.player_id)
+                    .values(rank=game.rank)
                 )
             await connection.execute(
                 update(Match).where(Match.id == match_id).values(status="finished", ended_at=ended_at)
+            )
+            if daily_date is not None:
+                for game in table:
+                    await connection.execute(
+                        update(DailyEntry).where(DailyEntry.match_id == match_id,
+                                                 DailyEntry.player_id == game.player_id)
+                        .values(score=game.score, finish_ms=game.finish_ms)
+                    )
+            if not rated:
+                return []
+            await record_results(connection, ruleset=ruleset, ended_at=ended_at, results=[
+                Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
+            ])
+            return await update_ratings(
+                connection, ruleset=ruleset, match_id=match_id,
+                ranking=[(game.player_id, game.rank) for game in table], at=ended_at,
             )
 
     async def replay(self, code: str) -> dict[str, Any] | None:
