@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,6 +68,16 @@ VALID: dict[str, dict[str, Any]] = {
     "ping": {"type": "ping", "id": 1},
 }
 
+PROTOCOL_DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+#: The request types docs/protocol.md documents: one "### `type`" heading each.
+DOCUMENTED_REQUEST_TYPES = set(re.findall(r"^### `([a-z_]+)`", PROTOCOL_DOC, re.MULTILINE))
+#: The error codes of docs/protocol.md's Errors table.
+DOCUMENTED_ERROR_CODES = set(re.findall(
+    r"^\| `([a-z_]+)` \|",
+    PROTOCOL_DOC.split("\n## Errors", 1)[1].split("\n## ", 1)[0],
+    re.MULTILINE,
+))
+
 CODE_TYPES = ["join_match", "leave_match", "ready", "start_match", "action", "resync",
               "get_replay"]
 
@@ -73,8 +85,14 @@ CODE_TYPES = ["join_match", "leave_match", "ready", "start_match", "action", "re
 # --- the request types -------------------------------------------------------------------
 
 
-def test_the_request_types_are_exactly_those_the_protocol_documents() -> None:
-    assert set(REQUEST_TYPES) == set(VALID)
+def test_every_documented_request_type_is_parsed() -> None:
+    assert set(VALID) <= DOCUMENTED_REQUEST_TYPES
+    assert DOCUMENTED_REQUEST_TYPES <= set(REQUEST_TYPES)
+
+
+def test_every_request_type_the_server_parses_is_documented() -> None:
+    # docs/protocol.md: "unknown_type: the type is not one listed here".
+    assert set(REQUEST_TYPES) <= DOCUMENTED_REQUEST_TYPES
 
 
 def test_the_protocol_version_is_one() -> None:
@@ -433,7 +451,7 @@ def test_a_frame_one_byte_over_the_maximum_is_bad_json() -> None:
 
 def test_the_frame_limit_counts_utf8_bytes_not_characters() -> None:
     # docs/protocol.md: "Frames are at most 4096 bytes". 3000 'é' are 6000 bytes.
-    text = frame(type="ping", id="é" * 3000)
+    text = json.dumps({"type": "ping", "id": "é" * 3000}, ensure_ascii=False)
     assert len(text) < MAX_FRAME_BYTES < len(text.encode())
     assert refusal(text).code == "bad_json"
 
@@ -496,7 +514,7 @@ def test_a_bad_message_is_short_even_when_the_bad_value_is_long() -> None:
     assert len(error.message) <= 300
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=200))
 def test_any_text_frame_is_parsed_or_refused_with_a_documented_error(text: str) -> None:
     try:
@@ -513,7 +531,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.sampled_from(sorted(VALID)),
     st.dictionaries(
@@ -538,7 +556,7 @@ def test_any_request_with_any_field_values_is_parsed_or_refused_as_bad_message(
             assert error.details["field"] in changes
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.text(max_size=20))
 def test_any_action_text_is_a_play_or_a_bad_message_on_the_action_field(text: str) -> None:
     try:
@@ -611,14 +629,12 @@ def test_an_error_of_an_unknown_code_cannot_be_made() -> None:
 
 
 def test_every_documented_error_code_exists() -> None:
-    documented = {
-        "bad_json", "bad_message", "unknown_type", "not_authenticated", "already_authenticated",
-        "bad_token", "bad_name", "name_taken", "no_such_match", "match_full", "not_in_match",
-        "not_host", "not_a_player", "already_started", "not_started", "match_finished",
-        "game_over", "illegal_action", "stale_seq", "not_finished", "storage_unavailable",
-        "internal_error",
-    }
-    assert set(ERROR_CODES) == documented
+    assert {"bad_json", "bad_message", "unknown_type", "bad_name"} <= DOCUMENTED_ERROR_CODES
+    assert DOCUMENTED_ERROR_CODES <= set(ERROR_CODES)
+
+
+def test_every_error_code_the_server_may_send_is_documented() -> None:
+    assert set(ERROR_CODES) <= DOCUMENTED_ERROR_CODES
 
 
 def test_encode_writes_compact_json_with_no_spaces() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.ranking import Finish, rank, sort_key
@@ -183,6 +183,7 @@ finishes_strategy = st.lists(
 )
 
 
+@settings(max_examples=60)
 @given(finishes_strategy, st.sampled_from(["time", "score"]))
 def test_ranks_start_at_one_never_decrease_and_ties_share_a_rank(
     finishes: list[Finish], win_by: str
@@ -208,6 +209,7 @@ def test_ranks_start_at_one_never_decrease_and_ties_share_a_rank(
                 assert position == index + 1
 
 
+@settings(max_examples=60)
 @given(finishes_strategy)
 def test_with_win_by_time_winners_come_first_in_finish_order(finishes: list[Finish]) -> None:
     ranked = [entry for _, entry in rank(finishes, "time")]
@@ -218,6 +220,7 @@ def test_with_win_by_time_winners_come_first_in_finish_order(finishes: list[Fini
     assert [(-r.score, r.score_ms) for r in rest] == sorted((-r.score, r.score_ms) for r in rest)
 
 
+@settings(max_examples=60)
 @given(finishes_strategy)
 def test_with_win_by_score_scores_never_increase_down_the_table(finishes: list[Finish]) -> None:
     ranked = [entry for _, entry in rank(finishes, "score")]
@@ -226,6 +229,7 @@ def test_with_win_by_score_scores_never_increase_down_the_table(finishes: list[F
     )
 
 
+@settings(max_examples=60)
 @given(finishes_strategy, st.sampled_from(["time", "score"]), st.randoms())
 def test_the_table_does_not_depend_on_the_input_order(
     finishes: list[Finish], win_by: str, random: object
