@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ ENVIRONMENT = ("GAPS_HOST", "GAPS_PORT", "DATABASE_URL", "REDIS_URL", "GAPS_DATA
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No setting comes from the environment the tests run in."""
-    for name in ENVIRONMENT:
+    for name in [*ENVIRONMENT, *(name for name in os.environ if name.startswith("GAPS_"))]:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -148,14 +150,17 @@ def test_a_bad_flag_value_is_a_usage_error() -> None:
 
 
 def test_from_arguments_reads_a_namespace() -> None:
-    options = argparse.Namespace(
-        host="h", port=1, database_url="postgres://x/y", redis_url=None, data_dir=Path("p"),
-        countdown_s=0, grace_s=2.0, max_history_events=3, log_level="ERROR",
+    expected = dataclasses.replace(
+        Settings(), host="h", port=1, database_url="postgres://x/y", redis_url=None,
+        data_dir=Path("p"), countdown_s=0, grace_s=2.0, max_history_events=3, log_level="ERROR",
     )
-    assert from_arguments(options) == Settings(
-        host="h", port=1, database_url="postgres://x/y", redis_url=None, data_dir=Path("p"),
-        countdown_s=0, grace_s=2.0, max_history_events=3, log_level="ERROR",
-    )
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    options = parser.parse_args([])
+    for name in ("host", "port", "database_url", "redis_url", "data_dir", "countdown_s",
+                 "grace_s", "max_history_events", "log_level"):
+        setattr(options, name, getattr(expected, name))
+    assert from_arguments(options) == expected
 
 
 def test_from_arguments_keeps_the_default_of_settings_that_have_no_flag() -> None:
