@@ -6,9 +6,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
+from urllib.parse import parse_qs
 
 from websockets.asyncio.server import Server as WebSocketServer
 from websockets.asyncio.server import ServerConnection, serve
@@ -16,17 +17,23 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from server import protocol
+from server import leaderboard, protocol
 from server.broker import Broker, LocalBroker, Subscription
 from server.config import Settings
 from server.errors import ServerError
 from server.identity import new_token, token_hash
+from server.daily import Daily, today
 from server.lobby import Lobby
+from server.matchmaker import Matchmaker
+from server.tournament import Tournaments
 from server.match import Match, MatchOptions, Seat
 from server.protocol import (
-    CreateMatch, GetReplay, Hello, JoinMatch, LeaveMatch, ListMatches, Ping, Play, Ready,
-    Register, Resync, StartMatch, encode, error_message, parse_request,
+    CancelQuickMatch, CreateMatch, CreateTournament, GetDailyBoard, GetLeaderboard, GetRating,
+    GetReplay, GetStandings, Hello, JoinMatch, JoinTournament, LeaveMatch, ListMatches,
+    ListTournaments, Ping, Play, PlayDaily, QuickMatch, Ready, Register, Resync, StartMatch,
+    StartTournament, encode, error_message, parse_request,
 )
+from server.rating import PROVISIONAL_GAMES, rating_of
 from server.redis_broker import RedisBroker
 from server.replays import replay_document
 from server.storage.database import create_engine, database_url, migrate
@@ -44,15 +51,26 @@ class Server:
         self.store = Store(self.engine)
         self.journal = Journal(self.engine)
         self.broker: Broker = LocalBroker()
-        self.lobby = self._make_lobby()
+        self._build_services()
         self._websocket_server: WebSocketServer | None = None
 
-    def _make_lobby(self) -> Lobby:
+    def _build_services(self) -> None:
+        """The lobby and what runs matches in it, all linked through ``self.broker``."""
         settings = self.settings
-        return Lobby(
+        self.lobby = Lobby(
             store=self.store, journal=self.journal, broker=self.broker,
             grace_s=settings.grace_s, max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
+        )
+        self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
+        self.tournaments = Tournaments(
+            store=self.store, lobby=self.lobby, broker=self.broker,
+            countdown_s=settings.tournament_countdown_s, break_s=settings.tournament_break_s,
+            max_history_events=settings.max_history_events,
+        )
+        self.matchmaker = Matchmaker(
+            store=self.store, lobby=self.lobby, wait_s=settings.quick_wait_s,
+            countdown_s=settings.countdown_s,
         )
 
     @property
@@ -65,8 +83,10 @@ class Server:
         await migrate(self.engine)
         if self.settings.redis_url:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
-            self.lobby = self._make_lobby()
+            self._build_services()
         self.journal.start()
+        await self.tournaments.resume()
+        self.matchmaker.start()
         self._websocket_server = await serve(
             self._session, self.settings.host, self.settings.port,
             process_request=self._http, max_size=protocol.MAX_FRAME_BYTES * 4,
@@ -80,6 +100,8 @@ class Server:
         if self._websocket_server is not None:
             self._websocket_server.close()
             await self._websocket_server.wait_closed()
+        await self.matchmaker.close()
+        await self.tournaments.close()
         await self.lobby.close()
         await self.journal.close()
         await self.broker.close()
@@ -94,27 +116,94 @@ class Server:
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return None
-        path = request.path.split("?", 1)[0].rstrip("/")
-        if path == "/healthz":
+        path, _, query_text = request.path.partition("?")
+        if path.rstrip("/") == "/healthz":
             return _respond(HTTPStatus.OK, {"status": "ok"})
-        if path == "/matches":
-            return _respond(HTTPStatus.OK, {"matches": [m.summary() for m in self.lobby.open_public()]})
-        parts = path.split("/")
-        if len(parts) == 4 and parts[1] == "matches" and parts[3] == "replay":
-            try:
-                return _respond(HTTPStatus.OK, await self.replay(parts[2]))
-            except ServerError as error:
-                status = HTTPStatus.NOT_FOUND if error.code == "no_such_match" else HTTPStatus.CONFLICT
-                return _respond(status, error_message(error))
-        return _respond(HTTPStatus.NOT_FOUND, {"error": f"no resource at {path or '/'}"})
+        query = {key: values[-1] for key, values in parse_qs(query_text).items()}
+        for number in ("limit",):
+            if number in query and query[number].isdigit():
+                query[number] = int(query[number])  # type: ignore[assignment]
+        try:
+            return _respond(HTTPStatus.OK, await self._http_get(path, query))
+        except ServerError as error:
+            status = _HTTP_STATUS.get(error.code, HTTPStatus.BAD_REQUEST)
+            return _respond(status, error_message(error))
 
     async def replay(self, code: str) -> dict[str, Any]:
         stored = await self.store.replay(code.upper())
         if stored is None:
             raise ServerError("no_such_match", f"no match has code {code!r}")
-        if stored["match"]["status"] != "finished":
+        match = stored["match"]
+        if match["status"] != "finished":
             raise ServerError("not_finished", f"match {code} has not finished: its seed is secret")
+        if match["daily_date"] is not None and match["daily_date"] >= today():
+            raise ServerError("not_finished",
+                              f"match {code} is a daily challenge: its seed is secret until "
+                              f"{match['daily_date']} is over")
         return replay_document(stored)
+
+    async def leaderboard(
+        self, *, ruleset: str, by: str, period: str, day: date | None, cursor: str | None,
+        limit: int, around_player: int | None,
+    ) -> dict[str, Any]:
+        async with self.engine.connect() as connection:
+            if around_player is not None:
+                return await leaderboard.around(
+                    connection, ruleset=ruleset, by=by, period=period, day=day or today(),
+                    player_id=around_player, neighbours=limit // 2,
+                    provisional_games=PROVISIONAL_GAMES)
+            return await leaderboard.page(
+                connection, ruleset=ruleset, by=by, period=period, day=day or today(),
+                cursor=cursor, limit=limit, provisional_games=PROVISIONAL_GAMES)
+
+    async def rating(self, name: str) -> dict[str, Any]:
+        player = await self.store.player_named(name)
+        if player is None:
+            raise ServerError("no_such_player", f"no player is called {name!r}")
+        async with self.engine.connect() as connection:
+            return {"player": {"id": player.id, "name": player.name},
+                    **await rating_of(connection, player.id)}
+
+    async def _http_get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
+        """The read-only JSON resources (docs/protocol.md, HTTP)."""
+        parts = [part for part in path.split("/") if part]
+        match parts:
+            case ["matches"]:
+                return {"matches": [m.summary() for m in self.lobby.open_public()]}
+            case ["matches", code, "replay"]:
+                return await self.replay(code)
+            case ["leaderboards", ruleset]:
+                fields = protocol.parse_request(json.dumps({"type": "leaderboard",
+                                                            "ruleset": ruleset, **query}))
+                assert isinstance(fields, protocol.GetLeaderboard)
+                around = None
+                if "player" in query:
+                    found = await self.store.player_named(query["player"])
+                    if found is None:
+                        raise ServerError("no_such_player", f"no player is called {query['player']!r}")
+                    around = found.id
+                return await self.leaderboard(
+                    ruleset=fields.ruleset.name, by=fields.by, period=fields.period,
+                    day=fields.day, cursor=fields.cursor, limit=fields.limit, around_player=around)
+            case ["ratings", name]:
+                return await self.rating(name)
+            case ["tournaments"]:
+                return {"tournaments": [t.view() for t in self.tournaments.listed()]}
+            case ["tournaments", code]:
+                return await self.tournaments.standings(code)
+            case ["daily", ruleset]:
+                board = protocol.parse_request(json.dumps({"type": "daily_board",
+                                                           "ruleset": ruleset, **query}))
+                assert isinstance(board, protocol.GetDailyBoard)
+                return await self.daily.board(board.ruleset.name, board.day or today())
+        raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
+
+
+_HTTP_STATUS: Final = {
+    "no_such_match": HTTPStatus.NOT_FOUND, "no_such_player": HTTPStatus.NOT_FOUND,
+    "no_such_tournament": HTTPStatus.NOT_FOUND, "no_such_resource": HTTPStatus.NOT_FOUND,
+    "not_finished": HTTPStatus.CONFLICT,
+}
 
 
 def _respond(status: HTTPStatus, body: dict[str, Any]) -> Response:
@@ -139,11 +228,7 @@ class Session:
     async def run(self) -> None:
         try:
             async for frame in self.connection:
-                reply = await self.handle(frame)
-                await self.connection.send(encode(reply))
-                for start in self._after_reply:
-                    start()
-                self._after_reply.clear()
+                await self._send_then_forward(await self.handle(frame))
         except ConnectionClosed:
             pass
         finally:
@@ -193,7 +278,60 @@ class Session:
                 return self.resync(player, lobby.get(code), since)
             case GetReplay(code=code):
                 return {"type": "replay", "replay": await self.server.replay(code)}
+            case GetLeaderboard():
+                return {"type": "leaderboard", **await self.server.leaderboard(
+                    ruleset=request.ruleset.name, by=request.by, period=request.period,
+                    day=request.day, cursor=request.cursor, limit=request.limit,
+                    around_player=player.id if request.around_me else None)}
+            case GetRating(name=wanted):
+                return {"type": "rating", **await self.server.rating(wanted or player.name)}
+            case CreateTournament():
+                tournament = await self.server.tournaments.create(
+                    player.id, name=request.name, ruleset=request.ruleset, rounds=request.rounds,
+                    max_players=request.max_players,
+                    round_time_limit_s=request.round_time_limit_s, start_at=request.start_at)
+                await self._follow(tournament.channel)
+                return {"type": "tournament", "tournament": tournament.view()}
+            case JoinTournament(code=code):
+                tournament = await self.server.tournaments.join(code, player.id, player.name)
+                await self._follow(tournament.channel)
+                return {"type": "tournament", "tournament": tournament.view(),
+                        "seq": tournament.history.last_seq}
+            case StartTournament(code=code):
+                tournament = await self.server.tournaments.start_by(code, player.id)
+                return {"type": "tournament", "tournament": tournament.view()}
+            case ListTournaments():
+                return {"type": "tournaments",
+                        "tournaments": [t.view() for t in self.server.tournaments.listed()]}
+            case GetStandings(code=code):
+                return {"type": "standings", **await self.server.tournaments.standings(code)}
+            case PlayDaily(ruleset=ruleset):
+                match = await self.server.daily.start(player.id, player.name, ruleset)
+                await self._attach(match)
+                return {"type": "daily_started", **match.snapshot(player.id)}
+            case GetDailyBoard(ruleset=ruleset, day=day):
+                return {"type": "daily_board",
+                        **await self.server.daily.board(ruleset.name, day or today())}
+            case QuickMatch(ruleset=ruleset):
+                waiting = await self.server.matchmaker.enqueue(
+                    ruleset, player.id, player.name, self._quick_matched)
+                return {"type": "queued", "ruleset": ruleset.name, "waiting": waiting}
+            case CancelQuickMatch():
+                return {"type": "ok", "cancelled": self.server.matchmaker.cancel(player.id)}
         raise AssertionError(f"unhandled request {request!r}")
+
+    async def _attach(self, match: Match) -> None:
+        """Take this player's seat in ``match`` on this connection, and watch it."""
+        assert self.player is not None
+        if match.code not in self.seats:
+            self.seats[match.code] = (match, await match.join(self.player.id, self.player.name))
+        await self._watch(match)
+
+    async def _quick_matched(self, match: Match) -> None:
+        """The matchmaker seated this player: say so, unasked, with the match's snapshot."""
+        assert self.player is not None
+        await self._attach(match)
+        await self._send_then_forward({"type": "matched", **match.snapshot(self.player.id)})
 
     def _require_player(self) -> PlayerRecord:
         if self.player is None:
@@ -248,9 +386,7 @@ class Session:
                 match.spectators += 1
             await self._watch(match)
             return {"type": "joined", **match.snapshot(None)}
-        if match.code not in self.seats:
-            self.seats[match.code] = (match, await match.join(player.id, player.name))
-        await self._watch(match)
+        await self._attach(match)
         return {"type": "joined", **match.snapshot(player.id)}
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
@@ -261,7 +397,7 @@ class Session:
         else:
             await match.leave(player.id)
             self.seats.pop(match.code, None)
-        self._unwatch(match.code)
+        self._unfollow(match.channel)
         return {"type": "left", "match": match.code}
 
     def resync(self, player: PlayerRecord, match: Match, since: int) -> dict[str, Any]:
@@ -271,20 +407,31 @@ class Session:
         return {"type": "events", "match": match.code, "events": events}
 
     async def _watch(self, match: Match) -> None:
-        """Subscribe to the match's events; forwarding starts once the reply is sent."""
-        if match.code in self.watching:
+        await self._follow(match.channel)
+
+    async def _follow(self, channel: str) -> None:
+        """Subscribe to a channel's events. Forwarding them starts once the reply is sent,
+        so that the reply, which tells the last event's seq, comes first."""
+        if channel in self.watching:
             return
-        subscription = await self.server.broker.subscribe(match.channel)
-        self.watching[match.code] = (subscription, None)
+        subscription = await self.server.broker.subscribe(channel)
+        self.watching[channel] = (subscription, None)
 
         def start() -> None:
             task = asyncio.create_task(self._forward(subscription))
-            self.watching[match.code] = (subscription, task)
+            self.watching[channel] = (subscription, task)
 
         self._after_reply.append(start)
 
-    def _unwatch(self, code: str) -> None:
-        watched = self.watching.pop(code, None)
+    async def _send_then_forward(self, message: dict[str, Any]) -> None:
+        """Send ``message``, then start forwarding what ``_follow`` subscribed to."""
+        await self.connection.send(encode(message))
+        starts, self._after_reply = self._after_reply, []
+        for start in starts:
+            start()
+
+    def _unfollow(self, channel: str) -> None:
+        watched = self.watching.pop(channel, None)
         if watched is not None:
             subscription, task = watched
             subscription.close()
@@ -299,8 +446,10 @@ class Session:
             pass
 
     async def _cleanup(self) -> None:
-        for code in list(self.watching):
-            self._unwatch(code)
+        for channel in list(self.watching):
+            self._unfollow(channel)
+        if self.player is not None:
+            self.server.matchmaker.cancel(self.player.id)
         for match, seat in self.seats.values():
             match.disconnect(seat)
         for code in self.spectating:

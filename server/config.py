@@ -19,6 +19,9 @@ class Settings:
     grace_s: float = 30.0
     max_history_events: int = 512
     retain_finished_s: float = 600.0
+    tournament_countdown_s: int = 10
+    tournament_break_s: float = 15.0
+    quick_wait_s: float = 5.0
     log_level: str = "INFO"
 
 
@@ -50,6 +53,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-history-events", type=int,
                         default=int(_env_float("GAPS_MAX_HISTORY_EVENTS", defaults.max_history_events)),
                         help="events a match keeps for resync")
+    parser.add_argument("--tournament-countdown-s", type=int,
+                        default=int(_env_float("GAPS_TOURNAMENT_COUNTDOWN_S",
+                                               defaults.tournament_countdown_s)),
+                        help="countdown before each tournament round, seconds")
+    parser.add_argument("--tournament-break-s", type=float,
+                        default=_env_float("GAPS_TOURNAMENT_BREAK_S", defaults.tournament_break_s),
+                        help="pause between tournament rounds, seconds")
+    parser.add_argument("--quick-wait-s", type=float,
+                        default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
+                        help="how long quick match waits for a fuller group, seconds")
     parser.add_argument("--log-level", default=env.get("GAPS_LOG_LEVEL", defaults.log_level))
 
 
@@ -63,5 +76,8 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         countdown_s=options.countdown_s,
         grace_s=options.grace_s,
         max_history_events=options.max_history_events,
+        tournament_countdown_s=options.tournament_countdown_s,
+        tournament_break_s=options.tournament_break_s,
+        quick_wait_s=options.quick_wait_s,
         log_level=options.log_level,
     )

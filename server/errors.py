@@ -26,6 +26,11 @@ ERROR_CODES: Final[dict[str, str]] = {
     "illegal_action": "the rules refuse this action; `reason` says why (docs/rules.md)",
     "stale_seq": "this action seq is older than the last one applied and not cached",
     "not_finished": "the replay of a match is published when it ends",
+    "no_such_tournament": "no tournament has this code",
+    "tournament_full": "the tournament has all the entrants it takes",
+    "daily_already_played": "you have played today's challenge in this ruleset",
+    "no_such_player": "no player has this name",
+    "no_such_resource": "(HTTP) nothing is at this path",
     "storage_unavailable": "the action could not be stored; it was not applied, retry",
     "internal_error": "a bug on the server; the connection stays usable",
 }

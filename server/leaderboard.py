@@ -24,7 +24,6 @@ from server.storage.models import BoardEntry, Player, Rating
 
 PERIODS: Final = ("all", "month", "day")
 ALL_TIME: Final = date(2000, 1, 1)  # the period_start of the all-time rows
-MAX_PAGE_ROWS: Final = 100
 
 
 def period_start(period: str, day: date) -> date:

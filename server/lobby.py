@@ -56,16 +56,19 @@ class Lobby:
         tournament_id: int | None = None,
         round_number: int | None = None,
         daily_date: date | None = None,
+        rated: bool | None = None,
     ) -> Match:
         """A new match with ``seats`` (player id, name) taken, connected or reserved.
 
         A match is rated unless its seed was chosen by someone (``seed`` given): then
         the seed was not secret, and its results count for no board and no rating.
+        The server's own choices (a daily challenge's seed) say so with ``rated``.
         """
         code = new_code()
         while code in self.matches:
             code = new_code()
-        rated = seed is None
+        if rated is None:
+            rated = seed is None
         seed = seed or Seed.generate()
         match_id = await self._store.create_match(
             code=code, ruleset=options.ruleset.name, max_players=options.max_players,

@@ -281,14 +281,22 @@ class Match:
             await self._store.remove_match_player(self.id, player_id)
         await self.emit("player_left", player_id=player_id)
         if not self.seats:
-            self.status = "abandoned"
-            await self._store.set_match_status(self.id, "abandoned", ended_at=datetime.now(UTC))
-            await self.emit("match_abandoned")
-            if self._on_end is not None:
-                await self._on_end(self)
+            await self.abandon()
         elif player_id == self.host_id:
             self.host_id = next(iter(self.seats))
             await self.emit("host_changed", host_id=self.host_id)
+
+    async def abandon(self) -> None:
+        """Give the match up unplayed (everyone left the lobby, or the server did)."""
+        if self.status in ("finished", "abandoned"):
+            return
+        self.status = "abandoned"
+        await self._store.set_match_status(self.id, "abandoned", ended_at=datetime.now(UTC))
+        await self.emit("match_abandoned")
+        for task in list(self._tasks):
+            task.cancel()
+        if self._on_end is not None:
+            await self._on_end(self)
 
     async def set_ready(self, player_id: int, ready: bool) -> None:
         seat = self.seats.get(player_id)

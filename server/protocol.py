@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from collections.abc import Callable
 from typing import Any, Final, Union
 
@@ -106,10 +107,94 @@ class Ping:
     id: Any
 
 
+@dataclass(frozen=True)
+class GetLeaderboard:
+    id: Any
+    ruleset: Ruleset
+    by: str
+    period: str
+    day: date | None
+    cursor: str | None
+    limit: int
+    around_me: bool
+
+
+@dataclass(frozen=True)
+class GetRating:
+    id: Any
+    name: str | None
+
+
+@dataclass(frozen=True)
+class CreateTournament:
+    id: Any
+    name: str
+    ruleset: Ruleset
+    rounds: int
+    max_players: int
+    round_time_limit_s: int
+    start_at: datetime | None
+
+
+@dataclass(frozen=True)
+class JoinTournament:
+    id: Any
+    code: str
+
+
+@dataclass(frozen=True)
+class StartTournament:
+    id: Any
+    code: str
+
+
+@dataclass(frozen=True)
+class ListTournaments:
+    id: Any
+
+
+@dataclass(frozen=True)
+class GetStandings:
+    id: Any
+    code: str
+
+
+@dataclass(frozen=True)
+class PlayDaily:
+    id: Any
+    ruleset: Ruleset
+
+
+@dataclass(frozen=True)
+class GetDailyBoard:
+    id: Any
+    ruleset: Ruleset
+    day: date | None
+
+
+@dataclass(frozen=True)
+class QuickMatch:
+    id: Any
+    ruleset: Ruleset
+
+
+@dataclass(frozen=True)
+class CancelQuickMatch:
+    id: Any
+
+
 Request = Union[
     Register, Hello, CreateMatch, ListMatches, JoinMatch, LeaveMatch, Ready, StartMatch,
-    Play, Resync, GetReplay, Ping,
+    Play, Resync, GetReplay, Ping, GetLeaderboard, GetRating, CreateTournament,
+    JoinTournament, StartTournament, ListTournaments, GetStandings, PlayDaily, GetDailyBoard,
+    QuickMatch, CancelQuickMatch,
 ]
+
+BOARDS: Final = ("score", "time", "wins", "rating")
+PERIODS: Final = ("all", "month", "day")
+MAX_ROUNDS: Final = 20
+MAX_TOURNAMENT_PLAYERS: Final = 64
+MAX_PAGE_ROWS: Final = 100
 
 
 class _Fields:
@@ -158,6 +243,34 @@ class _Fields:
     def match_code(self) -> str:
         return self.text("code", max_length=16).upper()
 
+    def ruleset(self) -> Ruleset:
+        try:
+            return Ruleset.named(self.text("ruleset", default="classic", max_length=32))
+        except GapsError as error:
+            raise ServerError("bad_message", f"{self.kind}: {error}", field="ruleset") from None
+
+    def optional_day(self, field: str) -> date | None:
+        value = self.data.get(field)
+        if value is None:
+            return None
+        try:
+            return date.fromisoformat(self.text(field, max_length=10))
+        except ValueError:
+            raise self._fail(field, "a date like 2026-11-29") from None
+
+    def optional_time(self, field: str) -> datetime | None:
+        value = self.data.get(field)
+        if value is None:
+            return None
+        try:
+            moment = datetime.fromisoformat(self.text(field, max_length=40))
+        except ValueError:
+            raise self._fail(field, "an ISO 8601 time like 2026-11-29T18:00:00Z") from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+    def optional_text(self, field: str, *, max_length: int) -> str | None:
+        return None if self.data.get(field) is None else self.text(field, max_length=max_length)
+
 
 def parse_request(frame: str | bytes) -> Request:
     """Parse one client frame into its request, or raise ``ServerError``."""
@@ -201,10 +314,7 @@ def _register(request_id: Any, fields: _Fields) -> Register:
 
 
 def _create_match(request_id: Any, fields: _Fields) -> CreateMatch:
-    try:
-        ruleset = Ruleset.named(fields.text("ruleset", default="classic", max_length=32))
-    except GapsError as error:
-        raise ServerError("bad_message", f"create_match: {error}", field="ruleset") from None
+    ruleset = fields.ruleset()
     seed_text = fields.data.get("seed")
     seed = None
     if seed_text is not None:
@@ -238,6 +348,27 @@ def _play(request_id: Any, fields: _Fields) -> Play:
     )
 
 
+def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
+    return GetLeaderboard(
+        request_id, ruleset=f.ruleset(), by=f.choice("by", BOARDS, default="score"),
+        period=f.choice("period", PERIODS, default="all"), day=f.optional_day("day"),
+        cursor=f.optional_text("cursor", max_length=512),
+        limit=f.integer("limit", low=1, high=MAX_PAGE_ROWS, default=20),
+        around_me=f.boolean("around_me", default=False),
+    )
+
+
+def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
+    return CreateTournament(
+        request_id, name=f.text("name", default="Tournament", max_length=64),
+        ruleset=f.ruleset(), rounds=f.integer("rounds", low=1, high=MAX_ROUNDS, default=3),
+        max_players=f.integer("max_players", low=1, high=MAX_TOURNAMENT_PLAYERS, default=16),
+        round_time_limit_s=f.integer("round_time_limit_s", low=1, high=MAX_TIME_LIMIT_S,
+                                     default=600),
+        start_at=f.optional_time("start_at"),
+    )
+
+
 _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "register": _register,
     "hello": lambda i, f: Hello(i, f.text("token", max_length=128)),
@@ -253,6 +384,17 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "resync": lambda i, f: Resync(i, f.match_code(), f.integer("since", low=0, high=2**31 - 1)),
     "get_replay": lambda i, f: GetReplay(i, f.match_code()),
     "ping": lambda i, f: Ping(i),
+    "leaderboard": _leaderboard,
+    "rating": lambda i, f: GetRating(i, f.optional_text("name", max_length=64)),
+    "tournament_create": _create_tournament,
+    "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
+    "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
+    "tournament_list": lambda i, f: ListTournaments(i),
+    "tournament_standings": lambda i, f: GetStandings(i, f.match_code()),
+    "daily": lambda i, f: PlayDaily(i, f.ruleset()),
+    "daily_board": lambda i, f: GetDailyBoard(i, f.ruleset(), f.optional_day("day")),
+    "quick_match": lambda i, f: QuickMatch(i, f.ruleset()),
+    "quick_cancel": lambda i, f: CancelQuickMatch(i),
 }
 
 #: Every client message type, in the order docs/protocol.md lists them.

@@ -32,7 +32,8 @@ async def test_healthz_answers_ok_over_plain_http(server: Server) -> None:
 
 async def test_an_unknown_path_is_a_json_404(server: Server) -> None:
     status, body = await http_get(server, "/nothing/here")
-    assert status == 404 and "/nothing/here" in body["error"]
+    assert status == 404 and body["code"] == "no_such_resource"
+    assert "/nothing/here" in body["message"]
 
 
 async def test_open_public_matches_are_listed_over_http(server: Server, connect: Connect) -> None:

@@ -64,6 +64,12 @@ class Store:
             ).first()
         return None if row is None else PlayerRecord(row.id, row.name)
 
+    async def player_named(self, name: str) -> PlayerRecord | None:
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(
+                select(Player.id, Player.name).where(Player.name == name))).first()
+        return None if row is None else PlayerRecord(row.id, row.name)
+
     async def create_match(self, **values: Any) -> int:
         async with self.engine.begin() as connection:
             result = await connection.execute(insert(Match).values(**values).returning(Match.id))

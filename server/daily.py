@@ -1,0 +1,114 @@
+"""The daily challenge: one deal a day per ruleset, the same for everyone, played solo once.
+
+Its seed is an HMAC of the day and ruleset under a server secret made once and kept in
+the database, so nobody can compute tomorrow's deal, and every server process (and a
+restarted one) deals the same. A player's attempt is a one-seat match; a unique row per
+(ruleset, day, player) refuses a second attempt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import UTC, date, datetime
+from typing import Any, Final
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+
+from gaps import Ruleset, Seed
+from server.errors import ServerError
+from server.lobby import Lobby
+from server.match import Match, MatchOptions
+from server.storage.models import DailyEntry, Player, ServerSecret
+from server.storage.store import Store
+
+SECRET_NAME: Final = "daily"
+TIME_LIMIT_S: Final = 1800
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+def daily_seed(key: bytes, ruleset: str, day: date) -> Seed:
+    digest = hmac.new(key, f"{day.isoformat()}/{ruleset}".encode(), hashlib.sha256).digest()
+    return Seed(digest[:10])
+
+
+class Daily:
+    def __init__(self, *, store: Store, lobby: Lobby, countdown_s: int) -> None:
+        self._store = store
+        self._lobby = lobby
+        self._countdown_s = countdown_s
+        self._key: bytes | None = None
+
+    async def key(self) -> bytes:
+        if self._key is None:
+            engine = self._store.engine
+            async with engine.begin() as connection:
+                found = (await connection.execute(
+                    select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
+                )).scalar_one_or_none()
+                if found is None:
+                    found = secrets.token_bytes(32)
+                    try:
+                        async with connection.begin_nested():
+                            await connection.execute(
+                                insert(ServerSecret).values(name=SECRET_NAME, value=found)
+                            )
+                    except IntegrityError:  # another process made it first: use theirs
+                        found = (await connection.execute(
+                            select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
+                        )).scalar_one()
+            self._key = bytes(found)
+        return self._key
+
+    async def start(self, player_id: int, name: str, ruleset: Ruleset) -> Match:
+        """Deal today's challenge to the player, once per day and ruleset."""
+        day = today()
+        async with self._store.engine.connect() as connection:
+            played = (await connection.execute(
+                select(DailyEntry.match_id).where(
+                    DailyEntry.ruleset == ruleset.name, DailyEntry.day == day,
+                    DailyEntry.player_id == player_id)
+            )).first()
+        if played is not None:
+            raise ServerError("daily_already_played",
+                              f"you have played today's {ruleset} challenge ({day})")
+        options = MatchOptions(ruleset=ruleset, max_players=1, time_limit_s=TIME_LIMIT_S,
+                               win_by="score", public=False, countdown_s=self._countdown_s)
+        match = await self._lobby.create(
+            player_id, options, daily_seed(await self.key(), ruleset.name, day),
+            seats=[(player_id, name)], kind="daily", daily_date=day, rated=True,
+        )
+        try:
+            async with self._store.engine.begin() as connection:
+                await connection.execute(insert(DailyEntry).values(
+                    ruleset=ruleset.name, day=day, player_id=player_id, match_id=match.id))
+        except IntegrityError:
+            await match.abandon()
+            raise ServerError("daily_already_played",
+                              f"you have played today's {ruleset} challenge ({day})") from None
+        await match.start()
+        return match
+
+    async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
+        """The day's ranking: score (higher first), then finish time (earlier first)."""
+        async with self._store.engine.connect() as connection:
+            rows = (await connection.execute(
+                select(DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms)
+                .join(Player, Player.id == DailyEntry.player_id)
+                .where(DailyEntry.ruleset == ruleset, DailyEntry.day == day,
+                       DailyEntry.score.is_not(None))
+                .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
+                .limit(limit)
+            )).all()
+        entries: list[dict[str, Any]] = []
+        for position, row in enumerate(rows, start=1):
+            tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (row.score, row.finish_ms)
+            entries.append({"rank": entries[-1]["rank"] if tied else position,
+                            "player_id": row.player_id, "name": row.name,
+                            "score": row.score, "finish_ms": row.finish_ms})
+        return {"ruleset": ruleset, "day": day.isoformat(), "entries": entries}
