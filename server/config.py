@@ -30,19 +30,24 @@ def _env_float(name: str, default: float) -> float:
     return default if value is None or value == "" else float(value)
 
 
+def _env_text(name: str, default: str) -> str:
+    """The variable's value; an empty one counts as unset."""
+    return os.environ.get(name) or default
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     env = os.environ
     defaults = Settings()
-    parser.add_argument("--host", default=env.get("GAPS_HOST", defaults.host),
+    parser.add_argument("--host", default=_env_text("GAPS_HOST", defaults.host),
                         help="interface to listen on (GAPS_HOST; default %(default)s)")
-    parser.add_argument("--port", type=int, default=int(env.get("GAPS_PORT", defaults.port)),
+    parser.add_argument("--port", type=int, default=int(_env_float("GAPS_PORT", defaults.port)),
                         help="TCP port, WebSocket and HTTP (GAPS_PORT; default %(default)s)")
     parser.add_argument("--database-url", default=env.get("DATABASE_URL") or None,
                         help="Postgres URL (DATABASE_URL); unset: SQLite in --data-dir")
     parser.add_argument("--redis-url", default=env.get("REDIS_URL") or None,
                         help="Redis URL (REDIS_URL); unset: in-process broker")
     parser.add_argument("--data-dir", type=Path,
-                        default=Path(env.get("GAPS_DATA_DIR", str(defaults.data_dir))),
+                        default=Path(_env_text("GAPS_DATA_DIR", str(defaults.data_dir))),
                         help="where the embedded SQLite database lives (GAPS_DATA_DIR)")
     parser.add_argument("--countdown-s", type=int,
                         default=int(_env_float("GAPS_COUNTDOWN_S", defaults.countdown_s)),
@@ -63,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick-wait-s", type=float,
                         default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
                         help="how long quick match waits for a fuller group, seconds")
-    parser.add_argument("--log-level", default=env.get("GAPS_LOG_LEVEL", defaults.log_level))
+    parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
 
 
 def from_arguments(options: argparse.Namespace) -> Settings:

@@ -10,6 +10,10 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 
+# Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
+PUSHED = ("event", "tournament_event", "matched")
+
+
 class Client:
     def __init__(self, connection: ClientConnection) -> None:
         self.connection = connection
@@ -29,7 +33,8 @@ class Client:
     async def _read(self) -> None:
         async for frame in self.connection:
             message = json.loads(frame)
-            if message.get("type") == "event":
+            if message.get("type") in PUSHED:
+                message.setdefault("event", message["type"])
                 async with self._event_arrived:
                     self.events.append(message)
                     self._event_arrived.notify_all()

@@ -24,6 +24,7 @@ class Journal:
         self._max_batch_rows = max_batch_rows
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        self._closing = False
         self.batches_committed = 0
         self.rows_committed = 0
 
@@ -31,16 +32,21 @@ class Journal:
         self._writer = asyncio.create_task(self._write_forever(), name="journal-writer")
 
     async def close(self) -> None:
-        """Commit what is queued, then stop."""
+        """Commit what is queued, then stop; later appends are refused."""
         if self._writer is not None:
+            self._closing = True
             self._queue.put_nowait(_STOP)
             await self._writer
             self._writer = None
+            while not self._queue.empty():  # queued after the stop marker: refuse them
+                item = self._queue.get_nowait()
+                if item is not _STOP and not item[1].done():
+                    item[1].set_exception(RuntimeError("the journal is closed"))
 
     async def append(self, row: dict[str, Any]) -> None:
         """Return once ``row`` is committed; raise the database's error if it was not."""
-        if self._writer is None:
-            raise RuntimeError("the journal is not started")
+        if self._writer is None or self._closing:
+            raise RuntimeError("the journal is not running")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((row, done))
         await done

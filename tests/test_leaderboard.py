@@ -1,0 +1,148 @@
+"""Leaderboards on real databases: ordering, tie-breaks, cursors, periods, around-me."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.errors import ServerError
+from server.leaderboard import Result, around, page, period_start, record_results
+from server.storage.database import create_engine, migrate
+from server.storage.database import database_url as sqlalchemy_url
+from server.storage.models import Player
+
+NOV_30_LATE = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)
+DEC_1_EARLY = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+async def engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
+    await migrate(engine)
+    yield engine
+    await engine.dispose()
+
+
+async def make_players(engine: AsyncEngine, count: int) -> list[int]:
+    async with engine.begin() as connection:
+        ids = []
+        for number in range(count):
+            ids.append((await connection.execute(
+                insert(Player).values(name=f"p{number}", token_hash=f"{number:064d}",
+                                      created_at=datetime.now(UTC)).returning(Player.id)
+            )).scalar_one())
+    return ids
+
+
+async def record(engine: AsyncEngine, ended_at: datetime, *results: Result,
+                 ruleset: str = "classic") -> None:
+    async with engine.begin() as connection:
+        await record_results(connection, ruleset=ruleset, ended_at=ended_at, results=results)
+
+
+async def board(engine: AsyncEngine, by: str, *, period: str = "all", day: date = NOV_30_LATE.date(),
+                cursor: str | None = None, limit: int = 20, ruleset: str = "classic") -> dict:
+    async with engine.connect() as connection:
+        return await page(connection, ruleset=ruleset, by=by, period=period, day=day,
+                          cursor=cursor, limit=limit, provisional_games=10)
+
+
+def names(result: dict) -> list[str]:
+    return [entry["name"] for entry in result["entries"]]
+
+
+async def test_the_score_board_ranks_best_scores_and_breaks_ties_by_less_time(
+    engine: AsyncEngine,
+) -> None:
+    a, b, c = await make_players(engine, 3)
+    await record(engine, NOV_30_LATE, Result(a, 20, 90_000, False), Result(b, 30, 80_000, False),
+                 Result(c, 30, 70_000, False))
+    await record(engine, NOV_30_LATE, Result(a, 10, 10_000, False))  # worse: keeps 20
+    result = await board(engine, "score")
+    assert names(result) == ["p2", "p1", "p0"]
+    assert [(e["rank"], e["best_score"], e["best_score_ms"], e["games"]) for e in result["entries"]] == [
+        (1, 30, 70_000, 1), (2, 30, 80_000, 1), (3, 20, 90_000, 2)]
+
+
+async def test_the_time_board_lists_only_winners_fastest_first(engine: AsyncEngine) -> None:
+    a, b, c = await make_players(engine, 3)
+    await record(engine, NOV_30_LATE, Result(a, 58, 300_000, True), Result(b, 40, 1_000, False),
+                 Result(c, 58, 200_000, True))
+    await record(engine, NOV_30_LATE, Result(a, 48, 150_000, True))  # a faster win, fewer points
+    result = await board(engine, "time")
+    assert [(e["name"], e["fastest_win_ms"], e["fastest_win_score"], e["wins"])
+            for e in result["entries"]] == [("p0", 150_000, 48, 2), ("p2", 200_000, 58, 1)]
+
+
+async def test_the_wins_board_counts_wins_and_prefers_fewer_games(engine: AsyncEngine) -> None:
+    a, b, c = await make_players(engine, 3)
+    for _ in range(2):
+        await record(engine, NOV_30_LATE, Result(a, 58, 1, True), Result(b, 58, 1, True))
+    await record(engine, NOV_30_LATE, Result(b, 3, 1, False), Result(c, 3, 1, False))
+    result = await board(engine, "wins")
+    assert [(e["name"], e["wins"], e["games"]) for e in result["entries"]] == [
+        ("p0", 2, 2), ("p1", 2, 3)]
+
+
+async def test_cursors_walk_the_whole_board_once_in_order(engine: AsyncEngine) -> None:
+    players = await make_players(engine, 23)
+    await record(engine, NOV_30_LATE, *[
+        Result(pid, number % 7, 1000 * (number % 3), False) for number, pid in enumerate(players)])
+    seen, ranks, cursor = [], [], None
+    while True:
+        result = await board(engine, "score", limit=5, cursor=cursor)
+        seen += names(result)
+        ranks += [entry["rank"] for entry in result["entries"]]
+        cursor = result["next_cursor"]
+        if cursor is None:
+            break
+    whole = await board(engine, "score", limit=100)
+    assert seen == names(whole) and len(seen) == 23 and len(set(seen)) == 23
+    assert ranks == list(range(1, 24))
+
+
+async def test_a_forged_cursor_is_refused(engine: AsyncEngine) -> None:
+    with pytest.raises(ServerError) as refused:
+        await board(engine, "score", cursor="not-a-cursor")
+    assert refused.value.code == "bad_message" and refused.value.details["field"] == "cursor"
+
+
+async def test_periods_split_at_utc_midnight_and_month_ends(engine: AsyncEngine) -> None:
+    a, b = await make_players(engine, 2)
+    await record(engine, NOV_30_LATE, Result(a, 30, 1, False))
+    await record(engine, DEC_1_EARLY, Result(b, 20, 1, False))
+    november, december = date(2026, 11, 30), date(2026, 12, 1)
+    assert names(await board(engine, "score", period="day", day=november)) == ["p0"]
+    assert names(await board(engine, "score", period="day", day=december)) == ["p1"]
+    assert names(await board(engine, "score", period="month", day=date(2026, 11, 2))) == ["p0"]
+    assert names(await board(engine, "score", period="month", day=december)) == ["p1"]
+    assert names(await board(engine, "score", period="all")) == ["p0", "p1"]
+    assert period_start("month", november) == date(2026, 11, 1)
+
+
+async def test_boards_are_per_ruleset(engine: AsyncEngine) -> None:
+    a, b = await make_players(engine, 2)
+    await record(engine, NOV_30_LATE, Result(a, 30, 1, False), ruleset="classic")
+    await record(engine, NOV_30_LATE, Result(b, 30, 1, False), ruleset="addiction")
+    assert names(await board(engine, "score", ruleset="addiction")) == ["p1"]
+
+
+async def test_around_me_gives_my_rank_and_my_neighbours(engine: AsyncEngine) -> None:
+    players = await make_players(engine, 11)
+    await record(engine, NOV_30_LATE, *[Result(pid, 40 - n, 1, False) for n, pid in enumerate(players)])
+    async with engine.connect() as connection:
+        mine = await around(connection, ruleset="classic", by="score", period="all",
+                            day=NOV_30_LATE.date(), player_id=players[6], neighbours=2,
+                            provisional_games=10)
+        nobody = await around(connection, ruleset="classic", by="time", period="all",
+                              day=NOV_30_LATE.date(), player_id=players[6], neighbours=2,
+                              provisional_games=10)
+    assert mine["rank"] == 7
+    assert [(e["rank"], e["name"]) for e in mine["entries"]] == [
+        (5, "p4"), (6, "p5"), (7, "p6"), (8, "p7"), (9, "p8")]
+    assert nobody["rank"] is None and nobody["entries"] == []

@@ -1,0 +1,109 @@
+"""Ratings: openskill updates from a match's ranking, history, and the rating request."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.rating import PROVISIONAL_GAMES, rating_of, update_ratings
+from server.storage.database import create_engine, migrate
+from server.storage.database import database_url as sqlalchemy_url
+from server.storage.models import Match, Player, RatingChange
+from tests.client import Client
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+async def engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
+    await migrate(engine)
+    yield engine
+    await engine.dispose()
+
+
+async def setup_match(engine: AsyncEngine, players: int) -> tuple[int, list[int]]:
+    async with engine.begin() as connection:
+        ids = [(await connection.execute(insert(Player).values(
+            name=f"p{n}", token_hash=f"{n:064d}", created_at=NOW).returning(Player.id))).scalar_one()
+            for n in range(players)]
+        match_id = (await connection.execute(insert(Match).values(
+            code="ABCDEF", ruleset="classic", max_players=players, time_limit_s=600,
+            win_by="time", public=False, rated=True, host_id=ids[0], status="finished",
+            seed=b"x", commitment="0" * 64, created_at=NOW).returning(Match.id))).scalar_one()
+    return match_id, ids
+
+
+async def test_the_winner_gains_and_the_loser_loses_rating(engine: AsyncEngine) -> None:
+    match_id, (winner, loser) = await setup_match(engine, 2)
+    async with engine.begin() as connection:
+        changes = await update_ratings(connection, ruleset="classic", match_id=match_id,
+                                       ranking=[(winner, 1), (loser, 2)], at=NOW)
+    by_player = {change["player_id"]: change for change in changes}
+    assert by_player[winner]["mu"] > 25 > by_player[loser]["mu"]
+    assert by_player[winner]["ordinal"] > by_player[loser]["ordinal"]
+    assert all(c["games"] == 1 and c["provisional"] for c in changes)
+
+
+async def test_a_shared_rank_is_a_tie(engine: AsyncEngine) -> None:
+    match_id, (a, b, c) = await setup_match(engine, 3)
+    async with engine.begin() as connection:
+        changes = await update_ratings(connection, ruleset="classic", match_id=match_id,
+                                       ranking=[(a, 1), (b, 1), (c, 3)], at=NOW)
+    mu = {change["player_id"]: change["mu"] for change in changes}
+    assert mu[a] == mu[b] > mu[c]
+
+
+async def test_ratings_accumulate_with_a_history_and_stop_being_provisional(
+    engine: AsyncEngine,
+) -> None:
+    match_id, (a, b) = await setup_match(engine, 2)
+    for _ in range(PROVISIONAL_GAMES):
+        async with engine.begin() as connection:
+            await update_ratings(connection, ruleset="classic", match_id=match_id,
+                                 ranking=[(a, 1), (b, 2)], at=NOW)
+    async with engine.connect() as connection:
+        mine = await rating_of(connection, a)
+        rows = (await connection.execute(select(RatingChange.id).where(RatingChange.player_id == a))).all()
+    [rating] = mine["ratings"]
+    assert rating["games"] == PROVISIONAL_GAMES and rating["provisional"] is False
+    assert len(rows) == PROVISIONAL_GAMES == len(mine["history"])
+    assert mine["history"][0]["mu"] == rating["mu"]  # newest first
+    assert mine["history"][0]["mu"] > mine["history"][-1]["mu"]
+
+
+async def test_a_solo_match_rates_nobody(engine: AsyncEngine) -> None:
+    match_id, (a,) = await setup_match(engine, 1)
+    async with engine.begin() as connection:
+        assert await update_ratings(connection, ruleset="classic", match_id=match_id,
+                                    ranking=[(a, 1)], at=NOW) == []
+
+
+async def test_a_rated_race_updates_both_ratings_and_the_rating_request_shows_them(
+    connect: Callable[[], Awaitable[Client]],
+) -> None:
+    ana, bob = await connect(), await connect()
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await bob.ok("join_match", code=code)
+    for client in (ana, bob):
+        await client.ok("ready", code=code)
+    await ana.event("started")
+    await bob.act(code, "stop")
+    await ana.act(code, "stop")
+    ended = await ana.event("match_ended")
+    assert {change["player_id"] for change in ended["ratings"]} == {ana.player_id, bob.player_id}
+    mine = await ana.ok("rating")
+    theirs = await ana.ok("rating", name="bob")
+    assert mine["player"]["name"] == "ana" and theirs["player"]["name"] == "bob"
+    assert mine["ratings"][0]["games"] == 1 and mine["ratings"][0]["provisional"] is True
+    assert len(mine["history"]) == 1 and mine["history"][0]["ruleset"] == "classic"
+    board = await ana.ok("leaderboard", by="rating")
+    assert {entry["name"] for entry in board["entries"]} == {"ana", "bob"}
+    assert (await ana.request("rating", name="nobody"))["code"] == "no_such_player"
