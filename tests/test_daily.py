@@ -1,0 +1,88 @@
+"""The daily challenge: one secret deal a day per ruleset, one attempt each, a daily board."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import date
+
+from gaps import Game
+from server.app import Server
+from server.config import Settings
+from server.daily import daily_seed, today
+from tests.client import Client
+
+Connect = Callable[[], Awaitable[Client]]
+
+
+def test_the_daily_seed_depends_on_the_key_the_day_and_the_ruleset() -> None:
+    key = b"k" * 32
+    day = date(2026, 11, 29)
+    assert daily_seed(key, "classic", day) == daily_seed(key, "classic", day)
+    others = {daily_seed(key, "addiction", day), daily_seed(key, "classic", date(2026, 11, 30)),
+              daily_seed(b"j" * 32, "classic", day)}
+    assert daily_seed(key, "classic", day) not in others and len(others) == 3
+
+
+async def play_daily(client: Client, ruleset: str, moves: int) -> dict:
+    started = await client.ok("daily", ruleset=ruleset)
+    code = started["match"]["code"]
+    assert started["match"]["kind"] == "daily" and started["match"]["max_players"] == 1
+    dealt = await client.event("started", match=code)
+    game = Game.from_layout("\n".join(dealt["grid"]), ruleset)
+    for _ in range(moves):
+        legal = game.legal_moves()
+        if not legal:
+            break
+        reply = await client.act(code, str(legal[0]))
+        assert reply["type"] == "action_ok", reply
+        game.play(legal[0])
+    await client.act(code, "stop")
+    return {"code": code, "grid": dealt["grid"], "score": game.score,
+            "ended": await client.event("match_ended", match=code)}
+
+
+async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
+    connect: Connect,
+) -> None:
+    ana, bob = await connect(), await connect()
+    await ana.register("ana")
+    await bob.register("bob")
+    first = await play_daily(ana, "classic", moves=3)
+    second = await play_daily(bob, "classic", moves=0)
+    assert first["grid"] == second["grid"]
+    again = await ana.request("daily", ruleset="classic")
+    assert again["code"] == "daily_already_played"
+    other_rules = await play_daily(ana, "montana", moves=0)  # another ruleset: another deal
+    assert other_rules["grid"] != first["grid"]
+    board = await bob.ok("daily_board", ruleset="classic")
+    assert board["day"] == today().isoformat()
+    entries = board["entries"]
+    assert {e["name"]: e["score"] for e in entries} == {"ana": first["score"], "bob": second["score"]}
+    # By score, then by how long the attempt took (each attempt has its own clock).
+    assert [(-e["score"], e["finish_ms"]) for e in entries] == sorted(
+        (-e["score"], e["finish_ms"]) for e in entries)
+    assert [e["rank"] for e in entries] == [1, 2]
+
+
+async def test_the_daily_seed_stays_secret_until_the_day_is_over(connect: Connect) -> None:
+    ana = await connect()
+    await ana.register("ana")
+    played = await play_daily(ana, "classic", moves=1)
+    assert played["ended"]["seed"] is None and len(played["ended"]["commitment"]) == 64
+    withheld = await ana.request("get_replay", code=played["code"])
+    assert withheld["code"] == "not_finished"
+
+
+async def test_the_daily_deal_is_the_same_after_a_restart(settings: Settings) -> None:
+    grids = []
+    for name in ("ana", "bob"):
+        server = Server(settings)
+        await server.start()
+        try:
+            client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+            await client.register(name)
+            grids.append((await play_daily(client, "montana", moves=0))["grid"])
+            await client.close()
+        finally:
+            await server.close()
+    assert grids[0] == grids[1]
