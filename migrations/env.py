@@ -10,7 +10,7 @@ from pathlib import Path
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from server.storage.database import create_engine, database_url, is_sqlite
+from server.storage.database import create_engine, database_url
 from server.storage.models import Base
 
 target_metadata = Base.metadata
@@ -28,7 +28,9 @@ def run_on(connection: Connection) -> None:
 
 
 async def run_from_environment() -> None:
-    url = database_url(os.environ.get("DATABASE_URL"), data_dir=Path(os.environ.get("GAPS_DATA_DIR", "var")))
+    url = database_url(
+        os.environ.get("DATABASE_URL"), data_dir=Path(os.environ.get("GAPS_DATA_DIR", "var"))
+    )
     engine = create_engine(url)
     async with engine.begin() as connection:
         await connection.run_sync(run_on)

@@ -6,11 +6,10 @@ import argparse
 import asyncio
 import logging
 import signal
+from pathlib import Path
 
 from server import logs
 from server.app import Server
-from pathlib import Path
-
 from server.config import Settings, add_arguments, from_arguments
 from server.storage.database import create_engine, database_url, migrate
 
@@ -21,8 +20,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="gaps-server", description="Gaps Arena match server (WebSocket and HTTP on one port)."
     )
-    parser.add_argument("command", nargs="?", choices=("serve", "migrate"), default="serve",
-                        help="serve (default) or migrate: apply the database migrations and exit")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=("serve", "migrate"),
+        default="serve",
+        help="serve (default) or migrate: apply the database migrations and exit",
+    )
     add_arguments(parser)
     options = parser.parse_args(argv)
     settings = from_arguments(options)
@@ -47,8 +51,11 @@ async def _serve(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    print(f"gaps-server listening on ws://{settings.host}:{server.port} "
-          f"(health: http://{settings.host}:{server.port}/healthz)", flush=True)
+    print(
+        f"gaps-server listening on ws://{settings.host}:{server.port} "
+        f"(health: http://{settings.host}:{server.port}/healthz)",
+        flush=True,
+    )
     await stop.wait()
     log.info("shutting down")
     await server.close()

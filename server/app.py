@@ -20,18 +20,39 @@ from websockets.http11 import Request, Response
 from server import leaderboard, protocol
 from server.broker import Broker, LocalBroker, Subscription
 from server.config import Settings
+from server.daily import Daily, today
 from server.errors import ServerError
 from server.identity import new_token, token_hash
-from server.daily import Daily, today
 from server.lobby import Lobby
-from server.matchmaker import Matchmaker
-from server.tournament import Tournaments
 from server.match import Match, MatchOptions, Seat
+from server.matchmaker import Matchmaker
 from server.protocol import (
-    CancelQuickMatch, CreateMatch, CreateTournament, GetDailyBoard, GetLeaderboard, GetRating,
-    GetReplay, GetStandings, Hello, JoinMatch, JoinTournament, LeaveMatch, ListMatches,
-    ListTournaments, Ping, Play, PlayDaily, QuickMatch, Ready, Register, Resync, StartMatch,
-    StartTournament, encode, error_message, parse_request,
+    CancelQuickMatch,
+    CreateMatch,
+    CreateTournament,
+    GetDailyBoard,
+    GetLeaderboard,
+    GetRating,
+    GetReplay,
+    GetStandings,
+    Hello,
+    JoinMatch,
+    JoinTournament,
+    LeaveMatch,
+    ListMatches,
+    ListTournaments,
+    Ping,
+    Play,
+    PlayDaily,
+    QuickMatch,
+    Ready,
+    Register,
+    Resync,
+    StartMatch,
+    StartTournament,
+    encode,
+    error_message,
+    parse_request,
 )
 from server.rating import PROVISIONAL_GAMES, rating_of
 from server.redis_broker import RedisBroker
@@ -39,6 +60,7 @@ from server.replays import replay_document
 from server.storage.database import create_engine, database_url, migrate
 from server.storage.journal import Journal
 from server.storage.store import NameTaken, PlayerRecord, Store
+from server.tournament import Tournaments
 
 log = logging.getLogger("gaps.server")
 
@@ -58,18 +80,26 @@ class Server:
         """The lobby and what runs matches in it, all linked through ``self.broker``."""
         settings = self.settings
         self.lobby = Lobby(
-            store=self.store, journal=self.journal, broker=self.broker,
-            grace_s=settings.grace_s, max_history_events=settings.max_history_events,
+            store=self.store,
+            journal=self.journal,
+            broker=self.broker,
+            grace_s=settings.grace_s,
+            max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
-            store=self.store, lobby=self.lobby, broker=self.broker,
-            countdown_s=settings.tournament_countdown_s, break_s=settings.tournament_break_s,
+            store=self.store,
+            lobby=self.lobby,
+            broker=self.broker,
+            countdown_s=settings.tournament_countdown_s,
+            break_s=settings.tournament_break_s,
             max_history_events=settings.max_history_events,
         )
         self.matchmaker = Matchmaker(
-            store=self.store, lobby=self.lobby, wait_s=settings.quick_wait_s,
+            store=self.store,
+            lobby=self.lobby,
+            wait_s=settings.quick_wait_s,
             countdown_s=settings.countdown_s,
         )
 
@@ -88,12 +118,21 @@ class Server:
         await self.tournaments.resume()
         self.matchmaker.start()
         self._websocket_server = await serve(
-            self._session, self.settings.host, self.settings.port,
-            process_request=self._http, max_size=protocol.MAX_FRAME_BYTES * 4,
+            self._session,
+            self.settings.host,
+            self.settings.port,
+            process_request=self._http,
+            max_size=protocol.MAX_FRAME_BYTES * 4,
         )
-        log.info("listening", extra={"host": self.settings.host, "port": self.port,
-                                     "database": self.engine.url.get_backend_name(),
-                                     "broker": type(self.broker).__name__})
+        log.info(
+            "listening",
+            extra={
+                "host": self.settings.host,
+                "port": self.port,
+                "database": self.engine.url.get_backend_name(),
+                "broker": type(self.broker).__name__,
+            },
+        )
 
     async def close(self) -> None:
         """Stop accepting, close every connection, flush the journal, close the database."""
@@ -137,32 +176,56 @@ class Server:
         if match["status"] != "finished":
             raise ServerError("not_finished", f"match {code} has not finished: its seed is secret")
         if match["daily_date"] is not None and match["daily_date"] >= today():
-            raise ServerError("not_finished",
-                              f"match {code} is a daily challenge: its seed is secret until "
-                              f"{match['daily_date']} is over")
+            raise ServerError(
+                "not_finished",
+                f"match {code} is a daily challenge: its seed is secret until "
+                f"{match['daily_date']} is over",
+            )
         return replay_document(stored)
 
     async def leaderboard(
-        self, *, ruleset: str, by: str, period: str, day: date | None, cursor: str | None,
-        limit: int, around_player: int | None,
+        self,
+        *,
+        ruleset: str,
+        by: str,
+        period: str,
+        day: date | None,
+        cursor: str | None,
+        limit: int,
+        around_player: int | None,
     ) -> dict[str, Any]:
         async with self.engine.connect() as connection:
             if around_player is not None:
                 return await leaderboard.around(
-                    connection, ruleset=ruleset, by=by, period=period, day=day or today(),
-                    player_id=around_player, neighbours=limit // 2,
-                    provisional_games=PROVISIONAL_GAMES)
+                    connection,
+                    ruleset=ruleset,
+                    by=by,
+                    period=period,
+                    day=day or today(),
+                    player_id=around_player,
+                    neighbours=limit // 2,
+                    provisional_games=PROVISIONAL_GAMES,
+                )
             return await leaderboard.page(
-                connection, ruleset=ruleset, by=by, period=period, day=day or today(),
-                cursor=cursor, limit=limit, provisional_games=PROVISIONAL_GAMES)
+                connection,
+                ruleset=ruleset,
+                by=by,
+                period=period,
+                day=day or today(),
+                cursor=cursor,
+                limit=limit,
+                provisional_games=PROVISIONAL_GAMES,
+            )
 
     async def rating(self, name: str) -> dict[str, Any]:
         player = await self.store.player_named(name)
         if player is None:
             raise ServerError("no_such_player", f"no player is called {name!r}")
         async with self.engine.connect() as connection:
-            return {"player": {"id": player.id, "name": player.name},
-                    **await rating_of(connection, player.id)}
+            return {
+                "player": {"id": player.id, "name": player.name},
+                **await rating_of(connection, player.id),
+            }
 
     async def _http_get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
         """The read-only JSON resources (docs/protocol.md, HTTP)."""
@@ -173,18 +236,27 @@ class Server:
             case ["matches", code, "replay"]:
                 return await self.replay(code)
             case ["leaderboards", ruleset]:
-                fields = protocol.parse_request(json.dumps({"type": "leaderboard",
-                                                            "ruleset": ruleset, **query}))
+                fields = protocol.parse_request(
+                    json.dumps({"type": "leaderboard", "ruleset": ruleset, **query})
+                )
                 assert isinstance(fields, protocol.GetLeaderboard)
                 around = None
                 if "player" in query:
                     found = await self.store.player_named(query["player"])
                     if found is None:
-                        raise ServerError("no_such_player", f"no player is called {query['player']!r}")
+                        raise ServerError(
+                            "no_such_player", f"no player is called {query['player']!r}"
+                        )
                     around = found.id
                 return await self.leaderboard(
-                    ruleset=fields.ruleset.name, by=fields.by, period=fields.period,
-                    day=fields.day, cursor=fields.cursor, limit=fields.limit, around_player=around)
+                    ruleset=fields.ruleset.name,
+                    by=fields.by,
+                    period=fields.period,
+                    day=fields.day,
+                    cursor=fields.cursor,
+                    limit=fields.limit,
+                    around_player=around,
+                )
             case ["ratings", name]:
                 return await self.rating(name)
             case ["tournaments"]:
@@ -192,24 +264,32 @@ class Server:
             case ["tournaments", code]:
                 return await self.tournaments.standings(code)
             case ["daily", ruleset]:
-                board = protocol.parse_request(json.dumps({"type": "daily_board",
-                                                           "ruleset": ruleset, **query}))
+                board = protocol.parse_request(
+                    json.dumps({"type": "daily_board", "ruleset": ruleset, **query})
+                )
                 assert isinstance(board, protocol.GetDailyBoard)
                 return await self.daily.board(board.ruleset.name, board.day or today())
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
 
 
 _HTTP_STATUS: Final = {
-    "no_such_match": HTTPStatus.NOT_FOUND, "no_such_player": HTTPStatus.NOT_FOUND,
-    "no_such_tournament": HTTPStatus.NOT_FOUND, "no_such_resource": HTTPStatus.NOT_FOUND,
+    "no_such_match": HTTPStatus.NOT_FOUND,
+    "no_such_player": HTTPStatus.NOT_FOUND,
+    "no_such_tournament": HTTPStatus.NOT_FOUND,
+    "no_such_resource": HTTPStatus.NOT_FOUND,
     "not_finished": HTTPStatus.CONFLICT,
 }
 
 
 def _respond(status: HTTPStatus, body: dict[str, Any]) -> Response:
     data = json.dumps(body).encode()
-    headers = Headers([("Content-Type", "application/json"), ("Content-Length", str(len(data))),
-                       ("Connection", "close")])
+    headers = Headers(
+        [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(data))),
+            ("Connection", "close"),
+        ]
+    )
     return Response(status.value, status.phrase, headers, data)
 
 
@@ -244,8 +324,9 @@ class Session:
             return error_message(error, request_id)
         except Exception:
             log.exception("request failed", extra={"frame": str(frame)[:200]})
-            return error_message(ServerError("internal_error", "the server failed on this request"),
-                                 request_id)
+            return error_message(
+                ServerError("internal_error", "the server failed on this request"), request_id
+            )
 
     async def dispatch(self, request: protocol.Request) -> dict[str, Any]:
         match request:
@@ -279,30 +360,48 @@ class Session:
             case GetReplay(code=code):
                 return {"type": "replay", "replay": await self.server.replay(code)}
             case GetLeaderboard():
-                return {"type": "leaderboard", **await self.server.leaderboard(
-                    ruleset=request.ruleset.name, by=request.by, period=request.period,
-                    day=request.day, cursor=request.cursor, limit=request.limit,
-                    around_player=player.id if request.around_me else None)}
+                return {
+                    "type": "leaderboard",
+                    **await self.server.leaderboard(
+                        ruleset=request.ruleset.name,
+                        by=request.by,
+                        period=request.period,
+                        day=request.day,
+                        cursor=request.cursor,
+                        limit=request.limit,
+                        around_player=player.id if request.around_me else None,
+                    ),
+                }
             case GetRating(name=wanted):
                 return {"type": "rating", **await self.server.rating(wanted or player.name)}
             case CreateTournament():
                 tournament = await self.server.tournaments.create(
-                    player.id, name=request.name, ruleset=request.ruleset, rounds=request.rounds,
+                    player.id,
+                    name=request.name,
+                    ruleset=request.ruleset,
+                    rounds=request.rounds,
                     max_players=request.max_players,
-                    round_time_limit_s=request.round_time_limit_s, start_at=request.start_at)
+                    round_time_limit_s=request.round_time_limit_s,
+                    start_at=request.start_at,
+                )
                 await self._follow(tournament.channel)
                 return {"type": "tournament", "tournament": tournament.view()}
             case JoinTournament(code=code):
                 tournament = await self.server.tournaments.join(code, player.id, player.name)
                 await self._follow(tournament.channel)
-                return {"type": "tournament", "tournament": tournament.view(),
-                        "seq": tournament.history.last_seq}
+                return {
+                    "type": "tournament",
+                    "tournament": tournament.view(),
+                    "seq": tournament.history.last_seq,
+                }
             case StartTournament(code=code):
                 tournament = await self.server.tournaments.start_by(code, player.id)
                 return {"type": "tournament", "tournament": tournament.view()}
             case ListTournaments():
-                return {"type": "tournaments",
-                        "tournaments": [t.view() for t in self.server.tournaments.listed()]}
+                return {
+                    "type": "tournaments",
+                    "tournaments": [t.view() for t in self.server.tournaments.listed()],
+                }
             case GetStandings(code=code):
                 return {"type": "standings", **await self.server.tournaments.standings(code)}
             case PlayDaily(ruleset=ruleset):
@@ -310,11 +409,14 @@ class Session:
                 await self._attach(match)
                 return {"type": "daily_started", **match.snapshot(player.id)}
             case GetDailyBoard(ruleset=ruleset, day=day):
-                return {"type": "daily_board",
-                        **await self.server.daily.board(ruleset.name, day or today())}
+                return {
+                    "type": "daily_board",
+                    **await self.server.daily.board(ruleset.name, day or today()),
+                }
             case QuickMatch(ruleset=ruleset):
                 waiting = await self.server.matchmaker.enqueue(
-                    ruleset, player.id, player.name, self._quick_matched)
+                    ruleset, player.id, player.name, self._quick_matched
+                )
                 return {"type": "queued", "ruleset": ruleset.name, "waiting": waiting}
             case CancelQuickMatch():
                 return {"type": "ok", "cancelled": self.server.matchmaker.cancel(player.id)}
@@ -358,8 +460,12 @@ class Session:
         if player is None:
             raise ServerError("bad_token", "no player has this token")
         self.player = player
-        return {"type": "welcome", "player": self._player_view(),
-                "protocol": protocol.PROTOCOL_VERSION, "server_time": _now()}
+        return {
+            "type": "welcome",
+            "player": self._player_view(),
+            "protocol": protocol.PROTOCOL_VERSION,
+            "server_time": _now(),
+        }
 
     def _player_view(self) -> dict[str, Any]:
         assert self.player is not None
@@ -367,10 +473,16 @@ class Session:
 
     async def create(self, player: PlayerRecord, request: CreateMatch) -> dict[str, Any]:
         options = MatchOptions(
-            ruleset=request.ruleset, max_players=request.max_players,
-            time_limit_s=request.time_limit_s, win_by=request.win_by, public=request.public,
-            countdown_s=(request.countdown_s if request.countdown_s is not None
-                         else self.server.settings.countdown_s),
+            ruleset=request.ruleset,
+            max_players=request.max_players,
+            time_limit_s=request.time_limit_s,
+            win_by=request.win_by,
+            public=request.public,
+            countdown_s=(
+                request.countdown_s
+                if request.countdown_s is not None
+                else self.server.settings.countdown_s
+            ),
         )
         match = await self.server.lobby.create(
             player.id, options, request.seed, seats=[(player.id, player.name)]

@@ -38,36 +38,69 @@ def _env_text(name: str, default: str) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     env = os.environ
     defaults = Settings()
-    parser.add_argument("--host", default=_env_text("GAPS_HOST", defaults.host),
-                        help="interface to listen on (GAPS_HOST; default %(default)s)")
-    parser.add_argument("--port", type=int, default=int(_env_float("GAPS_PORT", defaults.port)),
-                        help="TCP port, WebSocket and HTTP (GAPS_PORT; default %(default)s)")
-    parser.add_argument("--database-url", default=env.get("DATABASE_URL") or None,
-                        help="Postgres URL (DATABASE_URL); unset: SQLite in --data-dir")
-    parser.add_argument("--redis-url", default=env.get("REDIS_URL") or None,
-                        help="Redis URL (REDIS_URL); unset: in-process broker")
-    parser.add_argument("--data-dir", type=Path,
-                        default=Path(_env_text("GAPS_DATA_DIR", str(defaults.data_dir))),
-                        help="where the embedded SQLite database lives (GAPS_DATA_DIR)")
-    parser.add_argument("--countdown-s", type=int,
-                        default=int(_env_float("GAPS_COUNTDOWN_S", defaults.countdown_s)),
-                        help="default countdown before a match starts, seconds")
-    parser.add_argument("--grace-s", type=float,
-                        default=_env_float("GAPS_GRACE_S", defaults.grace_s),
-                        help="how long a disconnected player may take to come back, seconds")
-    parser.add_argument("--max-history-events", type=int,
-                        default=int(_env_float("GAPS_MAX_HISTORY_EVENTS", defaults.max_history_events)),
-                        help="events a match keeps for resync")
-    parser.add_argument("--tournament-countdown-s", type=int,
-                        default=int(_env_float("GAPS_TOURNAMENT_COUNTDOWN_S",
-                                               defaults.tournament_countdown_s)),
-                        help="countdown before each tournament round, seconds")
-    parser.add_argument("--tournament-break-s", type=float,
-                        default=_env_float("GAPS_TOURNAMENT_BREAK_S", defaults.tournament_break_s),
-                        help="pause between tournament rounds, seconds")
-    parser.add_argument("--quick-wait-s", type=float,
-                        default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
-                        help="how long quick match waits for a fuller group, seconds")
+    parser.add_argument(
+        "--host",
+        default=_env_text("GAPS_HOST", defaults.host),
+        help="interface to listen on (GAPS_HOST; default %(default)s)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=int(_env_float("GAPS_PORT", defaults.port)),
+        help="TCP port, WebSocket and HTTP (GAPS_PORT; default %(default)s)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=env.get("DATABASE_URL") or None,
+        help="Postgres URL (DATABASE_URL); unset: SQLite in --data-dir",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=env.get("REDIS_URL") or None,
+        help="Redis URL (REDIS_URL); unset: in-process broker",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(_env_text("GAPS_DATA_DIR", str(defaults.data_dir))),
+        help="where the embedded SQLite database lives (GAPS_DATA_DIR)",
+    )
+    parser.add_argument(
+        "--countdown-s",
+        type=int,
+        default=int(_env_float("GAPS_COUNTDOWN_S", defaults.countdown_s)),
+        help="default countdown before a match starts, seconds",
+    )
+    parser.add_argument(
+        "--grace-s",
+        type=float,
+        default=_env_float("GAPS_GRACE_S", defaults.grace_s),
+        help="how long a disconnected player may take to come back, seconds",
+    )
+    parser.add_argument(
+        "--max-history-events",
+        type=int,
+        default=int(_env_float("GAPS_MAX_HISTORY_EVENTS", defaults.max_history_events)),
+        help="events a match keeps for resync",
+    )
+    parser.add_argument(
+        "--tournament-countdown-s",
+        type=int,
+        default=int(_env_float("GAPS_TOURNAMENT_COUNTDOWN_S", defaults.tournament_countdown_s)),
+        help="countdown before each tournament round, seconds",
+    )
+    parser.add_argument(
+        "--tournament-break-s",
+        type=float,
+        default=_env_float("GAPS_TOURNAMENT_BREAK_S", defaults.tournament_break_s),
+        help="pause between tournament rounds, seconds",
+    )
+    parser.add_argument(
+        "--quick-wait-s",
+        type=float,
+        default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
+        help="how long quick match waits for a fuller group, seconds",
+    )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
 
 

@@ -48,9 +48,11 @@ class Daily:
         if self._key is None:
             engine = self._store.engine
             async with engine.begin() as connection:
-                found = (await connection.execute(
-                    select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
-                )).scalar_one_or_none()
+                found = (
+                    await connection.execute(
+                        select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
+                    )
+                ).scalar_one_or_none()
                 if found is None:
                     found = secrets.token_bytes(32)
                     try:
@@ -59,9 +61,11 @@ class Daily:
                                 insert(ServerSecret).values(name=SECRET_NAME, value=found)
                             )
                     except IntegrityError:  # another process made it first: use theirs
-                        found = (await connection.execute(
-                            select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
-                        )).scalar_one()
+                        found = (
+                            await connection.execute(
+                                select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
+                            )
+                        ).scalar_one()
             self._key = bytes(found)
         return self._key
 
@@ -69,46 +73,82 @@ class Daily:
         """Deal today's challenge to the player, once per day and ruleset."""
         day = today()
         async with self._store.engine.connect() as connection:
-            played = (await connection.execute(
-                select(DailyEntry.match_id).where(
-                    DailyEntry.ruleset == ruleset.name, DailyEntry.day == day,
-                    DailyEntry.player_id == player_id)
-            )).first()
+            played = (
+                await connection.execute(
+                    select(DailyEntry.match_id).where(
+                        DailyEntry.ruleset == ruleset.name,
+                        DailyEntry.day == day,
+                        DailyEntry.player_id == player_id,
+                    )
+                )
+            ).first()
         if played is not None:
-            raise ServerError("daily_already_played",
-                              f"you have played today's {ruleset} challenge ({day})")
-        options = MatchOptions(ruleset=ruleset, max_players=1, time_limit_s=TIME_LIMIT_S,
-                               win_by="score", public=False, countdown_s=self._countdown_s)
+            raise ServerError(
+                "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
+            )
+        options = MatchOptions(
+            ruleset=ruleset,
+            max_players=1,
+            time_limit_s=TIME_LIMIT_S,
+            win_by="score",
+            public=False,
+            countdown_s=self._countdown_s,
+        )
         match = await self._lobby.create(
-            player_id, options, daily_seed(await self.key(), ruleset.name, day),
-            seats=[(player_id, name)], kind="daily", daily_date=day, rated=True,
+            player_id,
+            options,
+            daily_seed(await self.key(), ruleset.name, day),
+            seats=[(player_id, name)],
+            kind="daily",
+            daily_date=day,
+            rated=True,
         )
         try:
             async with self._store.engine.begin() as connection:
-                await connection.execute(insert(DailyEntry).values(
-                    ruleset=ruleset.name, day=day, player_id=player_id, match_id=match.id))
+                await connection.execute(
+                    insert(DailyEntry).values(
+                        ruleset=ruleset.name, day=day, player_id=player_id, match_id=match.id
+                    )
+                )
         except IntegrityError:
             await match.abandon()
-            raise ServerError("daily_already_played",
-                              f"you have played today's {ruleset} challenge ({day})") from None
+            raise ServerError(
+                "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
+            ) from None
         await match.start()
         return match
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
         """The day's ranking: score (higher first), then finish time (earlier first)."""
         async with self._store.engine.connect() as connection:
-            rows = (await connection.execute(
-                select(DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms)
-                .join(Player, Player.id == DailyEntry.player_id)
-                .where(DailyEntry.ruleset == ruleset, DailyEntry.day == day,
-                       DailyEntry.score.is_not(None))
-                .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
-                .limit(limit)
-            )).all()
+            rows = (
+                await connection.execute(
+                    select(
+                        DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms
+                    )
+                    .join(Player, Player.id == DailyEntry.player_id)
+                    .where(
+                        DailyEntry.ruleset == ruleset,
+                        DailyEntry.day == day,
+                        DailyEntry.score.is_not(None),
+                    )
+                    .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
+                    .limit(limit)
+                )
+            ).all()
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
-            tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (row.score, row.finish_ms)
-            entries.append({"rank": entries[-1]["rank"] if tied else position,
-                            "player_id": row.player_id, "name": row.name,
-                            "score": row.score, "finish_ms": row.finish_ms})
+            tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (
+                row.score,
+                row.finish_ms,
+            )
+            entries.append(
+                {
+                    "rank": entries[-1]["rank"] if tied else position,
+                    "player_id": row.player_id,
+                    "name": row.name,
+                    "score": row.score,
+                    "finish_ms": row.finish_ms,
+                }
+            )
         return {"ruleset": ruleset, "day": day.isoformat(), "entries": entries}

@@ -15,12 +15,24 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, FromClause, and_, case, false, func, or_, select, true
+from sqlalchemy import (
+    ColumnElement,
+    FromClause,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.errors import ServerError
-from server.storage.models import BoardEntry, Player, Rating
+from server.storage.models import BoardEntry, MatchPlayer, Player, Rating
+from server.storage.models import Match as MatchRow
 
 PERIODS: Final = ("all", "month", "day")
 ALL_TIME: Final = date(2000, 1, 1)  # the period_start of the all-time rows
@@ -34,8 +46,9 @@ def period_start(period: str, day: date) -> date:
         return day.replace(day=1)
     if period == "day":
         return day
-    raise ServerError("bad_message", f"period {period!r} is not one of all, month, day",
-                      field="period")
+    raise ServerError(
+        "bad_message", f"period {period!r} is not one of all, month, day", field="period"
+    )
 
 
 @dataclass(frozen=True)
@@ -63,9 +76,14 @@ async def record_results(
     for result in results:
         for period in PERIODS:
             row = {
-                "ruleset": ruleset, "period": period, "period_start": period_start(period, day),
-                "player_id": result.player_id, "games": 1, "wins": int(result.won),
-                "best_score": result.score, "best_score_ms": result.finish_ms,
+                "ruleset": ruleset,
+                "period": period,
+                "period_start": period_start(period, day),
+                "player_id": result.player_id,
+                "games": 1,
+                "wins": int(result.won),
+                "best_score": result.score,
+                "best_score_ms": result.finish_ms,
                 "fastest_win_ms": result.finish_ms if result.won else None,
                 "fastest_win_score": result.score if result.won else None,
             }
@@ -73,28 +91,38 @@ async def record_results(
             new = statement.excluded
             better_score = or_(
                 new.best_score > table.c.best_score,
-                and_(new.best_score == table.c.best_score,
-                     new.best_score_ms < table.c.best_score_ms),
+                and_(
+                    new.best_score == table.c.best_score, new.best_score_ms < table.c.best_score_ms
+                ),
             )
             faster = and_(
                 new.fastest_win_ms.is_not(None),
-                or_(table.c.fastest_win_ms.is_(None),
+                or_(
+                    table.c.fastest_win_ms.is_(None),
                     new.fastest_win_ms < table.c.fastest_win_ms,
-                    and_(new.fastest_win_ms == table.c.fastest_win_ms,
-                         new.fastest_win_score > table.c.fastest_win_score)),
+                    and_(
+                        new.fastest_win_ms == table.c.fastest_win_ms,
+                        new.fastest_win_score > table.c.fastest_win_score,
+                    ),
+                ),
             )
-            await connection.execute(statement.on_conflict_do_update(
-                index_elements=["ruleset", "period", "period_start", "player_id"],
-                set_={
-                    "games": table.c.games + 1,
-                    "wins": table.c.wins + new.wins,
-                    "best_score": _pick(better_score, new.best_score, table.c.best_score),
-                    "best_score_ms": _pick(better_score, new.best_score_ms, table.c.best_score_ms),
-                    "fastest_win_ms": _pick(faster, new.fastest_win_ms, table.c.fastest_win_ms),
-                    "fastest_win_score": _pick(faster, new.fastest_win_score,
-                                               table.c.fastest_win_score),
-                },
-            ))
+            await connection.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["ruleset", "period", "period_start", "player_id"],
+                    set_={
+                        "games": table.c.games + 1,
+                        "wins": table.c.wins + new.wins,
+                        "best_score": _pick(better_score, new.best_score, table.c.best_score),
+                        "best_score_ms": _pick(
+                            better_score, new.best_score_ms, table.c.best_score_ms
+                        ),
+                        "fastest_win_ms": _pick(faster, new.fastest_win_ms, table.c.fastest_win_ms),
+                        "fastest_win_score": _pick(
+                            faster, new.fastest_win_score, table.c.fastest_win_score
+                        ),
+                    },
+                )
+            )
 
 
 def _pick(condition: ColumnElement[bool], new: Any, old: Any) -> Any:
@@ -122,49 +150,68 @@ class Board:
             clauses.append(c.wins > 0)
         return and_(*clauses)
 
-    def order(self) -> list[Any]:
-        return [self.table.c[name].desc() if descending else self.table.c[name].asc()
-                for name, descending in self.key]
+    def order(self, *, reverse: bool = False) -> list[Any]:
+        return [
+            self.table.c[name].desc() if descending != reverse else self.table.c[name].asc()
+            for name, descending in self.key
+        ]
 
-    def ahead_of(self, values: Sequence[Any]) -> ColumnElement[bool]:
-        """Rows that sort strictly before a row with sort key ``values``."""
-        return self._beyond(values, before=True)
+    def ranges(self, values: Sequence[Any], *, before: bool) -> list[ColumnElement[bool]]:
+        """The rows sorting strictly before (or after) a row of sort key ``values``, as
+        contiguous ranges of the board's index, nearest range first.
 
-    def behind(self, values: Sequence[Any]) -> ColumnElement[bool]:
-        return self._beyond(values, before=False)
-
-    def _beyond(self, values: Sequence[Any], *, before: bool) -> ColumnElement[bool]:
-        alternatives = []
-        for depth, (name, descending) in enumerate(self.key):
+        "After (s, m, p)" is (= s, = m, > p), then (= s, after m), then (after s): each an
+        equality prefix and one bound, which an index scans directly, where one OR of
+        them would make the database filter the board from its start.
+        """
+        found = []
+        for depth in reversed(range(len(self.key))):
+            name, descending = self.key[depth]
             column = self.table.c[name]
-            value = values[depth]
-            earlier = column > value if descending == before else column < value
-            equal_prefix = [self.table.c[n] == values[i] for i, (n, _) in enumerate(self.key[:depth])]
-            alternatives.append(and_(true(), *equal_prefix, earlier))
-        return or_(false(), *alternatives)
+            bound = column > values[depth] if descending == before else column < values[depth]
+            prefix = [self.table.c[n] == values[i] for i, (n, _) in enumerate(self.key[:depth])]
+            found.append(and_(*prefix, bound))
+        return found
 
 
 BOARDS: Final[dict[str, Board]] = {
-    "score": Board("score", BoardEntry.__table__,
-                   (("best_score", True), ("best_score_ms", False), ("player_id", False)),
-                   ("best_score", "best_score_ms", "games"), True),
-    "time": Board("time", BoardEntry.__table__,
-                  (("fastest_win_ms", False), ("fastest_win_score", True), ("player_id", False)),
-                  ("fastest_win_ms", "fastest_win_score", "wins"), True),
-    "wins": Board("wins", BoardEntry.__table__,
-                  (("wins", True), ("games", False), ("player_id", False)),
-                  ("wins", "games"), True),
-    "rating": Board("rating", Rating.__table__,
-                    (("ordinal", True), ("player_id", False)),
-                    ("ordinal", "mu", "sigma", "games"), False),
+    "score": Board(
+        "score",
+        BoardEntry.__table__,
+        (("best_score", True), ("best_score_ms", False), ("player_id", False)),
+        ("best_score", "best_score_ms", "games"),
+        True,
+    ),
+    "time": Board(
+        "time",
+        BoardEntry.__table__,
+        (("fastest_win_ms", False), ("fastest_win_score", True), ("player_id", False)),
+        ("fastest_win_ms", "fastest_win_score", "wins"),
+        True,
+    ),
+    "wins": Board(
+        "wins",
+        BoardEntry.__table__,
+        (("wins", True), ("games", False), ("player_id", False)),
+        ("wins", "games"),
+        True,
+    ),
+    "rating": Board(
+        "rating",
+        Rating.__table__,
+        (("ordinal", True), ("player_id", False)),
+        ("ordinal", "mu", "sigma", "games"),
+        False,
+    ),
 }
 
 
 def board_named(name: str) -> Board:
     board = BOARDS.get(name)
     if board is None:
-        raise ServerError("bad_message", f"board {name!r} is not one of {', '.join(BOARDS)}",
-                          field="by")
+        raise ServerError(
+            "bad_message", f"board {name!r} is not one of {', '.join(BOARDS)}", field="by"
+        )
     return board
 
 
@@ -178,8 +225,9 @@ def decode_cursor(board: Board, cursor: str) -> tuple[list[Any], int]:
         if len(key) != len(board.key) or not isinstance(rank, int):
             raise ValueError(cursor)
     except (ValueError, TypeError, binascii.Error):
-        raise ServerError("bad_message", f"cursor {cursor[:40]!r} is not one of ours",
-                          field="cursor") from None
+        raise ServerError(
+            "bad_message", f"cursor {cursor[:40]!r} is not one of ours", field="cursor"
+        ) from None
     return key, rank
 
 
@@ -191,68 +239,114 @@ def _row(board: Board, row: Any, rank: int, provisional_games: int) -> dict[str,
     return entry
 
 
+async def _rows_beyond(
+    connection: AsyncConnection,
+    board: Board,
+    base: ColumnElement[bool],
+    values: Sequence[Any] | None,
+    *,
+    before: bool,
+    limit: int,
+) -> list[Any]:
+    """Up to ``limit`` rows nearest to a row of key ``values`` on one side (the board's
+    start when None), nearest first."""
+    c = board.table.c
+    ranges = [true()] if values is None else board.ranges(values, before=before)
+    rows: list[Any] = []
+    for condition in ranges:
+        rows += (
+            await connection.execute(
+                select(board.table, Player.name)
+                .join(Player, Player.id == c.player_id)
+                .where(base, condition)
+                .order_by(*board.order(reverse=before))
+                .limit(limit - len(rows))
+            )
+        ).all()
+        if len(rows) >= limit:
+            break
+    return rows
+
+
 async def page(
-    connection: AsyncConnection, *, ruleset: str, by: str, period: str, day: date,
-    cursor: str | None, limit: int, provisional_games: int,
+    connection: AsyncConnection,
+    *,
+    ruleset: str,
+    by: str,
+    period: str,
+    day: date,
+    cursor: str | None,
+    limit: int,
+    provisional_games: int,
 ) -> dict[str, Any]:
     """One page of a board, best first; ``next_cursor`` continues it (None at the end)."""
     board = board_named(by)
     start = period_start(period, day)
-    c = board.table.c
-    condition = board.where(ruleset, period, start)
-    rank = 0
-    if cursor:
-        after, rank = decode_cursor(board, cursor)
-        condition = and_(condition, board.behind(after))
-    rows = (await connection.execute(
-        select(board.table, Player.name).join(Player, Player.id == c.player_id)
-        .where(condition).order_by(*board.order()).limit(limit + 1)
-    )).all()
-    entries = [_row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(rows[:limit])]
+    after, rank = decode_cursor(board, cursor) if cursor else (None, 0)
+    rows = await _rows_beyond(
+        connection, board, board.where(ruleset, period, start), after, before=False, limit=limit + 1
+    )
+    entries = [
+        _row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(rows[:limit])
+    ]
     next_cursor = None
     if len(rows) > limit:
         last = rows[limit - 1]
         next_cursor = encode_cursor([_json(getattr(last, n)) for n, _ in board.key], rank + limit)
-    return {"board": by, "ruleset": ruleset, "period": period if board.per_period else "all",
-            "period_start": start.isoformat() if board.per_period else None,
-            "entries": entries, "next_cursor": next_cursor}
+    return {
+        "board": by,
+        "ruleset": ruleset,
+        "period": period if board.per_period else "all",
+        "period_start": start.isoformat() if board.per_period else None,
+        "entries": entries,
+        "next_cursor": next_cursor,
+    }
 
 
 async def around(
-    connection: AsyncConnection, *, ruleset: str, by: str, period: str, day: date,
-    player_id: int, neighbours: int, provisional_games: int,
+    connection: AsyncConnection,
+    *,
+    ruleset: str,
+    by: str,
+    period: str,
+    day: date,
+    player_id: int,
+    neighbours: int,
+    provisional_games: int,
 ) -> dict[str, Any]:
     """The player's rank and the ``neighbours`` rows on each side (no row: rank None)."""
     board = board_named(by)
     start = period_start(period, day)
     c = board.table.c
     base = board.where(ruleset, period, start)
-    mine = (await connection.execute(
-        select(board.table, Player.name).join(Player, Player.id == c.player_id)
-        .where(base, c.player_id == player_id)
-    )).first()
-    result: dict[str, Any] = {"board": by, "ruleset": ruleset,
-                              "period": period if board.per_period else "all",
-                              "period_start": start.isoformat() if board.per_period else None,
-                              "rank": None, "entries": []}
+    mine = (
+        await connection.execute(
+            select(board.table, Player.name)
+            .join(Player, Player.id == c.player_id)
+            .where(base, c.player_id == player_id)
+        )
+    ).first()
+    result: dict[str, Any] = {
+        "board": by,
+        "ruleset": ruleset,
+        "period": period if board.per_period else "all",
+        "period_start": start.isoformat() if board.per_period else None,
+        "rank": None,
+        "entries": [],
+    }
     if mine is None:
         return result
     key = [getattr(mine, name) for name, _ in board.key]
-    ahead = (await connection.execute(
-        select(func.count()).select_from(board.table).where(base, board.ahead_of(key))
-    )).scalar_one()
-    rank = int(ahead) + 1
-    before = (await connection.execute(
-        select(board.table, Player.name).join(Player, Player.id == c.player_id)
-        .where(base, board.ahead_of(key))
-        .order_by(*[col.desc() if not d else col.asc()
-                    for col, d in ((c[n], d) for n, d in board.key)])
-        .limit(neighbours)
-    )).all()
-    after = (await connection.execute(
-        select(board.table, Player.name).join(Player, Player.id == c.player_id)
-        .where(base, board.behind(key)).order_by(*board.order()).limit(neighbours)
-    )).all()
+    ahead = 0
+    for condition in board.ranges(key, before=True):
+        ahead += (
+            await connection.execute(
+                select(func.count()).select_from(board.table).where(base, condition)
+            )
+        ).scalar_one()
+    rank = ahead + 1
+    before = await _rows_beyond(connection, board, base, key, before=True, limit=neighbours)
+    after = await _rows_beyond(connection, board, base, key, before=False, limit=neighbours)
     entries = [_row(board, row, rank - i - 1, provisional_games) for i, row in enumerate(before)]
     entries.reverse()
     entries.append(_row(board, mine, rank, provisional_games))
@@ -263,3 +357,55 @@ async def around(
 
 def _json(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date) else value
+
+
+async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int:
+    """Recompute every board row from the stored results of rated finished matches
+    (after an import, or to check the incremental rows); returns the rows written."""
+    games = await connection.stream(
+        select(
+            MatchRow.ruleset,
+            MatchRow.ended_at,
+            MatchPlayer.player_id,
+            MatchPlayer.score,
+            MatchPlayer.finish_ms,
+            MatchPlayer.won,
+        )
+        .join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
+        .where(MatchRow.status == "finished", MatchRow.rated.is_(True))
+        .execution_options(yield_per=batch_rows)
+    )
+    rows: dict[tuple[str, str, date, int], dict[str, Any]] = {}
+    async for game in games:
+        for period in PERIODS:
+            key = (game.ruleset, period, period_start(period, game.ended_at.date()), game.player_id)
+            row = rows.get(key)
+            finish_ms = game.finish_ms or 0
+            if row is None:
+                rows[key] = {
+                    "ruleset": key[0],
+                    "period": key[1],
+                    "period_start": key[2],
+                    "player_id": key[3],
+                    "games": 1,
+                    "wins": int(game.won),
+                    "best_score": game.score,
+                    "best_score_ms": finish_ms,
+                    "fastest_win_ms": finish_ms if game.won else None,
+                    "fastest_win_score": game.score if game.won else None,
+                }
+                continue
+            row["games"] += 1
+            row["wins"] += int(game.won)
+            if (-game.score, finish_ms) < (-row["best_score"], row["best_score_ms"]):
+                row["best_score"], row["best_score_ms"] = game.score, finish_ms
+            if game.won and (
+                row["fastest_win_ms"] is None
+                or (finish_ms, -game.score) < (row["fastest_win_ms"], -row["fastest_win_score"])
+            ):
+                row["fastest_win_ms"], row["fastest_win_score"] = finish_ms, game.score
+    await connection.execute(delete(BoardEntry))
+    values = list(rows.values())
+    for start in range(0, len(values), batch_rows):
+        await connection.execute(insert(BoardEntry), values[start : start + batch_rows])
+    return len(values)

@@ -71,17 +71,38 @@ class Lobby:
             rated = seed is None
         seed = seed or Seed.generate()
         match_id = await self._store.create_match(
-            code=code, ruleset=options.ruleset.name, max_players=options.max_players,
-            time_limit_s=options.time_limit_s, win_by=options.win_by, public=options.public,
-            rated=rated, host_id=host_id, status="lobby", seed=seed.data,
-            commitment=seed.commitment, created_at=datetime.now(UTC), kind=kind,
-            tournament_id=tournament_id, round=round_number, daily_date=daily_date,
+            code=code,
+            ruleset=options.ruleset.name,
+            max_players=options.max_players,
+            time_limit_s=options.time_limit_s,
+            win_by=options.win_by,
+            public=options.public,
+            rated=rated,
+            host_id=host_id,
+            status="lobby",
+            seed=seed.data,
+            commitment=seed.commitment,
+            created_at=datetime.now(UTC),
+            kind=kind,
+            tournament_id=tournament_id,
+            round=round_number,
+            daily_date=daily_date,
         )
         match = Match(
-            match_id=match_id, code=code, options=options, seed=seed, rated=rated,
-            host_id=host_id, store=self._store, journal=self._journal, broker=self._broker,
-            grace_s=self._grace_s, max_history_events=self._max_history_events,
-            on_end=self._ended, kind=kind, daily_date=daily_date,
+            match_id=match_id,
+            code=code,
+            options=options,
+            seed=seed,
+            rated=rated,
+            host_id=host_id,
+            store=self._store,
+            journal=self._journal,
+            broker=self._broker,
+            grace_s=self._grace_s,
+            max_history_events=self._max_history_events,
+            on_end=self._ended,
+            kind=kind,
+            daily_date=daily_date,
         )
         self.matches[code] = match
         for player_id, name in seats:
@@ -100,8 +121,10 @@ class Lobby:
 
     def open_public(self) -> list[Match]:
         return [
-            match for match in self.matches.values()
-            if match.options.public and match.status == "lobby"
+            match
+            for match in self.matches.values()
+            if match.options.public
+            and match.status == "lobby"
             and len(match.seats) < match.options.max_players
         ]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Stop, Undo
+from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo
 from gaps.replay import replay
 from server.broker import Broker
 from server.errors import ServerError
@@ -211,8 +211,14 @@ class Match:
         }
 
     async def emit(self, event: str, **data: Any) -> None:
-        message = {"type": "event", "match": self.code, "seq": 0, "event": event,
-                   "t_ms": self.now_ms(), **data}
+        message = {
+            "type": "event",
+            "match": self.code,
+            "seq": 0,
+            "event": event,
+            "t_ms": self.now_ms(),
+            **data,
+        }
         self.history.append(message)
         await self._broker.publish(self.channel, encode(message))
 
@@ -381,7 +387,9 @@ class Match:
             if self.status in ("lobby", "countdown"):
                 raise ServerError("not_started", f"match {self.code} has not started")
             if seat.finished or seat.game is None:
-                raise ServerError("game_over", f"your game in {self.code} has ended ({seat.end_reason})")
+                raise ServerError(
+                    "game_over", f"your game in {self.code} has ended ({seat.end_reason})"
+                )
             ack = await self._apply(seat, seq, action)
         await self.emit("progress", **seat.progress())
         if seat.game.is_over():
@@ -461,10 +469,15 @@ class Match:
                 seat.disconnect_timer = None
             progress = seat.progress()
             await self._store.save_result(
-                self.id, seat.player_id,
-                score=progress["score"], placed=progress["placed"],
-                redeals=progress["redeals_used"], moves=progress["moves_made"],
-                won=progress["won"], end_reason=reason, finish_ms=seat.finish_ms,
+                self.id,
+                seat.player_id,
+                score=progress["score"],
+                placed=progress["placed"],
+                redeals=progress["redeals_used"],
+                moves=progress["moves_made"],
+                won=progress["won"],
+                end_reason=reason,
+                finish_ms=seat.finish_ms,
                 score_ms=seat.score_ms,
             )
         await self.emit("player_finished", **progress)
@@ -479,14 +492,25 @@ class Match:
         table = self.ranking()
         ended_at = datetime.now(UTC)
         ratings = await self._store.finish_match(
-            self.id, ended_at,
-            [FinishedGame(row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0,
-                          row["won"]) for row in table],
-            ruleset=self.options.ruleset.name, rated=self.rated, daily_date=self.daily_date,
+            self.id,
+            ended_at,
+            [
+                FinishedGame(
+                    row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0, row["won"]
+                )
+                for row in table
+            ],
+            ruleset=self.options.ruleset.name,
+            rated=self.rated,
+            daily_date=self.daily_date,
         )
         await self.emit(
-            "match_ended", ranking=table, seed=str(self.seed) if self.seed_revealed() else None,
-            commitment=self.seed.commitment, ended_at=ended_at.isoformat(), ratings=ratings,
+            "match_ended",
+            ranking=table,
+            seed=str(self.seed) if self.seed_revealed() else None,
+            commitment=self.seed.commitment,
+            ended_at=ended_at.isoformat(),
+            ratings=ratings,
         )
         for task in list(self._tasks):
             if task is not asyncio.current_task():

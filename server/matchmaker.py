@@ -43,8 +43,14 @@ class Waiting:
 
 class Matchmaker:
     def __init__(
-        self, *, store: Store, lobby: Lobby, wait_s: float, countdown_s: int,
-        time_limit_s: int = 600, tick_s: float = 0.2,
+        self,
+        *,
+        store: Store,
+        lobby: Lobby,
+        wait_s: float,
+        countdown_s: int,
+        time_limit_s: int = 600,
+        tick_s: float = 0.2,
     ) -> None:
         self._store = store
         self._lobby = lobby
@@ -64,16 +70,22 @@ class Matchmaker:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def enqueue(
-        self, ruleset: Ruleset, player_id: int, name: str,
+        self,
+        ruleset: Ruleset,
+        player_id: int,
+        name: str,
         on_match: Callable[[Match], Awaitable[None]],
     ) -> int:
         """Queue the player (again: the newer request wins); returns the queue's length."""
         self.cancel(player_id)
         async with self._store.engine.connect() as connection:
-            rating = (await connection.execute(
-                select(Rating.ordinal).where(Rating.player_id == player_id,
-                                             Rating.ruleset == ruleset.name)
-            )).scalar_one_or_none()
+            rating = (
+                await connection.execute(
+                    select(Rating.ordinal).where(
+                        Rating.player_id == player_id, Rating.ruleset == ruleset.name
+                    )
+                )
+            ).scalar_one_or_none()
         queue = self.queues.setdefault(ruleset.name, [])
         queue.append(Waiting(player_id, name, rating or 0.0, time.monotonic(), on_match))
         return len(queue)
@@ -99,12 +111,21 @@ class Matchmaker:
                         log.exception("quick match failed", extra={"ruleset": ruleset})
 
     async def _start(self, ruleset: Ruleset, group: list[Waiting]) -> None:
-        options = MatchOptions(ruleset=ruleset, max_players=len(group),
-                               time_limit_s=self._time_limit_s, win_by="time", public=False,
-                               countdown_s=self._countdown_s)
+        options = MatchOptions(
+            ruleset=ruleset,
+            max_players=len(group),
+            time_limit_s=self._time_limit_s,
+            win_by="time",
+            public=False,
+            countdown_s=self._countdown_s,
+        )
         match = await self._lobby.create(
-            group[0].player_id, options, None,
-            seats=[(w.player_id, w.name) for w in group], connected=False, kind="quick",
+            group[0].player_id,
+            options,
+            None,
+            seats=[(w.player_id, w.name) for w in group],
+            connected=False,
+            kind="quick",
         )
         for waiting in group:
             await waiting.on_match(match)
@@ -123,7 +144,7 @@ def groups(queue: list[Waiting], now: float, *, wait_s: float) -> list[list[Wait
     while index < len(ordered):
         group = [ordered[index]]
         oldest = group[0].since
-        for candidate in ordered[index + 1:]:
+        for candidate in ordered[index + 1 :]:
             waited = now - min(oldest, candidate.since)
             if len(group) == GROUP_MAX or candidate.rating - group[0].rating > window(waited):
                 break

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from collections.abc import Callable
 from typing import Any, Final, Union
 
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
@@ -184,10 +184,29 @@ class CancelQuickMatch:
 
 
 Request = Union[
-    Register, Hello, CreateMatch, ListMatches, JoinMatch, LeaveMatch, Ready, StartMatch,
-    Play, Resync, GetReplay, Ping, GetLeaderboard, GetRating, CreateTournament,
-    JoinTournament, StartTournament, ListTournaments, GetStandings, PlayDaily, GetDailyBoard,
-    QuickMatch, CancelQuickMatch,
+    Register,
+    Hello,
+    CreateMatch,
+    ListMatches,
+    JoinMatch,
+    LeaveMatch,
+    Ready,
+    StartMatch,
+    Play,
+    Resync,
+    GetReplay,
+    Ping,
+    GetLeaderboard,
+    GetRating,
+    CreateTournament,
+    JoinTournament,
+    StartTournament,
+    ListTournaments,
+    GetStandings,
+    PlayDaily,
+    GetDailyBoard,
+    QuickMatch,
+    CancelQuickMatch,
 ]
 
 BOARDS: Final = ("score", "time", "wins", "rating")
@@ -207,7 +226,8 @@ class _Fields:
     def _fail(self, field: str, expected: str) -> ServerError:
         got = self.data.get(field, "nothing")
         return ServerError(
-            "bad_message", f"{self.kind}: field {field!r} must be {expected}, got {got!r}"[:300],
+            "bad_message",
+            f"{self.kind}: field {field!r} must be {expected}, got {got!r}"[:300],
             field=field,
         )
 
@@ -307,9 +327,7 @@ def _refuse_constant(name: str) -> Any:
 def _register(request_id: Any, fields: _Fields) -> Register:
     name = fields.text("name", max_length=MAX_FRAME_BYTES)
     if NAME_PATTERN.fullmatch(name) is None:
-        raise ServerError(
-            "bad_name", f"{name!r}: a name is 2-24 letters, digits, '_', '-' or '.'"
-        )
+        raise ServerError("bad_name", f"{name!r}: a name is 2-24 letters, digits, '_', '-' or '.'")
     return Register(request_id, name)
 
 
@@ -350,8 +368,11 @@ def _play(request_id: Any, fields: _Fields) -> Play:
 
 def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
     return GetLeaderboard(
-        request_id, ruleset=f.ruleset(), by=f.choice("by", BOARDS, default="score"),
-        period=f.choice("period", PERIODS, default="all"), day=f.optional_day("day"),
+        request_id,
+        ruleset=f.ruleset(),
+        by=f.choice("by", BOARDS, default="score"),
+        period=f.choice("period", PERIODS, default="all"),
+        day=f.optional_day("day"),
         cursor=f.optional_text("cursor", max_length=512),
         limit=f.integer("limit", low=1, high=MAX_PAGE_ROWS, default=20),
         around_me=f.boolean("around_me", default=False),
@@ -360,11 +381,14 @@ def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
 
 def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
     return CreateTournament(
-        request_id, name=f.text("name", default="Tournament", max_length=64),
-        ruleset=f.ruleset(), rounds=f.integer("rounds", low=1, high=MAX_ROUNDS, default=3),
+        request_id,
+        name=f.text("name", default="Tournament", max_length=64),
+        ruleset=f.ruleset(),
+        rounds=f.integer("rounds", low=1, high=MAX_ROUNDS, default=3),
         max_players=f.integer("max_players", low=1, high=MAX_TOURNAMENT_PLAYERS, default=16),
-        round_time_limit_s=f.integer("round_time_limit_s", low=1, high=MAX_TIME_LIMIT_S,
-                                     default=600),
+        round_time_limit_s=f.integer(
+            "round_time_limit_s", low=1, high=MAX_TIME_LIMIT_S, default=600
+        ),
         start_at=f.optional_time("start_at"),
     )
 

@@ -18,8 +18,12 @@ PROVISIONAL_GAMES: Final = 10
 
 
 async def update_ratings(
-    connection: AsyncConnection, *, ruleset: str, match_id: int,
-    ranking: Sequence[tuple[int, int]], at: datetime,
+    connection: AsyncConnection,
+    *,
+    ruleset: str,
+    match_id: int,
+    ranking: Sequence[tuple[int, int]],
+    at: datetime,
 ) -> list[dict[str, Any]]:
     """Rate the match's (player id, rank) table (ties share a rank) in the caller's
     transaction; returns each player's new rating. A match of one player rates nobody."""
@@ -27,9 +31,12 @@ async def update_ratings(
         return []
     ids = [player_id for player_id, _ in ranking]
     known = {
-        row.player_id: row for row in (await connection.execute(
-            select(Rating.__table__).where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
-        )).all()
+        row.player_id: row
+        for row in (
+            await connection.execute(
+                select(Rating.__table__).where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
+            )
+        ).all()
     }
     teams = [
         [MODEL.rating(mu=known[pid].mu, sigma=known[pid].sigma) if pid in known else MODEL.rating()]
@@ -42,7 +49,8 @@ async def update_ratings(
         if player_id in known:
             games = known[player_id].games + 1
             await connection.execute(
-                update(Rating).where(Rating.ruleset == ruleset, Rating.player_id == player_id)
+                update(Rating)
+                .where(Rating.ruleset == ruleset, Rating.player_id == player_id)
                 .values(games=games, **values)
             )
         else:
@@ -50,38 +58,63 @@ async def update_ratings(
             await connection.execute(
                 insert(Rating).values(player_id=player_id, ruleset=ruleset, games=games, **values)
             )
-        await connection.execute(insert(RatingChange).values(
-            player_id=player_id, ruleset=ruleset, match_id=match_id, rank=rank,
-            mu=new.mu, sigma=new.sigma, ordinal=new.ordinal(), at=at,
-        ))
+        await connection.execute(
+            insert(RatingChange).values(
+                player_id=player_id,
+                ruleset=ruleset,
+                match_id=match_id,
+                rank=rank,
+                mu=new.mu,
+                sigma=new.sigma,
+                ordinal=new.ordinal(),
+                at=at,
+            )
+        )
         changes.append(view(player_id, ruleset, new.mu, new.sigma, new.ordinal(), games))
     return changes
 
 
-def view(player_id: int, ruleset: str, mu: float, sigma: float, ordinal: float,
-         games: int) -> dict[str, Any]:
+def view(
+    player_id: int, ruleset: str, mu: float, sigma: float, ordinal: float, games: int
+) -> dict[str, Any]:
     return {
-        "player_id": player_id, "ruleset": ruleset, "mu": round(mu, 3),
-        "sigma": round(sigma, 3), "ordinal": round(ordinal, 3), "games": games,
+        "player_id": player_id,
+        "ruleset": ruleset,
+        "mu": round(mu, 3),
+        "sigma": round(sigma, 3),
+        "ordinal": round(ordinal, 3),
+        "games": games,
         "provisional": games < PROVISIONAL_GAMES,
     }
 
 
 async def rating_of(connection: AsyncConnection, player_id: int) -> dict[str, Any]:
     """A player's rating in every ruleset played, with its history (newest first)."""
-    rows = (await connection.execute(
-        select(Rating.__table__).where(Rating.player_id == player_id).order_by(Rating.ruleset)
-    )).all()
-    history = (await connection.execute(
-        select(RatingChange.__table__).where(RatingChange.player_id == player_id)
-        .order_by(RatingChange.id.desc()).limit(200)
-    )).all()
+    rows = (
+        await connection.execute(
+            select(Rating.__table__).where(Rating.player_id == player_id).order_by(Rating.ruleset)
+        )
+    ).all()
+    history = (
+        await connection.execute(
+            select(RatingChange.__table__)
+            .where(RatingChange.player_id == player_id)
+            .order_by(RatingChange.id.desc())
+            .limit(200)
+        )
+    ).all()
     return {
         "ratings": [view(r.player_id, r.ruleset, r.mu, r.sigma, r.ordinal, r.games) for r in rows],
         "history": [
-            {"ruleset": h.ruleset, "match_id": h.match_id, "rank": h.rank,
-             "mu": round(h.mu, 3), "sigma": round(h.sigma, 3), "ordinal": round(h.ordinal, 3),
-             "at": h.at.isoformat()}
+            {
+                "ruleset": h.ruleset,
+                "match_id": h.match_id,
+                "rank": h.rank,
+                "mu": round(h.mu, 3),
+                "sigma": round(h.sigma, 3),
+                "ordinal": round(h.ordinal, 3),
+                "at": h.at.isoformat(),
+            }
             for h in history
         ],
     }

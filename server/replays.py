@@ -19,8 +19,12 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
     actions_by_player: dict[int, list[dict[str, Any]]] = {}
     for action in stored["actions"]:
         actions_by_player.setdefault(action["player_id"], []).append(
-            {"seq": action["seq"], "action": action["action"], "t_ms": action["t_ms"],
-             "score": action["score"]}
+            {
+                "seq": action["seq"],
+                "action": action["action"],
+                "t_ms": action["t_ms"],
+                "score": action["score"],
+            }
         )
     return {
         "format": FORMAT,

@@ -57,11 +57,17 @@ class LiveTournament:
 
     def view(self) -> dict[str, Any]:
         return {
-            "id": self.id, "code": self.code, "name": self.name, "host_id": self.host_id,
-            "ruleset": self.ruleset.name, "rounds": self.rounds, "max_players": self.max_players,
+            "id": self.id,
+            "code": self.code,
+            "name": self.name,
+            "host_id": self.host_id,
+            "ruleset": self.ruleset.name,
+            "rounds": self.rounds,
+            "max_players": self.max_players,
             "round_time_limit_s": self.round_time_limit_s,
             "start_at": self.start_at.isoformat() if self.start_at else None,
-            "status": self.status, "current_round": self.current_round,
+            "status": self.status,
+            "current_round": self.current_round,
             "round_match": self.round_match.code if self.round_match else None,
             "entrants": [{"player_id": pid, "name": name} for pid, name in self.entrants.items()],
         }
@@ -69,8 +75,14 @@ class LiveTournament:
 
 class Tournaments:
     def __init__(
-        self, *, store: Store, lobby: Lobby, broker: Broker, countdown_s: int,
-        break_s: float, max_history_events: int,
+        self,
+        *,
+        store: Store,
+        lobby: Lobby,
+        broker: Broker,
+        countdown_s: int,
+        break_s: float,
+        max_history_events: int,
     ) -> None:
         self._store = store
         self._lobby = lobby
@@ -85,8 +97,15 @@ class Tournaments:
     # -- requests ------------------------------------------------------------------------
 
     async def create(
-        self, host_id: int, *, name: str, ruleset: Ruleset, rounds: int, max_players: int,
-        round_time_limit_s: int, start_at: datetime | None,
+        self,
+        host_id: int,
+        *,
+        name: str,
+        ruleset: Ruleset,
+        rounds: int,
+        max_players: int,
+        round_time_limit_s: int,
+        start_at: datetime | None,
     ) -> LiveTournament:
         now = datetime.now(UTC)
         if start_at is not None and start_at <= now:
@@ -95,16 +114,39 @@ class Tournaments:
         while code in self.live:
             code = new_code()
         async with self._store.engine.begin() as connection:
-            tournament_id = (await connection.execute(
-                insert(Tournament).values(
-                    code=code, name=name, host_id=host_id, ruleset=ruleset.name, rounds=rounds,
-                    max_players=max_players, round_time_limit_s=round_time_limit_s,
-                    start_at=start_at, status="open", current_round=0, created_at=now,
-                ).returning(Tournament.id)
-            )).scalar_one()
+            tournament_id = (
+                await connection.execute(
+                    insert(Tournament)
+                    .values(
+                        code=code,
+                        name=name,
+                        host_id=host_id,
+                        ruleset=ruleset.name,
+                        rounds=rounds,
+                        max_players=max_players,
+                        round_time_limit_s=round_time_limit_s,
+                        start_at=start_at,
+                        status="open",
+                        current_round=0,
+                        created_at=now,
+                    )
+                    .returning(Tournament.id)
+                )
+            ).scalar_one()
         tournament = LiveTournament(
-            tournament_id, code, name, host_id, ruleset, rounds, max_players, round_time_limit_s,
-            start_at, "open", 0, {}, History(max_events=self._max_history_events),
+            tournament_id,
+            code,
+            name,
+            host_id,
+            ruleset,
+            rounds,
+            max_players,
+            round_time_limit_s,
+            start_at,
+            "open",
+            0,
+            {},
+            History(max_events=self._max_history_events),
         )
         self.live[code] = tournament
         if start_at is not None:
@@ -127,14 +169,22 @@ class Tournaments:
         if tournament.status != "open":
             raise ServerError("already_started", f"tournament {tournament.code} has started")
         if len(tournament.entrants) >= tournament.max_players:
-            raise ServerError("tournament_full",
-                              f"tournament {tournament.code} has its {tournament.max_players} players")
+            raise ServerError(
+                "tournament_full",
+                f"tournament {tournament.code} has its {tournament.max_players} players",
+            )
         try:
             async with self._store.engine.begin() as connection:
-                await connection.execute(insert(TournamentEntry).values(
-                    tournament_id=tournament.id, player_id=player_id,
-                    joined_at=datetime.now(UTC), total_score=0, total_time_ms=0, rounds_played=0,
-                ))
+                await connection.execute(
+                    insert(TournamentEntry).values(
+                        tournament_id=tournament.id,
+                        player_id=player_id,
+                        joined_at=datetime.now(UTC),
+                        total_score=0,
+                        total_time_ms=0,
+                        rounds_played=0,
+                    )
+                )
         except IntegrityError:
             pass  # joined from another connection meanwhile
         tournament.entrants[player_id] = name
@@ -168,10 +218,17 @@ class Tournaments:
             raise ServerError("bad_message", f"tournament {tournament.code} has no entrants")
         tournament.status = "running"
         async with self._store.engine.begin() as connection:
-            await connection.execute(update(Tournament).where(Tournament.id == tournament.id)
-                                     .values(status="running", started_at=datetime.now(UTC)))
-        await self._emit(tournament, "tournament_started", rounds=tournament.rounds,
-                         entrants=[{"player_id": p, "name": n} for p, n in tournament.entrants.items()])
+            await connection.execute(
+                update(Tournament)
+                .where(Tournament.id == tournament.id)
+                .values(status="running", started_at=datetime.now(UTC))
+            )
+        await self._emit(
+            tournament,
+            "tournament_started",
+            rounds=tournament.rounds,
+            entrants=[{"player_id": p, "name": n} for p, n in tournament.entrants.items()],
+        )
         tournament.task = asyncio.create_task(self._run(tournament, first_round=1))
 
     async def _run(self, tournament: LiveTournament, *, first_round: int) -> None:
@@ -189,27 +246,45 @@ class Tournaments:
     async def _play_round(self, tournament: LiveTournament, number: int) -> None:
         tournament.current_round = number
         async with self._store.engine.begin() as connection:
-            await connection.execute(update(Tournament).where(Tournament.id == tournament.id)
-                                     .values(current_round=number))
+            await connection.execute(
+                update(Tournament)
+                .where(Tournament.id == tournament.id)
+                .values(current_round=number)
+            )
         options = MatchOptions(
-            ruleset=tournament.ruleset, max_players=len(tournament.entrants),
-            time_limit_s=tournament.round_time_limit_s, win_by="score", public=False,
+            ruleset=tournament.ruleset,
+            max_players=len(tournament.entrants),
+            time_limit_s=tournament.round_time_limit_s,
+            win_by="score",
+            public=False,
             countdown_s=self._countdown_s,
         )
         match = await self._lobby.create(
-            tournament.host_id, options, None, seats=list(tournament.entrants.items()),
-            connected=False, kind="tournament", tournament_id=tournament.id, round_number=number,
+            tournament.host_id,
+            options,
+            None,
+            seats=list(tournament.entrants.items()),
+            connected=False,
+            kind="tournament",
+            tournament_id=tournament.id,
+            round_number=number,
         )
         tournament.round_match = match
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._round_ended[match.id] = done
-        await self._emit(tournament, "round_starting", round=number, match=match.code,
-                         countdown_ms=self._countdown_s * 1000)
+        await self._emit(
+            tournament,
+            "round_starting",
+            round=number,
+            match=match.code,
+            countdown_ms=self._countdown_s * 1000,
+        )
         await match.start()
         await done
         standings = await self._standings(tournament, record=True)
-        await self._emit(tournament, "round_ended", round=number, match=match.code,
-                         standings=standings)
+        await self._emit(
+            tournament, "round_ended", round=number, match=match.code, standings=standings
+        )
 
     async def _match_ended(self, match: Match) -> None:
         done = self._round_ended.pop(match.id, None)
@@ -221,56 +296,95 @@ class Tournaments:
         tournament.status = "finished"
         tournament.round_match = None
         async with self._store.engine.begin() as connection:
-            await connection.execute(update(Tournament).where(Tournament.id == tournament.id)
-                                     .values(status="finished", ended_at=datetime.now(UTC)))
-        await self._emit(tournament, "tournament_ended", standings=standings,
-                         podium=[row for row in standings if row["rank"] <= PODIUM])
+            await connection.execute(
+                update(Tournament)
+                .where(Tournament.id == tournament.id)
+                .values(status="finished", ended_at=datetime.now(UTC))
+            )
+        await self._emit(
+            tournament,
+            "tournament_ended",
+            standings=standings,
+            podium=[row for row in standings if row["rank"] <= PODIUM],
+        )
 
-    async def _standings(self, tournament: LiveTournament, *, record: bool = False) -> list[dict[str, Any]]:
+    async def _standings(
+        self, tournament: LiveTournament, *, record: bool = False
+    ) -> list[dict[str, Any]]:
         """Totals over the finished rounds: score (higher first), then time (less first)."""
         async with self._store.engine.begin() as connection:
             totals = {
-                row.player_id: row for row in (await connection.execute(
-                    select(MatchPlayer.player_id,
-                           func.sum(MatchPlayer.score).label("score"),
-                           func.sum(MatchPlayer.finish_ms).label("time_ms"),
-                           func.count().label("rounds"))
-                    .join(MatchRow, MatchRow.id == MatchPlayer.match_id)
-                    .where(MatchRow.tournament_id == tournament.id, MatchRow.status == "finished")
-                    .group_by(MatchPlayer.player_id)
-                )).all()
+                row.player_id: row
+                for row in (
+                    await connection.execute(
+                        select(
+                            MatchPlayer.player_id,
+                            func.sum(MatchPlayer.score).label("score"),
+                            func.sum(MatchPlayer.finish_ms).label("time_ms"),
+                            func.count().label("rounds"),
+                        )
+                        .join(MatchRow, MatchRow.id == MatchPlayer.match_id)
+                        .where(
+                            MatchRow.tournament_id == tournament.id, MatchRow.status == "finished"
+                        )
+                        .group_by(MatchPlayer.player_id)
+                    )
+                ).all()
             }
-            names = dict((await connection.execute(
-                select(Player.id, Player.name).where(Player.id.in_(list(tournament.entrants)))
-            )).all())
+            names = dict(
+                (
+                    await connection.execute(
+                        select(Player.id, Player.name).where(
+                            Player.id.in_(list(tournament.entrants))
+                        )
+                    )
+                ).all()
+            )
             rows: list[dict[str, Any]] = []
             for player_id in tournament.entrants:
                 total = totals.get(player_id)
-                rows.append({
-                    "player_id": player_id, "name": names.get(player_id, "?"),
-                    "total_score": int(total.score) if total else 0,
-                    "total_time_ms": int(total.time_ms or 0) if total else 0,
-                    "rounds_played": int(total.rounds) if total else 0,
-                })
+                rows.append(
+                    {
+                        "player_id": player_id,
+                        "name": names.get(player_id, "?"),
+                        "total_score": int(total.score) if total else 0,
+                        "total_time_ms": int(total.time_ms or 0) if total else 0,
+                        "rounds_played": int(total.rounds) if total else 0,
+                    }
+                )
             rows.sort(key=lambda r: (-r["total_score"], r["total_time_ms"], r["player_id"]))
             for position, row in enumerate(rows, start=1):
                 previous = rows[position - 2] if position > 1 else None
-                same = previous is not None and (previous["total_score"], previous["total_time_ms"]) == (
-                    row["total_score"], row["total_time_ms"])
+                same = previous is not None and (
+                    previous["total_score"],
+                    previous["total_time_ms"],
+                ) == (row["total_score"], row["total_time_ms"])
                 row["rank"] = previous["rank"] if same and previous else position
             if record:
                 for row in rows:
                     await connection.execute(
                         update(TournamentEntry)
-                        .where(TournamentEntry.tournament_id == tournament.id,
-                               TournamentEntry.player_id == row["player_id"])
-                        .values(total_score=row["total_score"], total_time_ms=row["total_time_ms"],
-                                rounds_played=row["rounds_played"], rank=row["rank"]))
+                        .where(
+                            TournamentEntry.tournament_id == tournament.id,
+                            TournamentEntry.player_id == row["player_id"],
+                        )
+                        .values(
+                            total_score=row["total_score"],
+                            total_time_ms=row["total_time_ms"],
+                            rounds_played=row["rounds_played"],
+                            rank=row["rank"],
+                        )
+                    )
         return rows
 
     async def _emit(self, tournament: LiveTournament, event: str, **data: Any) -> None:
-        message = {"type": "tournament_event", "tournament": tournament.code, "seq": 0,
-                   "event": event, **data}
+        message = {
+            "type": "tournament_event",
+            "tournament": tournament.code,
+            "seq": 0,
+            "event": event,
+            **data,
+        }
         tournament.history.append(message)
         await self._broker.publish(tournament.channel, encode(message))
 
@@ -279,38 +393,59 @@ class Tournaments:
     async def resume(self) -> None:
         """Load every unfinished tournament and carry on where the last process stopped."""
         async with self._store.engine.begin() as connection:
-            rows = (await connection.execute(
-                select(Tournament.__table__).where(Tournament.status.in_(("open", "running")))
-            )).all()
+            rows = (
+                await connection.execute(
+                    select(Tournament.__table__).where(Tournament.status.in_(("open", "running")))
+                )
+            ).all()
             entrants: dict[int, dict[int, str]] = {}
-            for entry in (await connection.execute(
-                select(TournamentEntry.tournament_id, Player.id, Player.name)
-                .join(Player, Player.id == TournamentEntry.player_id)
-                .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
-                .order_by(TournamentEntry.joined_at, Player.id)
-            )).all():
+            for entry in (
+                await connection.execute(
+                    select(TournamentEntry.tournament_id, Player.id, Player.name)
+                    .join(Player, Player.id == TournamentEntry.player_id)
+                    .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
+                    .order_by(TournamentEntry.joined_at, Player.id)
+                )
+            ).all():
                 entrants.setdefault(entry.tournament_id, {})[entry.id] = entry.name
             # A round match still unfinished died with the old process: give it up.
             await connection.execute(
                 update(MatchRow)
-                .where(MatchRow.tournament_id.in_([row.id for row in rows]),
-                       MatchRow.status.in_(("lobby", "countdown", "running")))
+                .where(
+                    MatchRow.tournament_id.in_([row.id for row in rows]),
+                    MatchRow.status.in_(("lobby", "countdown", "running")),
+                )
                 .values(status="abandoned", ended_at=datetime.now(UTC))
             )
-            finished_rounds = dict((await connection.execute(
-                select(MatchRow.tournament_id, func.max(MatchRow.round))
-                .where(MatchRow.tournament_id.in_([row.id for row in rows]),
-                       MatchRow.status == "finished")
-                .group_by(MatchRow.tournament_id)
-            )).all())
+            finished_rounds = dict(
+                (
+                    await connection.execute(
+                        select(MatchRow.tournament_id, func.max(MatchRow.round))
+                        .where(
+                            MatchRow.tournament_id.in_([row.id for row in rows]),
+                            MatchRow.status == "finished",
+                        )
+                        .group_by(MatchRow.tournament_id)
+                    )
+                ).all()
+            )
         for row in rows:
             start_at = row.start_at
             if start_at is not None and start_at.tzinfo is None:
                 start_at = start_at.replace(tzinfo=UTC)
             tournament = LiveTournament(
-                row.id, row.code, row.name, row.host_id, Ruleset.named(row.ruleset), row.rounds,
-                row.max_players, row.round_time_limit_s, start_at, row.status,
-                row.current_round, entrants.get(row.id, {}),
+                row.id,
+                row.code,
+                row.name,
+                row.host_id,
+                Ruleset.named(row.ruleset),
+                row.rounds,
+                row.max_players,
+                row.round_time_limit_s,
+                start_at,
+                row.status,
+                row.current_round,
+                entrants.get(row.id, {}),
                 History(max_events=self._max_history_events),
             )
             self.live[tournament.code] = tournament

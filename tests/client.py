@@ -9,7 +9,6 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
 PUSHED = ("event", "tournament_event", "matched")
 
@@ -51,7 +50,9 @@ class Client:
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
         request_id = next(self._ids)
-        return await self.send_raw(json.dumps({"type": kind, "id": request_id, **fields}), request_id)
+        return await self.send_raw(
+            json.dumps({"type": kind, "id": request_id, **fields}), request_id
+        )
 
     async def ok(self, kind: str, **fields: Any) -> dict[str, Any]:
         """A request that must not fail."""

@@ -47,9 +47,17 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    return Settings(port=0, database_url=database_url, data_dir=tmp_path, countdown_s=0,
-                    grace_s=1.0, tournament_countdown_s=0, tournament_break_s=0.1,
-                    quick_wait_s=0.3, log_level="WARNING")
+    return Settings(
+        port=0,
+        database_url=database_url,
+        data_dir=tmp_path,
+        countdown_s=0,
+        grace_s=1.0,
+        tournament_countdown_s=0,
+        tournament_break_s=0.1,
+        quick_wait_s=0.3,
+        log_level="WARNING",
+    )
 
 
 @pytest.fixture

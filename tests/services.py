@@ -51,19 +51,48 @@ class Postgres:
             self._as_postgres = ["runuser", "-u", "postgres", "--"]
         self.user = "postgres" if self._as_postgres else pwd.getpwuid(os.geteuid()).pw_name
         data = self.directory / "data"
-        self._run([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", self.user,
-                   "--no-sync", "-E", "UTF8"])
+        self._run(
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                self.user,
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
+        )
         log = self.directory / "postgres.log"
         with open(log, "wb") as output:
             if self._as_postgres:
                 user = pwd.getpwnam("postgres")
                 os.chown(log, user.pw_uid, user.pw_gid)
             self.process = subprocess.Popen(
-                [*self._as_postgres, str(PG_BIN / "postgres"), "-D", str(data),
-                 "-p", str(self.port), "-k", str(self.directory), "-c", "listen_addresses=127.0.0.1",
-                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                 "-c", "max_connections=300"],
-                stdout=output, stderr=subprocess.STDOUT,
+                [
+                    *self._as_postgres,
+                    str(PG_BIN / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.directory),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "full_page_writes=off",
+                    "-c",
+                    "max_connections=300",
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
             )
         _wait_for_port(self.port, "postgres", self.process, log)
         self._databases = 0
@@ -78,8 +107,21 @@ class Postgres:
         """A new empty database; returns its URL."""
         self._databases += 1
         name = f"gaps_test_{self._databases}"
-        self._run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
-                   "-d", "postgres", "-qc", f"CREATE DATABASE {name}"])
+        self._run(
+            [
+                str(PG_BIN / "psql"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+                "-d",
+                "postgres",
+                "-qc",
+                f"CREATE DATABASE {name}",
+            ]
+        )
         return self.url(name)
 
     def stop(self) -> None:
@@ -98,9 +140,21 @@ class Redis:
         log = self.directory / "redis.log"
         with open(log, "wb") as output:
             self.process = subprocess.Popen(
-                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no", "--dir", str(self.directory)],
-                stdout=output, stderr=subprocess.STDOUT,
+                [
+                    "redis-server",
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    str(self.directory),
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
             )
         _wait_for_port(self.port, "redis-server", self.process, log)
 

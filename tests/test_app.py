@@ -18,7 +18,9 @@ Connect = Callable[[], Awaitable[Client]]
 async def http_get(server: Server, path: str) -> tuple[int, dict[str, Any]]:
     def fetch() -> tuple[int, dict[str, Any]]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5) as reply:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{server.port}{path}", timeout=5
+            ) as reply:
                 return reply.status, json.loads(reply.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
@@ -89,13 +91,19 @@ async def test_every_request_but_ping_needs_authentication(connect: Connect) -> 
     anonymous = await connect()
     pong = await anonymous.ok("ping")
     assert pong["type"] == "pong" and pong["server_time"].endswith("+00:00")
-    for kind, fields in [("create_match", {}), ("list_matches", {}),
-                         ("join_match", {"code": "ABCDEF"}), ("resync", {"code": "A", "since": 0})]:
+    for kind, fields in [
+        ("create_match", {}),
+        ("list_matches", {}),
+        ("join_match", {"code": "ABCDEF"}),
+        ("resync", {"code": "A", "since": 0}),
+    ]:
         reply = await anonymous.request(kind, **fields)
         assert reply["code"] == "not_authenticated", (kind, reply)
 
 
-async def test_malformed_frames_get_errors_and_the_connection_stays_usable(connect: Connect) -> None:
+async def test_malformed_frames_get_errors_and_the_connection_stays_usable(
+    connect: Connect,
+) -> None:
     client = await connect()
     assert (await client.send_raw("not json", None))["code"] == "bad_json"
     assert (await client.send_raw(json.dumps([1, 2]), None))["code"] == "bad_json"
@@ -113,8 +121,9 @@ async def test_a_resync_too_far_back_gets_a_snapshot(settings: Any, connect: Con
     try:
         ana = await Client.connect(f"ws://127.0.0.1:{small.port}")
         await ana.register("ana")
-        code = (await ana.ok("create_match", max_players=1, countdown_s=0,
-                             seed="AAAA-BBBB-CCCC-DDDD"))["match"]["code"]
+        code = (
+            await ana.ok("create_match", max_players=1, countdown_s=0, seed="AAAA-BBBB-CCCC-DDDD")
+        )["match"]["code"]
         await ana.ok("ready", code=code)
         await ana.event("started")
         for action in ("3H", "2C>4", "3C"):

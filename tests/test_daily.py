@@ -18,8 +18,11 @@ def test_the_daily_seed_depends_on_the_key_the_day_and_the_ruleset() -> None:
     key = b"k" * 32
     day = date(2026, 11, 29)
     assert daily_seed(key, "classic", day) == daily_seed(key, "classic", day)
-    others = {daily_seed(key, "addiction", day), daily_seed(key, "classic", date(2026, 11, 30)),
-              daily_seed(b"j" * 32, "classic", day)}
+    others = {
+        daily_seed(key, "addiction", day),
+        daily_seed(key, "classic", date(2026, 11, 30)),
+        daily_seed(b"j" * 32, "classic", day),
+    }
     assert daily_seed(key, "classic", day) not in others and len(others) == 3
 
 
@@ -37,8 +40,12 @@ async def play_daily(client: Client, ruleset: str, moves: int) -> dict:
         assert reply["type"] == "action_ok", reply
         game.play(legal[0])
     await client.act(code, "stop")
-    return {"code": code, "grid": dealt["grid"], "score": game.score,
-            "ended": await client.event("match_ended", match=code)}
+    return {
+        "code": code,
+        "grid": dealt["grid"],
+        "score": game.score,
+        "ended": await client.event("match_ended", match=code),
+    }
 
 
 async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
@@ -57,10 +64,14 @@ async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
     board = await bob.ok("daily_board", ruleset="classic")
     assert board["day"] == today().isoformat()
     entries = board["entries"]
-    assert {e["name"]: e["score"] for e in entries} == {"ana": first["score"], "bob": second["score"]}
+    assert {e["name"]: e["score"] for e in entries} == {
+        "ana": first["score"],
+        "bob": second["score"],
+    }
     # By score, then by how long the attempt took (each attempt has its own clock).
     assert [(-e["score"], e["finish_ms"]) for e in entries] == sorted(
-        (-e["score"], e["finish_ms"]) for e in entries)
+        (-e["score"], e["finish_ms"]) for e in entries
+    )
     assert [e["rank"] for e in entries] == [1, 2]
 
 

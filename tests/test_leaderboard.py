@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.app import Server
 from server.errors import ServerError
-from server.leaderboard import Result, around, page, period_start, record_results
+from server.leaderboard import Result, around, page, period_start, rebuild, record_results
 from server.storage.database import create_engine, migrate
 from server.storage.database import database_url as sqlalchemy_url
-from server.storage.models import Player
+from server.storage.models import BoardEntry, Player
+from tests.client import Client
 
 NOV_30_LATE = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)
 DEC_1_EARLY = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
+NOV_30 = NOV_30_LATE.date()
 
 
 @pytest.fixture
@@ -32,24 +37,50 @@ async def make_players(engine: AsyncEngine, count: int) -> list[int]:
     async with engine.begin() as connection:
         ids = []
         for number in range(count):
-            ids.append((await connection.execute(
-                insert(Player).values(name=f"p{number}", token_hash=f"{number:064d}",
-                                      created_at=datetime.now(UTC)).returning(Player.id)
-            )).scalar_one())
+            ids.append(
+                (
+                    await connection.execute(
+                        insert(Player)
+                        .values(
+                            name=f"p{number}",
+                            token_hash=f"{number:064d}",
+                            created_at=datetime.now(UTC),
+                        )
+                        .returning(Player.id)
+                    )
+                ).scalar_one()
+            )
     return ids
 
 
-async def record(engine: AsyncEngine, ended_at: datetime, *results: Result,
-                 ruleset: str = "classic") -> None:
+async def record(
+    engine: AsyncEngine, ended_at: datetime, *results: Result, ruleset: str = "classic"
+) -> None:
     async with engine.begin() as connection:
         await record_results(connection, ruleset=ruleset, ended_at=ended_at, results=results)
 
 
-async def board(engine: AsyncEngine, by: str, *, period: str = "all", day: date = NOV_30_LATE.date(),
-                cursor: str | None = None, limit: int = 20, ruleset: str = "classic") -> dict:
+async def board(
+    engine: AsyncEngine,
+    by: str,
+    *,
+    period: str = "all",
+    day: date = NOV_30,
+    cursor: str | None = None,
+    limit: int = 20,
+    ruleset: str = "classic",
+) -> dict:
     async with engine.connect() as connection:
-        return await page(connection, ruleset=ruleset, by=by, period=period, day=day,
-                          cursor=cursor, limit=limit, provisional_games=10)
+        return await page(
+            connection,
+            ruleset=ruleset,
+            by=by,
+            period=period,
+            day=day,
+            cursor=cursor,
+            limit=limit,
+            provisional_games=10,
+        )
 
 
 def names(result: dict) -> list[str]:
@@ -60,23 +91,36 @@ async def test_the_score_board_ranks_best_scores_and_breaks_ties_by_less_time(
     engine: AsyncEngine,
 ) -> None:
     a, b, c = await make_players(engine, 3)
-    await record(engine, NOV_30_LATE, Result(a, 20, 90_000, False), Result(b, 30, 80_000, False),
-                 Result(c, 30, 70_000, False))
+    await record(
+        engine,
+        NOV_30_LATE,
+        Result(a, 20, 90_000, False),
+        Result(b, 30, 80_000, False),
+        Result(c, 30, 70_000, False),
+    )
     await record(engine, NOV_30_LATE, Result(a, 10, 10_000, False))  # worse: keeps 20
     result = await board(engine, "score")
     assert names(result) == ["p2", "p1", "p0"]
-    assert [(e["rank"], e["best_score"], e["best_score_ms"], e["games"]) for e in result["entries"]] == [
-        (1, 30, 70_000, 1), (2, 30, 80_000, 1), (3, 20, 90_000, 2)]
+    assert [
+        (e["rank"], e["best_score"], e["best_score_ms"], e["games"]) for e in result["entries"]
+    ] == [(1, 30, 70_000, 1), (2, 30, 80_000, 1), (3, 20, 90_000, 2)]
 
 
 async def test_the_time_board_lists_only_winners_fastest_first(engine: AsyncEngine) -> None:
     a, b, c = await make_players(engine, 3)
-    await record(engine, NOV_30_LATE, Result(a, 58, 300_000, True), Result(b, 40, 1_000, False),
-                 Result(c, 58, 200_000, True))
+    await record(
+        engine,
+        NOV_30_LATE,
+        Result(a, 58, 300_000, True),
+        Result(b, 40, 1_000, False),
+        Result(c, 58, 200_000, True),
+    )
     await record(engine, NOV_30_LATE, Result(a, 48, 150_000, True))  # a faster win, fewer points
     result = await board(engine, "time")
-    assert [(e["name"], e["fastest_win_ms"], e["fastest_win_score"], e["wins"])
-            for e in result["entries"]] == [("p0", 150_000, 48, 2), ("p2", 200_000, 58, 1)]
+    assert [
+        (e["name"], e["fastest_win_ms"], e["fastest_win_score"], e["wins"])
+        for e in result["entries"]
+    ] == [("p0", 150_000, 48, 2), ("p2", 200_000, 58, 1)]
 
 
 async def test_the_wins_board_counts_wins_and_prefers_fewer_games(engine: AsyncEngine) -> None:
@@ -86,13 +130,21 @@ async def test_the_wins_board_counts_wins_and_prefers_fewer_games(engine: AsyncE
     await record(engine, NOV_30_LATE, Result(b, 3, 1, False), Result(c, 3, 1, False))
     result = await board(engine, "wins")
     assert [(e["name"], e["wins"], e["games"]) for e in result["entries"]] == [
-        ("p0", 2, 2), ("p1", 2, 3)]
+        ("p0", 2, 2),
+        ("p1", 2, 3),
+    ]
 
 
 async def test_cursors_walk_the_whole_board_once_in_order(engine: AsyncEngine) -> None:
     players = await make_players(engine, 23)
-    await record(engine, NOV_30_LATE, *[
-        Result(pid, number % 7, 1000 * (number % 3), False) for number, pid in enumerate(players)])
+    await record(
+        engine,
+        NOV_30_LATE,
+        *[
+            Result(pid, number % 7, 1000 * (number % 3), False)
+            for number, pid in enumerate(players)
+        ],
+    )
     seen, ranks, cursor = [], [], None
     while True:
         result = await board(engine, "score", limit=5, cursor=cursor)
@@ -134,15 +186,93 @@ async def test_boards_are_per_ruleset(engine: AsyncEngine) -> None:
 
 async def test_around_me_gives_my_rank_and_my_neighbours(engine: AsyncEngine) -> None:
     players = await make_players(engine, 11)
-    await record(engine, NOV_30_LATE, *[Result(pid, 40 - n, 1, False) for n, pid in enumerate(players)])
+    await record(
+        engine, NOV_30_LATE, *[Result(pid, 40 - n, 1, False) for n, pid in enumerate(players)]
+    )
     async with engine.connect() as connection:
-        mine = await around(connection, ruleset="classic", by="score", period="all",
-                            day=NOV_30_LATE.date(), player_id=players[6], neighbours=2,
-                            provisional_games=10)
-        nobody = await around(connection, ruleset="classic", by="time", period="all",
-                              day=NOV_30_LATE.date(), player_id=players[6], neighbours=2,
-                              provisional_games=10)
+        mine = await around(
+            connection,
+            ruleset="classic",
+            by="score",
+            period="all",
+            day=NOV_30_LATE.date(),
+            player_id=players[6],
+            neighbours=2,
+            provisional_games=10,
+        )
+        nobody = await around(
+            connection,
+            ruleset="classic",
+            by="time",
+            period="all",
+            day=NOV_30_LATE.date(),
+            player_id=players[6],
+            neighbours=2,
+            provisional_games=10,
+        )
     assert mine["rank"] == 7
     assert [(e["rank"], e["name"]) for e in mine["entries"]] == [
-        (5, "p4"), (6, "p5"), (7, "p6"), (8, "p7"), (9, "p8")]
+        (5, "p4"),
+        (6, "p5"),
+        (7, "p6"),
+        (8, "p7"),
+        (9, "p8"),
+    ]
     assert nobody["rank"] is None and nobody["entries"] == []
+
+
+async def test_a_rebuild_from_stored_results_gives_the_incremental_rows(
+    connect: Callable[[], Awaitable[Client]],
+    server: Server,
+) -> None:
+    clients = []
+    for name in ("ana", "bob", "cat"):
+        client = await connect()
+        await client.register(name)
+        clients.append(client)
+    for round_number in range(3):
+        host, *others = clients
+        code = (await host.ok("create_match", max_players=3, countdown_s=0))["match"]["code"]
+        for client in others:
+            await client.ok("join_match", code=code)
+        for client in clients:
+            await client.ok("ready", code=code)
+        for client in clients[round_number:] + clients[:round_number]:
+            await client.event("started", match=code)
+            await client.act(code, "stop")
+        await host.event("match_ended", match=code)
+    columns = [c for c in BoardEntry.__table__.c]
+    async with server.engine.begin() as connection:
+        incremental = sorted(
+            tuple(row) for row in (await connection.execute(select(*columns))).all()
+        )
+        written = await rebuild(connection)
+        rebuilt = sorted(tuple(row) for row in (await connection.execute(select(*columns))).all())
+    assert written == len(incremental) == 9  # 3 players x 3 periods
+    assert rebuilt == incremental
+
+
+def test_the_benchmark_fills_builds_and_times_a_small_database(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server.bench",
+            "--database-url",
+            f"sqlite:///{tmp_path}/b.db",
+            "--results",
+            "400",
+            "--players",
+            "50",
+            "--repeats",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "database holds 400 results" in lines[2]
+    timings = [line for line in lines if " ms median, " in line]
+    assert len(timings) == 12 and all("(3 queries)" in line for line in timings)

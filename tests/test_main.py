@@ -18,7 +18,10 @@ from tests.services import free_port
 def test_migrate_creates_every_table_and_exits(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "server", "migrate", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "DATABASE_URL": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DATABASE_URL": ""},
     )
     assert result.returncode == 0, result.stderr
     tables = set(inspect(create_engine(f"sqlite:///{tmp_path / 'gaps.sqlite3'}")).get_table_names())
@@ -29,7 +32,9 @@ def test_the_server_serves_health_checks_and_stops_cleanly_on_sigterm(tmp_path: 
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "server", "--port", str(port), "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "DATABASE_URL": "", "REDIS_URL": ""},
     )
     try:

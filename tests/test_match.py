@@ -15,7 +15,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from gaps import Game, Seed, parse_action
 from gaps.replay import replay
@@ -99,13 +99,19 @@ async def play_line(client: Client, code: str, actions: list[str]) -> dict[str, 
 async def stored(server: Server, code: str) -> tuple[Any, list[Any], list[Any]]:
     """The match row, its result rows and its action rows, read back from the database."""
     async with server.engine.connect() as connection:
-        match = (await connection.execute(
-            select(Match.__table__).where(Match.code == code))).one()
-        results = (await connection.execute(
-            select(MatchPlayer.__table__).where(MatchPlayer.match_id == match.id))).all()
-        actions = (await connection.execute(
-            select(ActionRecord.__table__).where(ActionRecord.match_id == match.id)
-            .order_by(ActionRecord.player_id, ActionRecord.seq))).all()
+        match = (await connection.execute(select(Match.__table__).where(Match.code == code))).one()
+        results = (
+            await connection.execute(
+                select(MatchPlayer.__table__).where(MatchPlayer.match_id == match.id)
+            )
+        ).all()
+        actions = (
+            await connection.execute(
+                select(ActionRecord.__table__)
+                .where(ActionRecord.match_id == match.id)
+                .order_by(ActionRecord.player_id, ActionRecord.seq)
+            )
+        ).all()
     return match, results, actions
 
 
@@ -130,10 +136,12 @@ async def test_eight_players_race_and_every_score_replays_from_the_database(
     clients = await players(connect, 8)
     code = await start_race(clients, win_by="score")
     assert len({tuple(started_event(client)["grid"]) for client in clients}) == 1
-    games = await asyncio.gather(*(
-        play_randomly(client, code, 10 + 3 * number, random.Random(number))
-        for number, client in enumerate(clients)
-    ))
+    games = await asyncio.gather(
+        *(
+            play_randomly(client, code, 10 + 3 * number, random.Random(number))
+            for number, client in enumerate(clients)
+        )
+    )
     ended = await clients[3].event("match_ended")
     scores = [row["score"] for row in ended["ranking"]]
     assert scores == sorted(scores, reverse=True)
@@ -156,7 +164,10 @@ async def test_eight_players_race_and_every_score_replays_from_the_database(
             game.push(parse_action(row.action))
             assert row.score == game.score
         assert (result.placed, result.moves, result.end_reason) == (
-            game.placed, game.moves_made, "stopped")
+            game.placed,
+            game.moves_made,
+            "stopped",
+        )
         assert result.rank == ranks[result.player_id]
 
 
@@ -240,8 +251,9 @@ async def test_the_fastest_winner_wins_a_time_race_and_equal_losers_share_a_rank
 ) -> None:
     seed, line = winning_line("no-redeal")
     fast, slow, idle_one, idle_two = await players(connect, 4)
-    code = await start_race([fast, slow, idle_one, idle_two], ruleset="no-redeal",
-                            win_by="time", seed=str(seed))
+    code = await start_race(
+        [fast, slow, idle_one, idle_two], ruleset="no-redeal", win_by="time", seed=str(seed)
+    )
     for idle in (idle_one, idle_two):
         await idle.act(code, "stop")  # both stay at 0 points, reached at 0 ms
     won = await play_line(fast, code, line)
@@ -266,8 +278,9 @@ async def test_a_score_race_ranks_by_score_then_by_finish_time(connect: Connect)
         if partial_game.score > dealt_score:
             break
     winner, partial, early, late = await players(connect, 4)
-    code = await start_race([winner, partial, early, late], ruleset="no-redeal",
-                            win_by="score", seed=str(seed))
+    code = await start_race(
+        [winner, partial, early, late], ruleset="no-redeal", win_by="score", seed=str(seed)
+    )
     await early.act(code, "stop")
     await play_line(partial, code, partial_line + ["stop"])
     await play_line(winner, code, line)
@@ -304,8 +317,9 @@ async def test_a_reconnect_mid_match_resumes_exactly(connect: Connect) -> None:
     assert (you["game"]["score"], you["game"]["moves_made"]) == (expected.score, 2)
     missed = await back.ok("resync", code=code, since=seen)
     assert missed["type"] == "events"
-    assert any(e["event"] == "progress" and e["player_id"] == bob.player_id
-               for e in missed["events"])
+    assert any(
+        e["event"] == "progress" and e["player_id"] == bob.player_id for e in missed["events"]
+    )
     assert [e["seq"] for e in missed["events"]] == list(range(seen + 1, joined["seq"] + 1))
     resent = await back.act(code, "2C>4", seq=2)
     assert resent["duplicate"] is True
@@ -344,7 +358,9 @@ async def test_spectators_see_every_players_progress_but_not_the_seed_until_the_
     connect: Connect,
 ) -> None:
     ana, bob, eve = await players(connect, 3)
-    code = (await ana.ok("create_match", max_players=2, countdown_s=0, seed=KNOWN_SEED))["match"]["code"]
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0, seed=KNOWN_SEED))["match"][
+        "code"
+    ]
     watching = await eve.ok("join_match", code=code, role="spectator")
     assert watching["you"] == {"role": "spectator"} and watching["spectators"] == 1
     await bob.ok("join_match", code=code)
@@ -362,7 +378,9 @@ async def test_spectators_see_every_players_progress_but_not_the_seed_until_the_
     assert ended["seed"] == KNOWN_SEED
 
 
-async def test_the_lobby_lists_public_matches_and_seats_players_until_full(connect: Connect) -> None:
+async def test_the_lobby_lists_public_matches_and_seats_players_until_full(
+    connect: Connect,
+) -> None:
     ana, bob, cat = await players(connect, 3)
     public = (await ana.ok("create_match", max_players=2, public=True))["match"]
     private = (await ana.ok("create_match", max_players=2))["match"]

@@ -53,8 +53,12 @@ def test_groups_take_at_most_four_and_the_rest_form_their_own() -> None:
 
 
 def test_groups_form_among_close_ratings_first() -> None:
-    queue = [waiting(1, 0.0, since=0.0), waiting(2, 50.0, since=0.0),
-             waiting(3, 0.5, since=0.0), waiting(4, 50.5, since=0.0)]
+    queue = [
+        waiting(1, 0.0, since=0.0),
+        waiting(2, 50.0, since=0.0),
+        waiting(3, 0.5, since=0.0),
+        waiting(4, 50.5, since=0.0),
+    ]
     assert ids(groups(queue, 10.0, wait_s=5)) == [[1, 3], [2, 4]]
 
 

@@ -29,21 +29,49 @@ async def engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine
 
 async def setup_match(engine: AsyncEngine, players: int) -> tuple[int, list[int]]:
     async with engine.begin() as connection:
-        ids = [(await connection.execute(insert(Player).values(
-            name=f"p{n}", token_hash=f"{n:064d}", created_at=NOW).returning(Player.id))).scalar_one()
-            for n in range(players)]
-        match_id = (await connection.execute(insert(Match).values(
-            code="ABCDEF", ruleset="classic", max_players=players, time_limit_s=600,
-            win_by="time", public=False, rated=True, host_id=ids[0], status="finished",
-            seed=b"x", commitment="0" * 64, created_at=NOW).returning(Match.id))).scalar_one()
+        ids = [
+            (
+                await connection.execute(
+                    insert(Player)
+                    .values(name=f"p{n}", token_hash=f"{n:064d}", created_at=NOW)
+                    .returning(Player.id)
+                )
+            ).scalar_one()
+            for n in range(players)
+        ]
+        match_id = (
+            await connection.execute(
+                insert(Match)
+                .values(
+                    code="ABCDEF",
+                    ruleset="classic",
+                    max_players=players,
+                    time_limit_s=600,
+                    win_by="time",
+                    public=False,
+                    rated=True,
+                    host_id=ids[0],
+                    status="finished",
+                    seed=b"x",
+                    commitment="0" * 64,
+                    created_at=NOW,
+                )
+                .returning(Match.id)
+            )
+        ).scalar_one()
     return match_id, ids
 
 
 async def test_the_winner_gains_and_the_loser_loses_rating(engine: AsyncEngine) -> None:
     match_id, (winner, loser) = await setup_match(engine, 2)
     async with engine.begin() as connection:
-        changes = await update_ratings(connection, ruleset="classic", match_id=match_id,
-                                       ranking=[(winner, 1), (loser, 2)], at=NOW)
+        changes = await update_ratings(
+            connection,
+            ruleset="classic",
+            match_id=match_id,
+            ranking=[(winner, 1), (loser, 2)],
+            at=NOW,
+        )
     by_player = {change["player_id"]: change for change in changes}
     assert by_player[winner]["mu"] > 25 > by_player[loser]["mu"]
     assert by_player[winner]["ordinal"] > by_player[loser]["ordinal"]
@@ -53,8 +81,13 @@ async def test_the_winner_gains_and_the_loser_loses_rating(engine: AsyncEngine) 
 async def test_a_shared_rank_is_a_tie(engine: AsyncEngine) -> None:
     match_id, (a, b, c) = await setup_match(engine, 3)
     async with engine.begin() as connection:
-        changes = await update_ratings(connection, ruleset="classic", match_id=match_id,
-                                       ranking=[(a, 1), (b, 1), (c, 3)], at=NOW)
+        changes = await update_ratings(
+            connection,
+            ruleset="classic",
+            match_id=match_id,
+            ranking=[(a, 1), (b, 1), (c, 3)],
+            at=NOW,
+        )
     mu = {change["player_id"]: change["mu"] for change in changes}
     assert mu[a] == mu[b] > mu[c]
 
@@ -65,11 +98,14 @@ async def test_ratings_accumulate_with_a_history_and_stop_being_provisional(
     match_id, (a, b) = await setup_match(engine, 2)
     for _ in range(PROVISIONAL_GAMES):
         async with engine.begin() as connection:
-            await update_ratings(connection, ruleset="classic", match_id=match_id,
-                                 ranking=[(a, 1), (b, 2)], at=NOW)
+            await update_ratings(
+                connection, ruleset="classic", match_id=match_id, ranking=[(a, 1), (b, 2)], at=NOW
+            )
     async with engine.connect() as connection:
         mine = await rating_of(connection, a)
-        rows = (await connection.execute(select(RatingChange.id).where(RatingChange.player_id == a))).all()
+        rows = (
+            await connection.execute(select(RatingChange.id).where(RatingChange.player_id == a))
+        ).all()
     [rating] = mine["ratings"]
     assert rating["games"] == PROVISIONAL_GAMES and rating["provisional"] is False
     assert len(rows) == PROVISIONAL_GAMES == len(mine["history"])
@@ -80,8 +116,12 @@ async def test_ratings_accumulate_with_a_history_and_stop_being_provisional(
 async def test_a_solo_match_rates_nobody(engine: AsyncEngine) -> None:
     match_id, (a,) = await setup_match(engine, 1)
     async with engine.begin() as connection:
-        assert await update_ratings(connection, ruleset="classic", match_id=match_id,
-                                    ranking=[(a, 1)], at=NOW) == []
+        assert (
+            await update_ratings(
+                connection, ruleset="classic", match_id=match_id, ranking=[(a, 1)], at=NOW
+            )
+            == []
+        )
 
 
 async def test_a_rated_race_updates_both_ratings_and_the_rating_request_shows_them(

@@ -63,7 +63,9 @@ async def test_a_race_runs_with_its_events_through_redis(
             await client.register(name)
             clients.append(client)
         ana, bob = clients
-        code = (await ana.ok("create_match", countdown_s=0, seed="AAAA-BBBB-CCCC-DDDD"))["match"]["code"]
+        code = (await ana.ok("create_match", countdown_s=0, seed="AAAA-BBBB-CCCC-DDDD"))["match"][
+            "code"
+        ]
         await bob.ok("join_match", code=code)
         for client in clients:
             await client.ok("ready", code=code)

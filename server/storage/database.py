@@ -15,7 +15,8 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 
 def database_url(configured: str | None, *, data_dir: Path) -> str:
-    """The SQLAlchemy URL: ``configured`` (postgres:// forms get asyncpg) or SQLite in ``data_dir``."""
+    """The SQLAlchemy URL: ``configured`` (postgres:// forms get asyncpg), or else the
+    embedded SQLite file in ``data_dir``."""
     if not configured:
         return f"sqlite+aiosqlite:///{data_dir / 'gaps.sqlite3'}"
     url = make_url(configured)

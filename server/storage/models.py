@@ -16,7 +16,6 @@ from sqlalchemy import (
     LargeBinary,
     SmallInteger,
     String,
-    Text,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -169,12 +168,33 @@ class BoardEntry(Base):
     fastest_win_score: Mapped[int | None] = mapped_column(SmallInteger)
 
     __table_args__ = (
-        Index("ix_board_score", "ruleset", "period", "period_start",
-              text("best_score DESC"), "best_score_ms", "player_id"),
-        Index("ix_board_time", "ruleset", "period", "period_start",
-              "fastest_win_ms", text("fastest_win_score DESC"), "player_id"),
-        Index("ix_board_wins", "ruleset", "period", "period_start",
-              text("wins DESC"), "games", "player_id"),
+        Index(
+            "ix_board_score",
+            "ruleset",
+            "period",
+            "period_start",
+            text("best_score DESC"),
+            "best_score_ms",
+            "player_id",
+        ),
+        Index(
+            "ix_board_time",
+            "ruleset",
+            "period",
+            "period_start",
+            "fastest_win_ms",
+            text("fastest_win_score DESC"),
+            "player_id",
+        ),
+        Index(
+            "ix_board_wins",
+            "ruleset",
+            "period",
+            "period_start",
+            text("wins DESC"),
+            "games",
+            "player_id",
+        ),
     )
 
 

@@ -48,7 +48,8 @@ class Store:
         try:
             async with self.engine.begin() as connection:
                 result = await connection.execute(
-                    insert(Player).values(name=name, token_hash=token_hash, created_at=now)
+                    insert(Player)
+                    .values(name=name, token_hash=token_hash, created_at=now)
                     .returning(Player.id)
                 )
                 return PlayerRecord(result.scalar_one(), name)
@@ -66,8 +67,9 @@ class Store:
 
     async def player_named(self, name: str) -> PlayerRecord | None:
         async with self.engine.connect() as connection:
-            row = (await connection.execute(
-                select(Player.id, Player.name).where(Player.name == name))).first()
+            row = (
+                await connection.execute(select(Player.id, Player.name).where(Player.name == name))
+            ).first()
         return None if row is None else PlayerRecord(row.id, row.name)
 
     async def create_match(self, **values: Any) -> int:
@@ -79,8 +81,14 @@ class Store:
         async with self.engine.begin() as connection:
             await connection.execute(
                 insert(MatchPlayer).values(
-                    match_id=match_id, player_id=player_id, joined_at=now,
-                    score=0, placed=0, redeals=0, moves=0, won=False,
+                    match_id=match_id,
+                    player_id=player_id,
+                    joined_at=now,
+                    score=0,
+                    placed=0,
+                    redeals=0,
+                    moves=0,
+                    won=False,
                 )
             )
 
@@ -122,27 +130,41 @@ class Store:
             for game in table:
                 await connection.execute(
                     update(MatchPlayer)
-                    .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == game.player_id)
+                    .where(
+                        MatchPlayer.match_id == match_id, MatchPlayer.player_id == game.player_id
+                    )
                     .values(rank=game.rank)
                 )
             await connection.execute(
-                update(Match).where(Match.id == match_id).values(status="finished", ended_at=ended_at)
+                update(Match)
+                .where(Match.id == match_id)
+                .values(status="finished", ended_at=ended_at)
             )
             if daily_date is not None:
                 for game in table:
                     await connection.execute(
-                        update(DailyEntry).where(DailyEntry.match_id == match_id,
-                                                 DailyEntry.player_id == game.player_id)
+                        update(DailyEntry)
+                        .where(
+                            DailyEntry.match_id == match_id, DailyEntry.player_id == game.player_id
+                        )
                         .values(score=game.score, finish_ms=game.finish_ms)
                     )
             if not rated:
                 return []
-            await record_results(connection, ruleset=ruleset, ended_at=ended_at, results=[
-                Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
-            ])
+            await record_results(
+                connection,
+                ruleset=ruleset,
+                ended_at=ended_at,
+                results=[
+                    Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
+                ],
+            )
             return await update_ratings(
-                connection, ruleset=ruleset, match_id=match_id,
-                ranking=[(game.player_id, game.rank) for game in table], at=ended_at,
+                connection,
+                ruleset=ruleset,
+                match_id=match_id,
+                ranking=[(game.player_id, game.rank) for game in table],
+                at=ended_at,
             )
 
     async def replay(self, code: str) -> dict[str, Any] | None:
