@@ -1,0 +1,495 @@
+"""The protocol client: one WebSocket to the server, spoken as docs/protocol.md says.
+
+* Requests carry an ``id``; each reply is matched to its request. An ``error`` reply
+  raises ``ServerRefused`` with the server's ``code``, ``message`` and ``reason``.
+* Events are handed to the listener in ``seq`` order, each once. When an event's ``seq``
+  is not the one after the last seen, the client asks for the missing ones (``resync``)
+  and holds newer events back until they can be delivered in order.
+* When the connection drops, it reconnects by itself: a new socket, ``hello`` with the
+  token, ``join_match`` for every match it was in (its snapshot goes to the listener),
+  then ``resync`` from the last event seen. An action that was sent but not acknowledged
+  is sent again with the same ``seq``: the server applies it at most once.
+
+The listener receives plain dicts: every ``event``; every snapshot (the ``match_created``,
+``joined`` and ``snapshot`` replies); and ``{"type": "connection", "state": ...}``
+notices, ``state`` being ``lost``, ``restored``, ``failed`` or ``closed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+log = logging.getLogger("gaps.client")
+log.addHandler(logging.NullHandler())
+
+Message = dict[str, Any]
+Listener = Callable[[Message], None]
+
+SNAPSHOT_TYPES: Final = frozenset({"match_created", "joined", "snapshot"})
+REQUEST_TIMEOUT_S: Final = 15.0
+#: How long the client keeps trying to reconnect before it gives up.
+RECONNECT_FOR_S: Final = 60.0
+STORAGE_RETRIES: Final = 5
+
+
+class ClientError(Exception):
+    """Anything that went wrong talking to the server; the message is for people."""
+
+
+class ConnectError(ClientError):
+    """The server could not be reached."""
+
+
+class ConnectionLost(ClientError):
+    """The connection dropped before the reply came."""
+
+
+class ServerRefused(ClientError):
+    """The server answered a request with an ``error``."""
+
+    def __init__(self, reply: Message) -> None:
+        self.reply = reply
+        self.code = str(reply.get("code", "error"))
+        self.message = str(reply.get("message", self.code))
+        self.reason: str | None = reply.get("reason")
+        self.field: str | None = reply.get("field")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        if self.reason:
+            return f"{self.message} ({self.reason})"
+        return self.message
+
+
+@dataclass
+class MatchTrack:
+    """What the client must remember about one match to resync and resend."""
+
+    code: str
+    role: str = "player"
+    last_event: int = 0
+    next_seq: int = 1
+    unacked: tuple[int, str] | None = None
+    resyncing: bool = False
+    rejoining: bool = False
+    held: list[Message] = field(default_factory=list)
+    action_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+async def _open_socket(url: str, timeout: float) -> ClientConnection:
+    try:
+        return await connect(url, open_timeout=timeout, max_size=2**20, ping_interval=20)
+    except InvalidURI:
+        raise ConnectError(f"{url!r} is not a WebSocket URL") from None
+    except InvalidHandshake as error:
+        raise ConnectError(f"{url} did not accept a WebSocket ({error})") from None
+    except TimeoutError:
+        raise ConnectError(
+            f"cannot reach the server at {url}: no answer in {timeout:g} s"
+        ) from None
+    except OSError as error:
+        detail = error.strerror or str(error) or type(error).__name__
+        raise ConnectError(f"cannot reach the server at {url}: {detail}") from None
+
+
+class Connection:
+    """A live connection to a Gaps Arena server. Use ``await Connection.open(url)``."""
+
+    def __init__(
+        self, url: str, *, token: str | None = None, reconnect: bool = True,
+        reconnect_for_s: float = RECONNECT_FOR_S, timeout_s: float = REQUEST_TIMEOUT_S,
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.player: Message | None = None
+        self.reconnect = reconnect
+        self.reconnect_for_s = reconnect_for_s
+        self.timeout_s = timeout_s
+        self.tracks: dict[str, MatchTrack] = {}
+        self._listeners: list[Listener] = []
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Message]] = {}
+        self._socket: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._reconnector: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._connected = asyncio.Event()
+        self._closing = False
+        self._failed: str | None = None
+
+    # -- opening and closing -----------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls, url: str, *, token: str | None = None, reconnect: bool = True,
+        open_timeout_s: float = 5.0, reconnect_for_s: float = RECONNECT_FOR_S,
+    ) -> Connection:
+        """Connect (and ``hello`` with ``token`` when one is given)."""
+        connection = cls(url, token=token, reconnect=reconnect, reconnect_for_s=reconnect_for_s)
+        connection._attach(await _open_socket(url, open_timeout_s))
+        connection._connected.set()
+        if token is not None:
+            try:
+                await connection.hello(token)
+            except BaseException:
+                await connection.close()
+                raise
+        return connection
+
+    def _attach(self, socket: ClientConnection) -> None:
+        self._socket = socket
+        self._reader = asyncio.create_task(self._read(socket))
+
+    async def close(self) -> None:
+        """Close for good: no reconnect; pending requests fail with ``ConnectionLost``."""
+        self._closing = True
+        tasks = [task for task in (self._reconnector, *self._tasks) if task is not None]
+        for task in tasks:
+            task.cancel()
+        if self._socket is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._socket.close(), 2)
+        if self._reader is not None:
+            with contextlib.suppress(BaseException):
+                await self._reader
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        self._fail_pending("the connection is closed")
+
+    @property
+    def failure(self) -> str | None:
+        """Why the connection is gone for good (it gave up reconnecting), if it is."""
+        return self._failed
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def _notify(self, message: Message) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(message)
+            except Exception:  # a listener's bug must not stop the reader
+                log.exception("listener failed")
+
+    # -- requests ----------------------------------------------------------------------
+
+    async def request(self, kind: str, *, retry: bool = False, **fields: Any) -> Message:
+        """Send a request and return its reply; an ``error`` reply raises ``ServerRefused``.
+
+        With ``retry``, a request cut by a dropped connection is sent again once the
+        connection is back (only for requests that are safe to repeat).
+        """
+        while True:
+            await self._wait_connected()
+            try:
+                return await self._request_now(kind, **fields)
+            except ConnectionLost:
+                if not retry or self._closing or not self.reconnect:
+                    raise
+
+    async def _wait_connected(self) -> None:
+        if self._failed is not None:
+            raise ConnectionLost(self._failed)
+        if self._connected.is_set():
+            return
+        if self._closing:
+            raise ConnectionLost("the connection is closed")
+        try:
+            await asyncio.wait_for(self._connected.wait(), self.reconnect_for_s + self.timeout_s)
+        except TimeoutError:
+            raise ConnectionLost(f"lost the connection to {self.url}") from None
+        if self._failed is not None:
+            raise ConnectionLost(self._failed)
+
+    async def _request_now(self, kind: str, **fields: Any) -> Message:
+        socket = self._socket
+        if socket is None or self._closing:
+            raise ConnectionLost("the connection is closed")
+        request_id = next(self._ids)
+        waiter: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = waiter
+        try:
+            await socket.send(json.dumps({"type": kind, "id": request_id, **fields}))
+            reply = await asyncio.wait_for(waiter, self.timeout_s)
+        except ConnectionClosed:
+            raise ConnectionLost(f"lost the connection to {self.url}") from None
+        except TimeoutError:
+            raise ClientError(
+                f"the server did not answer {kind} within {self.timeout_s:g} s"
+            ) from None
+        finally:
+            self._pending.pop(request_id, None)
+        if reply.get("type") == "error":
+            raise ServerRefused(reply)
+        return reply
+
+    def _fail_pending(self, why: str) -> None:
+        for waiter in self._pending.values():
+            if not waiter.done():
+                waiter.set_exception(ConnectionLost(why))
+        self._pending.clear()
+
+    # -- the protocol's requests ---------------------------------------------------------
+
+    async def hello(self, token: str) -> Message:
+        reply = await self._request_now("hello", token=token)
+        self.token = token
+        self.player = reply.get("player")
+        return reply
+
+    async def register(self, name: str) -> Message:
+        reply = await self._request_now("register", name=name)
+        self.token = reply["token"]
+        self.player = reply.get("player")
+        return reply
+
+    async def ping(self) -> tuple[float, str]:
+        """The round trip in seconds, and the server's time."""
+        started = time.monotonic()
+        reply = await self.request("ping", retry=True)
+        return time.monotonic() - started, str(reply.get("server_time"))
+
+    async def create_match(self, **options: Any) -> Message:
+        return await self.request("create_match", **options)
+
+    async def list_matches(self) -> list[Message]:
+        reply = await self.request("list_matches", retry=True)
+        return list(reply.get("matches", []))
+
+    async def join_match(self, code: str, role: str = "player") -> Message:
+        return await self.request("join_match", code=code.upper(), role=role)
+
+    async def leave_match(self, code: str) -> Message:
+        reply = await self.request("leave_match", code=code)
+        self.tracks.pop(code, None)
+        return reply
+
+    async def ready(self, code: str, ready: bool = True) -> Message:
+        return await self.request("ready", code=code, ready=ready)
+
+    async def start_match(self, code: str) -> Message:
+        return await self.request("start_match", code=code)
+
+    async def get_replay(self, code: str) -> Message:
+        reply = await self.request("get_replay", code=code.upper(), retry=True)
+        document: Message = reply["replay"]
+        return document
+
+    async def act(self, code: str, action: str) -> Message:
+        """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
+
+        Actions of one match go one at a time, each with the next ``seq``. If the
+        connection drops before the reply, the same action goes again with the same
+        ``seq`` once reconnected; ``storage_unavailable`` is retried a few times.
+        """
+        track = self.tracks.get(code)
+        if track is None:
+            raise ClientError(f"not in match {code}: join it first")
+        async with track.action_lock:
+            seq = track.next_seq
+            track.next_seq += 1
+            track.unacked = (seq, action)
+            try:
+                for attempt in range(STORAGE_RETRIES):
+                    try:
+                        return await self.request(
+                            "action", retry=True, code=code, seq=seq, action=action
+                        )
+                    except ServerRefused as refusal:
+                        if refusal.code != "storage_unavailable" or attempt + 1 == STORAGE_RETRIES:
+                            raise
+                        await asyncio.sleep(0.2 * (attempt + 1))
+                raise AssertionError("unreachable")
+            finally:
+                track.unacked = None
+
+    # -- reading -------------------------------------------------------------------------
+
+    async def _read(self, socket: ClientConnection) -> None:
+        try:
+            async for frame in socket:
+                try:
+                    message = json.loads(frame)
+                except (TypeError, ValueError):
+                    log.warning("a frame that is not JSON: %.80r", frame)
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                if message.get("type") == "event":
+                    self._on_event(message)
+                else:
+                    self._on_reply(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            if socket is self._socket:
+                self._dropped()
+
+    def _on_reply(self, message: Message) -> None:
+        if message.get("type") in SNAPSHOT_TYPES:
+            self._on_snapshot(message)
+        waiter = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+        if waiter is not None and not waiter.done():
+            waiter.set_result(message)
+
+    def _on_snapshot(self, message: Message) -> None:
+        summary = message.get("match")
+        if not isinstance(summary, dict) or not isinstance(summary.get("code"), str):
+            return
+        code = summary["code"]
+        you = message.get("you") or {}
+        track = self.tracks.get(code)
+        if track is None:
+            track = self.tracks[code] = MatchTrack(code, role=str(you.get("role", "player")))
+        if not track.rejoining:
+            # A rejoin keeps the last event seen: the resync that follows fills the gap.
+            track.last_event = int(message.get("seq", 0))
+        last_seq = you.get("last_seq")
+        if isinstance(last_seq, int):
+            track.next_seq = max(track.next_seq, last_seq + 1)
+        self._notify(message)
+
+    def _on_event(self, event: Message) -> None:
+        track = self.tracks.get(str(event.get("match")))
+        seq = event.get("seq")
+        if track is None or not isinstance(seq, int):
+            return
+        if track.resyncing:
+            track.held.append(event)
+            return
+        if seq <= track.last_event:
+            return  # already seen (or reflected in a snapshot)
+        if seq == track.last_event + 1:
+            track.last_event = seq
+            self._notify(event)
+            return
+        track.held.append(event)
+        self._spawn(self._resync(track))
+
+    def _deliver_held(self, track: MatchTrack) -> bool:
+        """Deliver held events that follow on; returns False if a gap remains."""
+        held = sorted(track.held, key=lambda event: int(event["seq"]))
+        track.held = []
+        for index, event in enumerate(held):
+            seq = int(event["seq"])
+            if seq <= track.last_event:
+                continue
+            if seq != track.last_event + 1:
+                track.held = held[index:]
+                return False
+            track.last_event = seq
+            self._notify(event)
+        return True
+
+    async def _resync(self, track: MatchTrack, *, inline: bool = False) -> None:
+        if track.resyncing and not inline:
+            return
+        track.resyncing = True
+        try:
+            for _ in range(5):
+                reply = await self._request_now("resync", code=track.code, since=track.last_event)
+                if reply.get("type") == "events":
+                    track.held.extend(reply.get("events", []))
+                # A ``snapshot`` reply was delivered by ``_on_snapshot`` already.
+                if self._deliver_held(track):
+                    return
+        except ClientError as error:
+            if inline:
+                raise  # the reconnect that called us deals with it
+            if not isinstance(error, ConnectionLost):  # a drop: the reconnect resyncs
+                log.warning("resync of %s failed: %s", track.code, error)
+        finally:
+            track.resyncing = False
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- reconnecting --------------------------------------------------------------------
+
+    def _dropped(self) -> None:
+        self._connected.clear()
+        self._fail_pending(f"lost the connection to {self.url}")
+        if self._closing:
+            self._notify({"type": "connection", "state": "closed", "detail": "closed"})
+            return
+        if not self.reconnect or self.token is None:
+            self._failed = f"lost the connection to {self.url}"
+            self._notify({"type": "connection", "state": "failed", "detail": self._failed})
+            return
+        if self._reconnector is not None and not self._reconnector.done():
+            return  # the reconnect under way sees the drop and tries again
+        self._notify({"type": "connection", "state": "lost",
+                      "detail": f"lost the connection to {self.url}; reconnecting"})
+        self._reconnector = asyncio.create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        deadline = time.monotonic() + self.reconnect_for_s
+        delay = 0.05
+        last_error = "no attempt"
+        while not self._closing:
+            if time.monotonic() > deadline:
+                self._failed = f"could not reconnect to {self.url}: {last_error}"
+                self._notify({"type": "connection", "state": "failed", "detail": self._failed})
+                self._connected.set()  # wake the waiters: they see ``_failed``
+                return
+            try:
+                socket = await _open_socket(self.url, 5.0)
+            except ConnectError as error:
+                last_error = str(error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            self._attach(socket)
+            try:
+                await self._restore()
+            except ServerRefused as refusal:
+                self._failed = f"the server refused the reconnect: {refusal}"
+                self._notify({"type": "connection", "state": "failed", "detail": self._failed})
+                self._connected.set()
+                return
+            except ClientError as error:  # dropped again: try again
+                last_error = str(error)
+                continue
+            self._notify({"type": "connection", "state": "restored", "detail": "reconnected"})
+            self._connected.set()
+            return
+
+    async def _restore(self) -> None:
+        """hello, join every match again, resync each from the last event seen."""
+        assert self.token is not None
+        await self.hello(self.token)
+        for track in list(self.tracks.values()):
+            track.resyncing = track.rejoining = True
+            try:
+                await self._request_now("join_match", code=track.code, role=track.role)
+            except ServerRefused as refusal:
+                track.resyncing = False
+                self.tracks.pop(track.code, None)
+                self._notify({"type": "connection", "state": "gone", "match": track.code,
+                              "detail": f"cannot rejoin match {track.code}: {refusal}"})
+                continue
+            finally:
+                track.rejoining = False
+            await self._resync(track, inline=True)

@@ -1,0 +1,203 @@
+"""client_cli.connection against a real server: replies, refusals, events in order,
+resync after a gap, and a reconnect that resends the unacknowledged action."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from client_cli import connection as connection_module
+from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
+
+KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
+
+
+class Recorder:
+    """A listener that keeps every message and lets a test wait for one."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self._changed = asyncio.Condition()
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def events(self, name: str | None = None) -> list[dict[str, Any]]:
+        return [m for m in self.messages
+                if m.get("type") == "event" and (name is None or m["event"] == name)]
+
+    async def wait(self, found: Callable[[], Any], timeout: float = 10) -> Any:
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(found), timeout)
+        return found()
+
+
+async def player(url: str, name: str) -> tuple[Connection, Recorder]:
+    connection = await Connection.open(url)
+    await connection.register(f"{name}-{random.randrange(10**6)}")
+    recorder = Recorder()
+    connection.add_listener(recorder)
+    return connection, recorder
+
+
+async def race(url: str) -> tuple[str, list[tuple[Connection, Recorder]]]:
+    """ana and bob in a started match of the known seed."""
+    ana, bob = await player(url, "ana"), await player(url, "bob")
+    created = await ana[0].create_match(max_players=2, countdown_s=0, seed=KNOWN_SEED)
+    code = created["match"]["code"]
+    await bob[0].join_match(code)
+    for connection, _ in (ana, bob):
+        await connection.ready(code)
+    for _, recorder in (ana, bob):
+        await recorder.wait(lambda r=recorder: r.events("started"))
+    return code, [ana, bob]
+
+
+def event_seqs(recorder: Recorder) -> list[int]:
+    return [m["seq"] for m in recorder.events()]
+
+
+async def test_an_unreachable_server_is_a_clear_error() -> None:
+    with pytest.raises(ConnectError, match="cannot reach the server at ws://127.0.0.1:9"):
+        await Connection.open("ws://127.0.0.1:9", open_timeout_s=2)
+
+
+async def test_replies_match_requests_and_refusals_carry_the_servers_reason(ws_url: str) -> None:
+    code, [(ana, recorder), (bob, _)] = await race(ws_url)
+    try:
+        first, second = await asyncio.gather(ana.act(code, "3h"), ana.ping())
+        assert first["type"] == "action_ok" and first["to"] == "r3c5" and first["seq"] == 1
+        assert second[0] >= 0
+        with pytest.raises(ServerRefused) as refused:
+            await ana.act(code, "5C")
+        assert refused.value.code == "illegal_action" and refused.value.reason == "not_a_gap"
+        assert "4C (r4c13) holds 8S" in str(refused.value)
+        moved = await ana.act(code, "2C>4")
+        assert moved["seq"] == 3 and moved["score"] == 1  # each action took the next seq
+        with pytest.raises(ServerRefused) as unknown:
+            await ana.join_match("ZZZZZZ")
+        assert unknown.value.code == "no_such_match"
+        with pytest.raises(ServerRefused) as again:
+            await ana.hello("whatever")
+        assert again.value.code == "already_authenticated"
+    finally:
+        await ana.close()
+        await bob.close()
+
+
+async def test_events_arrive_once_each_in_order_and_a_gap_is_filled_by_resync(
+    ws_url: str,
+) -> None:
+    code, [(ana, _), (bob, watcher)] = await race(ws_url)
+    dropped: list[int] = []
+    deliver = bob._on_event
+
+    def lossy(event: dict[str, Any]) -> None:  # lose bob's first progress event, as a
+        if event.get("event") == "progress" and not dropped:  # slow reader would
+            dropped.append(event["seq"])
+            return
+        deliver(event)
+
+    bob._on_event = lossy  # type: ignore[method-assign]
+    try:
+        await ana.act(code, "3H")
+        await ana.act(code, "2C>4")
+        await ana.act(code, "stop")
+        await bob.act(code, "stop")
+        await watcher.wait(lambda: watcher.events("match_ended"))
+        seqs = event_seqs(watcher)
+        assert dropped and dropped[0] in seqs  # the lost event came back through resync
+        assert seqs == list(range(seqs[0], seqs[-1] + 1))  # each once, in order
+        assert ana.player is not None
+        progress = [e["moves_made"] for e in watcher.events("progress")
+                    if e["name"] == ana.player["name"]]
+        assert progress == [1, 2, 2]
+    finally:
+        await ana.close()
+        await bob.close()
+
+
+async def test_a_dropped_connection_comes_back_and_the_unacknowledged_action_is_sent_once(
+    ws_url: str,
+) -> None:
+    code, [(ana, recorder), (bob, _)] = await race(ws_url)
+    await ana.act(code, "3H")
+    take_reply = ana._on_reply
+    dropped: list[dict[str, Any]] = []
+
+    def drop_the_ack(message: dict[str, Any]) -> None:
+        # The server applies 2C>4 but its reply is lost with the connection.
+        if message.get("type") == "action_ok" and not dropped:
+            dropped.append(message)
+            assert ana._socket is not None
+            ana._socket.transport.abort()
+            return
+        take_reply(message)
+
+    ana._on_reply = drop_the_ack  # type: ignore[method-assign]
+    try:
+        resent = await ana.act(code, "2C>4")
+        ana._on_reply = take_reply  # type: ignore[method-assign]
+        assert dropped and dropped[0]["seq"] == 2
+        assert resent["duplicate"] is True and resent["seq"] == 2 and resent["moves_made"] == 2
+        await bob.act(code, "QH")  # while ana reconnects or after: she sees it either way
+        going_on = await ana.act(code, "3C")
+        assert going_on["seq"] == 3 and going_on["moves_made"] == 3 and going_on["score"] == 2
+        states = [m["state"] for m in recorder.messages if m.get("type") == "connection"]
+        assert states[:2] == ["lost", "restored"]
+        assert any(m.get("type") == "joined" for m in recorder.messages)  # the rejoin snapshot
+        bob_name = bob.player["name"] if bob.player else None
+        await recorder.wait(lambda: any(
+            e["name"] == bob_name for e in recorder.events("progress")))
+        seqs = event_seqs(recorder)
+        assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    finally:
+        await ana.close()
+        await bob.close()
+
+
+async def test_events_missed_while_away_are_delivered_after_the_reconnect(
+    ws_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, [(ana, recorder), (bob, _)] = await race(ws_url)
+    back = asyncio.Event()
+    open_socket = connection_module._open_socket
+
+    async def held_open(url: str, timeout: float) -> Any:
+        await back.wait()  # the network stays down until the test says so
+        return await open_socket(url, timeout)
+
+    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    try:
+        assert ana._socket is not None
+        ana._socket.transport.abort()
+        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await bob.act(code, "QH")
+        await bob.act(code, "stop")  # ana misses both events
+        stopping = asyncio.create_task(ana.act(code, "stop"))  # waits for the reconnect
+        back.set()
+        assert (await stopping)["status"] == "stopped"
+        await recorder.wait(lambda: recorder.events("match_ended"))
+        names = [e["event"] for e in recorder.events()]
+        assert names.count("player_finished") == 2 and names.count("match_ended") == 1
+        seqs = event_seqs(recorder)
+        assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    finally:
+        await ana.close()
+        await bob.close()
+
+
+async def test_a_closed_connection_refuses_requests(ws_url: str) -> None:
+    connection, _ = await player(ws_url, "eve")
+    await connection.close()
+    with pytest.raises(ConnectionLost):
+        await connection.ping()
