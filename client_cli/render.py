@@ -1,0 +1,140 @@
+"""Rich rendering of cards and the 4 x 13 grid: suit symbols, red hearts and diamonds.
+
+Pure functions from a ``gaps.Game`` (and what the player has selected) to ``rich.Text``;
+the Textual widgets and the plain command output both use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final
+
+from rich.text import Text
+
+from gaps import Card, Game, Slot
+
+SYMBOLS: Final = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_STYLES: Final = {"C": "bold #e8e8e8", "D": "bold #ff5f5f", "H": "bold #ff5f5f",
+                      "S": "bold #e8e8e8"}
+PRESERVED_STYLE: Final = "on #1d4d2b"
+CURSOR_STYLE: Final = "reverse"
+SELECTED_STYLE: Final = "on #2d4f8f"
+TARGET_STYLE: Final = "bold black on #e0c040"
+GAP_STYLE: Final = "#7a7a7a"
+DEAD_STYLE: Final = "#b05050"
+
+#: Characters per cell on the board, and the width of the row label before them.
+CELL_WIDTH: Final = 5
+LABEL_WIDTH: Final = 3
+ROWS: Final = 4
+COLUMNS: Final = 13
+
+
+def card_label(card: Card) -> str:
+    """``10♥``, `` 8♣``: rank (10 for ten) and suit symbol, three characters wide."""
+    rank = "10" if card.rank == 10 else str(card)[0]
+    return f"{rank:>2}{SYMBOLS[card.suit]}"
+
+
+def card_text(card: Card) -> Text:
+    return Text(card_label(card), style=SUIT_STYLES[card.suit])
+
+
+def action_text(action: str) -> Text:
+    """An action as people read it: ``8C`` as ``8♣``, ``2H>3`` as ``2♥ → row 3``."""
+    card_part, arrow, target = action.partition(">")
+    try:
+        card = Card.parse(card_part)
+    except ValueError:
+        return Text(action)
+    text = Text()
+    text.append(card_label(card).strip(), style=SUIT_STYLES[card.suit])
+    if arrow:
+        text.append(f" → {'row ' + target if target.isdigit() else target}")
+    return text
+
+
+def cell_text(
+    game: Game, slot: Slot, *, preserved: Collection[int] = (), cursor: bool = False,
+    selected: bool = False, target: bool = False,
+) -> Text:
+    """One cell, ``CELL_WIDTH`` wide: a card, a gap (``·``), a dead gap (``✕``)."""
+    card = game.card_at(slot)
+    if card is not None:
+        cell = Text(f" {card_label(card)} ", style=SUIT_STYLES[card.suit])
+        if slot.index in preserved:
+            cell.stylize(PRESERVED_STYLE)
+    elif target:
+        cell = Text("  ▼  ", style=TARGET_STYLE)
+    elif game.is_dead_gap(slot):
+        cell = Text("  ✕  ", style=DEAD_STYLE)
+    else:
+        cell = Text("  ·  ", style=GAP_STYLE)
+    if selected:
+        cell.stylize(SELECTED_STYLE)
+    if target and card is not None:
+        cell.stylize(TARGET_STYLE)
+    if cursor:
+        cell.stylize(CURSOR_STYLE)
+    return cell
+
+
+def preserved_indices(game: Game) -> set[int]:
+    """Flat indices of every card inside its row's preserved sequence."""
+    return {
+        (row - 1) * COLUMNS + column
+        for row, length in enumerate(game.run_lengths(), start=1)
+        for column in range(length)
+    }
+
+
+def board_lines(
+    game: Game, *, cursor: int | None = None, selected: int | None = None,
+    targets: Collection[int] = (),
+) -> list[Text]:
+    """The board: a header of column numbers, then each row, a blank line between rows."""
+    preserved = preserved_indices(game)
+    header = Text(" " * LABEL_WIDTH, style="dim")
+    for column in range(1, COLUMNS + 1):
+        header.append(f"{column:^{CELL_WIDTH}}", style="dim")
+    lines = [header]
+    for row in range(1, ROWS + 1):
+        line = Text(f"{row:>2} ", style="dim")
+        for column in range(1, COLUMNS + 1):
+            slot = Slot(row, column)
+            line.append_text(cell_text(
+                game, slot, preserved=preserved, cursor=slot.index == cursor,
+                selected=slot.index == selected, target=slot.index in targets,
+            ))
+        lines.append(line)
+        if row < ROWS:
+            lines.append(Text(""))
+    return lines
+
+
+def board_text(
+    game: Game, *, cursor: int | None = None, selected: int | None = None,
+    targets: Collection[int] = (),
+) -> Text:
+    lines = board_lines(game, cursor=cursor, selected=selected, targets=targets)
+    return Text("\n").join(lines)
+
+
+def slot_at(x: int, y: int) -> Slot | None:
+    """The slot under a point of ``board_lines`` (x, y from its top-left), if any."""
+    if y < 1 or (y - 1) % 2 or x < LABEL_WIDTH:
+        return None
+    row = (y - 1) // 2 + 1
+    column = (x - LABEL_WIDTH) // CELL_WIDTH + 1
+    if not (1 <= row <= ROWS and 1 <= column <= COLUMNS):
+        return None
+    return Slot(row, column)
+
+
+def progress_bar(placed: int, width: int = 16, total: int = 48) -> Text:
+    """``█████░░░░`` for placed cards out of 48."""
+    filled = round(width * max(0, min(placed, total)) / total)
+    bar = Text()
+    bar.append("█" * filled, style="#4fb86b")
+    bar.append("░" * (width - filled), style="#444444")
+    return bar

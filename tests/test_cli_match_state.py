@@ -1,0 +1,133 @@
+"""client_cli.match_state: a match built from snapshots, events and acks, as documented."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client_cli.match_state import MatchState, OwnGame, Phase, ServerClock, parse_grid
+from gaps import GAP, Card, Game, Move, Ruleset, Seed, Slot
+
+KNOWN = Seed.parse("AAAA-BBBB-CCCC-DDDD")
+GRID = Game(KNOWN, "classic").layout().splitlines()
+
+
+def test_wire_grids_read_as_card_codes() -> None:
+    codes = parse_grid(GRID)
+    assert len(codes) == 52 and codes.count(GAP) == 4 and codes[0] == Card.parse("3C").code
+
+
+def progress(player_id: int, name: str, **changes: Any) -> dict[str, Any]:
+    row = {"player_id": player_id, "name": name, "ready": False, "connected": True,
+           "placed": 0, "score": 0, "redeals_used": 0, "moves_made": 0, "status": "waiting",
+           "finished": False, "won": False, "end_reason": None, "finish_ms": None}
+    return row | changes
+
+
+def event(seq: int, kind: str, t_ms: int = 0, **fields: Any) -> dict[str, Any]:
+    return {"type": "event", "match": "K7QX2M", "seq": seq, "event": kind, "t_ms": t_ms, **fields}
+
+
+def created() -> dict[str, Any]:
+    return {
+        "type": "match_created", "id": 2,
+        "match": {"id": 1, "code": "K7QX2M", "ruleset": "classic", "max_players": 2,
+                  "time_limit_s": 600, "win_by": "time", "public": False, "rated": True,
+                  "countdown_s": 0, "host_id": 1, "status": "lobby", "players": 1,
+                  "commitment": None, "started_at": None, "t_ms": 0},
+        "players": [progress(1, "ana")], "spectators": 0, "you": {"role": "player"}, "seq": 1,
+    }
+
+
+def ack(seq: int, **fields: Any) -> dict[str, Any]:
+    return {"type": "action_ok", "match": "K7QX2M", "seq": seq, "t_ms": 100 * seq,
+            "score": 0, "placed": 0, "redeals_used": 0, "redeals_left": 2, "moves_made": seq,
+            "status": "playing", "can_undo": False, **fields}
+
+
+def test_a_match_goes_from_the_lobby_to_the_ranking() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    state.apply(created())
+    assert state.phase is Phase.LOBBY and state.is_host and state.role == "player"
+    state.apply(event(2, "player_joined", player=progress(2, "bob")))
+    state.apply(event(3, "ready", player_id=2, ready=True))
+    assert state.players[2]["ready"] is True and state.summary["players"] == 2
+    state.apply(event(4, "countdown", countdown_ms=0, commitment=KNOWN.commitment, players=[1, 2]))
+    assert state.phase is Phase.COUNTDOWN and state.commitment == KNOWN.commitment
+    state.apply(event(5, "started", started_at="2026-01-01T00:00:00+00:00",
+                      commitment=KNOWN.commitment, ruleset="classic", time_limit_s=300,
+                      grid=GRID, players=[progress(1, "ana", status="playing"),
+                                          progress(2, "bob", status="playing")]))
+    assert state.phase is Phase.RUNNING and state.playing and state.time_limit_s == 300
+    assert state.own is not None and state.own.game().layout() == "\n".join(GRID)
+    state.apply_ack(ack(1, action="3H", kind="move", card="3H", **{"from": "r4c1", "to": "r3c5"}))
+    assert state.own.grid[Slot(3, 5).index] == Card.parse("3H").code
+    assert state.own.grid[Slot(4, 1).index] == GAP
+    assert state.me is not None and state.me["moves_made"] == 1
+    state.apply(event(6, "progress", 900, **progress(2, "bob", status="playing", placed=3,
+                                                    score=3, moves_made=4)))
+    state.apply(event(7, "player_finished", 950, **progress(
+        2, "bob", status="stopped", placed=3, score=3, moves_made=4, finished=True,
+        end_reason="stopped", finish_ms=950)))
+    assert state.players[2]["end_reason"] == "stopped"
+    state.apply(event(8, "player_finished", 990, **progress(
+        1, "ana", status="stopped", finished=True, end_reason="stopped", finish_ms=990)))
+    assert not state.playing and state.own.end_reason == "stopped"
+    state.apply(event(9, "match_ended", 1000, ranking=[
+        {"rank": 1, **progress(2, "bob", score=3, end_reason="stopped", finish_ms=950)},
+        {"rank": 2, **progress(1, "ana", end_reason="stopped", finish_ms=990)},
+    ], seed=str(KNOWN), commitment=KNOWN.commitment, ended_at="2026-01-01T00:00:01+00:00"))
+    assert state.phase is Phase.FINISHED and state.ranking is not None
+    assert [row["rank"] for row in state.ranking] == [1, 2]
+    assert state.verified_commitment() is True and state.clock.now_ms() == 1000
+    assert "bob finished: stopped, score 3" in state.log
+
+
+def test_acks_move_cards_redeal_and_are_applied_once() -> None:
+    own = OwnGame.dealt(GRID, Ruleset.named("classic"))
+    assert (own.score, own.placed, own.redeals_left, own.status) == (0, 0, 2, "playing")
+    moved = ack(1, kind="move", card="3H", **{"from": "r4c1", "to": "r3c5"})
+    assert own.apply_ack(moved) and not own.apply_ack({**moved, "duplicate": True})
+    assert own.game().card_at(Slot(3, 5)) == Card.parse("3H")
+    assert own.moves_made == 1 and own.last_seq == 1
+    redealt = Game.from_layout("\n".join(GRID))
+    redealt_grid = redealt.layout().splitlines()[::-1]  # any grid of 48 cards and 4 gaps
+    own.apply_ack(ack(2, kind="redeal", grid=redealt_grid, redeals_used=1, redeals_left=1,
+                      score=-5, status="playing"))
+    assert own.game().layout().splitlines() == redealt_grid and own.redeals_used == 1
+    own.apply_ack(ack(3, kind="stop", status="stopped", score=-5, redeals_used=1,
+                      redeals_left=1))
+    assert own.over and own.game().is_over()
+
+
+def test_a_rejoin_snapshot_is_not_undone_by_a_replayed_started_event() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    snapshot = created()
+    snapshot["type"] = "joined"
+    snapshot["match"] |= {"status": "running", "started_at": "2026-01-01T00:00:00+00:00",
+                          "t_ms": 5000}
+    moved = Game(KNOWN, "classic")
+    moved.play(Move.parse("3H"))
+    snapshot["you"] = {"role": "player", "last_seq": 1, "game": {
+        "grid": moved.layout().splitlines(), "score": 0, "placed": 0, "redeals_used": 0,
+        "redeals_left": 2, "moves_made": 1, "status": "playing", "can_undo": False}}
+    state.apply(snapshot)
+    state.apply(event(5, "started", 0, started_at="x", commitment="c", ruleset="classic",
+                      time_limit_s=600, grid=GRID, players=[progress(1, "ana")]))
+    assert state.own is not None and state.own.game().layout() == moved.layout()
+    assert state.own.last_seq == 1
+
+
+def test_the_clock_runs_on_the_servers_time_and_never_goes_back() -> None:
+    now = [100.0]
+    clock = ServerClock(lambda: now[0])
+    assert clock.now_ms() == 0 and not clock.running
+    clock.sync(0)
+    now[0] = 102.5
+    assert clock.now_ms() == 2500
+    clock.sync(2000)  # a late message: the earlier origin stays
+    assert clock.now_ms() == 2500
+    clock.sync(3000)  # the server is ahead of what we thought
+    assert clock.now_ms() == 3000
+    clock.freeze(3100)
+    now[0] = 200.0
+    assert clock.now_ms() == 3100

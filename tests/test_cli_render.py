@@ -1,0 +1,62 @@
+"""client_cli.render: cards with suit symbols and colours, the grid, where cells are."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from client_cli.render import (
+    CELL_WIDTH,
+    LABEL_WIDTH,
+    action_text,
+    board_lines,
+    card_label,
+    preserved_indices,
+    slot_at,
+)
+from gaps import Card, Game, Seed, Slot
+
+KNOWN = Seed.parse("AAAA-BBBB-CCCC-DDDD")
+
+
+def at(text: str) -> int:
+    return Slot.parse(text).index
+
+
+def test_cards_read_with_symbols_and_red_hearts_and_diamonds() -> None:
+    assert card_label(Card.parse("TH")) == "10♥"
+    assert card_label(Card.parse("8C")) == " 8♣"
+    text = action_text("2H>3")
+    assert text.plain == "2♥ → row 3"
+    assert "ff5f5f" in str(text.spans[0].style)
+    assert action_text("8c").plain == "8♣"
+
+
+def test_the_board_shows_gaps_dead_gaps_and_preserved_sequences() -> None:
+    game = Game.from_layout("""
+        2C 3C 4C -- KH -- 5S 6S 7S 8S 9S TS JS
+        2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
+        3H 4H 5H 6H 7H 8H 9H TH JH QH 2H 2S 3S
+        KC QC JC TC 9C 8C 7C 6C 5C -- 4S QS KS
+    """)
+    assert preserved_indices(game) == {0, 1, 2} | set(range(13, 25))
+    lines = board_lines(game, cursor=0, selected=None, targets={at("r1c4")})
+    assert len(lines) == 8  # header, 4 rows, 3 blank lines between
+    row_one = lines[1].plain
+    assert len(row_one) == LABEL_WIDTH + 13 * CELL_WIDTH
+    assert "▼" in row_one and "✕" in row_one  # the target gap; the dead gap right of KH
+    assert "·" in lines[7].plain  # r4c10: a live gap
+    styles = " ".join(str(span.style) for span in lines[1].spans)
+    assert "1d4d2b" in styles and "reverse" in styles
+
+
+def test_every_cell_is_found_back_from_where_it_is_drawn() -> None:
+    for index in range(52):
+        slot = Slot.from_index(index)
+        x = LABEL_WIDTH + (slot.column - 1) * CELL_WIDTH + 2
+        y = 1 + (slot.row - 1) * 2
+        assert slot_at(x, y) == slot
+    assert slot_at(1, 1) is None and slot_at(10, 0) is None and slot_at(10, 2) is None
+
+
+def test_text_is_rich_text() -> None:
+    assert isinstance(board_lines(Game(KNOWN, "classic"))[0], Text)
