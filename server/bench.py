@@ -42,9 +42,9 @@ async def fill(
     days: int,
     seed: int,
     batch_rows: int = 20_000,
-) -> datetime:
+) -> None:
     """Add ``players`` players and ``results`` results of 4-player matches over ``days``
-    days up to now; returns the newest end time."""
+    days up to now."""
     rng = random.Random(seed)
     now = datetime.now(UTC).replace(microsecond=0)
     async with engine.begin() as connection:
@@ -134,7 +134,6 @@ async def fill(
             )
         async with engine.begin() as connection:
             await connection.execute(insert(Rating), rows)
-    return now
 
 
 async def timed(query: Callable[[], Awaitable[Any]], repeats: int) -> list[float]:
@@ -159,16 +158,22 @@ def report(label: str, times: list[float]) -> None:
 async def run(url: str, *, results: int, players: int, days: int, repeats: int, seed: int) -> None:
     engine = create_engine(url)
     await migrate(engine)
-    begin = time.perf_counter()
-    newest = await fill(engine, results=results, players=players, days=days, seed=seed)
-    print(
-        f"filled {results:,} results of {players:,} players: {time.perf_counter() - begin:.1f} s",
-        flush=True,
-    )
-    begin = time.perf_counter()
-    async with engine.begin() as connection:
-        written = await leaderboard.rebuild(connection)
-    print(f"built {written:,} board rows: {time.perf_counter() - begin:.1f} s", flush=True)
+    if results:
+        begin = time.perf_counter()
+        await fill(engine, results=results, players=players, days=days, seed=seed)
+        print(f"filled {results:,} results of {players:,} players: "
+              f"{time.perf_counter() - begin:.1f} s", flush=True)
+        begin = time.perf_counter()
+        async with engine.begin() as connection:
+            written = await leaderboard.rebuild(connection)
+        print(f"built {written:,} board rows: {time.perf_counter() - begin:.1f} s", flush=True)
+        if engine.dialect.name == "postgresql":
+            # As autovacuum would, in time: statistics and visibility for index-only scans.
+            async with engine.connect() as connection:
+                autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                await autocommit.exec_driver_sql("VACUUM ANALYZE")
+    async with engine.connect() as connection:
+        newest = (await connection.execute(select(func.max(Match.ended_at)))).scalar_one()
     async with engine.connect() as connection:
         total = (
             await connection.execute(select(func.count()).select_from(MatchPlayer))
@@ -178,7 +183,7 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
         ).scalar_one()
         print(f"database holds {total:,} results and {entries:,} board rows", flush=True)
         rng = random.Random(seed + 1)
-        day = newest.date()
+        day = (newest or datetime.now(UTC)).date()
 
         def first_page(by: str, period: str) -> Callable[[], Awaitable[Any]]:
             return lambda: leaderboard.page(
@@ -249,7 +254,8 @@ def main(argv: list[str] | None = None) -> None:
         required=True,
         help="a throwaway database (postgresql://... or sqlite:///path)",
     )
-    parser.add_argument("--results", type=int, default=1_000_000)
+    parser.add_argument("--results", type=int, default=1_000_000,
+                        help="results to add (0: only time the database as it is)")
     parser.add_argument("--players", type=int, default=50_000)
     parser.add_argument("--days", type=int, default=90, help="results spread over these days")
     parser.add_argument("--repeats", type=int, default=50, help="timed queries per figure")
