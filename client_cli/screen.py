@@ -1,0 +1,433 @@
+"""The match screen: a Textual app on a live ``Connection``.
+
+It shows the lobby, the countdown, the board with the server's clock, every player's
+progress as it happens, and the final ranking with the revealed seed. Moves are typed
+(``8c``, ``2h>3``) or picked on the board with the keyboard or the mouse; the server
+answers each one, and a refusal shows its reason on the message line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from client_cli.config import http_base
+from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.duration import format_duration, format_ms
+from client_cli.match_state import MatchState, Phase
+from client_cli.render import action_text
+from client_cli.widgets import BoardApp, BoardView, MessageLine, players_table
+from gaps import NotationError, parse_action
+
+#: How long a second ``s`` confirms a stop.
+STOP_CONFIRM_S = 3.0
+#: Redraws wait this long, so that a burst of updates makes one redraw.
+REDRAW_DELAY_S = 0.03
+
+SCREEN_CSS = """
+Screen { layout: vertical; }
+#title { height: 1; padding: 0 1; background: $primary-darken-3; color: $text; }
+#main { height: auto; layout: vertical; }
+#main.wide { layout: horizontal; }
+#left { width: auto; height: auto; }
+#right { width: 1fr; height: auto; min-height: 5; }
+#main.spectator #left { display: none; }
+#stats { height: 2; padding: 0 1; }
+#players { height: auto; max-height: 18; border: round $primary-darken-2; padding: 0 1; }
+#log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+#command { margin: 0 1; }
+"""
+
+
+class ServerUpdate(Message):
+    """The match state changed (an event, a snapshot, a connection notice)."""
+
+
+def result_line(reply: Mapping[str, Any]) -> Text:
+    """What an ``action_ok`` did, in words: ``8♣ r3c7 → r1c5 · score 3``."""
+    kind = reply.get("kind")
+    if kind == "redeal":
+        text = Text(f"Redealt: {reply.get('redeals_left')} redeal(s) left")
+    elif kind == "stop":
+        text = Text("Stopped: your score stands")
+    elif kind == "undo":
+        text = Text(f"Took back {reply.get('card')}")
+    else:
+        text = action_text(str(reply.get("card", reply.get("action", ""))))
+        text.append(f"  {reply.get('from')} → {reply.get('to')}")
+    text.append(f" · score {reply.get('score')} · placed {reply.get('placed')}/48")
+    if reply.get("status") == "blocked":
+        text.append(" · blocked: r to redeal, s to stop", style="bold #e0c040")
+    elif reply.get("status") == "won":
+        text.append(" · you won!", style="bold #4fb86b")
+    return text
+
+
+class RankingScreen(Screen[None]):
+    """The final table, the revealed seed and where to get the replay."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q,escape,enter", "app.quit", "quit"),
+        Binding("b", "back", "back to the board"),
+    ]
+    DEFAULT_CSS = """
+    RankingScreen { align: center top; padding: 1 2; }
+    RankingScreen #ranking { border: round $accent; padding: 0 1; height: auto; }
+    RankingScreen #reveal { padding: 1 1; height: auto; }
+    """
+
+    def __init__(self, state: MatchState, server: str) -> None:
+        super().__init__()
+        self.state = state
+        self.server = server
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self._table(), id="ranking")
+            yield Static(self._reveal(), id="reveal")
+        yield Footer()
+
+    def _table(self) -> Table:
+        state = self.state
+        table = Table(title=f"Match {state.code}: final ranking", expand=True,
+                      title_style="bold", box=None, padding=(0, 1))
+        for column, justify in (("#", "right"), ("player", "left"), ("score", "right"),
+                                ("placed", "right"), ("redeals", "right"), ("moves", "right"),
+                                ("result", "left"), ("time", "right")):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for row in state.ranking or []:
+            name = Text(str(row.get("name")))
+            if row.get("player_id") == state.you_id:
+                name.stylize("bold #8fd3ff")
+                name.append(" (you)", style="dim")
+            medal = {1: "bold #e0c040", 2: "bold #c0c0c0", 3: "bold #c08040"}.get(
+                int(row.get("rank", 0)), "")
+            table.add_row(
+                Text(str(row.get("rank")), style=medal), name, str(row.get("score")),
+                f"{row.get('placed')}/48", str(row.get("redeals_used")),
+                str(row.get("moves_made")), str(row.get("end_reason")),
+                format_ms(row.get("finish_ms")),
+            )
+        return table
+
+    def _reveal(self) -> Text:
+        state = self.state
+        text = Text()
+        text.append("Seed ", style="bold")
+        text.append(str(state.seed), style="bold #8fd3ff")
+        verified = state.verified_commitment()
+        if verified:
+            text.append("  ✓ its SHA-256 is the commitment published at the start",
+                        style="#4fb86b")
+        elif verified is False:
+            text.append("  ✗ its SHA-256 is NOT the commitment published at the start",
+                        style="bold #ff6b6b")
+        text.append(f"\nCommitment {state.commitment}\n", style="dim")
+        text.append("\nReplay: ", style="bold")
+        text.append(f"gaps replay {state.code}", style="bold")
+        text.append(f"   (or {http_base(self.server)}/matches/{state.code}/replay)\n", style="dim")
+        text.append("Check every score: ", style="bold")
+        text.append(f"gaps verify gaps-replay-{state.code}.json\n")
+        text.append("\nq quit · b back to the board", style="dim")
+        return text
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class MatchApp(BoardApp):
+    """A match, live: ``MatchApp(connection, snapshot).run_async()``."""
+
+    TITLE = "Gaps Arena"
+    CSS = SCREEN_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "ready", "ready"),
+        Binding("r", "redeal", "redeal"),
+        Binding("g", "start", "start now"),
+        Binding("u", "undo", "undo"),
+        Binding("s", "stop", "stop"),
+        Binding("question_mark", "help", "help"),
+        Binding("colon,slash", "type", "type a move", show=False),
+        Binding("ctrl+q", "quit", "quit"),
+    ]
+
+    def __init__(self, connection: Connection, snapshot: Mapping[str, Any]) -> None:
+        super().__init__()
+        summary = snapshot["match"]
+        you_id = connection.player.get("id") if connection.player else None
+        self.connection = connection
+        self.state = MatchState(str(summary["code"]), you_id=you_id)
+        if self.state.code not in connection.tracks:
+            self.state.apply(snapshot)
+        self.connection_note: tuple[str, bool] | None = None
+        self._stop_armed: float = 0.0
+        self._ranking_shown = False
+        self._binding_keys: tuple[object, ...] = ()
+        self._heights = (-1, -1)
+        self._refresh_pending = False
+        connection.add_listener(self._on_server, replay=self.state.code)
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        with Container(id="main"):
+            with Vertical(id="left"):
+                yield BoardView(id="board")
+                yield Static(id="stats")
+            with Vertical(id="right"):
+                yield Static(id="players")
+                yield Static(id="log")
+        yield MessageLine(id="message")
+        yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
+                    id="command")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._layout()
+        self.query_one(BoardView).focus()
+        if self.state.role != "player":
+            self.query_one(MessageLine).say("Watching: you see every player's progress live.")
+        self.set_interval(0.25, self._tick)
+        self.refresh_view()
+
+    def on_resize(self) -> None:
+        self._layout()
+
+    def _layout(self) -> None:
+        main = self.query_one("#main")
+        main.set_class(self.size.width >= 118, "wide")
+        main.set_class(self.state.role != "player", "spectator")
+
+    # -- what the server says -------------------------------------------------------------
+
+    def _on_server(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "connection":
+            if message.get("state") != "gone" or message.get("match") == self.state.code:
+                self.connection_note = (str(message.get("detail")),
+                                        message.get("state") != "restored")
+        else:
+            match = message.get("match")
+            code = match.get("code") if isinstance(match, Mapping) else match
+            if code != self.state.code:
+                return
+            self.state.apply(message)
+        self.post_message(ServerUpdate())
+
+    def on_server_update(self, _: ServerUpdate) -> None:
+        if self.connection_note is not None:
+            text, error = self.connection_note
+            self.connection_note = None
+            with contextlib.suppress(NoMatches):
+                self.query_one(MessageLine).say(text, error=error)
+        self.schedule_refresh()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def schedule_refresh(self) -> None:
+        """Redraw soon: a burst of events and acks makes one redraw, not one each."""
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(REDRAW_DELAY_S, self._redraw)
+
+    def _redraw(self) -> None:
+        self._refresh_pending = False
+        with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
+            self.refresh_view()
+
+    def refresh_view(self) -> None:
+        state = self.state
+        board = self.query_one(BoardView)
+        own = state.own
+        board.waiting = self._waiting_text()
+        board.show(own.game() if own is not None else None, keep_selection=False)
+        # Widgets of a fixed height skip the (costly) layout pass; the others need it only
+        # when their height changes.
+        self.query_one("#stats", Static).update(self._stats(), layout=False)
+        self.query_one("#players", Static).update(players_table(
+            state.players.values(), you_id=state.you_id, host_id=state.summary.get("host_id"),
+            started=state.phase not in (Phase.LOBBY, Phase.COUNTDOWN),
+        ), layout=len(state.players) != self._heights[0])
+        log = state.log[-4:]
+        self.query_one("#log", Static).update(Text("\n".join(log)),
+                                              layout=len(log) != self._heights[1])
+        self._heights = (len(state.players), len(log))
+        self._tick()
+        keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo)
+        if keys != self._binding_keys:  # the footer is costly to redraw: only on a change
+            self._binding_keys = keys
+            self.refresh_bindings()
+        if state.phase is Phase.FINISHED and state.ranking is not None and not self._ranking_shown:
+            self._ranking_shown = True
+            self.push_screen(RankingScreen(state, self.connection.url))
+
+    def _waiting_text(self) -> str:
+        state = self.state
+        if state.phase is Phase.LOBBY:
+            lines = [f"In the lobby of match {state.code}: others join with"
+                     f"  gaps join {state.code}"]
+            if state.role == "player":
+                ready = bool(state.me and state.me.get("ready"))
+                lines.append("You are ready: waiting for the others." if ready
+                             else "Press r when you are ready.")
+                if state.is_host:
+                    lines.append("You are the host: g starts the match with whoever is there.")
+            return "\n".join(lines)
+        if state.phase is Phase.COUNTDOWN:
+            left = max(0.0, (state.countdown_ends or 0) - time.monotonic())
+            return f"Get ready: the cards are dealt in {left:.0f} s…"
+        if state.phase is Phase.ABANDONED:
+            return "This match was abandoned: everyone left the lobby."
+        return "waiting for the deal…"
+
+    def _stats(self) -> Text:
+        state = self.state
+        own = state.own
+        if own is None:
+            return Text("")
+        text = Text()
+        text.append(f"Score {own.score}", style="bold")
+        text.append(f" · placed {own.placed}/48 · redeals left {own.redeals_left}"
+                    f" · moves {own.moves_made} · ")
+        me = state.me or {}
+        reason = own.end_reason or me.get("end_reason")
+        if reason:
+            text.append(f"finished: {reason} at {format_ms(me.get('finish_ms'))}",
+                        style="bold #4fb86b" if reason == "won" else "bold #e0c040")
+            if state.phase is not Phase.FINISHED:
+                text.append("\nWaiting for the others to finish…", style="dim")
+        else:
+            status_style = "bold #e0c040" if own.status == "blocked" else ""
+            text.append(own.status, style=status_style)
+            if own.status == "blocked":
+                hint = "r redeals (-5), s stops" if own.redeals_left else "s stops"
+                text.append(f"\nBlocked: {hint}", style="#e0c040")
+        return text
+
+    def _tick(self) -> None:
+        with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
+            self._draw_title()
+
+    def _draw_title(self) -> None:
+        state = self.state
+        title = Text()
+        title.append("Gaps Arena", style="bold")
+        title.append(f" · match {state.code} · {state.ruleset.name}"
+                     f" · win by {state.summary.get('win_by', 'time')}")
+        if not state.summary.get("rated", True):
+            title.append(" · unrated")
+        if state.role != "player":
+            title.append(f" · watching ({state.spectators} spectating)", style="#8fd3ff")
+        if state.phase is Phase.RUNNING or state.phase is Phase.FINISHED:
+            now = state.clock.now_ms()
+            left = state.remaining_ms()
+            title.append(f"   clock {format_duration(now / 1000)}", style="bold")
+            title.append(f" · {format_duration(left / 1000)} left",
+                         style="bold #ff6b6b" if left < 60_000 else "")
+        elif state.phase is Phase.COUNTDOWN:
+            seconds = max(0.0, (state.countdown_ends or 0) - time.monotonic())
+            title.append(f"   starting in {seconds:.0f} s", style="bold #e0c040")
+            self.query_one(BoardView).waiting = self._waiting_text()
+            self.query_one(BoardView).refresh()
+        self.query_one("#title", Static).update(title, layout=False)
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        state = self.state
+        if action == "ready":
+            return state.role == "player" and state.phase is Phase.LOBBY
+        if action == "start":
+            return state.phase is Phase.LOBBY and state.is_host
+        if action in ("redeal", "undo", "stop"):
+            if not state.playing:
+                return False
+            if action == "undo":
+                return state.own is not None and state.own.can_undo
+        return True
+
+    async def action_ready(self) -> None:
+        state = self.state
+        ready = not bool(state.me and state.me.get("ready"))
+        try:
+            await self.connection.ready(state.code, ready)
+        except ClientError as error:
+            self.query_one(MessageLine).say(str(error), error=True)
+
+    def action_redeal(self) -> None:
+        self.submit("redeal")
+
+    async def action_start(self) -> None:
+        try:
+            await self.connection.start_match(self.state.code)
+        except ClientError as error:
+            self.query_one(MessageLine).say(str(error), error=True)
+
+    def action_undo(self) -> None:
+        self.submit("undo")
+
+    def action_stop(self) -> None:
+        now = time.monotonic()
+        if now - self._stop_armed <= STOP_CONFIRM_S:
+            self._stop_armed = 0.0
+            self.submit("stop")
+            return
+        self._stop_armed = now
+        self.query_one(MessageLine).say(
+            Text("Stop now? Your game ends and the score stands: press s again to confirm.",
+                 style="bold #e0c040"))
+
+    # -- moves -----------------------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        """Check what the player typed or picked, and send it to the server."""
+        words = text.strip().lower()
+        line = self.query_one(MessageLine)
+        if words in ("?", "help"):
+            self.action_help()
+            return
+        if words in ("quit", "exit"):
+            self.exit(0)
+            return
+        try:
+            action = parse_action(text)
+        except NotationError as error:
+            line.say(str(error), error=True)
+            return
+        state = self.state
+        if state.role != "player":
+            line.say("Spectators watch: only players act.", error=True)
+            return
+        if state.phase in (Phase.LOBBY, Phase.COUNTDOWN):
+            line.say("The match has not started yet.", error=True)
+            return
+        if not state.playing:
+            line.say("Your game in this match is over.", error=True)
+            return
+        self.run_worker(self._send(str(action)), group="actions")
+
+    async def _send(self, action: str) -> None:
+        line = self.query_one(MessageLine)
+        try:
+            reply = await self.connection.act(self.state.code, action)
+        except ServerRefused as refusal:
+            line.say(f"{refusal.message} [{refusal.reason or refusal.code}]", error=True)
+            return
+        except ClientError as error:
+            line.say(str(error), error=True)
+            return
+        self.state.apply_ack(reply)
+        line.say(result_line(reply))
+        self.schedule_refresh()

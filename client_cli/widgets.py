@@ -1,0 +1,332 @@
+"""Textual widgets shared by the match screen and practice: the board, the players
+panel, the message line, and the help screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events, on
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from client_cli.duration import format_ms
+from client_cli.render import (
+    CELL_WIDTH,
+    COLUMNS,
+    LABEL_WIDTH,
+    ROWS,
+    board_text,
+    progress_bar,
+    slot_at,
+)
+from client_cli.selection import point
+from gaps import Game
+
+#: Characters that start typing a move (a rank) when the board has the focus.
+RANK_KEYS = frozenset("23456789tjqk1TJQK")
+
+
+class BoardView(Widget, can_focus=True):
+    """The 4 x 13 grid. Arrows move the cursor, Enter or a click picks a card, then a
+    highlighted gap; typing a rank starts a typed move."""
+
+    DEFAULT_CSS = f"""
+    BoardView {{
+        width: {LABEL_WIDTH + CELL_WIDTH * COLUMNS + 4};
+        height: {ROWS * 2 + 2};
+        padding: 0 1;
+        border: round $primary-darken-2;
+    }}
+    BoardView:focus {{ border: round $accent; }}
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1, 0)", "up", show=False),
+        Binding("down", "cursor(1, 0)", "down", show=False),
+        Binding("left", "cursor(0, -1)", "left", show=False),
+        Binding("right", "cursor(0, 1)", "right", show=False),
+        Binding("enter,space", "pick", "pick", show=False),
+        Binding("escape", "clear", "clear", show=False),
+    ]
+
+    class Picked(Message):
+        """The player chose a move on the board."""
+
+        def __init__(self, action: str) -> None:
+            super().__init__()
+            self.action = action
+
+    class Typing(Message):
+        """What the player is typing on the board so far (empty: no longer typing)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Typed(Message):
+        """The player typed a move on the board and pressed Enter."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Note(Message):
+        """Something to tell the player (why a pick did nothing)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__(id=id)
+        self.game: Game | None = None
+        self.waiting = "waiting for the deal…"
+        self.cursor = 0
+        self.selected: int | None = None
+        self.targets: frozenset[int] = frozenset()
+        self.typed = ""
+
+    def show(self, game: Game | None, *, keep_selection: bool = False) -> None:
+        self.game = game
+        if not keep_selection:
+            self.selected, self.targets = None, frozenset()
+        self.refresh()
+
+    def render(self) -> RenderableType:
+        if self.game is None:
+            return Text(self.waiting, style="dim italic")
+        return board_text(self.game, cursor=self.cursor if self.has_focus else None,
+                          selected=self.selected, targets=self.targets)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def action_cursor(self, rows: int, columns: int) -> None:
+        row, column = divmod(self.cursor, COLUMNS)
+        self.cursor = (row + rows) % ROWS * COLUMNS + (column + columns) % COLUMNS
+        self.refresh()
+
+    def action_clear(self) -> None:
+        self.selected, self.targets = None, frozenset()
+        self.refresh()
+
+    def action_pick(self) -> None:
+        self.point_at(self.cursor)
+
+    def point_at(self, index: int) -> None:
+        if self.game is None:
+            return
+        pick = point(self.game, index, self.selected)
+        self.selected, self.targets = pick.selected, pick.targets
+        if pick.targets:
+            self.cursor = min(pick.targets)  # Enter again plays the first destination
+        self.refresh()
+        if pick.action is not None:
+            self.post_message(self.Picked(pick.action))
+        if pick.message is not None:
+            self.post_message(self.Note(pick.message))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        slot = slot_at(offset.x, offset.y)
+        if slot is not None:
+            self.focus()
+            self.cursor = slot.index
+            self.point_at(slot.index)
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing a rank starts a typed move; until Enter or Esc every key goes into it.
+
+        The board keeps the focus while the player types, so no key can slip past a
+        change of focus however fast they come.
+        """
+        typed = self.typed
+        if typed:
+            if event.key == "enter":
+                self.typed = ""
+                self.post_message(self.Typing(""))
+                self.post_message(self.Typed(typed))
+            elif event.key == "escape":
+                self.typed = ""
+                self.post_message(self.Typing(""))
+            elif event.key == "backspace":
+                self.typed = typed[:-1]
+                self.post_message(self.Typing(self.typed))
+            elif event.is_printable and event.character is not None:
+                self.typed = typed + event.character
+                self.post_message(self.Typing(self.typed))
+            else:
+                return
+        elif event.character is not None and event.character in RANK_KEYS:
+            self.typed = event.character
+            self.post_message(self.Typing(self.typed))
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
+
+class MessageLine(Static):
+    """One line telling the player what just happened (errors in red)."""
+
+    DEFAULT_CSS = "MessageLine { height: 1; padding: 0 1; }"
+
+    text: str | Text = ""
+
+    def say(self, text: str | Text, *, error: bool = False) -> None:
+        if isinstance(text, str):
+            text = Text(text, style="bold #ff6b6b" if error else "#c8c8c8")
+        self.text = text
+        self.update(text, layout=False)
+
+
+def players_table(
+    players: Iterable[Mapping[str, Any]], *, you_id: int | None, host_id: int | None,
+    started: bool,
+) -> Table:
+    """Every player's progress: name, placed/48 bar, score, redeals, state."""
+    table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
+    table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=6)
+    table.add_column("placed", no_wrap=True, width=16)
+    table.add_column("pts", justify="right", no_wrap=True, width=4)
+    table.add_column("rd", justify="right", no_wrap=True, width=2)
+    table.add_column("state", no_wrap=True, width=12)
+    ordered = sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
+    for player in ordered:
+        you = player.get("player_id") == you_id
+        name = Text("▸ " if you else "  ", style="bold #8fd3ff")
+        name.append(str(player.get("name")), style="bold #8fd3ff" if you else "")
+        if player.get("player_id") == host_id and not started:
+            name.append(" ★", style="#e0c040")
+        if not player.get("connected", True):
+            name.stylize("dim")
+        placed = int(player.get("placed", 0))
+        bar = progress_bar(placed, width=10)
+        bar.append(f" {placed:>2}/48")
+        table.add_row(name, bar, str(player.get("score", 0)), str(player.get("redeals_used", 0)),
+                      player_state(player, started=started))
+    return table
+
+
+def player_state(player: Mapping[str, Any], *, started: bool) -> Text:
+    if not started:
+        return Text("ready", style="#4fb86b") if player.get("ready") else Text("not ready", "dim")
+    reason = player.get("end_reason")
+    if reason == "won":
+        return Text(f"won {format_ms(player.get('finish_ms'))}", style="bold #4fb86b")
+    if reason:
+        return Text(f"{reason} {format_ms(player.get('finish_ms'))}", style="#d0a040")
+    if not player.get("connected", True):
+        return Text("away", style="dim")
+    status = str(player.get("status", "playing"))
+    return Text(status, style="#e0c040" if status == "blocked" else "")
+
+
+HELP = """\
+[b]Moving[/b]
+  Type a card and Enter:   [b]8c[/b]  (the 8♣ goes right of the 7♣)
+  A 2 needs its row:       [b]2h>3[/b]  (the 2♥ into column 1 of row 3)
+  Or with the board:       arrows + Enter (or a click) on a card, then on a
+                           highlighted [black on #e0c040] ▼ [/] gap. Enter on a gap plays the card
+                           that fits it. Esc lets go.
+  Typing a rank (2-9, 10, T, J, Q, K) on the board starts a typed move.
+
+[b]Keys[/b]
+  r   redeal (when the rules allow it; -5 points)
+  u   undo (rulesets with undo; practice always)
+  s   stop: end your game now, your score stands (press twice)
+  h   hint (practice)
+  ?   this help        ctrl+q  quit
+
+[b]The board[/b]
+  [on #1d4d2b] 2♣  3♣ [/]  a preserved sequence: placed cards, +1 point each
+   ·    a gap         [#b05050]✕[/]  a dead gap (right of a King or a gap)
+
+[b]Score[/b]  +1 per placed card, -5 per redeal, +10 for a win without redeal.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys and notation; any of Esc, q, ? closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 84; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 1 2;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,enter", "dismiss", "close"),
+    ]
+
+    def compose(self) -> Any:
+        with VerticalScroll():
+            yield Static(HELP)
+
+
+class BoardApp(App[int]):
+    """What the match screen and practice share: moves from the board or the input line.
+
+    A subclass says what ``submit`` does with a move's text; the board, the input line
+    (``#command``), the message line and the help are wired here.
+    """
+
+    ENABLE_COMMAND_PALETTE = False
+
+    def submit(self, text: str) -> None:
+        raise NotImplementedError
+
+    @on(BoardView.Picked)
+    def _picked(self, message: BoardView.Picked) -> None:
+        self.submit(message.action)
+
+    @on(BoardView.Note)
+    def _note(self, message: BoardView.Note) -> None:
+        self.query_one(MessageLine).say(message.text)
+
+    @on(BoardView.Typing)
+    def _typing(self, message: BoardView.Typing) -> None:
+        self.query_one("#command", Input).value = message.text
+
+    @on(BoardView.Typed)
+    def _typed(self, message: BoardView.Typed) -> None:
+        self.submit(message.text)
+
+    @on(Input.Submitted, "#command")
+    def _submitted(self, message: Input.Submitted) -> None:
+        text = message.value.strip()
+        message.input.value = ""
+        self.query_one(BoardView).focus()
+        if text:
+            self.submit(text)
+
+    def on_key(self, event: events.Key) -> None:
+        command = self.query_one("#command", Input)
+        if event.key == "escape" and command.has_focus:
+            command.value = ""
+            self.query_one(BoardView).focus()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_type(self) -> None:
+        self.query_one("#command", Input).focus()
+
+    async def action_quit(self) -> None:
+        self.exit(0)

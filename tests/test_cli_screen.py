@@ -1,0 +1,201 @@
+"""The match screen, driven by Textual's Pilot against a real server.
+
+Two players race on their own screens: moves typed, picked with the keyboard and
+clicked with the mouse, a refusal shown with the server's reason, a stop, a win, and
+the final ranking with the revealed seed on both screens. A spectator watches live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from textual.app import App
+from textual.pilot import Pilot
+
+from client_cli.connection import Connection
+from client_cli.match_state import Phase
+from client_cli.render import CELL_WIDTH, LABEL_WIDTH
+from client_cli.screen import MatchApp, RankingScreen
+from client_cli.widgets import BoardView, HelpScreen, MessageLine
+from gaps import Card, Game, Move, Seed, Slot
+
+SIZE = (130, 40)
+
+
+@functools.cache
+def winning_line() -> tuple[str, tuple[str, ...]]:
+    for number in range(10_000):
+        seed = Seed(number.to_bytes(10, "big"))
+        game = Game(seed, "classic")
+        actions = game.random_playout(random.Random(number))
+        if game.is_won():
+            return str(seed), tuple(str(action) for action in actions)
+    raise AssertionError("no winning random game in 10,000 deals")
+
+
+async def until(pilot: Pilot[Any], found: Callable[[], Any], timeout: float = 10) -> None:
+    """Let the app run until ``found()`` is true (the server answers asynchronously)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not found():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.002)  # the app runs in this loop: let it work
+
+
+async def account(url: str, name: str) -> Connection:
+    connection = await Connection.open(url)
+    await connection.register(f"{name}-{random.randrange(10**6)}")
+    return connection
+
+
+def message(app: MatchApp) -> str:
+    text = app.query_one(MessageLine).text
+    return text if isinstance(text, str) else text.plain
+
+
+def cell_offset(slot: Slot) -> tuple[int, int]:
+    """Where a slot is drawn inside the board widget (1 border + 1 padding on the left)."""
+    return (2 + LABEL_WIDTH + (slot.column - 1) * CELL_WIDTH + 2, 1 + 1 + (slot.row - 1) * 2)
+
+
+def screen_text(app: App[Any]) -> str:
+    """What the screen shows, as plain text (as ``export_screenshot`` renders it)."""
+    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(),
+                      record=True, force_terminal=True)
+    console.print(app.screen._compositor.render_update(
+        full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
+    ws_url: str, tmp_path: Path
+) -> None:
+    seed, line = winning_line()
+    ana, bob = await account(ws_url, "ana"), await account(ws_url, "bob")
+    created = await ana.create_match(max_players=2, countdown_s=0, seed=seed, win_by="time")
+    code = created["match"]["code"]
+    joined = await bob.join_match(code)
+    ana_app, bob_app = MatchApp(ana, created), MatchApp(bob, joined)
+    try:
+        async with ana_app.run_test(size=SIZE) as ana_pilot, \
+                bob_app.run_test(size=SIZE) as bob_pilot:
+            await ana_pilot.pause()
+            assert ana_app.state.phase is Phase.LOBBY
+            assert f"gaps join {code}" in screen_text(ana_app)
+            await ana_pilot.press("r")
+            await until(bob_pilot, lambda: bob_app.state.players[ana.player["id"]]["ready"])
+            await bob_pilot.press("r")
+            await until(ana_pilot, lambda: ana_app.state.playing)
+            await until(bob_pilot, lambda: bob_app.state.playing)
+            await ana_pilot.pause()
+            assert "clock" in screen_text(ana_app)
+
+            # bob types a move the rules refuse: the server's reason shows, nothing crashes
+            game = bob_app.state.own.game()
+            stuck = next(card for card in map(Card.from_code, range(52))
+                         if card.rank > 2 and not game.is_legal(Move(card)))
+            await bob_pilot.press(*str(stuck).lower(), "enter")
+            await until(bob_pilot, lambda: "[not_a_gap]" in message(bob_app))
+            assert f"{stuck}: the slot right of" in message(bob_app)
+
+            # bob moves by keyboard: the cursor to the card, Enter, Enter on its gap
+            first = Move.parse(line[0])
+            here = game.slot_of(first.card)
+            board = bob_app.query_one(BoardView)
+            board.focus()
+            board.cursor = (here.index - 13) % 52 if here.column == 13 else here.index + 1
+            await bob_pilot.press("down" if here.column == 13 else "left")
+            assert board.cursor == here.index
+            await bob_pilot.press("enter")
+            assert board.selected == here.index and len(board.targets) >= 1
+            await bob_pilot.press("enter")
+            await until(bob_pilot, lambda: bob_app.state.own.moves_made == 1)
+
+            # then with the mouse: a card, then its highlighted gap
+            game = bob_app.state.own.game()
+            second = Move.parse(line[1])
+            await bob_pilot.click(BoardView, offset=cell_offset(game.slot_of(second.card)))
+            [target] = bob_app.query_one(BoardView).targets
+            await bob_pilot.click(BoardView, offset=cell_offset(Slot.from_index(target)))
+            await until(bob_pilot, lambda: bob_app.state.own.moves_made == 2)
+
+            # bob stops (s twice); ana sees it live in her players panel
+            await bob_pilot.press("s")
+            assert "press s again" in message(bob_app)
+            await bob_pilot.press("s")
+            await until(ana_pilot, lambda: ana_app.state.players[bob.player["id"]]["finished"])
+            await ana_pilot.pause()
+            assert "stopped" in screen_text(ana_app)
+
+            # ana types her first moves, then plays the rest of the winning line
+            await ana_pilot.press(*line[0].lower(), "enter")
+            await until(ana_pilot, lambda: ana_app.state.own.last_seq == 1)
+            for number, action in enumerate(line[1:], start=2):
+                ana_app.submit(action)
+                await until(ana_pilot, lambda n=number: ana_app.state.own.last_seq == n)
+            assert ana_app.state.own.status == "won"
+
+            for app, pilot in ((ana_app, ana_pilot), (bob_app, bob_pilot)):
+                await until(pilot, lambda a=app: isinstance(a.screen, RankingScreen))
+                await pilot.pause()
+                text = screen_text(app)
+                assert "final ranking" in text and seed in text
+                assert f"gaps replay {code}" in text and "commitment" in text
+                ranking = app.state.ranking or []
+                assert [row["name"] for row in ranking] == [ana.player["name"],
+                                                            bob.player["name"]]
+                assert ranking[0]["end_reason"] == "won" and ranking[0]["rank"] == 1
+            ana_app.save_screenshot("ranking.svg", path=str(tmp_path))
+            assert (tmp_path / "ranking.svg").read_text().startswith("<svg")
+            await ana_pilot.press("q")
+    finally:
+        await ana.close()
+        await bob.close()
+
+
+async def test_a_spectator_watches_live_and_the_host_starts_the_match(ws_url: str) -> None:
+    ana, bob, eve = [await account(ws_url, name) for name in ("ana", "bob", "eve")]
+    created = await ana.create_match(max_players=3, countdown_s=0)
+    code = created["match"]["code"]
+    await bob.join_match(code)
+    watching = await eve.join_match(code, role="spectator")
+    host_app, eve_app = MatchApp(ana, created), MatchApp(eve, watching)
+    try:
+        async with host_app.run_test(size=SIZE) as host, eve_app.run_test(size=SIZE) as watcher:
+            await until(host, lambda: len(host_app.state.players) == 2)
+            await host.press("question_mark")
+            assert isinstance(host_app.screen, HelpScreen)
+            await host.press("escape")
+            assert not isinstance(host_app.screen, HelpScreen)
+            await host.press("g")  # the host starts with whoever is there, ready or not
+            await until(host, lambda: host_app.state.playing)
+            await until(watcher, lambda: eve_app.state.phase is Phase.RUNNING)
+            assert eve_app.state.own is None and eve_app.state.role == "spectator"
+            eve_app.submit("stop")
+            assert "Spectators watch" in message(eve_app)
+
+            # the spectator's connection drops; it comes back by itself and catches up
+            assert eve._socket is not None
+            eve._socket.transport.abort()
+            await until(watcher, lambda: "reconnecting" in message(eve_app))
+            assert host_app.state.own is not None  # the host has not moved: bob's deal too
+            move = host_app.state.own.game().legal_moves()[0]
+            await bob.act(code, str(move))
+            await until(watcher, lambda: eve_app.state.players[bob.player["id"]]["moves_made"] == 1)
+            await until(watcher, lambda: "reconnected" in message(eve_app))
+
+            await bob.act(code, "stop")
+            await host.press("s", "s")
+            await until(watcher, lambda: isinstance(eve_app.screen, RankingScreen))
+            await watcher.pause()
+            assert "final ranking" in screen_text(eve_app)
+    finally:
+        for connection in (ana, bob, eve):
+            await connection.close()
+
