@@ -1,0 +1,187 @@
+"""Practice: play offline with ``gaps`` alone, with hints and undo.
+
+``PracticeSession`` is the game logic (pure); ``PracticeApp`` puts it on the same board
+as the match screen. Every deal shows its share code, so a good deal can be replayed
+(``gaps practice --seed CODE``) or raced (``gaps create --seed CODE``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, Input, Static
+
+from client_cli.render import action_text
+from client_cli.widgets import BoardApp, BoardView, MessageLine
+from gaps import Action, Game, IllegalAction, Move, NotationError, Ruleset, Seed, Undo, parse_action
+from gaps.bots import bot_for_level
+
+
+def suggest(game: Game) -> Action | None:
+    """A good next action for ``game`` (the level-3 bot's choice), or None when over."""
+    if game.is_over():
+        return None
+    # A fresh bot on a copy: the bot keeps plans keyed on the position it saw last.
+    return bot_for_level(3, seed=0).choose(game.copy())
+
+
+class PracticeSession:
+    """One offline game: every action can be taken back, hints on demand."""
+
+    def __init__(self, seed: Seed | None = None, ruleset: Ruleset | str = "classic") -> None:
+        self.seed = seed if seed is not None else Seed.generate()
+        self.game = Game(self.seed, ruleset)
+        self.history: list[Game] = []
+        self.actions: list[str] = []
+
+    @property
+    def share_code(self) -> str:
+        return str(self.seed)
+
+    def play(self, text: str) -> Action:
+        """Apply ``text`` (``8c``, ``2h>3``, ``redeal``, ``undo``, ``stop``).
+
+        Raises ``NotationError`` or ``IllegalAction`` (with the engine's reason) and
+        changes nothing. ``undo`` takes back the last action, whatever the ruleset.
+        """
+        action = parse_action(text)
+        if isinstance(action, Undo):
+            self.undo()
+            return action
+        before = self.game.copy()
+        self.game.push(action)
+        self.history.append(before)
+        self.actions.append(str(action))
+        return action
+
+    def undo(self) -> None:
+        if not self.history:
+            raise IllegalAction("nothing_to_undo", "undo: nothing to take back")
+        self.game = self.history.pop()
+        self.actions.pop()
+
+    def hint(self) -> Action | None:
+        return suggest(self.game)
+
+    def status_line(self) -> Text:
+        game = self.game
+        text = Text()
+        text.append(f"Score {game.score}", style="bold")
+        text.append(f" · placed {game.placed}/48 · redeals left {game.redeals_left}"
+                    f" · moves {game.moves_made} · ")
+        result = game.result()
+        style = {"won": "bold #4fb86b", "lost": "bold #ff6b6b", "blocked": "bold #e0c040",
+                 "stopped": "bold #e0c040"}.get(result, "")
+        text.append(result, style=style)
+        if result == "blocked":
+            text.append("\nBlocked: r redeals (-5), s stops, u takes back", style="#e0c040")
+        elif game.is_over():
+            text.append("\nGame over: n deals a new game, u takes back", style="dim")
+        return text
+
+
+class PracticeApp(BoardApp):
+    """The practice board: ``PracticeApp(PracticeSession(...)).run()``."""
+
+    TITLE = "Gaps practice"
+    CSS = """
+    #title { height: 1; padding: 0 1; background: $primary-darken-3; }
+    #stats { height: 2; padding: 0 1; }
+    #command { margin: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("h", "hint", "hint"),
+        Binding("u", "undo", "undo"),
+        Binding("r", "redeal", "redeal"),
+        Binding("s", "stop", "stop"),
+        Binding("n", "new", "new deal"),
+        Binding("question_mark", "help", "help"),
+        Binding("colon,slash", "type", "type a move", show=False),
+        Binding("ctrl+q", "quit", "quit"),
+    ]
+
+    def __init__(self, session: PracticeSession) -> None:
+        super().__init__()
+        self.session = session
+        self.last_hint: Action | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield BoardView(id="board")
+        yield Static(id="stats")
+        yield MessageLine(id="message")
+        yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
+                    id="command")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(BoardView).focus()
+        self.query_one(MessageLine).say(
+            "Practice: nothing is scored. h for a hint, u to take back, ? for help.")
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        session = self.session
+        title = Text()
+        title.append("Gaps practice", style="bold")
+        title.append(f" · {session.game.ruleset.name} · deal ")
+        title.append(session.share_code, style="bold #8fd3ff")
+        self.query_one("#title", Static).update(title, layout=False)
+        self.query_one(BoardView).show(session.game)
+        self.query_one("#stats", Static).update(session.status_line(), layout=False)
+
+    def submit(self, text: str) -> None:
+        line = self.query_one(MessageLine)
+        if text.strip().lower() in ("?", "help"):
+            self.action_help()
+            return
+        try:
+            action = self.session.play(text)
+        except (NotationError, IllegalAction) as error:
+            reason = getattr(error, "reason", None)
+            line.say(f"{error} [{reason}]" if reason else str(error), error=True)
+            return
+        self.last_hint = None
+        if isinstance(action, Move):
+            line.say(action_text(str(action)))
+        else:
+            line.say(f"{action}: done")
+        if self.session.game.is_won():
+            line.say(Text(f"You won! Score {self.session.game.score}. n for a new deal.",
+                          style="bold #4fb86b"))
+        self.refresh_view()
+
+    async def action_hint(self) -> None:
+        line = self.query_one(MessageLine)
+        line.say("Thinking…")
+        game = self.session.game.copy()
+        worker = self.run_worker(lambda: suggest(game), thread=True, exit_on_error=False)
+        try:
+            hint = await worker.wait()
+        except Exception as error:  # a hint is a nicety: never crash for it
+            line.say(f"No hint: {error}", error=True)
+            return
+        self.last_hint = hint
+        if hint is None:
+            line.say("No hint: the game is over.")
+            return
+        text = Text("Hint: ")
+        text.append_text(action_text(str(hint)) if isinstance(hint, Move) else Text(str(hint)))
+        line.say(text)
+
+    def action_undo(self) -> None:
+        self.submit("undo")
+
+    def action_redeal(self) -> None:
+        self.submit("redeal")
+
+    def action_stop(self) -> None:
+        self.submit("stop")
+
+    def action_new(self) -> None:
+        self.session = PracticeSession(None, self.session.game.ruleset)
+        self.query_one(MessageLine).say(f"New deal {self.session.share_code}")
+        self.refresh_view()
