@@ -1,0 +1,193 @@
+"""Bot players that race through the real protocol, at a human-like pace.
+
+Each bot is a player of its own (named ``bot-XXXX``); its token is kept in the config
+so the same bots come back next time. A bot joins the match, says it is ready, and once
+the cards are dealt plays the moves ``gaps.bots`` chooses, pausing between them like a
+person would (``pace_s`` seconds on average, 0 for no pause).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from client_cli.config import Account, Config
+from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.duration import format_ms
+from client_cli.match_state import MatchState, Phase
+from gaps import Action, Move
+from gaps.bots import Bot, bot_for_level
+
+Report = Callable[[str], None]
+#: Refusals after which a bot has nothing left to do in the match.
+ENDED_CODES = frozenset({"game_over", "match_finished"})
+
+
+@dataclass(frozen=True)
+class BotOptions:
+    level: int = 2
+    count: int = 1
+    pace_s: float = 1.2
+    seed: int | None = None
+
+
+def think_time(action: Action, pace_s: float, rng: random.Random) -> float:
+    """How long a person would take: about ``pace_s``, longer before a redeal or a stop."""
+    if pace_s <= 0:
+        return 0.0
+    factor = 1.0 if isinstance(action, Move) else 2.5
+    return pace_s * factor * rng.uniform(0.5, 1.5)
+
+
+async def connect_bot(
+    server: str, config: Config, taken: set[str], report: Report
+) -> tuple[Connection, Account]:
+    """A connection for a bot not in ``taken``: a saved one if its token still works,
+    else a newly registered ``bot-XXXX`` (saved for next time)."""
+    for account in config.bot_accounts(server):
+        if account.name in taken:
+            continue
+        taken.add(account.name)
+        try:
+            return await Connection.open(server, token=account.token), account
+        except ServerRefused as refusal:
+            if refusal.code != "bad_token":
+                raise
+            report(f"{account.name}: the server no longer knows this bot; making a new one")
+            config.drop_bot(server, account.name)
+            config.save()
+    for _ in range(50):
+        name = f"bot-{secrets.token_hex(2)}"
+        if name in taken:
+            continue
+        connection = await Connection.open(server)
+        try:
+            reply = await connection.register(name)
+        except ServerRefused as refusal:
+            await connection.close()
+            if refusal.code == "name_taken":
+                continue
+            raise
+        account = Account(name, str(reply["token"]), int(reply["player"]["id"]))
+        config.add_bot(server, account)
+        config.save()
+        taken.add(name)
+        report(f"{name}: registered a new bot player")
+        return connection, account
+    raise ClientError("could not find a free bot name")
+
+
+class BotPlayer:
+    """One bot in one match."""
+
+    def __init__(
+        self, connection: Connection, account: Account, code: str, bot: Bot, *,
+        pace_s: float, rng: random.Random, report: Report, level: int,
+    ) -> None:
+        self.connection = connection
+        self.name = account.name
+        self.code = code.upper()
+        self.bot = bot
+        self.pace_s = pace_s
+        self.rng = rng
+        self.report = report
+        self.level = level
+        you_id = connection.player.get("id") if connection.player else account.player_id
+        self.state = MatchState(self.code, you_id=you_id)
+        self._changed = asyncio.Event()
+        connection.add_listener(self._on_server)
+
+    def _on_server(self, message: dict[str, Any]) -> None:
+        match = message.get("match")
+        code = match.get("code") if isinstance(match, dict) else match
+        if code == self.code:
+            self.state.apply(message)
+        self._changed.set()
+
+    async def join(self) -> None:
+        await self.connection.join_match(self.code)
+        if self.state.phase is Phase.LOBBY:
+            await self.connection.ready(self.code, True)
+        self.report(f"{self.name} (level {self.level}) joined {self.code} and is ready")
+
+    async def play(self) -> MatchState:
+        """Play until the match ends; returns the final state."""
+        state = self.state
+        while state.phase not in (Phase.FINISHED, Phase.ABANDONED):
+            if self.connection.failure is not None:  # gave up reconnecting
+                raise ClientError(f"{self.name}: {self.connection.failure}")
+            if not state.playing or state.own is None:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            game = state.own.game()
+            action = await asyncio.to_thread(self.bot.choose, game)
+            delay = think_time(action, self.pace_s, self.rng)
+            if delay:
+                await asyncio.sleep(delay)
+            if not state.playing:
+                continue
+            try:
+                reply = await self.connection.act(self.code, str(action))
+            except ServerRefused as refusal:
+                if refusal.code in ENDED_CODES:
+                    state.own.end_reason = state.own.end_reason or refusal.code
+                    continue
+                self.report(f"{self.name}: the server refused {action}: {refusal}; stopping")
+                state.own.end_reason = "refused"
+                await self._stop_quietly()
+                continue
+            state.apply_ack(reply)
+            if state.own.over:
+                self.report(f"{self.name} finished: {reply['status']}, score {reply['score']} "
+                            f"(placed {reply['placed']}/48, {reply['redeals_used']} redeal(s), "
+                            f"{reply['moves_made']} moves) at {format_ms(reply.get('t_ms'))}")
+        return state
+
+    async def _stop_quietly(self) -> None:
+        try:
+            await self.connection.act(self.code, "stop")
+        except ClientError:
+            pass
+
+
+async def run_bots(
+    server: str, code: str, options: BotOptions, config: Config, report: Report
+) -> MatchState:
+    """Join ``options.count`` bots to match ``code`` and play it to the end.
+
+    Returns the final state of the match as the first bot saw it (with the ranking).
+    """
+    rng = random.Random(options.seed)
+    taken: set[str] = set()
+    players: list[BotPlayer] = []
+    try:
+        for _ in range(options.count):
+            connection, account = await connect_bot(server, config, taken, report)
+            player = BotPlayer(
+                connection, account, code,
+                bot_for_level(options.level, seed=rng.randrange(2**32)),
+                pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
+                report=report, level=options.level,
+            )
+            try:
+                await player.join()
+            except ServerRefused as refusal:
+                await connection.close()
+                if not players:
+                    raise
+                report(f"{account.name} could not join {code}: {refusal}")
+                break
+            except BaseException:
+                await connection.close()
+                raise
+            players.append(player)
+        states = await asyncio.gather(*(player.play() for player in players))
+    finally:
+        for player in players:
+            await player.connection.close()
+    return states[0]
