@@ -1,13 +1,10 @@
-"""``gaps``: the terminal client (commands come with the client issue)."""
+"""``gaps``: the terminal client of Gaps Arena (``python -m client_cli`` works too)."""
 
 from __future__ import annotations
 
-import sys
+from client_cli.cli import main
 
-
-def main(argv: list[str] | None = None) -> None:
-    sys.exit("gaps: the terminal client is not built yet")
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,278 @@
+"""Every ``gaps`` subcommand against a real server: output, config, exit codes, errors.
+
+The match screen and practice are driven by a test frontend (Textual's Pilot) instead of
+the terminal; bots have their own file (test_cli_bot.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.pilot import Pilot
+
+from client_cli.cli import run_async
+from client_cli.config import Config
+from client_cli.match_state import Phase
+from client_cli.practice import PracticeApp
+from client_cli.screen import MatchApp, RankingScreen
+from client_cli.widgets import MessageLine
+
+KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H is a legal first move
+Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
+
+
+@pytest.fixture(autouse=True)
+def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A config directory of the test's own, and no server from the environment."""
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("GAPS_SERVER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "config"
+
+
+def no_screen() -> Callable[[App[Any]], Awaitable[None]]:
+    async def frontend(app: App[Any]) -> None:
+        raise AssertionError(f"no screen expected, got {app!r}")
+    return frontend
+
+
+def driving(script: Script) -> Callable[[App[Any]], Awaitable[None]]:
+    """A frontend that runs the app headless and lets ``script`` play it."""
+    async def frontend(app: App[Any]) -> None:
+        async with app.run_test(size=(130, 40)) as pilot:
+            await script(app, pilot)
+    return frontend
+
+
+async def until(pilot: Pilot[Any], found: Callable[[], Any], timeout: float = 10) -> None:
+    import asyncio
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not found():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.002)
+
+
+async def gaps(*argv: str, frontend: Callable[[App[Any]], Awaitable[None]] | None = None) -> int:
+    return await run_async(list(argv), frontend=frontend or no_screen())
+
+
+def created_code(out: str) -> str:
+    found = re.search(r"Match (\w+) created", out)
+    assert found is not None, out
+    return found[1]
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}-{random.randrange(10**6)}"
+
+
+async def test_register_stores_the_token_and_whoami_checks_it(
+    ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ana = name("ana")
+    assert await gaps("register", ana, "--server", ws_url) == 0
+    out = capsys.readouterr().out
+    assert f"Registered {ana}" in out and str(config_dir / "config.json") in out
+    stored = json.loads((config_dir / "config.json").read_text())
+    assert stored["server"] == ws_url and stored["accounts"][ws_url]["name"] == ana
+    assert len(stored["accounts"][ws_url]["token"]) > 20
+
+    assert await gaps("whoami") == 0  # the server comes from the config now
+    assert capsys.readouterr().out.startswith(f"{ana} (player #")
+
+    assert await gaps("register", name("again")) == 1
+    assert f"you are already {ana}" in capsys.readouterr().err
+
+    monkeypatch.setenv("GAPS_SERVER", "ws://127.0.0.1:9")  # the environment wins over the file
+    assert await gaps("whoami") == 1
+    assert "no account on ws://127.0.0.1:9" in capsys.readouterr().err
+
+
+async def test_register_errors_are_one_line_from_the_server(
+    ws_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = name("bob")
+    assert await gaps("register", taken, "--server", ws_url) == 0
+    capsys.readouterr()
+    assert await gaps("register", taken, "--server", ws_url, "--force") == 1
+    err = capsys.readouterr().err
+    assert err == f"gaps: '{taken}' is taken: choose another name\n"
+    assert await gaps("register", "x", "--server", ws_url, "--force") == 1
+    assert capsys.readouterr().err.startswith("gaps: ")
+
+
+async def test_an_unreachable_server_or_no_account_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert await gaps("register", "ana", "--server", "ws://127.0.0.1:9") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gaps: cannot reach the server at ws://127.0.0.1:9")
+    assert err.count("\n") == 1
+    assert await gaps("create", "--server", "ws://127.0.0.1:9") == 1
+    assert "run `gaps register NAME` first" in capsys.readouterr().err
+    assert await gaps("matches", "--server", "ws://127.0.0.1:9") == 1
+    assert "cannot reach the server" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["create", "--time", "10x"], "'10x' is not a duration"),
+    (["create", "--players", "40"], "40 players is not in 1..16"),
+    (["create", "--rules", "chess"], "invalid choice: 'chess'"),
+    (["create", "--seed", "!!!!"], "is not a share code"),
+    (["bot", "--join", "K7QX2M", "--pace", "fast"], "is not a pace"),
+    (["bot", "--level", "2"], "the following arguments are required: --join"),
+    ([], "the following arguments are required: COMMAND"),
+])
+async def test_usage_errors_exit_2_and_say_what_is_wrong(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await gaps(*argv) == 2
+    assert says in capsys.readouterr().err
+
+
+async def test_create_join_matches_watch_and_leave_the_result_in_the_terminal(
+    ws_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    assert await gaps("matches") == 0
+    assert "No open public match" in capsys.readouterr().out
+
+    assert await gaps("create", "--players", "1", "--time", "5m", "--public", "--countdown",
+                      "0", "--seed", KNOWN_SEED, "--detach") == 0
+    out = capsys.readouterr().out
+    code = created_code(out)
+    assert f"Match {code} created: classic, 1 player(s), 5:00, win by time, public, unrated" in out
+    assert f"gaps join {code}" in out and f"gaps bot --join {code}" in out
+
+    assert await gaps("matches") == 0  # a match with no free seat is not open any more
+    assert code not in capsys.readouterr().out
+
+    async def watch(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "spectator" and app.state.phase is Phase.LOBBY
+        await pilot.press("ctrl+q")
+
+    with monkeypatch.context() as other_user:  # eve, with a config of her own
+        other_user.setenv("GAPS_CONFIG_DIR", str(tmp_path / "eve"))
+        assert await gaps("register", name("eve"), "--server", ws_url) == 0
+        capsys.readouterr()
+        assert await gaps("watch", code, frontend=driving(watch)) == 0
+        assert capsys.readouterr().out == ""
+
+    async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "player" and app.state.is_host  # the seat is ours again
+        await pilot.press("r")
+        await until(pilot, lambda: app.state.playing)
+        await pilot.press("3", "h", "enter")
+        await until(pilot, lambda: app.state.own is not None and app.state.own.moves_made == 1)
+        await pilot.press("s", "s")
+        await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+        await pilot.press("q")
+
+    assert await gaps("join", code.lower(), frontend=driving(play)) == 0
+    out = capsys.readouterr().out
+    assert f"Match {code}: final ranking" in out and "stopped" in out
+    assert f"Seed {KNOWN_SEED}. Replay: gaps replay {code}" in out
+
+    assert await gaps("join", "ZZZZZZ") == 1
+    assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err
+
+
+async def test_a_public_match_is_listed_and_leaving_it_says_how_to_come_back(
+    ws_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+
+    async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.phase is Phase.LOBBY
+        await pilot.press("ctrl+q")
+
+    assert await gaps("create", "--public", "--players", "3", "--win-by", "score",
+                      frontend=driving(leave)) == 0
+    out = capsys.readouterr().out
+    code = created_code(out)
+    assert f"You left match {code}; `gaps join {code}` takes your seat back" in out
+    assert await gaps("matches") == 0  # the seat stays taken in the lobby
+    listed = capsys.readouterr().out
+    assert "Open public matches" in listed
+    assert code in listed and "1/3" in listed and "score" in listed
+
+
+async def test_replay_downloads_a_finished_match_and_verify_checks_it(
+    ws_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+
+    async def move_and_go(app: MatchApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("r")
+        await until(pilot, lambda: app.state.playing)
+        await pilot.press("3", "h", "enter")
+        await until(pilot, lambda: app.state.own is not None and app.state.own.moves_made == 1)
+        app.submit("XYZ")
+        assert "'XYZ' is not a move" in str(app.query_one(MessageLine).text)
+        await pilot.press("ctrl+q")
+
+    async def come_back_and_stop(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.own is not None and app.state.own.moves_made == 1
+        await pilot.press("s", "s")
+        await until(pilot, lambda: app.state.phase is Phase.FINISHED)
+        await pilot.press("ctrl+q")
+
+    assert await gaps("create", "--players", "1", "--countdown", "0", "--seed", KNOWN_SEED,
+                      frontend=driving(move_and_go)) == 0
+    code = created_code(capsys.readouterr().out)
+    assert await gaps("replay", code) == 1
+    assert "has not finished: its replay (and seed) come out when it ends" in (
+        capsys.readouterr().err)
+    assert await gaps("join", code, frontend=driving(come_back_and_stop)) == 0
+    capsys.readouterr()
+
+    assert await gaps("replay", code) == 0
+    assert f"to gaps-replay-{code}.json" in capsys.readouterr().out
+    path = tmp_path / f"gaps-replay-{code}.json"
+    document = json.loads(path.read_text())
+    assert document["match"]["seed"] == KNOWN_SEED
+
+    assert await gaps("verify", str(path)) == 0
+    out = capsys.readouterr().out
+    assert "✓ The recorded result holds" in out and "1 actions replayed" not in out
+
+    document["players"][0]["actions"][0]["score"] = 7
+    document["players"][0]["placed"] = 3
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(document))
+    assert await gaps("verify", str(forged)) == 1
+    out = capsys.readouterr().out
+    assert "✗ The recorded result does NOT hold (2 discrepancies)" in out
+    assert "recorded score 7, the rules give 0" in out and "recorded placed 3" in out
+
+    assert await gaps("verify", str(tmp_path / "missing.json")) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert await gaps("replay", "ZZZZZZ") == 1
+    assert "no match has code ZZZZZZ" in capsys.readouterr().err
+
+
+async def test_practice_plays_offline_and_prints_the_deal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async def practise(app: PracticeApp, pilot: Pilot[Any]) -> None:
+        assert app.session.share_code == KNOWN_SEED
+        await pilot.press("3", "h", "enter")
+        assert app.session.game.moves_made == 1
+
+    assert await gaps("practice", "--seed", KNOWN_SEED.lower(), frontend=driving(practise)) == 0
+    out = capsys.readouterr().out
+    assert f"Practice deal {KNOWN_SEED} (classic): playing, score 0" in out
+    assert f"gaps practice --rules classic --seed {KNOWN_SEED}" in out
+
+
+def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
+    assert Config.load().path == config_dir / "config.json"
