@@ -41,6 +41,8 @@ REQUEST_TIMEOUT_S: Final = 15.0
 #: How long the client keeps trying to reconnect before it gives up.
 RECONNECT_FOR_S: Final = 60.0
 STORAGE_RETRIES: Final = 5
+#: Messages of one match kept for late listeners.
+MAX_DELIVERED: Final = 20_000
 
 
 class ClientError(Exception):
@@ -84,6 +86,8 @@ class MatchTrack:
     resyncing: bool = False
     rejoining: bool = False
     held: list[Message] = field(default_factory=list)
+    #: The first snapshot and every event and snapshot since, for listeners that come late.
+    delivered: list[Message] = field(default_factory=list)
     action_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -177,7 +181,13 @@ class Connection:
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    def add_listener(self, listener: Listener) -> None:
+    def add_listener(self, listener: Listener, *, replay: str | None = None) -> None:
+        """Hand ``listener`` every message from now on; with ``replay``, first every
+        snapshot and event of that match delivered so far (so nothing falls between
+        a join's reply and a listener added after it)."""
+        track = self.tracks.get(replay) if replay is not None else None
+        for message in list(track.delivered) if track is not None else []:
+            listener(message)
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
@@ -367,7 +377,7 @@ class Connection:
         last_seq = you.get("last_seq")
         if isinstance(last_seq, int):
             track.next_seq = max(track.next_seq, last_seq + 1)
-        self._notify(message)
+        self._deliver(track, message)
 
     def _on_event(self, event: Message) -> None:
         track = self.tracks.get(str(event.get("match")))
@@ -381,10 +391,16 @@ class Connection:
             return  # already seen (or reflected in a snapshot)
         if seq == track.last_event + 1:
             track.last_event = seq
-            self._notify(event)
+            self._deliver(track, event)
             return
         track.held.append(event)
         self._spawn(self._resync(track))
+
+    def _deliver(self, track: MatchTrack, message: Message) -> None:
+        if len(track.delivered) >= MAX_DELIVERED:
+            del track.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
+        track.delivered.append(message)
+        self._notify(message)
 
     def _deliver_held(self, track: MatchTrack) -> bool:
         """Deliver held events that follow on; returns False if a gap remains."""
@@ -398,7 +414,7 @@ class Connection:
                 track.held = held[index:]
                 return False
             track.last_event = seq
-            self._notify(event)
+            self._deliver(track, event)
         return True
 
     async def _resync(self, track: MatchTrack, *, inline: bool = False) -> None:
