@@ -217,12 +217,7 @@ class Tournaments:
         if not tournament.entrants:
             raise ServerError("bad_message", f"tournament {tournament.code} has no entrants")
         tournament.status = "running"
-        async with self._store.engine.begin() as connection:
-            await connection.execute(
-                update(Tournament)
-                .where(Tournament.id == tournament.id)
-                .values(status="running", started_at=datetime.now(UTC))
-            )
+        await self._save(tournament, status="running", started_at=datetime.now(UTC))
         await self._emit(
             tournament,
             "tournament_started",
@@ -245,12 +240,7 @@ class Tournaments:
 
     async def _play_round(self, tournament: LiveTournament, number: int) -> None:
         tournament.current_round = number
-        async with self._store.engine.begin() as connection:
-            await connection.execute(
-                update(Tournament)
-                .where(Tournament.id == tournament.id)
-                .values(current_round=number)
-            )
+        await self._save(tournament, current_round=number)
         options = MatchOptions(
             ruleset=tournament.ruleset,
             max_players=len(tournament.entrants),
@@ -295,12 +285,7 @@ class Tournaments:
         standings = await self._standings(tournament, record=True)
         tournament.status = "finished"
         tournament.round_match = None
-        async with self._store.engine.begin() as connection:
-            await connection.execute(
-                update(Tournament)
-                .where(Tournament.id == tournament.id)
-                .values(status="finished", ended_at=datetime.now(UTC))
-            )
+        await self._save(tournament, status="finished", ended_at=datetime.now(UTC))
         await self._emit(
             tournament,
             "tournament_ended",
@@ -376,6 +361,13 @@ class Tournaments:
                         )
                     )
         return rows
+
+    async def _save(self, tournament: LiveTournament, **values: Any) -> None:
+        """Write ``values`` to the tournament's row."""
+        async with self._store.engine.begin() as connection:
+            await connection.execute(
+                update(Tournament).where(Tournament.id == tournament.id).values(**values)
+            )
 
     async def _emit(self, tournament: LiveTournament, event: str, **data: Any) -> None:
         message = {

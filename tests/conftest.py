@@ -7,9 +7,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.app import Server
 from server.config import Settings
+from server.storage.database import create_engine, migrate
+from server.storage.database import database_url as sqlalchemy_url
 from tests.client import Client
 from tests.services import Postgres, Redis
 
@@ -43,6 +46,15 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if cluster is None:
         return os.environ["TEST_DATABASE_URL"]
     return cluster.create_database()
+
+
+@pytest.fixture
+async def migrated_engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An engine on a fresh database with every migration applied, on each backend."""
+    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
+    await migrate(engine)
+    yield engine
+    await engine.dispose()
 
 
 @pytest.fixture

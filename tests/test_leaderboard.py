@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -15,8 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.app import Server
 from server.errors import ServerError
 from server.leaderboard import Result, around, page, period_start, rebuild, record_results
-from server.storage.database import create_engine, migrate
-from server.storage.database import database_url as sqlalchemy_url
 from server.storage.models import BoardEntry, Player
 from tests.client import Client
 
@@ -26,11 +24,8 @@ NOV_30 = NOV_30_LATE.date()
 
 
 @pytest.fixture
-async def engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
+def engine(migrated_engine: AsyncEngine) -> AsyncEngine:
+    return migrated_engine
 
 
 async def make_players(engine: AsyncEngine, count: int) -> list[int]:

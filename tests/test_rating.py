@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.rating import PROVISIONAL_GAMES, rating_of, update_ratings
-from server.storage.database import create_engine, migrate
-from server.storage.database import database_url as sqlalchemy_url
 from server.storage.models import Match, Player, RatingChange
 from tests.client import Client
 
@@ -20,11 +17,8 @@ NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 
 @pytest.fixture
-async def engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
-    await migrate(engine)
-    yield engine
-    await engine.dispose()
+def engine(migrated_engine: AsyncEngine) -> AsyncEngine:
+    return migrated_engine
 
 
 async def setup_match(engine: AsyncEngine, players: int) -> tuple[int, list[int]]:
