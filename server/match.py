@@ -393,7 +393,8 @@ class Match:
             ack = await self._apply(seat, seq, action)
         await self.emit("progress", **seat.progress())
         if seat.game.is_over():
-            await self.finish_seat(seat, seat.game.result())
+            # The game ended when the server took the action, not when it was stored.
+            await self.finish_seat(seat, seat.game.result(), at_ms=ack["t_ms"])
         return ack
 
     async def _apply(self, seat: Seat, seq: int, action: Action) -> dict[str, Any]:
