@@ -158,10 +158,7 @@ class Server:
         path, _, query_text = request.path.partition("?")
         if path.rstrip("/") == "/healthz":
             return _respond(HTTPStatus.OK, {"status": "ok"})
-        query = {key: values[-1] for key, values in parse_qs(query_text).items()}
-        for number in ("limit",):
-            if number in query and query[number].isdigit():
-                query[number] = int(query[number])  # type: ignore[assignment]
+        query = _query_fields(query_text)
         try:
             return _respond(HTTPStatus.OK, await self._http_get(path, query))
         except ServerError as error:
@@ -227,7 +224,7 @@ class Server:
                 **await rating_of(connection, player.id),
             }
 
-    async def _http_get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
+    async def _http_get(self, path: str, query: dict[str, Any]) -> dict[str, Any]:
         """The read-only JSON resources (docs/protocol.md, HTTP)."""
         parts = [part for part in path.split("/") if part]
         match parts:
@@ -279,6 +276,19 @@ _HTTP_STATUS: Final = {
     "no_such_resource": HTTPStatus.NOT_FOUND,
     "not_finished": HTTPStatus.CONFLICT,
 }
+
+
+# Query values are text; the protocol's fields of these names are integers.
+_INTEGER_QUERY_FIELDS: Final = frozenset({"limit"})
+
+
+def _query_fields(text: str) -> dict[str, Any]:
+    """An HTTP query as protocol fields (the last value of a repeated name wins)."""
+    fields: dict[str, Any] = {}
+    for key, values in parse_qs(text).items():
+        value = values[-1]
+        fields[key] = int(value) if key in _INTEGER_QUERY_FIELDS and value.isdigit() else value
+    return fields
 
 
 def _respond(status: HTTPStatus, body: dict[str, Any]) -> Response:

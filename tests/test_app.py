@@ -136,3 +136,44 @@ async def test_a_resync_too_far_back_gets_a_snapshot(settings: Any, connect: Con
         await ana.close()
     finally:
         await small.close()
+
+
+async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_http(
+    server: Server, connect: Connect
+) -> None:
+    ana, bob = await connect(), await connect()
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await bob.ok("join_match", code=code)
+    for client in (ana, bob):
+        await client.ok("ready", code=code)
+    await ana.event("started")
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    await ana.event("match_ended")
+
+    status, first = await http_get(server, "/leaderboards/classic?by=score&period=day&limit=1")
+    assert status == 200 and len(first["entries"]) == 1 and first["next_cursor"]
+    status, rest = await http_get(
+        server, f"/leaderboards/classic?by=score&period=day&limit=1&cursor={first['next_cursor']}"
+    )
+    assert status == 200 and [e["rank"] for e in rest["entries"]] == [2]
+    assert rest["next_cursor"] is None
+    status, mine = await http_get(server, "/leaderboards/classic?by=rating&player=bob")
+    assert status == 200 and mine["rank"] in (1, 2) and len(mine["entries"]) == 2
+    assert (await http_get(server, "/leaderboards/classic?by=nonsense"))[0] == 400
+    assert (await http_get(server, "/leaderboards/classic?player=nobody"))[0] == 404
+    status, rating = await http_get(server, "/ratings/ana")
+    assert status == 200 and rating["ratings"][0]["games"] == 1
+    assert (await http_get(server, "/ratings/nobody"))[0] == 404
+
+    tournament = (await ana.ok("tournament_create", name="Cup"))["tournament"]
+    status, listed = await http_get(server, "/tournaments")
+    assert status == 200 and [t["code"] for t in listed["tournaments"]] == [tournament["code"]]
+    status, standings = await http_get(server, f"/tournaments/{tournament['code']}")
+    assert status == 200 and standings["standings"] == []
+    assert (await http_get(server, "/tournaments/NOPE42"))[0] == 404
+    status, daily = await http_get(server, "/daily/classic")
+    assert status == 200 and daily["entries"] == []
+    assert (await http_get(server, "/daily/classic?day=yesterday"))[0] == 400
