@@ -52,9 +52,16 @@ class CliError(Exception):
 @dataclass
 class Context:
     options: argparse.Namespace
-    config: Config
     out: Console
     frontend: Frontend
+    _config: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        """The config file, read when a command first needs it (verify never does)."""
+        if self._config is None:
+            self._config = Config.load()
+        return self._config
 
     @property
     def server(self) -> str:
@@ -255,7 +262,7 @@ async def run_async(
         return exit_.code if isinstance(exit_.code, int) else 2
     out = out or Console(file=sys.stdout, highlight=False, soft_wrap=True)
     try:
-        context = Context(options, Config.load(), out, frontend)
+        context = Context(options, out, frontend)
         handler: Callable[[Context], Awaitable[int]] = options.handler
         return await handler(context)
     except CliError as error:
@@ -266,6 +273,8 @@ async def run_async(
         return _fail(str(error))
     except OSError as error:
         return _fail(error.strerror or str(error))
+    except Exception as error:  # a bug: still one line, and a way to report it
+        return _fail(f"unexpected error ({type(error).__name__}: {error}); please report it")
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -353,9 +362,15 @@ async def cmd_create(context: Context) -> int:
 
 
 async def cmd_join(context: Context) -> int:
+    code = context.options.code
     connection = await context.connect()
     try:
-        reply = await connection.join_match(context.options.code)
+        reply = await connection.join_match(code)
+    except ServerRefused as refusal:
+        await connection.close()
+        if refusal.code in ("already_started", "match_full"):
+            raise CliError(f"{refusal}: you can still watch it with `gaps watch {code}`") from None
+        raise
     except BaseException:
         await connection.close()
         raise
@@ -472,9 +487,8 @@ async def cmd_replay(context: Context) -> int:
         document = await http.replay(context.server, code)
     except http.NotFound:
         raise CliError(f"no match has code {code} on {context.server}") from None
-    except http.Conflict:
-        raise CliError(f"match {code} has not finished: its replay (and seed) come out "
-                       "when it ends") from None
+    except http.Conflict as refusal:  # the server says why: not over, or a daily's seed
+        raise CliError(str(refusal)) from None
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     target = context.options.output or f"gaps-replay-{code}.json"
     if target == "-":

@@ -114,7 +114,7 @@ class PracticeApp(BoardApp):
         yield Static(id="stats")
         yield MessageLine(id="message")
         yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
-                    id="command")
+                    id="command", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:

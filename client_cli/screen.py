@@ -33,14 +33,17 @@ from gaps import NotationError, parse_action
 
 #: How long a second ``s`` confirms a stop.
 STOP_CONFIRM_S = 3.0
+#: From this terminal width on, the players panel goes right of the board, not below.
+WIDE_COLUMNS = 128
 #: Redraws wait this long, so that a burst of updates makes one redraw.
-REDRAW_DELAY_S = 0.03
+REDRAW_DELAY_S = 0.05
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
 #title { height: 1; padding: 0 1; background: $primary-darken-3; color: $text; }
-#main { height: auto; layout: vertical; }
+#main { height: 1fr; layout: vertical; overflow-y: auto; }
 #main.wide { layout: horizontal; }
+#main.narrow #log { display: none; }
 #left { width: auto; height: auto; }
 #right { width: 1fr; height: auto; min-height: 5; }
 #main.spectator #left { display: none; }
@@ -177,6 +180,7 @@ class MatchApp(BoardApp):
         self._binding_keys: tuple[object, ...] = ()
         self._heights = (-1, -1)
         self._refresh_pending = False
+        self._said: Text | None = None
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -192,7 +196,7 @@ class MatchApp(BoardApp):
                 yield Static(id="log")
         yield MessageLine(id="message")
         yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
-                    id="command")
+                    id="command", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -208,7 +212,9 @@ class MatchApp(BoardApp):
 
     def _layout(self) -> None:
         main = self.query_one("#main")
-        main.set_class(self.size.width >= 118, "wide")
+        wide = self.size.width >= WIDE_COLUMNS
+        main.set_class(wide, "wide")
+        main.set_class(not wide, "narrow")
         main.set_class(self.state.role != "player", "spectator")
 
     # -- what the server says -------------------------------------------------------------
@@ -245,6 +251,9 @@ class MatchApp(BoardApp):
     def _redraw(self) -> None:
         self._refresh_pending = False
         with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
+            if self._said is not None:
+                self.query_one(MessageLine).say(self._said)
+                self._said = None
             self.refresh_view()
 
     def refresh_view(self) -> None:
@@ -252,7 +261,7 @@ class MatchApp(BoardApp):
         board = self.query_one(BoardView)
         own = state.own
         board.waiting = self._waiting_text()
-        board.show(own.game() if own is not None else None, keep_selection=False)
+        board.show(own.game() if own is not None else None)
         # Widgets of a fixed height skip the (costly) layout pass; the others need it only
         # when their height changes.
         self.query_one("#stats", Static).update(self._stats(), layout=False)
@@ -323,24 +332,23 @@ class MatchApp(BoardApp):
     def _draw_title(self) -> None:
         state = self.state
         title = Text()
-        title.append("Gaps Arena", style="bold")
-        title.append(f" · match {state.code} · {state.ruleset.name}"
-                     f" · win by {state.summary.get('win_by', 'time')}")
-        if not state.summary.get("rated", True):
-            title.append(" · unrated")
-        if state.role != "player":
-            title.append(f" · watching ({state.spectators} spectating)", style="#8fd3ff")
+        title.append(f"Gaps Arena {state.code}", style="bold")
+        # The clock first: on a narrow terminal the end of the line is cut off.
         if state.phase is Phase.RUNNING or state.phase is Phase.FINISHED:
             now = state.clock.now_ms()
             left = state.remaining_ms()
-            title.append(f"   clock {format_duration(now / 1000)}", style="bold")
+            title.append(f"  clock {format_duration(now / 1000)}", style="bold")
             title.append(f" · {format_duration(left / 1000)} left",
                          style="bold #ff6b6b" if left < 60_000 else "")
         elif state.phase is Phase.COUNTDOWN:
             seconds = max(0.0, (state.countdown_ends or 0) - time.monotonic())
-            title.append(f"   starting in {seconds:.0f} s", style="bold #e0c040")
+            title.append(f"  starting in {seconds:.0f} s", style="bold #e0c040")
             self.query_one(BoardView).waiting = self._waiting_text()
             self.query_one(BoardView).refresh()
+        title.append(f"  ·  {state.ruleset.name} · win by {state.summary.get('win_by', 'time')}"
+                     f"{'' if state.summary.get('rated', True) else ' · unrated'}", style="dim")
+        if state.role != "player":
+            title.append(f" · watching ({state.spectators} spectating)", style="#8fd3ff")
         self.query_one("#title", Static).update(title, layout=False)
 
     # -- keys ------------------------------------------------------------------------------
@@ -423,11 +431,13 @@ class MatchApp(BoardApp):
         try:
             reply = await self.connection.act(self.state.code, action)
         except ServerRefused as refusal:
+            self._said = None  # an older move's news must not cover this
             line.say(f"{refusal.message} [{refusal.reason or refusal.code}]", error=True)
             return
         except ClientError as error:
+            self._said = None
             line.say(str(error), error=True)
             return
         self.state.apply_ack(reply)
-        line.say(result_line(reply))
+        self._said = result_line(reply)  # shown with the next redraw, with the board
         self.schedule_refresh()

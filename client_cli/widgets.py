@@ -96,9 +96,12 @@ class BoardView(Widget, can_focus=True):
         self.targets: frozenset[int] = frozenset()
         self.typed = ""
 
-    def show(self, game: Game | None, *, keep_selection: bool = False) -> None:
+    def show(self, game: Game | None) -> None:
+        """Draw ``game``; a selection survives unless the position changed."""
+        before = self.game.grid_codes() if self.game is not None else None
+        after = game.grid_codes() if game is not None else None
         self.game = game
-        if not keep_selection:
+        if before != after:
             self.selected, self.targets = None, frozenset()
         self.refresh()
 
@@ -201,22 +204,23 @@ def players_table(
 ) -> Table:
     """Every player's progress: name, placed/48 bar, score, redeals, state."""
     table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
-    table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=6)
-    table.add_column("placed", no_wrap=True, width=16)
+    table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=8)
+    table.add_column("placed", no_wrap=True, width=14)
     table.add_column("pts", justify="right", no_wrap=True, width=4)
     table.add_column("rd", justify="right", no_wrap=True, width=2)
     table.add_column("state", no_wrap=True, width=12)
     ordered = sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
     for player in ordered:
         you = player.get("player_id") == you_id
-        name = Text("▸ " if you else "  ", style="bold #8fd3ff")
+        name = Text()
+        name.append("▸ " if you else "  ", style="bold #8fd3ff")
         name.append(str(player.get("name")), style="bold #8fd3ff" if you else "")
         if player.get("player_id") == host_id and not started:
             name.append(" ★", style="#e0c040")
         if not player.get("connected", True):
             name.stylize("dim")
         placed = int(player.get("placed", 0))
-        bar = progress_bar(placed, width=10)
+        bar = progress_bar(placed, width=8)
         bar.append(f" {placed:>2}/48")
         table.add_row(name, bar, str(player.get("score", 0)), str(player.get("redeals_used", 0)),
                       player_state(player, started=started))

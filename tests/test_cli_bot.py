@@ -94,7 +94,7 @@ async def test_bots_play_a_whole_match_to_the_end_and_are_reused(
     assert f"{names[0]} (level 2) joined {code}" in out
 
 
-async def test_a_bot_whose_token_the_server_forgot_is_replaced(
+async def test_a_forgotten_bot_is_replaced_and_a_wrong_code_is_a_clear_error(
     ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path
 ) -> None:
     config_dir.mkdir(parents=True)
@@ -105,10 +105,5 @@ async def test_a_bot_whose_token_the_server_forgot_is_replaced(
     assert "registered a new bot player" in out and f"Match {code}: final ranking" in out
     saved = json.loads((config_dir / "config.json").read_text())["bots"][ws_url]
     assert len(saved) == 1 and saved[0]["name"] != "bot-dead"
-
-
-async def test_joining_a_match_that_does_not_exist_is_a_clear_error(
-    ws_url: str, capsys: pytest.CaptureFixture[str]
-) -> None:
     assert await run_async(["bot", "--join", "ZZZZZZ", "--pace", "0", "--server", ws_url]) == 1
     assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err

@@ -92,6 +92,8 @@ async def test_replies_match_requests_and_refusals_carry_the_servers_reason(ws_u
     finally:
         await ana.close()
         await bob.close()
+    with pytest.raises(ConnectionLost):  # closed for good: no reconnect
+        await ana.ping()
 
 
 async def test_events_arrive_once_each_in_order_and_a_gap_is_filled_by_resync(
@@ -194,10 +196,3 @@ async def test_events_missed_while_away_are_delivered_after_the_reconnect(
     finally:
         await ana.close()
         await bob.close()
-
-
-async def test_a_closed_connection_refuses_requests(ws_url: str) -> None:
-    connection, _ = await player(ws_url, "eve")
-    await connection.close()
-    with pytest.raises(ConnectionLost):
-        await connection.ping()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView, HelpScreen, MessageLine
 from gaps import Card, Game, Move, Seed, Slot
 
-SIZE = (130, 40)
+SIZE = (134, 24)
 
 
 @functools.cache
@@ -59,13 +60,25 @@ def message(app: MatchApp) -> str:
     return text if isinstance(text, str) else text.plain
 
 
+async def play(app: MatchApp, pilot: Pilot[Any], line: tuple[str, ...], start: int,
+               stop: int) -> None:
+    """Submit ``line[start:stop]`` one by one, each once the previous one is acknowledged."""
+    for number in range(start, stop):
+        app.submit(line[number])
+        await until(pilot, lambda n=number: app.state.own is not None
+                    and app.state.own.last_seq == n + 1)
+
+
 def cell_offset(slot: Slot) -> tuple[int, int]:
     """Where a slot is drawn inside the board widget (1 border + 1 padding on the left)."""
     return (2 + LABEL_WIDTH + (slot.column - 1) * CELL_WIDTH + 2, 1 + 1 + (slot.row - 1) * 2)
 
 
 def screen_text(app: App[Any]) -> str:
-    """What the screen shows, as plain text (as ``export_screenshot`` renders it)."""
+    """What the screen shows, as plain text (as ``export_screenshot`` renders it), with
+    what the app holds drawn now rather than at its next (debounced) redraw."""
+    if isinstance(app, MatchApp) and app.screen is app.default_screen:
+        app.refresh_view()
     console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(),
                       record=True, force_terminal=True)
     console.print(app.screen._compositor.render_update(
@@ -125,6 +138,29 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
             await bob_pilot.click(BoardView, offset=cell_offset(Slot.from_index(target)))
             await until(bob_pilot, lambda: bob_app.state.own.moves_made == 2)
 
+            # ana types her first move, then plays most of the winning line
+            await ana_pilot.press(*line[0].lower(), "enter")
+            await until(ana_pilot, lambda: ana_app.state.own.last_seq == 1)
+            middle = len(line) * 2 // 3
+            await play(ana_app, ana_pilot, line, 1, middle)
+            await until(ana_pilot, lambda: ana_app.state.players[bob.player["id"]]["placed"]
+                        == bob_app.state.own.placed)
+            board = ana_app.query_one(BoardView)
+            next_card = Move.parse(line[middle]).card
+            board.focus()
+            ana_app.refresh_view()  # draw now what the last acks brought
+            board.point_at(ana_app.state.own.game().slot_of(next_card).index)
+            await ana_pilot.pause()
+            assert board.targets  # its destination is highlighted
+            ana_app.query_one(MessageLine).say(f"{next_card} selected: Enter or a click on ▼")
+            await ana_pilot.resize_terminal(134, 17)
+            await ana_pilot.pause()
+            screenshot = ana_app.export_screenshot(title=f"gaps join {code}")
+            assert screenshot.startswith("<svg")
+            if os.environ.get("GAPS_SCREENSHOT"):  # regenerates docs/match-screen.svg
+                Path(os.environ["GAPS_SCREENSHOT"]).write_text(screenshot)
+            await ana_pilot.press("escape")
+
             # bob stops (s twice); ana sees it live in her players panel
             await bob_pilot.press("s")
             assert "press s again" in message(bob_app)
@@ -133,12 +169,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
             await ana_pilot.pause()
             assert "stopped" in screen_text(ana_app)
 
-            # ana types her first moves, then plays the rest of the winning line
-            await ana_pilot.press(*line[0].lower(), "enter")
-            await until(ana_pilot, lambda: ana_app.state.own.last_seq == 1)
-            for number, action in enumerate(line[1:], start=2):
-                ana_app.submit(action)
-                await until(ana_pilot, lambda n=number: ana_app.state.own.last_seq == n)
+            await play(ana_app, ana_pilot, line, middle, len(line))
             assert ana_app.state.own.status == "won"
 
             for app, pilot in ((ana_app, ana_pilot), (bob_app, bob_pilot)):
