@@ -206,6 +206,20 @@ class MatchApp(BoardApp):
             self.query_one(MessageLine).say("Watching: you see every player's progress live.")
         self.set_interval(0.25, self._tick)
         self.refresh_view()
+        if self.state.phase is Phase.FINISHED and self.state.ranking is None:
+            self.run_worker(self._fetch_ranking(), exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self.connection.remove_listener(self._on_server)
+
+    async def _fetch_ranking(self) -> None:
+        """A match that ended before we came: its ranking is in its last event."""
+        reply = await self.connection.request(
+            "resync", code=self.state.code, since=max(0, self.state.last_seq - 1), retry=True)
+        for event in reply.get("events", []):
+            if event.get("event") == "match_ended":
+                self.state.apply(event)
+        self.schedule_refresh()
 
     def on_resize(self) -> None:
         self._layout()
@@ -299,6 +313,8 @@ class MatchApp(BoardApp):
             return f"Get ready: the cards are dealt in {left:.0f} s…"
         if state.phase is Phase.ABANDONED:
             return "This match was abandoned: everyone left the lobby."
+        if state.phase is Phase.FINISHED:
+            return "This match is over."
         return "waiting for the deal…"
 
     def _stats(self) -> Text:

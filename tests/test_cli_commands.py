@@ -174,6 +174,15 @@ async def test_create_join_matches_watch_and_leave_the_result_in_the_terminal(
     assert f"Match {code}: final ranking" in out and "stopped" in out
     assert f"Seed {KNOWN_SEED}. Replay: gaps replay {code}" in out
 
+    async def look_back(app: MatchApp, pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: isinstance(app.screen, RankingScreen))  # fetched at once
+        await pilot.press("q")
+
+    with monkeypatch.context() as other_user:  # eve comes to watch after the end
+        other_user.setenv("GAPS_CONFIG_DIR", str(tmp_path / "eve"))
+        assert await gaps("watch", code, frontend=driving(look_back)) == 0
+        assert f"Match {code}: final ranking" in capsys.readouterr().out
+
     assert await gaps("join", "ZZZZZZ") == 1
     assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err
 
