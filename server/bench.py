@@ -161,8 +161,11 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
     if results:
         begin = time.perf_counter()
         await fill(engine, results=results, players=players, days=days, seed=seed)
-        print(f"filled {results:,} results of {players:,} players: "
-              f"{time.perf_counter() - begin:.1f} s", flush=True)
+        print(
+            f"filled {results:,} results of {players:,} players: "
+            f"{time.perf_counter() - begin:.1f} s",
+            flush=True,
+        )
         begin = time.perf_counter()
         async with engine.begin() as connection:
             written = await leaderboard.rebuild(connection)
@@ -254,8 +257,12 @@ def main(argv: list[str] | None = None) -> None:
         required=True,
         help="a throwaway database (postgresql://... or sqlite:///path)",
     )
-    parser.add_argument("--results", type=int, default=1_000_000,
-                        help="results to add (0: only time the database as it is)")
+    parser.add_argument(
+        "--results",
+        type=int,
+        default=1_000_000,
+        help="results to add (0: only time the database as it is)",
+    )
     parser.add_argument("--players", type=int, default=50_000)
     parser.add_argument("--days", type=int, default=90, help="results spread over these days")
     parser.add_argument("--repeats", type=int, default=50, help="timed queries per figure")
