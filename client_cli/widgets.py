@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
@@ -241,28 +241,50 @@ def player_state(player: Mapping[str, Any], *, started: bool) -> Text:
     return Text(status, style="#e0c040" if status == "blocked" else "")
 
 
-HELP = """\
-[b]Moving[/b]
-  Type a card and Enter:   [b]8c[/b]  (the 8♣ goes right of the 7♣)
-  A 2 needs its row:       [b]2h>3[/b]  (the 2♥ into column 1 of row 3)
-  Or with the board:       arrows + Enter (or a click) on a card, then on a
-                           highlighted [black on #e0c040] ▼ [/] gap. Enter on a gap plays the card
-                           that fits it. Esc lets go.
-  Typing a rank (2-9, 10, T, J, Q, K) on the board starts a typed move.
+def _section(title: str, rows: list[tuple[str | Text, str | Text]]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.title = title
+    table.title_justify = "left"
+    table.title_style = "bold"
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column()
+    for key, meaning in rows:
+        table.add_row(key, meaning)
+    return table
 
-[b]Keys[/b]
-  r   redeal (when the rules allow it; -5 points)
-  u   undo (rulesets with undo; practice always)
-  s   stop: end your game now, your score stands (press twice)
-  h   hint (practice)
-  ?   this help        ctrl+q  quit
 
-[b]The board[/b]
-  [on #1d4d2b] 2♣  3♣ [/]  a preserved sequence: placed cards, +1 point each
-   ·    a gap         [#b05050]✕[/]  a dead gap (right of a King or a gap)
-
-[b]Score[/b]  +1 per placed card, -5 per redeal, +10 for a win without redeal.
-"""
+def help_text() -> Group:
+    """The keys and the notation, as the help screen shows them."""
+    target = Text(" ▼ ", style="black on #e0c040")
+    run = Text(" 2♣  3♣ ", style="on #1d4d2b")
+    return Group(
+        _section("Moving", [
+            ("8c", "type a card and Enter: the 8♣ goes right of the 7♣"),
+            ("2h>3", "a 2 needs its row: the 2♥ into column 1 of row 3"),
+            ("arrows, Enter", Text.assemble("on a card selects it; then Enter (or a click) on a ",
+                                            target, " gap plays it")),
+            ("Enter on a gap", "plays the one card that fits it"),
+            ("Esc", "lets go of the selection, or of a typed move"),
+            ("2-9, 10, t j q k", "on the board: starts typing a move"),
+        ]),
+        Text(""),
+        _section("Keys", [
+            ("r", "redeal, when the rules allow it (-5 points); in the lobby: ready"),
+            ("u", "undo (rulesets with undo; in practice, always)"),
+            ("s", "stop: your game ends, your score stands (twice in a match)"),
+            ("h / n", "practice: a hint / a new deal"),
+            ("? / ctrl+q", "this help / quit"),
+        ]),
+        Text(""),
+        _section("The board", [
+            (run, "a preserved sequence: placed cards, +1 point each"),
+            ("·", "a gap"),
+            (Text("✕", style="#b05050"), "a dead gap: right of a King or of another gap"),
+        ]),
+        Text(""),
+        Text("Score: +1 per placed card, -5 per redeal, +10 for a win without a redeal.",
+             style="dim"),
+    )
 
 
 class HelpScreen(ModalScreen[None]):
@@ -281,7 +303,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> Any:
         with VerticalScroll():
-            yield Static(HELP)
+            yield Static(help_text())
 
 
 class BoardApp(App[int]):
