@@ -62,11 +62,11 @@ def message(app: MatchApp) -> str:
 
 async def play(app: MatchApp, pilot: Pilot[Any], line: tuple[str, ...], start: int,
                stop: int) -> None:
-    """Submit ``line[start:stop]`` one by one, each once the previous one is acknowledged."""
+    """Submit ``line[start:stop]`` as fast as one can type: the screen sends them in order,
+    each once the previous one is acknowledged."""
     for number in range(start, stop):
         app.submit(line[number])
-        await until(pilot, lambda n=number: app.state.own is not None
-                    and app.state.own.last_seq == n + 1)
+    await until(pilot, lambda: app.state.own is not None and app.state.own.last_seq == stop)
 
 
 def cell_offset(slot: Slot) -> tuple[int, int]:
