@@ -28,6 +28,9 @@ from server.storage.store import FinishedGame, Store
 
 log = logging.getLogger("gaps.match")
 
+#: The ways a game ends other than by its own play.
+ENDED_FROM_OUTSIDE = ("time", "disconnected", "left")
+
 #: How many acknowledgements a seat keeps to answer resent actions.
 CACHED_ACKS = 32
 
@@ -67,6 +70,16 @@ class Seat:
     def finished(self) -> bool:
         return self.end_reason is not None
 
+    @property
+    def status(self) -> str:
+        """``waiting`` before the deal, then the game's result; a game ended from outside
+        (``time``, ``disconnected``, ``left``) says so."""
+        if self.game is None:
+            return "waiting"
+        if self.end_reason in ENDED_FROM_OUTSIDE:
+            return self.end_reason
+        return self.game.result()
+
     def progress(self) -> dict[str, Any]:
         game = self.game
         return {
@@ -78,7 +91,7 @@ class Seat:
             "score": game.score if game else 0,
             "redeals_used": game.redeals_used if game else 0,
             "moves_made": game.moves_made if game else 0,
-            "status": game.result() if game else "waiting",
+            "status": self.status,
             "finished": self.finished,
             "won": bool(game and game.is_won()),
             "end_reason": self.end_reason,
@@ -206,7 +219,7 @@ class Match:
             "redeals_used": game.redeals_used,
             "redeals_left": game.redeals_left,
             "moves_made": game.moves_made,
-            "status": game.result(),
+            "status": seat.status,
             "can_undo": game.can_undo(),
         }
 

@@ -349,6 +349,7 @@ async def test_the_time_limit_ends_every_game_still_running(connect: Connect) ->
     await ana.act(code, "3H")
     ended = await bob.event("match_ended", timeout=5)
     assert {row["end_reason"] for row in ended["ranking"]} == {"time"}
+    assert {row["status"] for row in ended["ranking"]} == {"time"}
     assert all(row["finish_ms"] == 1000 for row in ended["ranking"])
     late = await ana.act(code, "2C>4")
     assert late["code"] == "game_over"
