@@ -234,7 +234,7 @@ class Server:
                 return await self.replay(code)
             case ["leaderboards", ruleset]:
                 fields = protocol.parse_request(
-                    json.dumps({"type": "leaderboard", "ruleset": ruleset, **query})
+                    json.dumps({**query, "type": "leaderboard", "ruleset": ruleset})
                 )
                 assert isinstance(fields, protocol.GetLeaderboard)
                 around = None
@@ -262,7 +262,7 @@ class Server:
                 return await self.tournaments.standings(code)
             case ["daily", ruleset]:
                 board = protocol.parse_request(
-                    json.dumps({"type": "daily_board", "ruleset": ruleset, **query})
+                    json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
                 )
                 assert isinstance(board, protocol.GetDailyBoard)
                 return await self.daily.board(board.ruleset.name, board.day or today())

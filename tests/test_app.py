@@ -163,6 +163,9 @@ async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_ht
     status, mine = await http_get(server, "/leaderboards/classic?by=rating&player=bob")
     assert status == 200 and mine["rank"] in (1, 2) and len(mine["entries"]) == 2
     assert (await http_get(server, "/leaderboards/classic?by=nonsense"))[0] == 400
+    # The query cannot turn the request into another one.
+    status, typed = await http_get(server, "/leaderboards/classic?type=register&name=eve")
+    assert status == 200 and typed["board"] == "score"
     assert (await http_get(server, "/leaderboards/classic?player=nobody"))[0] == 404
     status, rating = await http_get(server, "/ratings/ana")
     assert status == 200 and rating["ratings"][0]["games"] == 1
