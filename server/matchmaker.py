@@ -128,7 +128,13 @@ class Matchmaker:
             kind="quick",
         )
         for waiting in group:
-            await waiting.on_match(match)
+            try:
+                await waiting.on_match(match)
+            except Exception:  # their connection just closed: the seat waits for them
+                log.warning(
+                    "could not tell a player of their quick match",
+                    extra={"match": match.code, "player": waiting.player_id},
+                )
         await match.start()
 
 
