@@ -11,6 +11,7 @@ from typing import Any
 
 from server.app import Server
 from tests.client import Client
+from tests.races import registered, start_race, stop_all
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -141,17 +142,8 @@ async def test_a_resync_too_far_back_gets_a_snapshot(settings: Any, connect: Con
 async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_http(
     server: Server, connect: Connect
 ) -> None:
-    ana, bob = await connect(), await connect()
-    await ana.register("ana")
-    await bob.register("bob")
-    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
-    await bob.ok("join_match", code=code)
-    for client in (ana, bob):
-        await client.ok("ready", code=code)
-    await ana.event("started")
-    for client in (ana, bob):
-        await client.act(code, "stop")
-    await ana.event("match_ended")
+    ana, bob = await registered(connect, "ana", "bob")
+    await stop_all([ana, bob], await start_race([ana, bob]))
 
     status, first = await http_get(server, "/leaderboards/classic?by=score&period=day&limit=1")
     assert status == 200 and len(first["entries"]) == 1 and first["next_cursor"]

@@ -17,6 +17,7 @@ from server.errors import ServerError
 from server.leaderboard import Result, around, page, period_start, rebuild, record_results
 from server.storage.models import BoardEntry, Player
 from tests.client import Client
+from tests.races import registered, start_race, stop_all
 
 NOV_30_LATE = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)
 DEC_1_EARLY = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
@@ -220,22 +221,9 @@ async def test_a_rebuild_from_stored_results_gives_the_incremental_rows(
     connect: Callable[[], Awaitable[Client]],
     server: Server,
 ) -> None:
-    clients = []
-    for name in ("ana", "bob", "cat"):
-        client = await connect()
-        await client.register(name)
-        clients.append(client)
-    for round_number in range(3):
-        host, *others = clients
-        code = (await host.ok("create_match", max_players=3, countdown_s=0))["match"]["code"]
-        for client in others:
-            await client.ok("join_match", code=code)
-        for client in clients:
-            await client.ok("ready", code=code)
-        for client in clients[round_number:] + clients[:round_number]:
-            await client.event("started", match=code)
-            await client.act(code, "stop")
-        await host.event("match_ended", match=code)
+    clients = await registered(connect, "ana", "bob", "cat")
+    for round_number in range(3):  # each time another player stops first
+        await stop_all(clients[round_number:] + clients[:round_number], await start_race(clients))
     columns = [c for c in BoardEntry.__table__.c]
     async with server.engine.begin() as connection:
         incremental = sorted(

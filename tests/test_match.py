@@ -22,6 +22,7 @@ from gaps.replay import replay
 from server.app import Server
 from server.storage.models import ActionRecord, Match, MatchPlayer
 from tests.client import Client
+from tests.races import registered, start_race
 
 Connect = Callable[[], Awaitable[Client]]
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"
@@ -39,26 +40,7 @@ def winning_line(ruleset: str) -> tuple[Seed, list[str]]:
 
 
 async def players(connect: Connect, count: int) -> list[Client]:
-    clients = []
-    for number in range(count):
-        client = await connect()
-        await client.register(f"p{number}-{random.randrange(10**6)}")
-        clients.append(client)
-    return clients
-
-
-async def start_race(clients: list[Client], **options: Any) -> str:
-    """The first client creates a match, all join and ready; returns the code once dealt."""
-    host, *others = clients
-    created = await host.ok("create_match", max_players=len(clients), countdown_s=0, **options)
-    code: str = created["match"]["code"]
-    for client in others:
-        await client.ok("join_match", code=code)
-    for client in clients:
-        await client.ok("ready", code=code)
-    for client in clients:
-        await client.event("started")
-    return code
+    return await registered(connect, *(f"p{n}-{random.randrange(10**6)}" for n in range(count)))
 
 
 def started_event(client: Client) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.rating import PROVISIONAL_GAMES, rating_of, update_ratings
 from server.storage.models import Match, Player, RatingChange
 from tests.client import Client
+from tests.races import registered, start_race, stop_all
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -121,17 +122,8 @@ async def test_a_solo_match_rates_nobody(engine: AsyncEngine) -> None:
 async def test_a_rated_race_updates_both_ratings_and_the_rating_request_shows_them(
     connect: Callable[[], Awaitable[Client]],
 ) -> None:
-    ana, bob = await connect(), await connect()
-    await ana.register("ana")
-    await bob.register("bob")
-    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
-    await bob.ok("join_match", code=code)
-    for client in (ana, bob):
-        await client.ok("ready", code=code)
-    await ana.event("started")
-    await bob.act(code, "stop")
-    await ana.act(code, "stop")
-    ended = await ana.event("match_ended")
+    ana, bob = await registered(connect, "ana", "bob")
+    ended = await stop_all([bob, ana], await start_race([ana, bob]))
     assert {change["player_id"] for change in ended["ratings"]} == {ana.player_id, bob.player_id}
     mine = await ana.ok("rating")
     theirs = await ana.ok("rating", name="bob")
