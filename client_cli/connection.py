@@ -11,8 +11,13 @@
   is sent again with the same ``seq``: the server applies it at most once.
 
 The listener receives plain dicts: every ``event``; every snapshot (the ``match_created``,
-``joined`` and ``snapshot`` replies); and ``{"type": "connection", "state": ...}``
-notices, ``state`` being ``lost``, ``restored``, ``failed`` or ``closed``.
+``joined``, ``snapshot`` and ``daily_started`` replies, and the unasked ``matched`` of a
+quick match); every ``tournament_event`` of the tournaments followed (each once, in
+order); and ``{"type": "connection", "state": ...}`` notices, ``state`` being ``lost``,
+``restored``, ``failed`` or ``closed``. After a reconnect, each tournament followed is
+followed again and its fresh ``{"type": "tournament", ...}`` view is delivered too
+(tournament events sent during the drop are not kept by the server: the view says
+where the tournament is).
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ log.addHandler(logging.NullHandler())
 Message = dict[str, Any]
 Listener = Callable[[Message], None]
 
-SNAPSHOT_TYPES: Final = frozenset({"match_created", "joined", "snapshot"})
+SNAPSHOT_TYPES: Final = frozenset(
+    {"match_created", "joined", "snapshot", "daily_started", "matched"}
+)
 REQUEST_TIMEOUT_S: Final = 15.0
 #: How long the client keeps trying to reconnect before it gives up.
 RECONNECT_FOR_S: Final = 60.0
@@ -121,6 +128,12 @@ class Connection:
         self.reconnect_for_s = reconnect_for_s
         self.timeout_s = timeout_s
         self.tracks: dict[str, MatchTrack] = {}
+        #: Tournaments whose events came: code -> the last event seq seen.
+        self.tournaments: dict[str, int] = {}
+        #: Tournaments entered with ``tournament_join``: followed again after a reconnect.
+        self.entered: set[str] = set()
+        #: The ruleset of the quick-match queue this connection waits in, if any.
+        self.queued: str | None = None
         self._listeners: list[Listener] = []
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Message]] = {}
@@ -300,10 +313,47 @@ class Connection:
     async def start_match(self, code: str) -> Message:
         return await self.request("start_match", code=code)
 
+    def forget(self, code: str) -> None:
+        """Stop tracking match ``code`` (a finished tournament round): no rejoin on a
+        reconnect, no more of its messages kept."""
+        self.tracks.pop(code.upper(), None)
+
     async def get_replay(self, code: str) -> Message:
         reply = await self.request("get_replay", code=code.upper(), retry=True)
         document: Message = reply["replay"]
         return document
+
+    async def daily(self, ruleset: str) -> Message:
+        """Deal today's challenge: the ``daily_started`` reply (shaped like ``joined``)."""
+        return await self.request("daily", ruleset=ruleset)
+
+    async def quick_match(self, ruleset: str) -> Message:
+        """Wait in the quick-match queue: the ``queued`` reply. The match comes later,
+        unasked, as a ``matched`` snapshot; a reconnect queues again."""
+        reply = await self.request("quick_match", ruleset=ruleset)
+        self.queued = ruleset
+        return reply
+
+    async def quick_cancel(self) -> bool:
+        """Leave the quick-match queue; whether we were in it."""
+        self.queued = None
+        reply = await self.request("quick_cancel")
+        return bool(reply.get("cancelled"))
+
+    async def tournament_create(self, **options: Any) -> Message:
+        """Create a tournament (this connection then gets its events; the creator is not an
+        entrant until ``tournament_join``)."""
+        return await self.request("tournament_create", **options)
+
+    async def tournament_join(self, code: str) -> Message:
+        """Enter (or follow again) tournament ``code``; its events come from now on, and
+        a reconnect follows it again."""
+        reply = await self.request("tournament_join", code=code.upper())
+        self.entered.add(str(reply["tournament"]["code"]))
+        return reply
+
+    async def tournament_start(self, code: str) -> Message:
+        return await self.request("tournament_start", code=code.upper())
 
     async def act(self, code: str, action: str) -> Message:
         """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
@@ -347,6 +397,8 @@ class Connection:
                     continue
                 if message.get("type") == "event":
                     self._on_event(message)
+                elif message.get("type") == "tournament_event":
+                    self._on_tournament_event(message)
                 else:
                     self._on_reply(message)
         except ConnectionClosed:
@@ -356,8 +408,16 @@ class Connection:
                 self._dropped()
 
     def _on_reply(self, message: Message) -> None:
-        if message.get("type") in SNAPSHOT_TYPES:
+        kind = message.get("type")
+        if kind in SNAPSHOT_TYPES:
+            if kind == "matched":
+                self.queued = None
             self._on_snapshot(message)
+        elif kind == "tournament" and isinstance(message.get("seq"), int):
+            # A join's reply reflects the events up to its seq: those that follow it on
+            # the wire (already sent when we subscribed) are not delivered again.
+            code = str(message["tournament"]["code"])
+            self.tournaments[code] = max(self.tournaments.get(code, 0), int(message["seq"]))
         waiter = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
         if waiter is not None and not waiter.done():
             waiter.set_result(message)
@@ -395,6 +455,13 @@ class Connection:
             return
         track.held.append(event)
         self._spawn(self._resync(track))
+
+    def _on_tournament_event(self, event: Message) -> None:
+        code, seq = str(event.get("tournament")), event.get("seq")
+        if not isinstance(seq, int) or seq <= self.tournaments.get(code, 0):
+            return  # already seen, or reflected in the join's reply
+        self.tournaments[code] = seq
+        self._notify(event)
 
     def _deliver(self, track: MatchTrack, message: Message) -> None:
         if len(track.delivered) >= MAX_DELIVERED:
@@ -509,3 +576,14 @@ class Connection:
             finally:
                 track.rejoining = False
             await self._resync(track, inline=True)
+        for code in sorted(self.entered):
+            try:
+                reply = await self._request_now("tournament_join", code=code)
+            except ServerRefused as refusal:
+                self.entered.discard(code)
+                self._notify({"type": "connection", "state": "gone", "tournament": code,
+                              "detail": f"cannot follow tournament {code} again: {refusal}"})
+                continue
+            self._notify(reply)  # where it is now: events of the drop are lost
+        if self.queued is not None:
+            await self._request_now("quick_match", ruleset=self.queued)

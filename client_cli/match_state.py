@@ -18,6 +18,8 @@ from gaps import GAP, Card, Game, Ruleset, Seed, Slot
 
 Message = Mapping[str, Any]
 
+#: The replies that carry a whole match (all shaped like ``joined``).
+SNAPSHOT_TYPES = frozenset({"match_created", "joined", "snapshot", "daily_started", "matched"})
 #: The statuses in which a player's game accepts no more actions.
 OVER_STATUSES = frozenset({"won", "lost", "stopped"})
 
@@ -163,6 +165,11 @@ class MatchState:
         return self.players.get(self.you_id) if self.you_id is not None else None
 
     @property
+    def kind(self) -> str:
+        """``race``, ``quick``, ``tournament`` or ``daily``."""
+        return str(self.summary.get("kind", "race"))
+
+    @property
     def is_host(self) -> bool:
         return self.you_id is not None and self.summary.get("host_id") == self.you_id
 
@@ -194,10 +201,11 @@ class MatchState:
     # -- applying what the server says ---------------------------------------------------------
 
     def apply(self, message: Message) -> None:
-        """Apply an event or a snapshot (``match_created``, ``joined``, ``snapshot``)."""
+        """Apply an event or a snapshot (``match_created``, ``joined``, ``snapshot``, and
+        ``daily_started`` and ``matched``, shaped like ``joined``)."""
         if message.get("type") == "event":
             self._event(message)
-        elif message.get("type") in ("match_created", "joined", "snapshot"):
+        elif message.get("type") in SNAPSHOT_TYPES:
             self._snapshot(message)
 
     def _note(self, line: str) -> None:

@@ -196,3 +196,46 @@ async def test_events_missed_while_away_are_delivered_after_the_reconnect(
     finally:
         await ana.close()
         await bob.close()
+
+
+async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_requeues(
+    server: Any, ws_url: str,
+) -> None:
+    """Events the join's reply already reflects are not delivered again; after a drop the
+    connection enters its tournaments again (the fresh view comes to the listener) and
+    goes back into the quick-match queue."""
+    (ana, recorder), (bob, _) = await player(ws_url, "ana"), await player(ws_url, "bob")
+    try:
+        created = await ana.tournament_create(name="Cup", rounds=1)
+        code = created["tournament"]["code"]
+        assert code not in ana.entered  # the host organises; entering is a join
+        joined = await ana.tournament_join(code)
+        assert joined["seq"] == 1 and ana.entered == {code}
+        await bob.tournament_join(code)
+        await recorder.wait(lambda: recorder.messages and any(
+            m.get("type") == "tournament_event" for m in recorder.messages))
+        events = [m for m in recorder.messages if m.get("type") == "tournament_event"]
+        assert [(e["seq"], e["event"], e["name"]) for e in events] == [
+            (2, "entrant_joined", bob.player and bob.player["name"])]  # not ana's own (1)
+
+        queued = await ana.quick_match("spaces")
+        assert queued["type"] == "queued" and ana.queued == "spaces"
+        assert ana._socket is not None
+        ana._socket.transport.abort()
+        await recorder.wait(lambda: any(m.get("state") == "restored" for m in recorder.messages))
+        views = [m for m in recorder.messages if m.get("type") == "tournament"]
+        assert len(views) == 1 and views[0]["tournament"]["code"] == code
+        assert [w.player_id for w in server.matchmaker.queues["spaces"]] == [ana.player["id"]]
+        assert await ana.quick_cancel() is True and ana.queued is None
+
+        carol = await Connection.open(ws_url)
+        await carol.register(f"carol-{random.randrange(10**6)}")
+        await carol.tournament_join(code)
+        await carol.close()
+        await recorder.wait(lambda: len([m for m in recorder.messages
+                                         if m.get("type") == "tournament_event"]) == 2)
+        assert [m["seq"] for m in recorder.messages if m.get("type") == "tournament_event"] \
+            == [2, 3]
+    finally:
+        await ana.close()
+        await bob.close()
