@@ -1,0 +1,313 @@
+"""Rich tables of what the server ranks: leaderboards, ratings, tournaments, the daily board.
+
+Pure functions from the server's replies (docs/protocol.md) to renderables: no I/O. Every
+table marks "you" when it knows your name, colours the first three ranks, and gives each
+figure its unit (times as ``m:ss.t``, ratings with one decimal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from client_cli.duration import format_duration, format_ms
+
+Row = Mapping[str, Any]
+
+YOU_STYLE: Final = "bold #8fd3ff"
+GOOD: Final = "#4fb86b"
+BAD: Final = "#ff6b6b"
+WARN: Final = "#e0c040"
+MEDALS: Final = {1: "bold #e0c040", 2: "bold #c0c0c0", 3: "bold #c08040"}
+#: A rating's ordinal (mu - 3 sigma) before any game: openskill's 25 - 3 x 25/3.
+START_ORDINAL: Final = 0.0
+
+BOARD_TITLES: Final = {
+    "score": "best score", "time": "fastest win", "wins": "most wins", "rating": "rating",
+}
+
+
+def rank_text(rank: Any) -> Text:
+    try:
+        style = MEDALS.get(int(rank), "")
+    except (TypeError, ValueError):
+        style = ""
+    return Text(str(rank if rank is not None else "-"), style=style)
+
+
+def name_text(row: Row, you: str | int | None, focus: str | None = None) -> Text:
+    """The player's name; yours in bold blue with "(you)" (``you`` a name or a player id),
+    the ``focus`` player's in bold with a pointer."""
+    name = str(row.get("name", "?"))
+    mine = you is not None and you in (row.get("name"), row.get("player_id"))
+    text = Text(name, style=YOU_STYLE if mine else "bold" if name == focus else "")
+    if mine:
+        text.append(" (you)", style="dim")
+    elif name == focus:
+        text.append(" ◂", style="bold")
+    return text
+
+
+def rating_number(value: Any) -> str:
+    return f"{float(value):.1f}" if isinstance(value, (int, float)) else "-"
+
+
+def _table(title: str, columns: Sequence[tuple[str, str]], caption: str | None = None) -> Table:
+    # As wide as its title at least, so that the title never wraps.
+    table = Table(title=title, title_justify="left", title_style="bold", caption=caption,
+                  caption_justify="left", header_style="bold #8fd3ff", min_width=len(title))
+    for column, justify in columns:
+        table.add_column(column, justify=justify, no_wrap=justify == "right")  # type: ignore[arg-type]
+    return table
+
+
+# -- leaderboards --------------------------------------------------------------------------
+
+
+def period_label(reply: Row) -> str:
+    """``all time``, ``2026-11`` (a month) or ``2026-11-29`` (a day)."""
+    period, start = reply.get("period"), reply.get("period_start")
+    if reply.get("board") == "rating" or period == "all" or not start:
+        return "all time"
+    if period == "month":
+        return f"month {str(start)[:7]}"
+    return f"day {start}"
+
+
+def board_title(reply: Row) -> str:
+    board = str(reply.get("board", "score"))
+    return (f"Leaderboard · {reply.get('ruleset')} · {BOARD_TITLES.get(board, board)} · "
+            f"{period_label(reply)}")
+
+
+def leaderboard_table(reply: Row, *, you: str | None = None, focus: str | None = None) -> Table:
+    """A ``leaderboard`` reply's entries, with the figures of its board; ``focus`` is the
+    player whose rows around are shown."""
+    board = str(reply.get("board", "score"))
+    entries: list[Row] = list(reply.get("entries", []))
+    caption = None
+    if board == "score":
+        columns = [("#", "right"), ("player", "left"), ("best score", "right"),
+                   ("reached at", "right"), ("games", "right")]
+    elif board == "time":
+        columns = [("#", "right"), ("player", "left"), ("fastest win", "right"),
+                   ("its score", "right"), ("wins", "right")]
+    elif board == "wins":
+        columns = [("#", "right"), ("player", "left"), ("wins", "right"), ("games", "right"),
+                   ("won", "right")]
+    else:
+        columns = [("#", "right"), ("player", "left"), ("rating", "right"), ("mu", "right"),
+                   ("sigma", "right"), ("games", "right")]
+        if any(entry.get("provisional") for entry in entries):
+            caption = "~ provisional: fewer than 10 rated games in this ruleset"
+    table = _table(board_title(reply), columns, caption)
+    for entry in entries:
+        cells: list[RenderableType] = [rank_text(entry.get("rank")),
+                                       name_text(entry, you, focus)]
+        if board == "score":
+            cells += [Text(str(entry.get("best_score")), style="bold"),
+                      format_ms(entry.get("best_score_ms")), str(entry.get("games"))]
+        elif board == "time":
+            cells += [Text(format_ms(entry.get("fastest_win_ms")), style="bold"),
+                      str(entry.get("fastest_win_score")), str(entry.get("wins"))]
+        elif board == "wins":
+            wins, games = int(entry.get("wins") or 0), int(entry.get("games") or 0)
+            share = f"{100 * wins / games:.0f}%" if games else "-"
+            cells += [Text(str(wins), style="bold"), str(games), share]
+        else:
+            cells += [ordinal_text(entry), rating_number(entry.get("mu")),
+                      f"±{rating_number(entry.get('sigma'))}", str(entry.get("games"))]
+        table.add_row(*cells)
+    return table
+
+
+def ordinal_text(entry: Row) -> Text:
+    """The rating (its ordinal) in bold, or dim with ``~`` while provisional."""
+    value = rating_number(entry.get("ordinal"))
+    if entry.get("provisional"):
+        return Text(f"~{value}", style="dim")
+    return Text(value, style="bold")
+
+
+def empty_board_text(reply: Row) -> Text:
+    if reply.get("board") == "time":
+        what = "nobody has won a rated game"
+    elif reply.get("board") == "wins":
+        what = "nobody has won a rated game"
+    elif reply.get("board") == "rating":
+        what = "nobody has a rating (rated matches of two or more players make one)"
+    else:
+        what = "nobody has finished a rated game"
+    text = Text(f"{board_title(reply)}: ", style="bold")
+    text.append(f"{what} yet. Play one: gaps play --rules {reply.get('ruleset')}")
+    return text
+
+
+# -- ratings ---------------------------------------------------------------------------------
+
+
+def ratings_table(reply: Row) -> Table:
+    """A ``rating`` reply's ratings, one row per ruleset."""
+    player = reply.get("player") or {}
+    table = _table(f"Ratings of {player.get('name')}", [
+        ("rules", "left"), ("rating", "right"), ("mu", "right"), ("sigma", "right"),
+        ("games", "right"), ("status", "left"),
+    ], caption="rating = mu - 3 sigma (openskill); provisional until 10 rated games")
+    for rating in reply.get("ratings", []):
+        status = (Text("provisional", style=WARN) if rating.get("provisional")
+                  else Text("established", style=GOOD))
+        table.add_row(str(rating.get("ruleset")), ordinal_text(rating),
+                      rating_number(rating.get("mu")), f"±{rating_number(rating.get('sigma'))}",
+                      str(rating.get("games")), status)
+    return table
+
+
+def change_text(change: float | None) -> Text:
+    if change is None:
+        return Text("")
+    if change > 0.05:
+        return Text(f"▲ {change:+.1f}", style=GOOD)
+    if change < -0.05:
+        return Text(f"▼ {change:+.1f}", style=BAD)
+    return Text("= 0.0", style="dim")
+
+
+def history_table(history: Sequence[Row], *, limit: int = 10) -> Table:
+    """The newest rating updates, each with its change since the one before it in that
+    ruleset (from the starting rating for the first)."""
+    changes: list[float | None] = []
+    for index, update in enumerate(history):
+        older = next((h for h in history[index + 1:] if h.get("ruleset") == update.get("ruleset")),
+                     None)
+        before = older.get("ordinal") if older is not None else START_ORDINAL
+        now = update.get("ordinal")
+        changes.append(float(now) - float(before)
+                       if isinstance(now, (int, float)) and isinstance(before, (int, float))
+                       else None)
+    shown = min(limit, len(history))
+    title = f"Recent rating changes ({shown} of {len(history)})" if len(history) > shown \
+        else "Recent rating changes"
+    table = _table(title, [("when (UTC)", "left"), ("rules", "left"), ("match", "right"),
+                           ("rank", "right"), ("rating", "right"), ("change", "left")])
+    for update, change in list(zip(history, changes, strict=True))[:limit]:
+        table.add_row(when(update.get("at")), str(update.get("ruleset")),
+                      f"#{update.get('match_id')}", str(update.get("rank")),
+                      rating_number(update.get("ordinal")), change_text(change))
+    return table
+
+
+def when(value: Any) -> str:
+    """An ISO time as ``2026-11-29 18:04`` (UTC), or as given if it is not one."""
+    if not isinstance(value, str):
+        return "-"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+# -- tournaments -------------------------------------------------------------------------------
+
+
+def tournament_status(view: Row) -> Text:
+    status = view.get("status")
+    if status == "running":
+        return Text(f"round {view.get('current_round')}/{view.get('rounds')}", style=GOOD)
+    if status == "finished":
+        return Text("finished", style="dim")
+    if view.get("start_at"):
+        return Text(f"open, starts {when(view.get('start_at'))}", style=WARN)
+    return Text("open", style=WARN)
+
+
+def tournament_summary(view: Row) -> str:
+    """``classic, 3 rounds of 10:00, 2/16 entrants``."""
+    entrants = len(view.get("entrants") or [])
+    rounds = int(view.get("rounds") or 0)
+    return (f"{view.get('ruleset')}, {rounds} round{'s' if rounds != 1 else ''} of "
+            f"{format_duration(int(view.get('round_time_limit_s') or 0))}, "
+            f"{entrants}/{view.get('max_players')} entrants")
+
+
+def tournaments_table(views: Iterable[Row], *, title: str) -> Table:
+    table = _table(title, [("code", "left"), ("name", "left"), ("rules", "left"),
+                           ("rounds", "right"), ("round time", "right"),
+                           ("entrants", "right"), ("status", "left")])
+    for view in views:
+        table.add_row(Text(str(view.get("code")), style="bold"), str(view.get("name")),
+                      str(view.get("ruleset")), str(view.get("rounds")),
+                      format_duration(int(view.get("round_time_limit_s") or 0)),
+                      f"{len(view.get('entrants') or [])}/{view.get('max_players')}",
+                      tournament_status(view))
+    return table
+
+
+def standings_table(rows: Iterable[Row], *, title: str, you: str | int | None = None) -> Table:
+    """Tournament standings: total score (higher first), then total time (less first)."""
+    table = _table(title, [("#", "right"), ("player", "left"), ("total score", "right"),
+                           ("total time", "right"), ("rounds", "right")])
+    for row in rows:
+        table.add_row(rank_text(row.get("rank")), name_text(row, you),
+                      Text(str(row.get("total_score")), style="bold"),
+                      format_ms(row.get("total_time_ms")), str(row.get("rounds_played")))
+    return table
+
+
+def podium_text(podium: Iterable[Row], *, you: str | int | None = None) -> Group:
+    """The podium, one line a place: ``1st  ana  34 pts · 12:31.4``."""
+    lines: list[RenderableType] = [Text("Podium", style="bold")]
+    for row in podium:
+        rank = int(row.get("rank") or 0)
+        place = {1: "1st", 2: "2nd", 3: "3rd"}.get(rank, f"{rank}th")
+        line = Text(f"  {place}  ", style=MEDALS.get(rank, ""))
+        line.append_text(name_text(row, you))
+        line.append(f"  {row.get('total_score')} pts · {format_ms(row.get('total_time_ms'))}")
+        lines.append(line)
+    return Group(*lines)
+
+
+def standings_line(rows: Iterable[Row], *, limit: int = 5) -> str:
+    """The standings in one line (for a notification): ``1. ana 34 · 2. bob 20``."""
+    listed = list(rows)
+    text = " · ".join(f"{row.get('rank')}. {row.get('name')} {row.get('total_score')}"
+                      for row in listed[:limit])
+    return text + (" · …" if len(listed) > limit else "")
+
+
+# -- the daily challenge -----------------------------------------------------------------------
+
+
+def daily_table(reply: Row, *, you: str | None = None) -> Table:
+    table = _table(f"Daily challenge · {reply.get('ruleset')} · {reply.get('day')}",
+                   [("#", "right"), ("player", "left"), ("score", "right"),
+                    ("finished at", "right")])
+    for entry in reply.get("entries", []):
+        table.add_row(rank_text(entry.get("rank")), name_text(entry, you),
+                      Text(str(entry.get("score")), style="bold"),
+                      format_ms(entry.get("finish_ms")))
+    return table
+
+
+# -- one match -------------------------------------------------------------------------------
+
+
+def ranking_table(rows: Iterable[Row], you_id: int | None, *, title: str) -> Table:
+    """A match's final ranking (``match_ended``'s ``ranking``), as left in the terminal."""
+    table = _table(f"{title}: final ranking", [
+        ("#", "right"), ("player", "left"), ("score", "right"), ("placed", "right"),
+        ("redeals", "right"), ("moves", "right"), ("result", "left"), ("time", "right"),
+    ])
+    for row in rows:
+        reason = str(row.get("end_reason"))
+        table.add_row(rank_text(row.get("rank")), name_text(row, you_id),
+                      Text(str(row.get("score")), style="bold"), str(row.get("placed")),
+                      str(row.get("redeals_used")), str(row.get("moves_made")),
+                      Text(reason, style=GOOD if reason == "won" else ""),
+                      format_ms(row.get("finish_ms")))
+    return table

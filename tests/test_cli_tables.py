@@ -1,0 +1,204 @@
+"""client_cli.tables: the Rich tables of leaderboards, ratings, tournaments and the daily
+board, from replies shaped as docs/protocol.md says (no server needed)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console, RenderableType
+
+from client_cli.tables import (
+    MEDALS,
+    YOU_STYLE,
+    daily_table,
+    empty_board_text,
+    history_table,
+    leaderboard_table,
+    name_text,
+    podium_text,
+    rank_text,
+    ranking_table,
+    ratings_table,
+    standings_line,
+    standings_table,
+    tournament_status,
+    tournament_summary,
+    tournaments_table,
+    when,
+)
+
+
+def text(renderable: RenderableType, width: int = 120) -> str:
+    console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def board(by: str, entries: list[dict[str, Any]], period: str = "all",
+          start: str | None = "2000-01-01") -> dict[str, Any]:
+    return {"type": "leaderboard", "board": by, "ruleset": "classic", "period": period,
+            "period_start": start, "entries": entries, "next_cursor": None}
+
+
+def row(line: str, *cells: str) -> bool:
+    """Whether ``line`` holds ``cells`` in this order."""
+    position = 0
+    for cell in cells:
+        found = line.find(cell, position)
+        if found < 0:
+            return False
+        position = found + len(cell)
+    return True
+
+
+def test_the_score_board_shows_scores_times_with_tenths_and_marks_you() -> None:
+    reply = board("score", [
+        {"rank": 1, "player_id": 4, "name": "cy", "best_score": 31, "best_score_ms": 161_400,
+         "games": 3},
+        {"rank": 2, "player_id": 1, "name": "ana", "best_score": 31, "best_score_ms": 200_000,
+         "games": 1},
+    ])
+    shown = text(leaderboard_table(reply, you="ana"))
+    lines = shown.splitlines()
+    assert lines[0] == "Leaderboard · classic · best score · all time"
+    assert any(row(line, "1", "cy", "31", "2:41.4", "3") for line in lines)
+    assert any(row(line, "2", "ana (you)", "31", "3:20.0", "1") for line in lines)
+    assert shown.index("cy") < shown.index("ana")  # the server's order, untouched
+
+
+def test_the_time_wins_and_rating_boards_show_their_own_figures() -> None:
+    fastest = board("time", [{"rank": 1, "player_id": 2, "name": "bob",
+                              "fastest_win_ms": 95_250, "fastest_win_score": 48, "wins": 2}],
+                    period="month", start="2026-11-01")
+    shown = text(leaderboard_table(fastest))
+    assert shown.startswith("Leaderboard · classic · fastest win · month 2026-11")
+    assert any(row(line, "bob", "1:35.2", "48", "2") for line in shown.splitlines())
+
+    wins = board("wins", [{"rank": 1, "player_id": 2, "name": "bob", "wins": 3, "games": 4}],
+                 period="day", start="2026-11-29")
+    shown = text(leaderboard_table(wins))
+    assert shown.startswith("Leaderboard · classic · most wins · day 2026-11-29")
+    assert any(row(line, "bob", "3", "4", "75%") for line in shown.splitlines())
+
+    ratings = board("rating", [
+        {"rank": 1, "player_id": 1, "name": "ana", "ordinal": 12.345, "mu": 30.1, "sigma": 5.9,
+         "games": 14, "provisional": False},
+        {"rank": 2, "player_id": 2, "name": "bob", "ordinal": -1.25, "mu": 22.0, "sigma": 7.75,
+         "games": 3, "provisional": True},
+    ], start=None)
+    shown = text(leaderboard_table(ratings, focus="bob"))
+    assert shown.startswith("Leaderboard · classic · rating · all time")
+    assert any(row(line, "ana", "12.3", "30.1", "±5.9", "14") for line in shown.splitlines())
+    assert any(row(line, "bob ◂", "~-1.2", "22.0", "±7.8", "3") for line in shown.splitlines())
+    assert "~ provisional: fewer than 10 rated games" in shown
+    assert "~12.3" not in shown
+
+
+def test_empty_boards_say_why_and_what_to_do() -> None:
+    assert empty_board_text(board("score", [])).plain == (
+        "Leaderboard · classic · best score · all time: nobody has finished a rated game yet. "
+        "Play one: gaps play --rules classic")
+    assert "nobody has won a rated game" in empty_board_text(board("time", [])).plain
+    assert "nobody has won a rated game" in empty_board_text(board("wins", [])).plain
+    assert "rated matches of two or more players" in empty_board_text(board("rating", [])).plain
+
+
+def test_ranks_one_to_three_have_medal_colours_and_you_stand_out() -> None:
+    assert [rank_text(n).style for n in (1, 2, 3, 4)] == [MEDALS[1], MEDALS[2], MEDALS[3], ""]
+    assert rank_text(None).plain == "-"
+    mine = name_text({"name": "ana", "player_id": 7}, 7)
+    assert mine.plain == "ana (you)" and mine.style == YOU_STYLE
+    assert name_text({"name": "bob", "player_id": 8}, 7).plain == "bob"
+
+
+def test_ratings_and_the_history_with_each_change() -> None:
+    reply = {"player": {"id": 1, "name": "ana"}, "ratings": [
+        {"ruleset": "classic", "mu": 27.5, "sigma": 7.1, "ordinal": 6.2, "games": 2,
+         "provisional": True},
+        {"ruleset": "spaces", "mu": 31.0, "sigma": 4.0, "ordinal": 19.0, "games": 12,
+         "provisional": False},
+    ], "history": []}
+    shown = text(ratings_table(reply))
+    assert shown.startswith("Ratings of ana")
+    assert any(row(line, "classic", "~6.2", "27.5", "±7.1", "2", "provisional")
+               for line in shown.splitlines())
+    assert any(row(line, "spaces", "19.0", "31.0", "±4.0", "12", "established")
+               for line in shown.splitlines())
+
+    history = [  # newest first
+        {"ruleset": "classic", "match_id": 9, "rank": 2, "mu": 25.0, "sigma": 7.0,
+         "ordinal": 4.0, "at": "2026-11-29T18:04:05.123+00:00"},
+        {"ruleset": "spaces", "match_id": 8, "rank": 1, "mu": 30.0, "sigma": 6.0,
+         "ordinal": 12.0, "at": "2026-11-29T17:00:00+00:00"},
+        {"ruleset": "classic", "match_id": 7, "rank": 1, "mu": 26.0, "sigma": 7.0,
+         "ordinal": 5.0, "at": "2026-11-28T09:30:00+00:00"},
+    ]
+    lines = text(history_table(history)).splitlines()
+    assert lines[0] == "Recent rating changes"
+    assert any(row(line, "2026-11-29 18:04", "classic", "#9", "2", "4.0", "▼ -1.0")
+               for line in lines)
+    assert any(row(line, "spaces", "#8", "1", "12.0", "▲ +12.0") for line in lines)
+    assert any(row(line, "2026-11-28 09:30", "classic", "#7", "1", "5.0", "▲ +5.0")
+               for line in lines)
+    assert text(history_table(history, limit=1)).startswith("Recent rating changes (1 of 3)")
+    assert when("not a time") == "not a time" and when(None) == "-"
+
+
+def view(**changes: Any) -> dict[str, Any]:
+    base = {"id": 1, "code": "Q4M2ZK", "name": "Cup", "host_id": 1, "ruleset": "classic",
+            "rounds": 3, "max_players": 16, "round_time_limit_s": 600, "start_at": None,
+            "status": "open", "current_round": 0, "round_match": None,
+            "entrants": [{"player_id": 1, "name": "ana"}, {"player_id": 2, "name": "bob"}]}
+    return {**base, **changes}
+
+
+def test_tournaments_their_status_and_summary() -> None:
+    assert tournament_summary(view()) == "classic, 3 rounds of 10:00, 2/16 entrants"
+    assert tournament_summary(view(rounds=1)).startswith("classic, 1 round of")
+    assert tournament_status(view()).plain == "open"
+    assert tournament_status(view(start_at="2026-11-29T18:00:00+00:00")).plain == \
+        "open, starts 2026-11-29 18:00"
+    assert tournament_status(view(status="running", current_round=2)).plain == "round 2/3"
+    assert tournament_status(view(status="finished")).plain == "finished"
+    shown = text(tournaments_table([view(), view(code="ZZZZZZ", status="running",
+                                                 current_round=1)], title="Tournaments"))
+    assert any(row(line, "Q4M2ZK", "Cup", "classic", "3", "10:00", "2/16", "open")
+               for line in shown.splitlines())
+    assert any(row(line, "ZZZZZZ", "round 1/3") for line in shown.splitlines())
+
+
+def test_standings_and_the_podium() -> None:
+    rows = [
+        {"rank": 1, "player_id": 2, "name": "bob", "total_score": 40, "total_time_ms": 300_000,
+         "rounds_played": 2},
+        {"rank": 2, "player_id": 1, "name": "ana", "total_score": 35, "total_time_ms": 250_500,
+         "rounds_played": 2},
+        {"rank": 2, "player_id": 3, "name": "cy", "total_score": 35, "total_time_ms": 250_500,
+         "rounds_played": 2},
+        {"rank": 4, "player_id": 4, "name": "dee", "total_score": 1, "total_time_ms": 0,
+         "rounds_played": 1},
+    ]
+    shown = text(standings_table(rows, title="Standings after round 2/3", you=1))
+    assert shown.startswith("Standings after round 2/3")
+    assert any(row(line, "1", "bob", "40", "5:00.0", "2") for line in shown.splitlines())
+    assert any(row(line, "2", "ana (you)", "35", "4:10.5", "2") for line in shown.splitlines())
+    podium = text(podium_text(rows[:3], you=1)).splitlines()
+    assert podium == ["Podium", "  1st  bob  40 pts · 5:00.0", "  2nd  ana (you)  35 pts · 4:10.5",
+                      "  2nd  cy  35 pts · 4:10.5"]
+    assert standings_line(rows, limit=2) == "1. bob 40 · 2. ana 35 · …"
+
+
+def test_the_daily_board_and_a_match_ranking() -> None:
+    daily = {"type": "daily_board", "ruleset": "classic", "day": "2026-11-29", "entries": [
+        {"rank": 1, "player_id": 1, "name": "ana", "score": 30, "finish_ms": 412_300}]}
+    shown = text(daily_table(daily, you="ana"))
+    assert shown.startswith("Daily challenge · classic · 2026-11-29")
+    assert any(row(line, "1", "ana (you)", "30", "6:52.3") for line in shown.splitlines())
+
+    ranking = [{"rank": 1, "player_id": 1, "name": "ana", "score": 48, "placed": 48,
+                "redeals_used": 0, "moves_made": 60, "end_reason": "won", "finish_ms": 100_000}]
+    shown = text(ranking_table(ranking, 1, title="Match K7QX2M"))
+    assert shown.startswith("Match K7QX2M: final ranking")
+    assert any(row(line, "1", "ana (you)", "48", "48", "0", "60", "won", "1:40.0")
+               for line in shown.splitlines())
