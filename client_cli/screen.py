@@ -128,6 +128,16 @@ class RankingScreen(Screen[None]):
     def _reveal(self) -> Text:
         state = self.state
         text = Text()
+        if state.seed is None:  # a daily challenge: secret until its day is over
+            text.append("The seed stays secret until the day is over (UTC): ", style="bold")
+            text.append("then ")
+            text.append(f"gaps replay {state.code}", style="bold")
+            text.append(" gets the replay, to check with ")
+            text.append("gaps verify", style="bold")
+            text.append(".\n")
+            text.append(f"Commitment {state.commitment}\n", style="dim")
+            text.append("\nq quit · b back to the board", style="dim")
+            return text
         text.append("Seed ", style="bold")
         text.append(str(state.seed), style="bold #8fd3ff")
         verified = state.verified_commitment()
@@ -166,8 +176,12 @@ class MatchApp(BoardApp):
         Binding("ctrl+q", "quit", "quit"),
     ]
 
-    def __init__(self, connection: Connection, snapshot: Mapping[str, Any]) -> None:
+    def __init__(
+        self, connection: Connection, snapshot: Mapping[str, Any], *, heading: str | None = None,
+    ) -> None:
+        """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``)."""
         super().__init__()
+        self.heading = heading
         summary = snapshot["match"]
         you_id = connection.player.get("id") if connection.player else None
         self.connection = connection
@@ -298,6 +312,8 @@ class MatchApp(BoardApp):
 
     def _waiting_text(self) -> str:
         state = self.state
+        if state.phase is Phase.LOBBY and state.kind != "race":
+            return "Seated: the match starts by itself in a moment…"
         if state.phase is Phase.LOBBY:
             lines = [f"In the lobby of match {state.code}: others join with"
                      f"  gaps join {state.code}"]
@@ -361,6 +377,8 @@ class MatchApp(BoardApp):
             title.append(f"  starting in {seconds:.0f} s", style="bold #e0c040")
             self.query_one(BoardView).waiting = self._waiting_text()
             self.query_one(BoardView).refresh()
+        if self.heading:
+            title.append(f"  {self.heading}", style="bold #e0c040")
         title.append(f"  ·  {state.ruleset.name} · win by {state.summary.get('win_by', 'time')}"
                      f"{'' if state.summary.get('rated', True) else ' · unrated'}", style="dim")
         if state.role != "player":
@@ -371,10 +389,10 @@ class MatchApp(BoardApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         state = self.state
-        if action == "ready":
-            return state.role == "player" and state.phase is Phase.LOBBY
+        if action == "ready":  # other kinds of match start by themselves
+            return state.role == "player" and state.phase is Phase.LOBBY and state.kind == "race"
         if action == "start":
-            return state.phase is Phase.LOBBY and state.is_host
+            return state.phase is Phase.LOBBY and state.is_host and state.kind == "race"
         if action in ("redeal", "undo", "stop"):
             if not state.playing:
                 return False
