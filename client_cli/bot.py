@@ -108,11 +108,18 @@ class BotPlayer:
             self.state.apply(message)
         self._changed.set()
 
-    async def join(self) -> None:
+    async def join(self, *, ready: bool = True) -> None:
+        """Take a seat (and say it is ready, unless the match starts by itself)."""
         await self.connection.join_match(self.code)
-        if self.state.phase is Phase.LOBBY:
+        if ready and self.state.phase is Phase.LOBBY:
             await self.connection.ready(self.code, True)
-        self.report(f"{self.name} (level {self.level}) joined {self.code} and is ready")
+            self.report(f"{self.name} (level {self.level}) joined {self.code} and is ready")
+        else:
+            self.report(f"{self.name} (level {self.level}) joined {self.code}")
+
+    def detach(self) -> None:
+        """Stop listening to the connection (which goes on to the next match)."""
+        self.connection.remove_listener(self._on_server)
 
     async def play(self) -> MatchState:
         """Play until the match ends; returns the final state."""
@@ -191,3 +198,105 @@ async def run_bots(
         for player in players:
             await player.connection.close()
     return states[0]
+
+
+async def run_tournament_bots(
+    server: str, code: str, options: BotOptions, config: Config, report: Report
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Enter ``options.count`` bots in tournament ``code`` and play every round.
+
+    Returns the tournament's view (as the first bot entered it) and the
+    ``tournament_ended`` event (standings and podium) as the first bot got it.
+    """
+    rng = random.Random(options.seed)
+    taken: set[str] = set()
+    entered: list[tuple[Connection, Account, asyncio.Queue[dict[str, Any]]]] = []
+    views: list[dict[str, Any]] = []
+    try:
+        for _ in range(options.count):
+            connection, account = await connect_bot(server, config, taken, report)
+            queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+            connection.add_listener(_tournament_news(code.upper(), queue))
+            try:
+                reply = await connection.tournament_join(code)
+            except ServerRefused as refusal:
+                await connection.close()
+                if not entered:
+                    raise
+                report(f"{account.name} could not enter tournament {code}: {refusal}")
+                break
+            except BaseException:
+                await connection.close()
+                raise
+            view = reply["tournament"]
+            if view.get("status") == "running" and view.get("round_match"):
+                queue.put_nowait({"event": "round_starting", "round": view["current_round"],
+                                  "match": view["round_match"]})
+            report(f"{account.name} (level {options.level}) entered tournament "
+                   f"{view['code']} ({len(view.get('entrants', []))}/{view['max_players']})")
+            entered.append((connection, account, queue))
+            views.append(view)
+        finals = await asyncio.gather(*(
+            _tournament_bot(connection, account, queue, options,
+                            random.Random(rng.randrange(2**32)), report, speaker=index == 0)
+            for index, (connection, account, queue) in enumerate(entered)
+        ))
+    finally:
+        for connection, _, _ in entered:
+            await connection.close()
+    return views[0], finals[0]
+
+
+def _tournament_news(
+    code: str, queue: asyncio.Queue[dict[str, Any]]
+) -> Callable[[dict[str, Any]], None]:
+    def listen(message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "tournament_event" and message.get("tournament") == code:
+            queue.put_nowait(message)
+        elif kind == "tournament" and message.get("tournament", {}).get("code") == code:
+            view = message["tournament"]  # followed again after a reconnect
+            if view.get("status") == "running" and view.get("round_match"):
+                queue.put_nowait({"event": "round_starting", "round": view["current_round"],
+                                  "match": view["round_match"]})
+        elif kind == "connection" and message.get("state") == "failed":
+            queue.put_nowait({"event": "failed", "detail": message.get("detail")})
+    return listen
+
+
+async def _tournament_bot(
+    connection: Connection, account: Account, queue: asyncio.Queue[dict[str, Any]],
+    options: BotOptions, rng: random.Random, report: Report, *, speaker: bool,
+) -> dict[str, Any]:
+    """One bot: every round of the tournament, until its end."""
+    played: set[str] = set()
+    while True:
+        event = await queue.get()
+        name = event.get("event")
+        if name == "failed":
+            raise ClientError(f"{account.name}: {event.get('detail')}")
+        if name == "tournament_started" and speaker:
+            report(f"tournament started: {event.get('rounds')} round(s), "
+                   f"{len(event.get('entrants', []))} entrants")
+        elif name == "round_starting" and event.get("match") not in played:
+            code = str(event["match"])
+            played.add(code)
+            player = BotPlayer(
+                connection, account, code,
+                bot_for_level(options.level, seed=rng.randrange(2**32)),
+                pace_s=options.pace_s, rng=rng, report=report, level=options.level,
+            )
+            try:
+                await player.join(ready=False)
+                await player.play()
+            except ServerRefused as refusal:  # the round ended before the bot came
+                report(f"{account.name} missed round {event.get('round')}: {refusal}")
+            finally:
+                player.detach()
+                connection.forget(code)
+        elif name == "round_ended" and speaker:
+            leaders = ", ".join(f"{row['rank']}. {row['name']} {row['total_score']}"
+                                for row in event.get("standings", [])[:5])
+            report(f"round {event.get('round')} ended; standings: {leaders}")
+        elif name == "tournament_ended":
+            return event

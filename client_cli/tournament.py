@@ -1,0 +1,255 @@
+"""Following a tournament as one of its entrants: a match screen for each round.
+
+The entrant's connection gets the tournament's events (docs/protocol.md, Tournaments).
+When ``round_starting`` comes, the follower takes the seat the server keeps for them in
+that round's match (``join_match``) and opens the match screen on it; between rounds it
+prints the round's ranking and the standings in the terminal, and at the end the final
+standings and the podium. A screen still open on a finished round closes by itself when
+the next round starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+from textual.app import App
+
+from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.interrupt import check_interrupted, handled
+from client_cli.match_state import Phase
+from client_cli.screen import MatchApp
+from client_cli.tables import (
+    podium_text,
+    ranking_table,
+    standings_line,
+    standings_table,
+    tournament_summary,
+)
+
+Message = dict[str, Any]
+Frontend = Callable[[App[Any]], Awaitable[Any]]
+
+#: Refusals of ``join_match`` that mean the round is over (or gone) already.
+ROUND_GONE = frozenset({"match_finished", "no_such_match"})
+
+
+class Interrupted(Exception):
+    """The entrant quit a round in the middle of their game: stop following."""
+
+
+class TournamentFollower:
+    """Follow tournament ``view`` on ``connection`` (already entered) until it ends."""
+
+    def __init__(
+        self, connection: Connection, view: Mapping[str, Any], *, frontend: Frontend,
+        out: Console,
+    ) -> None:
+        self.connection = connection
+        self.view: dict[str, Any] = dict(view)
+        self.code = str(view["code"])
+        self.frontend = frontend
+        self.out = out
+        self.you_id = connection.player.get("id") if connection.player else None
+        self.app: MatchApp | None = None
+        self.played: set[str] = set()
+        #: The ``join_match`` of each round, sent as soon as the round is announced: the
+        #: seat must be taken within the server's grace period, even while the screen of
+        #: the round before is still closing.
+        self.joins: dict[str, asyncio.Task[Message]] = {}
+        self.queue: asyncio.Queue[Message] = asyncio.Queue()
+        self.final: Message | None = None
+
+    # -- what the server says ----------------------------------------------------------
+
+    def _on_message(self, message: Message) -> None:
+        kind = message.get("type")
+        if kind == "tournament_event" and message.get("tournament") == self.code:
+            if message.get("event") == "round_starting":
+                self._join_soon(str(message.get("match")))
+            self._tell_screen(message)
+            self.queue.put_nowait(message)
+        elif kind == "tournament" and message.get("tournament", {}).get("code") == self.code:
+            self.queue.put_nowait(message)  # followed again after a reconnect
+        elif kind == "connection" and (message.get("state") == "failed" or (
+                message.get("state") == "gone" and message.get("tournament") == self.code)):
+            self.queue.put_nowait(message)
+
+    def _tell_screen(self, event: Message) -> None:
+        """News for the screen open on a round (if any)."""
+        app = self.app
+        if app is None:
+            return
+        name = event.get("event")
+        rounds = self.view.get("rounds")
+        if name == "round_starting" and event.get("match") != app.state.code:
+            app.exit()  # a finished round's screen gives way to the next round's
+        elif name == "round_ended":
+            app.notify(f"Standings: {standings_line(event.get('standings', []))}",
+                       title=f"Round {event.get('round')}/{rounds} is over", timeout=30)
+        elif name == "tournament_ended":
+            app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
+                       "q shows the final standings", title="The tournament is over",
+                       timeout=60)
+
+    def _join_soon(self, code: str) -> asyncio.Task[Message]:
+        task = self.joins.get(code)
+        if task is None:
+            task = self.joins[code] = asyncio.create_task(self.connection.join_match(code))
+        return task
+
+    # -- following -----------------------------------------------------------------------
+
+    async def run(self) -> Message:
+        """Play every round; returns the ``tournament_ended`` event (or, for a tournament
+        that had ended already, a standings reply). Raises ``Interrupted`` when the
+        entrant quits a round in the middle of their game."""
+        self.connection.add_listener(self._on_message)
+        try:
+            await self._catch_up(self.view)
+            while self.final is None:
+                await self._handle(await self._next())
+            return self.final
+        finally:
+            self.connection.remove_listener(self._on_message)
+            for task in self.joins.values():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    async def _next(self) -> Message:
+        check_interrupted()
+        if not self.queue.empty():
+            return self.queue.get_nowait()
+        with self.out.status(self._waiting_for(), spinner="dots"):
+            return await self.queue.get()
+
+    def _waiting_for(self) -> str:
+        view = self.view
+        if view.get("status") == "open":
+            if view.get("start_at"):
+                return f"Waiting for the start at {view['start_at']} (Ctrl-C stops following)…"
+            return "Waiting for the host to start it (Ctrl-C stops following)…"
+        return "Waiting for the next round (Ctrl-C stops following)…"
+
+    async def _catch_up(self, view: Mapping[str, Any]) -> None:
+        """Where a fresh view says the tournament is: a round to join, or its end."""
+        self.view = dict(view)
+        if view.get("status") == "finished":
+            reply = await self.connection.request("tournament_standings", code=self.code,
+                                                  retry=True)
+            rows = list(reply.get("standings", []))
+            self.final = {"event": "tournament_ended", "standings": rows,
+                          "podium": [row for row in rows if int(row.get("rank", 99)) <= 3]}
+        elif view.get("status") == "running" and view.get("round_match"):
+            await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+
+    async def _handle(self, message: Message) -> None:
+        kind = message.get("type")
+        if kind == "connection":
+            raise ClientError(str(message.get("detail")))
+        if kind == "tournament":
+            await self._catch_up(message["tournament"])
+            return
+        name = message.get("event")
+        out = self.out
+        if name == "entrant_joined":
+            entrants = self.view.setdefault("entrants", [])
+            entrants.append({"player_id": message.get("player_id"), "name": message.get("name")})
+            out.print(Text.assemble("  + ", (str(message.get("name")), "bold"),
+                                    f" entered ({len(entrants)}/{self.view.get('max_players')})"))
+        elif name == "tournament_started":
+            self.view["status"] = "running"
+            names = ", ".join(str(e.get("name")) for e in message.get("entrants", []))
+            out.print(Text.assemble(("Tournament started", "bold #4fb86b"),
+                                    f": {message.get('rounds')} round(s), entrants {names}."))
+        elif name == "round_starting":
+            self.view.update(current_round=message.get("round"), round_match=message.get("match"))
+            await self._play_round(int(message.get("round") or 0), str(message.get("match")))
+        elif name == "round_ended":
+            self.view["round_match"] = None
+            out.print(standings_table(
+                message.get("standings", []), you=self.you_id,
+                title=f"Standings after round {message.get('round')}/{self.view.get('rounds')}"))
+        elif name == "tournament_ended":
+            self.view["status"] = "finished"
+            self.final = message
+
+    async def _play_round(self, number: int, code: str) -> None:
+        if code in self.played:
+            return
+        self.played.add(code)
+        rounds = self.view.get("rounds")
+        self.out.print(Text(f"Round {number}/{rounds} (match {code}) is starting.", style="bold"))
+        try:
+            snapshot = await self._join_soon(code)
+        except ServerRefused as refusal:
+            if refusal.code not in ROUND_GONE:
+                raise
+            self.out.print(f"Round {number} is over already: {refusal}")
+            return
+        app = MatchApp(self.connection, snapshot,
+                       heading=f"{self.view.get('name')} · round {number}/{rounds}")
+        self.app = app
+        try:
+            await self.frontend(app)
+        finally:
+            self.app = None
+        state = app.state
+        if state.phase is Phase.FINISHED and state.ranking is not None:
+            self.connection.forget(code)
+            self.out.print(ranking_table(state.ranking, state.you_id,
+                                         title=f"Round {number}/{rounds} (match {code})"))
+        elif state.phase is not Phase.FINISHED and (
+                state.playing or state.phase in (Phase.LOBBY, Phase.COUNTDOWN)):
+            raise Interrupted(f"left round {number} of tournament {self.code} during your "
+                              "game: it ends after the server's grace period. "
+                              f"`gaps tournament join {self.code}` follows the tournament again")
+        else:
+            self.out.print(f"Your game of round {number} is over; the others are still "
+                           "playing.")
+
+
+def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],
+                you: str | int | None) -> None:
+    out.print(standings_table(final.get("standings", []), you=you,
+                              title=f"{view.get('name')} ({view.get('code')}): final standings"))
+    podium = list(final.get("podium", []))
+    if podium:
+        out.print(podium_text(podium, you=you))
+
+
+def intro(view: Mapping[str, Any]) -> Text:
+    """``Tournament Cup (Q4M2ZK): classic, 3 rounds of 10:00, 2/16 entrants.``"""
+    return Text.assemble("Tournament ", (str(view.get("name")), "bold"), " (",
+                         (str(view.get("code")), "bold"), f"): {tournament_summary(view)}.")
+
+
+async def follow(
+    connection: Connection, view: Mapping[str, Any], *, frontend: Frontend, out: Console,
+) -> int:
+    """Follow until the end and print the final standings; Ctrl-C (a cancel) stops
+    following quietly. Returns the exit code."""
+    you = connection.player.get("id") if connection.player else None
+    follower = TournamentFollower(connection, view, frontend=frontend, out=out)
+    try:
+        final = await follower.run()
+    except asyncio.CancelledError:  # Ctrl-C
+        handled()
+        out.print(f"Stopped following tournament {follower.code}; `gaps tournament join "
+                  f"{follower.code}` follows it again.")
+        return 0
+    except Interrupted as quit_:
+        out.print(f"You {quit_}.")
+        return 0
+    print_final(out, final, follower.view, you)
+    return 0
+
+
+async def close_quietly(connection: Connection) -> None:
+    with contextlib.suppress(Exception):
+        await connection.close()
