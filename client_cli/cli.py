@@ -1,5 +1,9 @@
 """``gaps``: the command line. Every subcommand, its arguments, and its errors.
 
+What only reads (the open matches, leaderboards, ratings, tournaments, the daily board)
+goes over plain HTTP and needs no account; what plays goes over the WebSocket as the
+user's account.
+
 Every failure ends as one line on stderr (``gaps: ...``) and an exit code, never a
 traceback: 1 when something went wrong (the server refused, could not be reached, a
 replay does not hold), 2 for a usage error (bad arguments, a file that cannot be read).
@@ -9,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -23,13 +29,27 @@ from rich.text import Text
 from textual.app import App
 
 from client_cli import http
-from client_cli.bot import BotOptions, run_bots
+from client_cli.bot import BotOptions, run_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import DurationError, format_duration, format_ms, parse_duration
-from client_cli.match_state import Phase
+from client_cli.interrupt import check_interrupted, handled
+from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
 from client_cli.screen import MatchApp
+from client_cli.tables import (
+    board_title,
+    daily_table,
+    empty_board_text,
+    history_table,
+    leaderboard_table,
+    ranking_table,
+    ratings_table,
+    standings_table,
+    tournament_status,
+    tournaments_table,
+)
+from client_cli.tournament import follow, intro, print_final
 from client_cli.verify import Report, verify
 from gaps import RULESETS, NotationError, Seed
 
@@ -142,6 +162,34 @@ def _code(text: str) -> str:
     return code
 
 
+def _tournament_code(text: str) -> str:
+    code = text.strip().upper()
+    if not code or not code.isalnum():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tournament code (like Q4M2ZK)")
+    return code
+
+
+def _day(text: str) -> str:
+    try:
+        return date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day: expected YYYY-MM-DD") from None
+
+
+def _time(text: str) -> datetime:
+    """An ISO 8601 time; without an offset it is the user's local time."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: expected ISO 8601, like 2026-11-29T18:00 or "
+            "2026-11-29T18:00:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time
+    return moment.astimezone(UTC)
+
+
 # -- the parser --------------------------------------------------------------------------------
 
 
@@ -201,11 +249,106 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("code", type=_code, help="the match's join code")
     watch.set_defaults(handler=cmd_watch)
 
-    bot = commands.add_parser("bot", parents=[common], help="send bots to race in a match",
-                              description="Join a match with bot players; they play through "
-                                          "the real protocol at a human-like pace.")
-    bot.add_argument("--join", type=_code, required=True, metavar="CODE", dest="code",
-                     help="the match's join code")
+    play = commands.add_parser("play", parents=[common], help="quick match: race whoever is "
+                               "waiting", description="Wait in the quick-match queue; when the "
+                               "server has found 1-3 opponents of a close rating, open the "
+                               "match screen. Ctrl-C while waiting leaves the queue.")
+    play.add_argument("--rules", default="classic", choices=sorted(RULESETS),
+                      help="the ruleset (default classic)")
+    play.set_defaults(handler=cmd_play)
+
+    daily = commands.add_parser("daily", parents=[common], help="play today's daily challenge",
+                                description="Play today's daily challenge (one deal a day per "
+                                            "ruleset, the same for everyone, once), or show "
+                                            "its board with --board.")
+    daily.add_argument("--rules", default="classic", choices=sorted(RULESETS),
+                       help="the ruleset (default classic)")
+    daily.add_argument("--board", action="store_true", help="show the day's board instead")
+    daily.add_argument("--day", type=_day, metavar="YYYY-MM-DD",
+                       help="with --board: that day's board (default today, UTC)")
+    daily.set_defaults(handler=cmd_daily)
+
+    board = commands.add_parser("leaderboard", parents=[common], help="show a leaderboard",
+                                description="Show a leaderboard of rated games (read over "
+                                            "HTTP; no account needed but for --around-me).")
+    board.add_argument("--rules", default="classic", choices=sorted(RULESETS),
+                       help="the ruleset (default classic)")
+    board.add_argument("--by", choices=("score", "time", "wins", "rating"), default="score",
+                       help="score: best game; time: fastest win; wins: most wins; rating "
+                            "(default score)")
+    board.add_argument("--period", choices=("all", "month", "day"), default="all",
+                       help="all time, or the UTC month or day holding --day (default all)")
+    board.add_argument("--day", type=_day, metavar="YYYY-MM-DD",
+                       help="picks the month or day (default today, UTC)")
+    board.add_argument("--limit", type=_bounded(1, 100, "rows"), default=20, metavar="N",
+                       help="rows per page, 1-100 (default 20)")
+    where = board.add_mutually_exclusive_group()
+    where.add_argument("--around-me", action="store_true",
+                       help="your rank and the rows around it (needs your account)")
+    where.add_argument("--around", metavar="NAME", help="that player's rank and the rows "
+                       "around it")
+    where.add_argument("--cursor", metavar="C", help="the next page (printed under a page)")
+    board.set_defaults(handler=cmd_leaderboard)
+
+    rating = commands.add_parser("rating", parents=[common], help="a player's ratings",
+                                 description="A player's rating in each ruleset, and its "
+                                             "recent changes.")
+    rating.add_argument("name", nargs="?", help="the player (default: you)")
+    rating.add_argument("--history", type=_bounded(0, 200, "rows"), default=10, metavar="N",
+                        help="how many recent changes to show (default 10)")
+    rating.set_defaults(handler=cmd_rating)
+
+    tournament = commands.add_parser("tournament", parents=[common], help="tournaments",
+                                     description="Duplicate tournaments: every entrant plays "
+                                                 "the same deals, round after round.")
+    actions = tournament.add_subparsers(dest="tournament_command", metavar="ACTION",
+                                        required=True)
+    t_create = actions.add_parser("create", parents=[common], help="create a tournament",
+                                  description="Create a tournament and print its code. You "
+                                              "organise it; to play too, enter it with --join "
+                                              "(or `gaps tournament join CODE`).")
+    t_create.add_argument("--name", default="Tournament", help="shown in lists")
+    t_create.add_argument("--rules", default="classic", choices=sorted(RULESETS),
+                          help="the ruleset (default classic)")
+    t_create.add_argument("--rounds", type=_bounded(1, 20, "rounds"), default=3, metavar="N",
+                          help="deals to play, 1-20 (default 3)")
+    t_create.add_argument("--players", type=_bounded(1, 64, "players"), default=16,
+                          metavar="N", help="entrants, 1-64 (default 16)")
+    t_create.add_argument("--round-time", type=_duration, default=600, metavar="DURATION",
+                          help="each round's clock, like 10m (default 10m)")
+    when = t_create.add_mutually_exclusive_group()
+    when.add_argument("--start-at", type=_time, metavar="TIME",
+                      help="starts by itself then: ISO 8601, like 2026-11-29T18:00 (your local "
+                           "time) or 2026-11-29T17:00Z")
+    when.add_argument("--start-in", type=_duration, metavar="DURATION",
+                      help="starts by itself after this long, like 5m")
+    t_create.add_argument("--join", action="store_true",
+                          help="enter it yourself and follow it, as `gaps tournament join`")
+    t_create.set_defaults(handler=cmd_tournament_create)
+    t_join = actions.add_parser("join", parents=[common], help="enter a tournament and play it",
+                                description="Enter a tournament (or follow yours again) and "
+                                            "play its rounds: each opens the match screen.")
+    t_join.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_join.set_defaults(handler=cmd_tournament_join)
+    t_list = actions.add_parser("list", parents=[common], help="open and running tournaments")
+    t_list.set_defaults(handler=cmd_tournament_list)
+    t_standings = actions.add_parser("standings", parents=[common],
+                                     help="a tournament's standings")
+    t_standings.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_standings.set_defaults(handler=cmd_tournament_standings)
+    t_start = actions.add_parser("start", parents=[common], help="start your tournament now")
+    t_start.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_start.set_defaults(handler=cmd_tournament_start)
+
+    bot = commands.add_parser("bot", parents=[common], help="send bots to a match or tournament",
+                              description="Join a match (or enter a tournament) with bot "
+                                          "players; they play through the real protocol at a "
+                                          "human-like pace.")
+    target = bot.add_mutually_exclusive_group(required=True)
+    target.add_argument("--join", type=_code, metavar="CODE", dest="code",
+                        help="the match's join code")
+    target.add_argument("--tournament", type=_tournament_code, metavar="CODE",
+                        help="a tournament's code: the bots enter it and play every round")
     bot.add_argument("--level", type=int, choices=(1, 2, 3), default=2,
                      help="1 random, 2 greedy, 3 search (default 2)")
     bot.add_argument("--count", type=_bounded(1, 16, "bots"), default=1, metavar="N",
@@ -387,33 +530,40 @@ async def cmd_watch(context: Context) -> int:
     return await _play(context, connection, reply)
 
 
-async def _play(context: Context, connection: Connection, snapshot: Mapping[str, Any]) -> int:
-    """Open the match screen; once it closes, leave the result in the terminal."""
-    app = MatchApp(connection, snapshot)
+async def _open_screen(
+    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    heading: str | None = None,
+) -> MatchState:
+    """Open the match screen on ``snapshot``; close the connection once it closes."""
+    app = MatchApp(connection, snapshot, heading=heading)
     try:
         await context.frontend(app)
     finally:
         await connection.close()
-    state = app.state
+    return app.state
+
+
+async def _play(
+    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    heading: str | None = None,
+) -> int:
+    """Open the match screen; once it closes, leave the result in the terminal."""
+    state = await _open_screen(context, connection, snapshot, heading=heading)
     if state.phase is Phase.FINISHED and state.ranking is not None:
         context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
-        context.out.print(f"Seed {state.seed}. Replay: gaps replay {state.code}")
-    elif state.role == "player" and state.phase in (Phase.LOBBY, Phase.COUNTDOWN, Phase.RUNNING):
-        context.out.print(f"You left match {state.code}; `gaps join {state.code}` takes your "
-                          "seat back (a running game ends if you stay away too long).")
+        if state.seed is None:
+            context.out.print(f"The seed stays secret for now. Replay: gaps replay {state.code}")
+        else:
+            context.out.print(f"Seed {state.seed}. Replay: gaps replay {state.code}")
+    else:
+        _left(context, state)
     return 0
 
 
-def ranking_table(rows: Sequence[Mapping[str, Any]], you_id: int | None, *, title: str) -> Table:
-    table = Table(title=f"{title}: final ranking", title_justify="left")
-    for column in ("#", "player", "score", "placed", "redeals", "moves", "result", "time"):
-        table.add_column(column, justify="left" if column in ("player", "result") else "right")
-    for row in rows:
-        name = str(row.get("name")) + (" (you)" if row.get("player_id") == you_id else "")
-        table.add_row(str(row.get("rank")), name, str(row.get("score")), str(row.get("placed")),
-                      str(row.get("redeals_used")), str(row.get("moves_made")),
-                      str(row.get("end_reason")), format_ms(row.get("finish_ms")))
-    return table
+def _left(context: Context, state: MatchState) -> None:
+    if state.role == "player" and state.phase in (Phase.LOBBY, Phase.COUNTDOWN, Phase.RUNNING):
+        context.out.print(f"You left match {state.code}; `gaps join {state.code}` takes your "
+                          "seat back (a running game ends if you stay away too long).")
 
 
 async def cmd_matches(context: Context) -> int:
@@ -447,16 +597,353 @@ async def cmd_bot(context: Context) -> int:
     def report(line: str) -> None:
         out.print(line, markup=False)
 
+    bot_options = BotOptions(level=options.level, count=options.count, pace_s=options.pace,
+                             seed=options.seed)
+    if options.tournament is not None:
+        view, final = await run_tournament_bots(context.server, options.tournament,
+                                                bot_options, context.config, report)
+        print_final(out, final, view, None)
+        return 0
     state = await run_bots(
-        context.server, options.code,
-        BotOptions(level=options.level, count=options.count, pace_s=options.pace,
-                   seed=options.seed),
-        context.config, report,
+        context.server, options.code, bot_options, context.config, report,
     )
     if state.phase is Phase.ABANDONED:
         raise CliError(f"match {options.code} was abandoned before it started")
     if state.ranking is not None:
         out.print(ranking_table(state.ranking, None, title=f"Match {options.code}"))
+    return 0
+
+
+# -- quick match and the daily challenge ------------------------------------------------------
+
+
+async def cmd_play(context: Context) -> int:
+    rules = context.options.rules
+    out = context.out
+    connection = await context.connect()
+    matched: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    def listen(message: dict[str, Any]) -> None:
+        if matched.done():
+            return
+        if message.get("type") == "matched":
+            matched.set_result(message)
+        elif message.get("type") == "connection" and message.get("state") == "failed":
+            matched.set_exception(ClientError(str(message.get("detail"))))
+
+    connection.add_listener(listen)
+    try:
+        queued = await connection.quick_match(rules)
+        check_interrupted()
+        waiting = int(queued.get("waiting", 1))
+        out.print(f"Looking for opponents in {rules} ({waiting} player{'s' if waiting != 1 else ''}"
+                  " waiting). Ctrl-C stops looking.")
+        snapshot = await _wait_matched(context, matched, rules)
+    except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
+        handled()
+        with contextlib.suppress(ClientError):
+            await connection.quick_cancel()
+        await connection.close()
+        if matched.done() and not matched.cancelled() and matched.exception() is None:
+            code = matched.result()["match"]["code"]
+            out.print(f"You were matched just before (match {code}): `gaps join {code}` "
+                      "takes your seat.")
+        else:
+            out.print("Stopped looking for a match.")
+        return 0
+    except BaseException:
+        await connection.close()
+        raise
+    finally:
+        connection.remove_listener(listen)
+    others = [p["name"] for p in snapshot.get("players", [])
+              if p.get("player_id") != (connection.player or {}).get("id")]
+    out.print(Text.assemble(("Matched", "bold #4fb86b"), f" with {', '.join(others) or 'nobody'}"
+                            f" in match {snapshot['match']['code']}."))
+    return await _play(context, connection, snapshot, heading="quick match")
+
+
+async def _wait_matched(
+    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str
+) -> dict[str, Any]:
+    """Wait for the ``matched`` snapshot with a spinner that counts the seconds."""
+    started = asyncio.get_running_loop().time()
+    with context.out.status(f"Looking for opponents in {rules}…", spinner="dots") as status:
+        while True:
+            check_interrupted()
+            try:
+                return await asyncio.wait_for(asyncio.shield(matched), 1.0)
+            except TimeoutError:
+                waited = asyncio.get_running_loop().time() - started
+                status.update(f"Looking for opponents in {rules}… {format_duration(waited)}")
+
+
+async def cmd_daily(context: Context) -> int:
+    options = context.options
+    if options.board:
+        return await _daily_board(context, options.rules, options.day)
+    if options.day is not None:
+        raise CliError("--day goes with --board: only today's challenge can be played", 2)
+    connection = await context.connect()
+    try:
+        snapshot = await connection.daily(options.rules)
+    except ServerRefused as refusal:
+        await connection.close()
+        if refusal.code == "daily_already_played":
+            raise CliError(f"{refusal}: one attempt a day. See the board: gaps daily --board"
+                           f"{_rules_option(options.rules)}") from None
+        raise
+    except BaseException:
+        await connection.close()
+        raise
+    day = datetime.now(UTC).date().isoformat()
+    state = await _open_screen(context, connection, snapshot,
+                               heading=f"daily challenge {day}")
+    out = context.out
+    me = state.me or {}
+    if state.phase is Phase.FINISHED:
+        out.print(Text.assemble(
+            (f"Daily challenge ({options.rules}, {day})", "bold"),
+            f": score {me.get('score')}, placed {me.get('placed')}/48, {me.get('end_reason')}"
+            f" at {format_ms(me.get('finish_ms'))}."))
+        try:
+            board = await http.daily_board(context.server, options.rules, day)
+        except ClientError:  # the board is a bonus: the game is over and stored
+            board = {}
+        mine = [e for e in board.get("entries", []) if e.get("player_id") == state.you_id]
+        if mine:
+            out.print(f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
+                      f"board: gaps daily --board{_rules_option(options.rules)}")
+        out.print(f"The deal stays secret until the day is over (UTC); then: "
+                  f"gaps replay {state.code}")
+    else:
+        _left(context, state)
+    return 0
+
+
+def _rules_option(rules: str) -> str:
+    return "" if rules == "classic" else f" --rules {rules}"
+
+
+async def _daily_board(context: Context, rules: str, day: str | None) -> int:
+    board = await http.daily_board(context.server, rules, day)
+    if not board.get("entries"):
+        context.out.print(f"Nobody has finished the {rules} daily challenge of {board.get('day')} "
+                          f"yet. Play it: gaps daily{_rules_option(rules)}")
+        return 0
+    context.out.print(daily_table(board, you=_my_name(context)))
+    return 0
+
+
+def _my_name(context: Context) -> str | None:
+    """The user's name on this server, from the config (no request), if registered."""
+    account = context.config.account(context.server)
+    return account.name if account is not None else None
+
+
+# -- leaderboards and ratings ----------------------------------------------------------------
+
+
+async def cmd_leaderboard(context: Context) -> int:
+    options = context.options
+    around = options.around
+    if options.around_me:
+        around = context.account().name
+    try:
+        reply = await http.leaderboard(
+            context.server, options.rules, by=options.by, period=options.period,
+            day=options.day, limit=options.limit, cursor=options.cursor, player=around)
+    except http.NotFound as missing:
+        raise CliError(str(missing)) from None
+    except http.BadRequest as refusal:
+        raise CliError(f"the server refused this page: {refusal}") from None
+    out = context.out
+    you = _my_name(context)
+    if around is not None and reply.get("rank") is None:
+        who = "you have" if options.around_me else f"{around} has"
+        out.print(Text.assemble((f"{board_title(reply)}: ", "bold"),
+                                f"{who} no row on this board yet (rated games make one)."))
+        return 0
+    if not reply.get("entries"):
+        out.print(empty_board_text(reply) if not options.cursor
+                  else Text("No more rows: that was the last page."))
+        return 0
+    out.print(leaderboard_table(reply, you=you, focus=around))
+    if around is not None:
+        who = "You are" if options.around_me else f"{around} is"
+        out.print(f"{who} #{reply['rank']} on this board.")
+    elif reply.get("next_cursor"):
+        out.print("Next page: " + " ".join(_board_argv(options, reply["next_cursor"])),
+                  markup=False)
+    return 0
+
+
+def _board_argv(options: argparse.Namespace, cursor: str) -> list[str]:
+    argv = ["gaps", "leaderboard"]
+    if options.rules != "classic":
+        argv += ["--rules", options.rules]
+    if options.by != "score":
+        argv += ["--by", options.by]
+    if options.period != "all":
+        argv += ["--period", options.period]
+    if options.day is not None:
+        argv += ["--day", options.day]
+    if options.limit != 20:
+        argv += ["--limit", str(options.limit)]
+    if options.server is not None:
+        argv += ["--server", options.server]
+    return [*argv, "--cursor", cursor]
+
+
+async def cmd_rating(context: Context) -> int:
+    name = context.options.name or context.account().name
+    try:
+        reply = await http.rating(context.server, name)
+    except http.NotFound as missing:
+        raise CliError(str(missing)) from None
+    out = context.out
+    player = reply.get("player") or {}
+    if not reply.get("ratings"):
+        out.print(Text.assemble((str(player.get("name", name)), "bold"),
+                                " has no rating yet: ratings come from rated matches of two or "
+                                "more players (gaps play)."))
+        return 0
+    out.print(ratings_table(reply))
+    history = list(reply.get("history", []))
+    if history and context.options.history:
+        out.print(history_table(history, limit=context.options.history))
+    return 0
+
+
+# -- tournaments ----------------------------------------------------------------------------------
+
+
+async def cmd_tournament_create(context: Context) -> int:
+    options = context.options
+    request: dict[str, Any] = {
+        "name": options.name, "ruleset": options.rules, "rounds": options.rounds,
+        "max_players": options.players, "round_time_limit_s": options.round_time,
+    }
+    start_at: datetime | None = options.start_at
+    if options.start_in is not None:
+        start_at = datetime.now(UTC) + timedelta(seconds=options.start_in)
+    if start_at is not None:
+        request["start_at"] = start_at.isoformat(timespec="seconds")
+    connection = await context.connect()
+    try:
+        view = (await connection.tournament_create(**request))["tournament"]
+        code = view["code"]
+        out = context.out
+        out.print(Text.assemble("Tournament ", (str(view["name"]), "bold"), " (",
+                                (code, "bold"), f") created: {view['ruleset']}, "
+                                f"{view['rounds']} round(s) of "
+                                f"{format_duration(view['round_time_limit_s'])}, up to "
+                                f"{view['max_players']} entrants."))
+        if view.get("start_at"):
+            out.print(f"It starts by itself at {_local(view['start_at'])}.")
+        else:
+            out.print(f"Start it when everyone is in:  gaps tournament start {code}")
+        out.print(f"Players enter with:             gaps tournament join {code}")
+        out.print(f"Bots enter with:                gaps bot --tournament {code}")
+        if not options.join:
+            return 0
+        reply = await connection.tournament_join(code)
+        out.print(intro(reply["tournament"]))
+        return await follow(connection, reply["tournament"], frontend=context.frontend, out=out)
+    finally:
+        await connection.close()
+
+
+def _local(iso: str) -> str:
+    """An ISO time in the user's local time: ``2026-11-29 19:00 (CET)``."""
+    try:
+        moment = datetime.fromisoformat(iso).astimezone()
+    except ValueError:
+        return iso
+    return moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
+
+
+async def cmd_tournament_join(context: Context) -> int:
+    code = context.options.code
+    connection = await context.connect()
+    try:
+        try:
+            reply = await connection.tournament_join(code)
+        except ServerRefused as refusal:
+            if refusal.code == "already_started":
+                raise CliError(f"{refusal}: only its entrants play it; see how it goes with "
+                               f"`gaps tournament standings {code}`") from None
+            raise
+        view = reply["tournament"]
+        out = context.out
+        out.print(intro(view))
+        if view.get("status") == "open":
+            out.print("You are in. Each round opens the match screen by itself; Ctrl-C "
+                      "stops following (you stay entered).")
+        return await follow(connection, view, frontend=context.frontend, out=out)
+    finally:
+        await connection.close()
+
+
+async def cmd_tournament_list(context: Context) -> int:
+    views = await http.tournaments(context.server)
+    out = context.out
+    if not views:
+        out.print("No open or running tournament right now. Create one: gaps tournament create")
+        return 0
+    out.print(tournaments_table(views, title=f"Tournaments on {context.server}"))
+    out.print("Enter an open one: gaps tournament join CODE")
+    return 0
+
+
+async def cmd_tournament_standings(context: Context) -> int:
+    code = context.options.code
+    try:
+        reply = await http.standings(context.server, code)
+    except http.NotFound as missing:
+        raise CliError(str(missing)) from None
+    view = reply.get("tournament") or {}
+    rows = list(reply.get("standings", []))
+    out = context.out
+    out.print(Text.assemble(intro(view), "  ", tournament_status(view)))
+    if not rows:
+        out.print(f"Nobody has entered yet: gaps tournament join {code}")
+        return 0
+    you = _my_name(context)
+    if view.get("status") == "finished":
+        final = {"standings": rows, "podium": [r for r in rows if int(r.get("rank", 99)) <= 3]}
+        print_final(out, final, view, you)
+        return 0
+    if view.get("status") == "open":
+        names = ", ".join(str(row.get("name")) for row in rows)
+        out.print(f"Entrants ({len(rows)}/{view.get('max_players')}): {names}", markup=False)
+        if not view.get("start_at"):
+            out.print(f"The host starts it with: gaps tournament start {code}")
+        return 0
+    played = max((int(row.get("rounds_played") or 0) for row in rows), default=0)
+    out.print(standings_table(rows, you=you, title=f"Standings after {played} of "
+                                                   f"{view.get('rounds')} round(s)"))
+    return 0
+
+
+async def cmd_tournament_start(context: Context) -> int:
+    code = context.options.code
+    connection = await context.connect()
+    try:
+        try:
+            view = (await connection.tournament_start(code))["tournament"]
+        except ServerRefused as refusal:
+            if refusal.code == "bad_message":  # no entrants
+                raise CliError(f"{refusal}: players enter with `gaps tournament join {code}`"
+                               ) from None
+            raise
+    finally:
+        await connection.close()
+    entrants = len(view.get("entrants") or [])
+    context.out.print(Text.assemble("Tournament ", (str(view.get("name")), "bold"), f" ({code}) "
+                                    f"started: {view.get('rounds')} round(s), {entrants} "
+                                    f"entrant{'s' if entrants != 1 else ''}. The rounds follow "
+                                    "by themselves."))
     return 0
 
 

@@ -1,4 +1,8 @@
-"""Plain HTTP GETs on the server's port: the open matches and finished matches' replays."""
+"""Plain HTTP GETs on the server's port: what anyone may read without an account.
+
+The open matches, finished matches' replays, the leaderboards, a player's ratings, the
+tournaments and their standings, and the daily challenge's board (docs/protocol.md, HTTP).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import json
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from client_cli.config import http_base
 from client_cli.connection import ClientError, ConnectError
@@ -19,6 +23,10 @@ class NotFound(ClientError):
 
 class Conflict(ClientError):
     """409: not yet (for a replay: the match has not finished)."""
+
+
+class BadRequest(ClientError):
+    """400: the server refused the query (a bad cursor, day, ...); its message says why."""
 
 
 def _get(url: str, timeout: float) -> Any:
@@ -37,6 +45,8 @@ def _get(url: str, timeout: float) -> Any:
             raise NotFound(message) from None
         if error.code == 409:
             raise Conflict(message) from None
+        if error.code == 400:
+            raise BadRequest(message) from None
         raise ClientError(f"{url}: {message}") from None
     except urllib.error.URLError as error:
         raise ConnectError(f"cannot reach the server at {url}: {error.reason}") from None
@@ -61,3 +71,42 @@ async def replay(server: str, code: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ClientError("the server's replay is not a JSON object")
     return body
+
+
+def _object(body: Any, what: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise ClientError(f"the server's {what} is not a JSON object")
+    return body
+
+
+def _segment(text: str) -> str:
+    return quote(text.strip(), safe="")
+
+
+async def leaderboard(server: str, ruleset: str, **query: Any) -> dict[str, Any]:
+    """A page of a board (``by``, ``period``, ``day``, ``limit``, ``cursor``), or the rows
+    around a player (``player=NAME``); None values are left out."""
+    fields = {key: value for key, value in query.items() if value is not None}
+    path = f"/leaderboards/{_segment(ruleset)}"
+    if fields:
+        path += "?" + urlencode(fields)
+    return _object(await get_json(server, path), "leaderboard")
+
+
+async def rating(server: str, name: str) -> dict[str, Any]:
+    return _object(await get_json(server, f"/ratings/{_segment(name)}"), "rating")
+
+
+async def tournaments(server: str) -> list[dict[str, Any]]:
+    body = _object(await get_json(server, "/tournaments"), "tournament list")
+    return list(body.get("tournaments", []))
+
+
+async def standings(server: str, code: str) -> dict[str, Any]:
+    return _object(await get_json(server, f"/tournaments/{_segment(code.upper())}"),
+                   "standings")
+
+
+async def daily_board(server: str, ruleset: str, day: str | None = None) -> dict[str, Any]:
+    path = f"/daily/{_segment(ruleset)}" + (f"?{urlencode({'day': day})}" if day else "")
+    return _object(await get_json(server, path), "daily board")

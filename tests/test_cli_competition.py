@@ -1,0 +1,480 @@
+"""The competition commands against a real server: leaderboards, ratings, tournaments (a
+whole one, a human against a bot), the daily challenge and quick match.
+
+Screens are driven by Textual's Pilot; every wait is on something the server or the
+client has done (an event, a queue, an entrant), never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.pilot import Pilot
+
+from client_cli import http
+from client_cli.cli import run_async
+from client_cli.connection import Connection
+from client_cli.match_state import Phase
+from client_cli.screen import MatchApp, RankingScreen
+from server.app import Server
+
+Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
+
+
+@pytest.fixture(autouse=True)
+def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A config directory of the test's own, and no server from the environment."""
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("GAPS_SERVER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "config"
+
+
+def no_screen() -> Callable[[App[Any]], Awaitable[None]]:
+    async def frontend(app: App[Any]) -> None:
+        raise AssertionError(f"no screen expected, got {app!r}")
+    return frontend
+
+
+def driving(script: Script) -> Callable[[App[Any]], Awaitable[None]]:
+    """A frontend that runs the app headless and lets ``script`` play it.
+
+    Each running app redirects stdout and stderr; two at once (two players in one test)
+    undo that out of order, so the streams of the test are put back after each."""
+    streams = sys.stdout, sys.stderr
+
+    async def frontend(app: App[Any]) -> None:
+        try:
+            async with app.run_test(size=(130, 40)) as pilot:
+                await script(app, pilot)
+        finally:
+            sys.stdout, sys.stderr = streams
+    return frontend
+
+
+async def wait_for(found: Callable[[], Any], timeout: float = 15) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not found():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.002)
+
+
+async def gaps(*argv: str, frontend: Callable[[App[Any]], Awaitable[None]] | None = None) -> int:
+    return await run_async(list(argv), frontend=frontend or no_screen())
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}-{random.randrange(10**6)}"
+
+
+def lines_with(out: str, *names: str) -> list[str]:
+    """The names in the order their rows come in ``out``."""
+    found = [(out.index(n), n) for n in names if n in out]
+    return [n for _, n in sorted(found)]
+
+
+async def stop_and_see_the_ranking(app: MatchApp, pilot: Pilot[Any]) -> None:
+    """Stop at once, wait for the final ranking, quit."""
+    await wait_for(lambda: app.state.playing)
+    await pilot.press("s", "s")
+    await wait_for(lambda: isinstance(app.screen, RankingScreen))
+    await pilot.press("q")
+
+
+async def player(url: str, prefix: str) -> Connection:
+    connection = await Connection.open(url)
+    await connection.register(name(prefix))
+    return connection
+
+
+async def rated_match(*players: Connection) -> str:
+    """A rated match (secret seed) of ``players``: each stops at once. Returns its code."""
+    host = players[0]
+    ended = asyncio.Event()
+    started: dict[int, asyncio.Event] = {id(p): asyncio.Event() for p in players}
+
+    def watcher(connection: Connection) -> Callable[[dict[str, Any]], None]:
+        def listen(message: dict[str, Any]) -> None:
+            if message.get("event") == "started":
+                started[id(connection)].set()
+            if message.get("event") == "match_ended":
+                ended.set()
+        return listen
+
+    listeners = [(p, watcher(p)) for p in players]
+    for connection, listener in listeners:
+        connection.add_listener(listener)
+    code = (await host.create_match(max_players=len(players), countdown_s=0))["match"]["code"]
+    for other in players[1:]:
+        await other.join_match(code)
+    for connection in players:
+        await connection.ready(code)
+    for connection in players:
+        await asyncio.wait_for(started[id(connection)].wait(), 10)
+        await connection.act(code, "stop")
+    await asyncio.wait_for(ended.wait(), 10)
+    for connection, listener in listeners:
+        connection.remove_listener(listener)
+        connection.forget(code)
+    return code
+
+
+# -- leaderboards and ratings ------------------------------------------------------------------
+
+
+async def test_leaderboard_pages_in_the_servers_order_and_finds_you(
+    ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    me = name("ana")
+    assert await gaps("leaderboard", "--around-me", "--server", ws_url) == 1
+    assert "run `gaps register NAME` first" in capsys.readouterr().err
+    assert await gaps("register", me, "--server", ws_url) == 0
+    capsys.readouterr()
+    assert await gaps("leaderboard") == 0
+    assert capsys.readouterr().out.startswith(
+        "Leaderboard · classic · best score · all time: nobody has finished a rated game yet.")
+
+    account = (await Connection.open(ws_url, token=_token(config_dir, ws_url)))
+    others = [await player(ws_url, "bob"), await player(ws_url, "cy")]
+    try:
+        for connection in (account, *others):
+            await rated_match(connection)
+    finally:
+        for connection in (account, *others):
+            await connection.close()
+    names = [me, *(str(c.player["name"]) for c in others if c.player)]
+    server_order = [e["name"] for e in (await http.leaderboard(ws_url, "classic"))["entries"]]
+    assert sorted(server_order) == sorted(names)
+
+    assert await gaps("leaderboard", "--limit", "2") == 0  # the first page: 2 rows, a hint
+    out = capsys.readouterr().out
+    assert "Leaderboard · classic · best score · all time" in out
+    assert lines_with(out, *names) == server_order[:2]
+    assert f"{me} (you)" in out or me not in server_order[:2]
+    hint = re.search(r"Next page: (gaps leaderboard --limit 2 --cursor (\S+))", out)
+    assert hint is not None, out
+    assert await gaps("leaderboard", "--limit", "2", "--cursor", hint[2]) == 0
+    out = capsys.readouterr().out
+    assert lines_with(out, *names) == server_order[2:] and "Next page" not in out
+    assert re.search(r"│\s+3 │", out)  # the rank goes on from the first page
+
+    assert await gaps("leaderboard", "--around-me", "--limit", "2") == 0
+    out = capsys.readouterr().out
+    rank = server_order.index(me) + 1
+    assert f"{me} (you)" in out and f"You are #{rank} on this board." in out
+    assert await gaps("leaderboard", "--around", server_order[0], "--by", "wins") == 0
+    assert f"{server_order[0]} has no row on this board" in capsys.readouterr().out
+    assert await gaps("leaderboard", "--by", "time", "--period", "day") == 0
+    out = capsys.readouterr().out
+    today = datetime.now(UTC).date().isoformat()
+    assert f"fastest win · day {today}: nobody has won a rated game yet" in out
+    assert await gaps("leaderboard", "--period", "month", "--day", "2001-02-03") == 0
+    assert "best score · month 2001-02: nobody" in capsys.readouterr().out
+
+    assert await gaps("leaderboard", "--cursor", "nonsense") == 1
+    assert "gaps: the server refused this page: cursor 'nonsense' is not one of ours" in \
+        capsys.readouterr().err
+    assert await gaps("leaderboard", "--around", "nobody-here") == 1
+    assert "gaps: no player is called 'nobody-here'" in capsys.readouterr().err
+    assert await gaps("leaderboard", "--day", "29/11/2026") == 2
+    assert "is not a day: expected YYYY-MM-DD" in capsys.readouterr().err
+
+
+def _token(config_dir: Path, url: str) -> str:
+    import json
+    token: str = json.loads((config_dir / "config.json").read_text())["accounts"][url]["token"]
+    return token
+
+
+async def test_rating_shows_each_ruleset_and_the_recent_changes(
+    ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    me = name("ana")
+    assert await gaps("register", me, "--server", ws_url) == 0
+    assert await gaps("rating") == 0
+    assert f"{me} has no rating yet" in capsys.readouterr().out
+
+    ana = await Connection.open(ws_url, token=_token(config_dir, ws_url))
+    bob = await player(ws_url, "bob")
+    try:
+        await rated_match(ana, bob)
+        await rated_match(bob, ana)
+    finally:
+        await ana.close()
+        await bob.close()
+    bob_name = str(bob.player and bob.player["name"])
+
+    assert await gaps("rating") == 0
+    out = capsys.readouterr().out
+    assert f"Ratings of {me}" in out and "classic" in out and "provisional" in out
+    assert "Recent rating changes" in out and out.count("#") >= 2
+    assert re.search(r"[▲▼=] ", out)
+
+    assert await gaps("rating", bob_name, "--history", "1") == 0
+    out = capsys.readouterr().out
+    assert f"Ratings of {bob_name}" in out and "Recent rating changes (1 of 2)" in out
+
+    assert await gaps("leaderboard", "--by", "rating") == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard · classic · rating · all time" in out
+    assert "~" in out and "provisional: fewer than 10 rated games" in out
+    assert f"{me} (you)" in out and bob_name in out
+
+    assert await gaps("rating", "nobody-here") == 1
+    assert capsys.readouterr().err == "gaps: no player is called 'nobody-here'\n"
+
+
+# -- tournaments ---------------------------------------------------------------------------------
+
+
+def tournament_code(out: str) -> str:
+    found = re.search(r"\((\w{6})\) created", out)
+    assert found is not None, out
+    return found[1]
+
+
+async def test_tournament_create_list_standings_start_and_refusals(
+    ws_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    assert await gaps("tournament", "list") == 0
+    assert "No open or running tournament" in capsys.readouterr().out
+
+    assert await gaps("tournament", "create", "--name", "Cup", "--rounds", "2", "--players",
+                      "4", "--round-time", "5m", "--rules", "spaces") == 0
+    out = capsys.readouterr().out
+    code = tournament_code(out)
+    assert f"Tournament Cup ({code}) created: spaces, 2 round(s) of 5:00, up to 4 entrants" in out
+    assert f"gaps tournament start {code}" in out and f"gaps tournament join {code}" in out
+    assert f"gaps bot --tournament {code}" in out
+
+    assert await gaps("tournament", "create", "--start-in", "1h", "--name", "Later") == 0
+    later = tournament_code(out := capsys.readouterr().out)
+    assert "It starts by itself at" in out
+    assert await gaps("tournament", "list") == 0
+    out = capsys.readouterr().out
+    assert code in out and later in out and "Cup" in out and "0/4" in out
+    assert "open, starts" in out
+
+    assert await gaps("tournament", "standings", code) == 0
+    assert "Nobody has entered yet" in capsys.readouterr().out
+
+    assert await gaps("tournament", "start", code) == 1
+    assert f"has no entrants: players enter with `gaps tournament join {code}`" in \
+        capsys.readouterr().err
+
+    following = asyncio.create_task(gaps("tournament", "join", code))  # Ctrl-C while waiting
+    out = ""
+
+    def says_it_waits() -> bool:
+        nonlocal out
+        out += capsys.readouterr().out
+        return "You are in." in out
+
+    await wait_for(says_it_waits)
+    following.cancel()
+    assert await following == 0
+    assert capsys.readouterr().out == (f"Stopped following tournament {code}; `gaps tournament "
+                                       f"join {code}` follows it again.\n")
+    assert await gaps("tournament", "standings", code) == 0
+    out = capsys.readouterr().out
+    assert "Entrants (1/4): ana-" in out and f"gaps tournament start {code}" in out
+
+    with monkeypatch.context() as other_user:  # bob enters, but may not start it
+        other_user.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))
+        assert await gaps("register", name("bob"), "--server", ws_url) == 0
+        assert await gaps("tournament", "start", code) == 1
+        assert f"only the host starts tournament {code}" in capsys.readouterr().err
+        bots = await gaps("bot", "--tournament", "ZZZZZZ", "--pace", "0")
+        assert bots == 1 and "no tournament has code 'ZZZZZZ'" in capsys.readouterr().err
+        assert await gaps("tournament", "join", "ZZZZZZ") == 1
+        assert "no tournament has code 'ZZZZZZ'" in capsys.readouterr().err
+
+    assert await gaps("tournament", "standings", "ZZZZZZ") == 1
+    assert "no tournament has code 'ZZZZZZ'" in capsys.readouterr().err
+    assert await gaps("tournament", "create", "--start-at", "2001-01-01T10:00Z") == 1
+    assert "start_at must be in the future" in capsys.readouterr().err
+    assert await gaps("tournament", "create", "--start-at", "tomorrow") == 2
+    assert "is not a time" in capsys.readouterr().err
+    assert await gaps("tournament", "create", "--rounds", "21") == 2
+    assert "21 rounds is not in 1..20" in capsys.readouterr().err
+
+
+async def test_a_whole_tournament_two_players_and_a_bot(
+    server: Server, ws_url: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """Two rounds: each opens the match screen by itself; standings after each round, the
+    podium at the end. ana creates it and plays (--join), bob joins, a bot plays too."""
+    ana, bob = name("ana"), name("bob")
+    assert await gaps("register", ana, "--server", ws_url) == 0
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))
+    assert await gaps("register", bob, "--server", ws_url) == 0
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    screens: dict[str, list[MatchApp]] = {ana: [], bob: []}
+
+    def player_of(who: str) -> Script:
+        async def play_round(app: MatchApp, pilot: Pilot[Any]) -> None:
+            rounds = screens[who]
+            rounds.append(app)
+            assert app.state.kind == "tournament" and app.heading == f"Cup · round {len(rounds)}/2"
+            await wait_for(lambda: app.state.playing)
+            await pilot.press("s", "s")
+            if len(rounds) == 1:  # the next round's start closes a finished round's screen
+                await wait_for(lambda: not app.is_running)
+            else:
+                await wait_for(lambda: isinstance(app.screen, RankingScreen))
+                await pilot.press("q")
+        return play_round
+
+    hosting = asyncio.create_task(gaps(
+        "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "3",
+        "--round-time", "2m", "--join", frontend=driving(player_of(ana))))
+    await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
+    [live] = server.tournaments.live.values()
+    code = live.code
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))  # ana's config is read
+    joining = asyncio.create_task(gaps("tournament", "join", code.lower(),
+                                       frontend=driving(player_of(bob))))
+    bot = asyncio.create_task(gaps("bot", "--tournament", code, "--pace", "0", "--level", "1"))
+    await wait_for(lambda: len(live.entrants) == 3)
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    assert await gaps("tournament", "start", code) == 0
+    for task in (hosting, joining, bot):
+        assert await asyncio.wait_for(task, 40) == 0
+    out = capsys.readouterr().out
+
+    for who in (ana, bob):
+        rounds = screens[who]
+        assert len(rounds) == 2 and rounds[0].state.code != rounds[1].state.code
+        assert all(app.state.phase is Phase.FINISHED for app in rounds)
+    assert [app.state.code for app in screens[ana]] == [app.state.code for app in screens[bob]]
+    assert f"Tournament Cup ({code}) created" in out and f"Tournament Cup ({code}) started" in out
+    assert out.count("Tournament started: 2 round(s), entrants") == 2
+    for number, app in enumerate(screens[ana], start=1):
+        assert out.count(f"Round {number}/2 (match {app.state.code}) is starting.") == 2
+        assert out.count(f"Round {number}/2 (match {app.state.code}): final ranking") == 2
+    assert out.count("Standings after round 1/2") == 2
+    assert out.count("Standings after round 2/2") == 2
+    assert out.count(f"Cup ({code}): final standings") == 3 and out.count("Podium") == 3
+    assert f"{ana} (you)" in out and f"{bob} (you)" in out
+    assert f"+ {bob} entered" in out  # ana saw bob come in
+    assert "entered tournament" in out and "round 1 ended; standings:" in out  # the bot's
+    standings = await http.standings(ws_url, code)
+    assert standings["tournament"]["status"] == "finished"
+    assert [row["rounds_played"] for row in standings["standings"]] == [2, 2, 2]
+
+    assert await gaps("tournament", "standings", code) == 0
+    out = capsys.readouterr().out
+    assert "finished" in out and "final standings" in out and "Podium" in out
+    assert await gaps("tournament", "list") == 0
+    assert code not in capsys.readouterr().out  # only open and running ones are listed
+    assert await gaps("tournament", "join", code) == 0  # an entrant looks back: the end
+    assert f"Cup ({code}): final standings" in capsys.readouterr().out
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "carol"))
+    assert await gaps("register", name("carol"), "--server", ws_url) == 0
+    assert await gaps("tournament", "join", code) == 1
+    assert f"has started: only its entrants play it; see how it goes with `gaps tournament " \
+        f"standings {code}`" in capsys.readouterr().err
+
+
+# -- the daily challenge ---------------------------------------------------------------------------
+
+
+async def test_daily_plays_once_a_day_and_shows_its_board(
+    ws_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    me = name("ana")
+    assert await gaps("register", me, "--server", ws_url) == 0
+    assert await gaps("daily", "--board") == 0
+    assert "Nobody has finished the classic daily challenge" in capsys.readouterr().out
+    today = datetime.now(UTC).date().isoformat()
+    seen: list[MatchApp] = []
+
+    async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
+        seen.append(app)
+        assert app.state.kind == "daily" and app.state.summary["win_by"] == "score"
+        await stop_and_see_the_ranking(app, pilot)
+
+    assert await gaps("daily", frontend=driving(play)) == 0
+    out = capsys.readouterr().out
+    assert f"Daily challenge (classic, {today}): score " in out and "stopped at" in out
+    assert "You are #1 of 1 on today's board: gaps daily --board" in out
+    assert seen[0].state.seed is None  # secret until the day is over
+    assert "The deal stays secret until the day is over" in out
+
+    assert await gaps("daily") == 1
+    assert capsys.readouterr().err == (
+        f"gaps: you have played today's classic challenge ({today}): one attempt a day. "
+        "See the board: gaps daily --board\n")
+    assert await gaps("daily", "--board") == 0
+    out = capsys.readouterr().out
+    assert f"Daily challenge · classic · {today}" in out and f"{me} (you)" in out
+    assert await gaps("daily", "--board", "--day", "2001-01-01", "--rules", "spaces") == 0
+    assert "Nobody has finished the spaces daily challenge of 2001-01-01" in \
+        capsys.readouterr().out
+    assert await gaps("daily", "--day", "2001-01-01") == 2
+    assert "--day goes with --board" in capsys.readouterr().err
+
+
+# -- quick match -----------------------------------------------------------------------------------
+
+
+async def test_quick_match_pairs_two_players_and_ctrl_c_leaves_the_queue(
+    server: Server, ws_url: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    ana, bob = name("ana"), name("bob")
+    assert await gaps("register", ana, "--server", ws_url) == 0
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))
+    assert await gaps("register", bob, "--server", ws_url) == 0
+    queue = server.matchmaker.queues
+
+    def waiting() -> list[str]:
+        return [w.name for w in queue.get("classic", [])]
+
+    # Ctrl-C while waiting (the task is cancelled): out of the queue, exit 0
+    capsys.readouterr()
+    alone = asyncio.create_task(gaps("play"))
+    out = ""
+
+    def says_it_waits() -> bool:
+        nonlocal out
+        out += capsys.readouterr().out
+        return "Looking for opponents in classic (1 player waiting)" in out
+
+    await wait_for(says_it_waits)
+    assert waiting() == [bob]
+    alone.cancel()
+    assert await alone == 0
+    assert capsys.readouterr().out == "Stopped looking for a match.\n" and waiting() == []
+
+    screens: list[MatchApp] = []
+
+    async def race(app: MatchApp, pilot: Pilot[Any]) -> None:
+        screens.append(app)
+        assert app.state.kind == "quick" and app.heading == "quick match"
+        await stop_and_see_the_ranking(app, pilot)
+
+    bob_plays = asyncio.create_task(gaps("play", frontend=driving(race)))
+    await wait_for(lambda: waiting() == [bob])  # bob's config is read: ana's turn
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    ana_plays = asyncio.create_task(gaps("play", frontend=driving(race)))
+    assert await asyncio.wait_for(ana_plays, 20) == 0
+    assert await asyncio.wait_for(bob_plays, 20) == 0
+    out = capsys.readouterr().out
+    assert screens[0].state.code == screens[1].state.code
+    code = screens[0].state.code
+    assert f"Matched with {bob} in match {code}." in out
+    assert f"Matched with {ana} in match {code}." in out
+    assert out.count(f"Match {code}: final ranking") == 2
