@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -187,3 +188,17 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
         await bob.close()
     finally:
         await second.close()
+
+
+async def test_a_tournament_with_a_start_time_starts_by_itself(connect: Connect) -> None:
+    ana, bob = await entrants(connect, ["ana", "bob"])
+    start_at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    created = await ana.ok("tournament_create", rounds=1, start_at=start_at)
+    code = created["tournament"]["code"]
+    assert created["tournament"]["start_at"] is not None
+    for client in (ana, bob):
+        await client.ok("tournament_join", code=code)
+    started = await bob.event("tournament_started", timeout=10)
+    assert started["rounds"] == 1 and len(started["entrants"]) == 2
+    past = await ana.request("tournament_create", start_at="2000-01-01T00:00:00Z")
+    assert (past["code"], past["field"]) == ("bad_message", "start_at")
