@@ -49,6 +49,16 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
+def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """For client tests: a config directory of the test's own, no server from the
+    environment, and the test's own working directory."""
+    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("GAPS_SERVER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "config"
+
+
+@pytest.fixture
 async def migrated_engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
     """An engine on a fresh database with every migration applied, on each backend."""
     engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))

@@ -19,12 +19,7 @@ from client_cli.verify import verify
 from gaps import Move
 from gaps.move import REDEAL, STOP
 
-
-@pytest.fixture(autouse=True)
-def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.delenv("GAPS_SERVER", raising=False)
-    return tmp_path / "config"
+pytestmark = pytest.mark.usefixtures("config_dir")
 
 
 def test_bots_think_like_people_unless_told_not_to() -> None:

@@ -9,46 +9,23 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App
 from textual.pilot import Pilot
 
-from client_cli.cli import run_async
 from client_cli.config import Config
 from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
+from tests.cli_support import driving, gaps
+
+pytestmark = pytest.mark.usefixtures("config_dir")
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H is a legal first move
-Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
-
-
-@pytest.fixture(autouse=True)
-def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A config directory of the test's own, and no server from the environment."""
-    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.delenv("GAPS_SERVER", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "config"
-
-
-def no_screen() -> Callable[[App[Any]], Awaitable[None]]:
-    async def frontend(app: App[Any]) -> None:
-        raise AssertionError(f"no screen expected, got {app!r}")
-    return frontend
-
-
-def driving(script: Script) -> Callable[[App[Any]], Awaitable[None]]:
-    """A frontend that runs the app headless and lets ``script`` play it."""
-    async def frontend(app: App[Any]) -> None:
-        async with app.run_test(size=(130, 40)) as pilot:
-            await script(app, pilot)
-    return frontend
 
 
 async def until(pilot: Pilot[Any], found: Callable[[], Any], timeout: float = 10) -> None:
@@ -57,10 +34,6 @@ async def until(pilot: Pilot[Any], found: Callable[[], Any], timeout: float = 10
     while not found():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
         await asyncio.sleep(0.002)
-
-
-async def gaps(*argv: str, frontend: Callable[[App[Any]], Awaitable[None]] | None = None) -> int:
-    return await run_async(list(argv), frontend=frontend or no_screen())
 
 
 def created_code(out: str) -> str:

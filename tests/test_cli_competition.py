@@ -10,55 +10,22 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App
 from textual.pilot import Pilot
 
 from client_cli import http
-from client_cli.cli import run_async
 from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
 from server.app import Server
+from tests.cli_support import Script, driving, gaps
 
-Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
-
-
-@pytest.fixture(autouse=True)
-def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A config directory of the test's own, and no server from the environment."""
-    monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.delenv("GAPS_SERVER", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "config"
-
-
-def no_screen() -> Callable[[App[Any]], Awaitable[None]]:
-    async def frontend(app: App[Any]) -> None:
-        raise AssertionError(f"no screen expected, got {app!r}")
-    return frontend
-
-
-def driving(script: Script) -> Callable[[App[Any]], Awaitable[None]]:
-    """A frontend that runs the app headless and lets ``script`` play it.
-
-    Each running app redirects stdout and stderr; two at once (two players in one test)
-    undo that out of order, so the streams of the test are put back after each."""
-    streams = sys.stdout, sys.stderr
-
-    async def frontend(app: App[Any]) -> None:
-        try:
-            async with app.run_test(size=(130, 40)) as pilot:
-                await script(app, pilot)
-        finally:
-            sys.stdout, sys.stderr = streams
-    return frontend
+pytestmark = pytest.mark.usefixtures("config_dir")
 
 
 async def wait_for(found: Callable[[], Any], timeout: float = 15) -> None:
@@ -66,10 +33,6 @@ async def wait_for(found: Callable[[], Any], timeout: float = 15) -> None:
     while not found():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
         await asyncio.sleep(0.002)
-
-
-async def gaps(*argv: str, frontend: Callable[[App[Any]], Awaitable[None]] | None = None) -> int:
-    return await run_async(list(argv), frontend=frontend or no_screen())
 
 
 def name(prefix: str) -> str:
