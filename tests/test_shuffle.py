@@ -65,12 +65,12 @@ def test_short_lists_are_left_as_they_are() -> None:
 
 def fake_stream(monkeypatch: pytest.MonkeyPatch, words: list[int]) -> None:
     """Make the shuffle draw ``words`` (then zeros) instead of the SHA-256 stream."""
-    supply = iter(words + [0] * 200)
+    stream = words + [0] * 200
 
-    def extend(out: list[int], prefix: bytes, blocks: int) -> None:
-        out.extend(next(supply) for _ in range(8 * blocks))
+    def stream_bytes(prefix: bytes, first: int, count: int) -> bytes:
+        return b"".join(word.to_bytes(4, "big") for word in stream[8 * first : 8 * (first + count)])
 
-    monkeypatch.setattr(gaps.shuffle, "_extend", extend)
+    monkeypatch.setattr(gaps.shuffle, "_stream_bytes", stream_bytes)
 
 
 def test_fisher_yates_runs_from_the_end_and_draws_word_mod_i_plus_1(
@@ -115,7 +115,7 @@ def test_every_permutation_of_three_items_comes_out() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.binary(min_size=1, max_size=16), st.binary(max_size=12), st.integers(0, 60))
+@given(st.binary(min_size=1, max_size=16), st.binary(max_size=12), st.integers(0, 130))
 def test_the_shuffle_matches_the_reference_from_the_spec(
     seed: bytes, label: bytes, length: int
 ) -> None:
@@ -130,3 +130,17 @@ def test_the_shuffle_matches_the_reference_from_the_spec(
         j = x % (i + 1)
         expected[i], expected[j] = expected[j], expected[i]
     assert items == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(min_size=1, max_size=16), st.integers(0, 64))
+def test_drawing_all_words_at_once_shuffles_as_drawing_them_one_by_one(
+    seed: bytes, length: int
+) -> None:
+    at_once = list(range(length))
+    shuffle(at_once, seed, b"deal")
+    one_by_one = list(range(length))
+    gaps.shuffle._shuffle_drawing_one_by_one(
+        one_by_one, hashlib.sha256(seed).digest() + b"deal"
+    )
+    assert at_once == one_by_one
