@@ -26,6 +26,8 @@ KING_RANK_INDEX: Final = 12  # code % 13 of a King
 TWO_RANK_INDEX: Final = 1  # code % 13 of a 2
 ACE_CODES: Final = (0, 13, 26, 39)
 TWO_CODES: Final = (1, 14, 27, 40)
+#: The codes of the 48 cards in play (2-K of each suit), in order.
+_IN_PLAY: Final = [code for code in range(52) if code not in ACE_CODES]
 
 #: Points, as ruled: 1 per placed card, -5 per redeal, +10 for a win with no redeal.
 POINTS_PER_PLACED_CARD: Final = 1
@@ -33,22 +35,30 @@ POINTS_PER_REDEAL: Final = -5
 BONUS_WIN_WITHOUT_REDEAL: Final = 10
 
 
-# What ``random_playout`` picks from, indexed by code * 64 + destination index.
-_TWO_CANDIDATES: Final = {
-    row * COLUMNS: tuple(two * 64 + row * COLUMNS for two in TWO_CODES) for row in range(ROWS)
-}
-_PLAYOUT_MOVES: Final = {
-    code * 64 + to: TWO_MOVES[code][to // COLUMNS] if code in TWO_CODES else AUTO_MOVES[code]
-    for code in range(52)
-    for to in range(CELLS)
-}
+# What ``random_playout`` may play into the gap at index ``gap`` when ``code`` is on its
+# left: ``_FILLERS[gap][code]``, a tuple of (card code, gap, Move). A left of ``GAP``
+# (-1) reads the last entry; a column-1 gap reads the cell before it (the row above's
+# last, or the grid's last for index 0) and takes any 2, whatever that cell holds.
+_FILLERS: Final = tuple(
+    tuple(
+        tuple((two, gap, TWO_MOVES[two][gap // COLUMNS]) for two in TWO_CODES)
+        if gap % COLUMNS == 0
+        else ()
+        if left == 52 or left % 13 == KING_RANK_INDEX
+        else ((left + 1, gap, AUTO_MOVES[left + 1]),)
+        for left in range(53)
+    )
+    for gap in range(CELLS)
+)
 
 
 def dealt_grid(seed: Seed, ruleset: Ruleset) -> list[int]:
     """The starting grid of ``seed`` under ``ruleset``: shuffled deck, Aces removed."""
     deck = list(range(52))
     shuffle(deck, seed.data, stream_label(0))
-    grid = [GAP if code % 13 == 0 else code for code in deck]
+    grid = deck
+    for ace in ACE_CODES:
+        grid[grid.index(ace)] = GAP
     if ruleset.start is Start.TWOS_TO_COLUMN_ONE:
         twos_in_deal_order = [code for code in grid if code % 13 == TWO_RANK_INDEX]
         for row, two in enumerate(twos_in_deal_order):
@@ -78,13 +88,14 @@ class Game:
         self._undoable = self.ruleset.undo is not UndoPolicy.NONE
 
     def _set_grid(self, grid: list[int]) -> None:
+        # Sorting the indices by card code puts the 4 gaps (-1) first, in index order,
+        # then the 48 cards 2-K in code order: ``where`` needs only the Aces put back.
         self._grid = grid
-        where = [GAP] * 52
-        for index, code in enumerate(grid):
-            if code != GAP:
-                where[code] = index
-        self._where = where
-        self._gaps = [index for index, code in enumerate(grid) if code == GAP]
+        order = sorted(range(CELLS), key=grid.__getitem__)
+        self._gaps = order[:4]
+        self._where = [
+            GAP, *order[4:16], GAP, *order[16:28], GAP, *order[28:40], GAP, *order[40:]
+        ]
 
     @classmethod
     def restore(
@@ -379,30 +390,35 @@ class Game:
     ) -> list[Action]:
         """Play uniformly random legal moves until over (or blocked, if not ``redeal``).
 
-        When blocked with a redeal left, redeals if ``redeal``, else returns. Returns
+        When blocked with a redeal left, redeals if ``redeal``, else returns; returns
+        too after ``max_moves`` moves (redeals not counted). Returns
         the actions made, which replay to the same game. The loop inlines ``legal_moves``
         and ``play`` because bots run it by the million; tests replay its actions
         through ``play`` to hold it to the same rules.
         """
+        if self.stopped:
+            return []
         grid, where, gaps = self._grid, self._where, self._gaps
         undo = self._undo
         undoable = self._undoable
+        fillers = _FILLERS
+        random_bits = rng.getrandbits
         actions: list[Action] = []
-        rand = rng.random
-        candidates: list[int] = []  # code * 64 + destination index
-        made = 0
-        while not self.stopped and made < max_moves:
-            candidates.clear()
-            for gap in gaps:
-                if gap % COLUMNS == 0:
-                    candidates.extend(_TWO_CANDIDATES[gap])
-                else:
-                    left = grid[gap - 1]
-                    if left != GAP and left % 13 != KING_RANK_INDEX:
-                        candidates.append((left + 1) * 64 + gap)
-            if candidates:
-                pick = candidates[int(rand() * len(candidates))]
-                code, to = pick >> 6, pick & 63
+        record = actions.append
+        redeals = 0
+        while True:
+            for _ in range(max_moves - len(actions) + redeals):
+                # A game always has exactly 4 gaps.
+                g0, g1, g2, g3 = gaps
+                candidates = (
+                    fillers[g0][grid[g0 - 1]] + fillers[g1][grid[g1 - 1]]
+                    + fillers[g2][grid[g2 - 1]] + fillers[g3][grid[g3 - 1]]
+                )
+                if not candidates:
+                    break
+                # Scaling 24 random bits is uniform to within 2**-24, and twice as
+                # fast as int(rng.random() * n).
+                code, to, move = candidates[random_bits(24) * len(candidates) >> 24]
                 came_from = where[code]
                 grid[to] = code
                 grid[came_from] = GAP
@@ -410,18 +426,17 @@ class Game:
                 gaps[gaps.index(to)] = came_from
                 if undoable:
                     undo.append((code, came_from))
-                actions.append(_PLAYOUT_MOVES[pick])
-                made += 1
-            elif redeal and self.redeals_left > 0 and not self.is_won():
-                self.moves_made += made
-                made = 0
-                self.redeal()
-                grid, where, gaps = self._grid, self._where, self._gaps
-                undo = self._undo
-                actions.append(REDEAL)
+                record(move)
             else:
+                break  # max_moves made
+            if not (redeal and self.redeals_left > 0 and not self.is_won()):
                 break
-        self.moves_made += made
+            self._deal_again()
+            grid, where, gaps = self._grid, self._where, self._gaps
+            undo = self._undo
+            record(REDEAL)
+            redeals += 1
+        self.moves_made += len(actions) - redeals
         return actions
 
     # -- redeal, undo, stop -----------------------------------------------------------
@@ -444,6 +459,9 @@ class Game:
     def redeal(self) -> None:
         """Collect, shuffle and deal again what the ruleset does not keep."""
         self._check_redeal()
+        self._deal_again()
+
+    def _deal_again(self) -> None:
         self._set_grid(redealt_grid(self._grid, self.ruleset, self.seed, self.redeals_used + 1))
         self.redeals_used += 1
         self._undo.clear()
@@ -537,9 +555,6 @@ class Game:
         )
 
 
-_IN_PLAY: Final = sorted(set(range(52)) - set(ACE_CODES))
-
-
 def _names(codes: Iterable[int]) -> str:
     return " ".join(str(DECK[code]) for code in codes) or "none"
 
@@ -592,37 +607,44 @@ def _check_undo(grid: list[int], undo: list[tuple[int, int]]) -> None:
             )
 
 
-def preserved_indices(grid: list[int], keep: Keep) -> set[int]:
-    """The slots a redeal leaves alone under ``keep``."""
-    kept: set[int] = set()
-    if keep is Keep.NOTHING:
-        return kept
-    for start in range(0, CELLS, COLUMNS):
-        first = grid[start]
-        if first == GAP or first % 13 != TWO_RANK_INDEX:
-            continue
-        if keep is Keep.LEFT_RUNS:
-            length = 1
-            while length < COLUMNS - 1 and grid[start + length] == first + length:
-                length += 1
-            kept.update(range(start, start + length))
-        else:  # IN_SUIT_COLUMNS: the card of rank column+1 in the row's suit, anywhere in it
-            kept.update(
-                start + column
-                for column in range(COLUMNS - 1)
-                if grid[start + column] == first + column
-            )
-    return kept
+# A cell of a redeal's template that the shuffled cards fill.
+_DEALT: Final = -2
+_IN_PLAY_SET: Final = frozenset(_IN_PLAY)
+_DECK_SET: Final = frozenset(range(52))
+_ROW_STARTS: Final = range(0, CELLS, COLUMNS)
 
 
-def _run_end(grid: list[int], start: int) -> int:
+def _run_length(grid: list[int], start: int) -> int:
+    """The length of the preserved sequence of the row starting at index ``start``."""
     first = grid[start]
     if first == GAP or first % 13 != TWO_RANK_INDEX:
-        return start
+        return 0
     length = 1
     while length < COLUMNS - 1 and grid[start + length] == first + length:
         length += 1
-    return start + length
+    return length
+
+
+def _row_template(grid: list[int], start: int, ruleset: Ruleset) -> list[int]:
+    """Row ``start`` after a redeal: kept cards, new gaps (``GAP``), ``_DEALT`` to fill."""
+    run = _run_length(grid, start)
+    if ruleset.keep is Keep.LEFT_RUNS:
+        row = grid[start : start + run] + [_DEALT] * (COLUMNS - run)
+    elif ruleset.keep is Keep.IN_SUIT_COLUMNS:
+        first = grid[start]
+        suited = first != GAP and first % 13 == TWO_RANK_INDEX
+        row = [
+            first + column if suited and grid[start + column] == first + column else _DEALT
+            for column in range(COLUMNS - 1)
+        ]
+        row.append(_DEALT)  # column 13 has no card of its own: its place is the gap's
+    else:
+        row = [_DEALT] * COLUMNS
+    if ruleset.new_gaps is NewGaps.COLUMN_ONE and row[0] == _DEALT:
+        row[0] = GAP
+    elif ruleset.new_gaps is NewGaps.AFTER_RUN:
+        row[run] = GAP
+    return row
 
 
 def redealt_grid(grid: list[int], ruleset: Ruleset, seed: Seed, redeal_number: int) -> list[int]:
@@ -632,21 +654,21 @@ def redealt_grid(grid: list[int], ruleset: Ruleset, seed: Seed, redeal_number: i
     the collected cards are put in code order before the shuffle, so two players in the
     same position get the same redeal.
     """
-    kept = preserved_indices(grid, ruleset.keep)
-    if ruleset.new_gaps is NewGaps.COLUMN_ONE:
-        new_gaps = set(range(0, CELLS, COLUMNS))
-    elif ruleset.new_gaps is NewGaps.AFTER_RUN:
-        new_gaps = {_run_end(grid, start) for start in range(0, CELLS, COLUMNS)}
-    else:
-        new_gaps = set()
-    collected = sorted(code for index, code in enumerate(grid) if code != GAP and index not in kept)
-    if ruleset.new_gaps is NewGaps.RANDOM:
-        collected = sorted(collected + list(ACE_CODES))
-    shuffle(collected, seed.data, stream_label(redeal_number))
-    dealt = iter(collected)
-    new_grid = [
-        grid[index] if index in kept else GAP if index in new_gaps else next(dealt)
-        for index in range(CELLS)
-    ]
-    return [GAP if code != GAP and code % 13 == 0 else code for code in new_grid]
-
+    rows = [_row_template(grid, start, ruleset) for start in _ROW_STARTS]
+    with_aces = ruleset.new_gaps is NewGaps.RANDOM  # the Aces, dealt, make the new gaps
+    dealt = sorted((_DECK_SET if with_aces else _IN_PLAY_SET).difference(*rows))
+    shuffle(dealt, seed.data, stream_label(redeal_number))
+    if with_aces:
+        for ace in ACE_CODES:
+            dealt[dealt.index(ace)] = GAP
+    taken = 0
+    for row in rows:
+        count = row.count(_DEALT)
+        first = row.index(_DEALT) if count else COLUMNS
+        if first + count == COLUMNS:  # the usual row: its dealt cells close it
+            row[first:] = dealt[taken : taken + count]
+        else:
+            cards = iter(dealt[taken : taken + count])
+            row[:] = [next(cards) if cell == _DEALT else cell for cell in row]
+        taken += count
+    return [*rows[0], *rows[1], *rows[2], *rows[3]]
