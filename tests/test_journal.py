@@ -140,6 +140,22 @@ async def test_a_row_for_an_unknown_match_raises_and_later_appends_still_commit(
     assert setup.journal.rows_committed == 22
 
 
+async def test_a_refused_row_fails_alone_and_the_rows_of_its_batch_are_committed(
+    setup: Setup,
+) -> None:
+    good = [setup.row(seq) for seq in range(1, 21)]
+    bad = setup.row(21, match_id=setup.match_id + 1000)
+    outcomes = await asyncio.gather(
+        *(setup.journal.append(row) for row in good[:10] + [bad] + good[10:]),
+        return_exceptions=True,
+    )
+    assert [type(outcome) for outcome in outcomes] == (
+        [type(None)] * 10 + [IntegrityError] + [type(None)] * 10
+    )
+    assert [seq for _, seq, _, _ in await setup.stored()] == list(range(1, 21))
+    assert setup.journal.rows_committed == 20
+
+
 async def test_a_duplicate_seq_is_refused_and_the_first_row_stands(setup: Setup) -> None:
     await setup.journal.append(setup.row(1, action="3H"))
     with pytest.raises(IntegrityError):

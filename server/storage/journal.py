@@ -2,7 +2,9 @@
 
 An action is acknowledged only once its row is committed. Committing each row alone
 would cap throughput at one commit latency per action, so ``append`` queues the row and
-one writer task commits everything queued in one transaction (group commit).
+one writer task commits everything queued in one transaction (group commit). When the
+database refuses a batch for what a row holds (a constraint, a bad value), its rows are
+committed again one by one, so that only the refused rows fail.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 from typing import Any
 
 from sqlalchemy import insert
+from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.models import ActionRecord
@@ -67,13 +70,24 @@ class Journal:
         try:
             async with self._engine.begin() as connection:
                 await connection.execute(insert(ActionRecord), [row for row, _ in batch])
+        except (IntegrityError, DataError) as error:
+            if len(batch) == 1:
+                self._fail(batch, error)
+            else:  # some row is wrong, not the database: find it, commit the others
+                for item in batch:
+                    await self._commit([item])
+            return
         except Exception as error:  # the waiting actions report it; the writer goes on
-            for _, done in batch:
-                if not done.done():
-                    done.set_exception(error)
+            self._fail(batch, error)
             return
         self.batches_committed += 1
         self.rows_committed += len(batch)
         for _, done in batch:
             if not done.done():
                 done.set_result(None)
+
+    @staticmethod
+    def _fail(batch: list[tuple[dict[str, Any], asyncio.Future[None]]], error: Exception) -> None:
+        for _, done in batch:
+            if not done.done():
+                done.set_exception(error)
