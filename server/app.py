@@ -48,6 +48,7 @@ from server.protocol import (
     Ready,
     Register,
     Resync,
+    ResyncTournament,
     StartMatch,
     StartTournament,
     encode,
@@ -414,6 +415,10 @@ class Session:
                 }
             case GetStandings(code=code):
                 return {"type": "standings", **await self.server.tournaments.standings(code)}
+            case ResyncTournament(code=code, since=since):
+                # Followed first: what is published from now on comes after the reply.
+                await self._follow(self.server.tournaments.get(code).channel)
+                return await self.server.tournaments.resync(code, since)
             case PlayDaily(ruleset=ruleset):
                 match = await self.server.daily.start(player.id, player.name, ruleset)
                 await self._attach(match)

@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-history-events",
         type=int,
         default=int(_env_float("GAPS_MAX_HISTORY_EVENTS", defaults.max_history_events)),
-        help="events a match keeps for resync",
+        help="events a match or a tournament keeps for resync",
     )
     parser.add_argument(
         "--tournament-countdown-s",

@@ -24,6 +24,7 @@ ROLES: Final = ("player", "spectator")
 MAX_PLAYERS: Final = 16
 MAX_TIME_LIMIT_S: Final = 24 * 3600
 MAX_COUNTDOWN_S: Final = 60
+MAX_SEQ: Final = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,13 @@ class GetStandings:
 
 
 @dataclass(frozen=True)
+class ResyncTournament:
+    id: Any
+    code: str
+    since: int
+
+
+@dataclass(frozen=True)
 class PlayDaily:
     id: Any
     ruleset: Ruleset
@@ -203,6 +211,7 @@ Request = Union[
     StartTournament,
     ListTournaments,
     GetStandings,
+    ResyncTournament,
     PlayDaily,
     GetDailyBoard,
     QuickMatch,
@@ -262,6 +271,10 @@ class _Fields:
 
     def match_code(self) -> str:
         return self.text("code", max_length=16).upper()
+
+    def since(self) -> int:
+        """The ``since`` of a resync: the last event seq the client saw (0: none)."""
+        return self.integer("since", low=0, high=MAX_SEQ)
 
     def ruleset(self) -> Ruleset:
         try:
@@ -361,7 +374,7 @@ def _play(request_id: Any, fields: _Fields) -> Play:
     return Play(
         request_id,
         code=fields.match_code(),
-        seq=fields.integer("seq", low=1, high=2**31 - 1),
+        seq=fields.integer("seq", low=1, high=MAX_SEQ),
         action=action,
     )
 
@@ -405,7 +418,7 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "ready": lambda i, f: Ready(i, f.match_code(), f.boolean("ready", default=True)),
     "start_match": lambda i, f: StartMatch(i, f.match_code()),
     "action": _play,
-    "resync": lambda i, f: Resync(i, f.match_code(), f.integer("since", low=0, high=2**31 - 1)),
+    "resync": lambda i, f: Resync(i, f.match_code(), f.since()),
     "get_replay": lambda i, f: GetReplay(i, f.match_code()),
     "ping": lambda i, f: Ping(i),
     "leaderboard": _leaderboard,
@@ -415,6 +428,7 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
     "tournament_list": lambda i, f: ListTournaments(i),
     "tournament_standings": lambda i, f: GetStandings(i, f.match_code()),
+    "tournament_resync": lambda i, f: ResyncTournament(i, f.match_code(), f.since()),
     "daily": lambda i, f: PlayDaily(i, f.ruleset()),
     "daily_board": lambda i, f: GetDailyBoard(i, f.ruleset(), f.optional_day("day")),
     "quick_match": lambda i, f: QuickMatch(i, f.ruleset()),

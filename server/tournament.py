@@ -199,8 +199,24 @@ class Tournaments:
         return tournament
 
     async def standings(self, code: str) -> dict[str, Any]:
+        return await self._view_and_standings(self.get(code))
+
+    async def resync(self, code: str, since: int) -> dict[str, Any]:
+        """The events after ``since`` (``tournament_events``) while the history keeps them
+        all; otherwise (or for a ``since`` beyond the last event: the server restarted and
+        numbers anew) a ``tournament`` snapshot of the view and standings, with its seq."""
         tournament = self.get(code)
-        return {"tournament": tournament.view(), "standings": await self._standings(tournament)}
+        last_seq = tournament.history.last_seq
+        events = tournament.history.since(since) if since <= last_seq else None
+        if events is not None:
+            return {"type": "tournament_events", "tournament": tournament.code, "events": events}
+        snapshot = await self._view_and_standings(tournament)
+        return {"type": "tournament", **snapshot, "seq": last_seq}
+
+    async def _view_and_standings(self, tournament: LiveTournament) -> dict[str, Any]:
+        """The view as it is now (before the standings are read), and the standings."""
+        view = tournament.view()
+        return {"tournament": view, "standings": await self._standings(tournament)}
 
     # -- running --------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from server.protocol import (
     Ready,
     Register,
     Resync,
+    ResyncTournament,
     StartMatch,
     encode,
     error_message,
@@ -66,6 +67,7 @@ VALID: dict[str, dict[str, Any]] = {
     "resync": {"type": "resync", "id": 1, "code": "K7QX2M", "since": 0},
     "get_replay": {"type": "get_replay", "id": 1, "code": "K7QX2M"},
     "ping": {"type": "ping", "id": 1},
+    "tournament_resync": {"type": "tournament_resync", "id": 1, "code": "Q4M2ZK", "since": 0},
 }
 
 PROTOCOL_DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
@@ -395,6 +397,38 @@ def test_resync_refuses_a_missing_or_bad_since(since: Any) -> None:
     assert refused_field(**fields).details["field"] == "since"
 
 
+def test_tournament_resync_carries_the_tournament_code_and_the_seq_to_resume_after() -> None:
+    request = parse_request(frame(type="tournament_resync", id=8, code="q4m2zk", since=12))
+    assert request == ResyncTournament(8, "Q4M2ZK", 12)
+    assert parse_request(frame(type="tournament_resync", code="Q4M2ZK", since=0)) == (
+        ResyncTournament(None, "Q4M2ZK", 0)
+    )
+    assert parse_request(frame(type="tournament_resync", code="Q4M2ZK", since=2**31 - 1)) == (
+        ResyncTournament(None, "Q4M2ZK", 2**31 - 1)
+    )
+
+
+@pytest.mark.parametrize("since", [None, -1, 2**31, 1.5, "12", False])
+def test_tournament_resync_refuses_a_missing_or_bad_since(since: Any) -> None:
+    fields = dict(VALID["tournament_resync"])
+    if since is None:
+        del fields["since"]
+    else:
+        fields["since"] = since
+    error = refused_field(**fields)
+    assert error.details["field"] == "since" and "tournament_resync" in error.message
+
+
+@pytest.mark.parametrize("code", [None, "", "   ", 123456, ["Q4M2ZK"], "Q" * 17])
+def test_tournament_resync_refuses_a_missing_or_bad_code(code: Any) -> None:
+    fields = dict(VALID["tournament_resync"])
+    if code is None:
+        del fields["code"]
+    else:
+        fields["code"] = code
+    assert refused_field(**fields).details["field"] == "code"
+
+
 def test_a_ping_needs_nothing_but_its_type() -> None:
     assert parse_request(frame(type="ping", id=9)) == Ping(9)
 
@@ -492,6 +526,7 @@ def test_every_request_type_refuses_a_bad_field_with_bad_message_and_the_id(kind
         "list_matches": None, "join_match": {"role": "x"}, "leave_match": {"code": 5},
         "ready": {"ready": "yes"}, "start_match": {"code": ""}, "action": {"seq": 0},
         "resync": {"since": -1}, "get_replay": {"code": None}, "ping": None,
+        "tournament_resync": {"since": "12"},
     }[kind]
     if bad is None:  # nothing to get wrong in list_matches and ping
         return

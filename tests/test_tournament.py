@@ -202,3 +202,102 @@ async def test_a_tournament_with_a_start_time_starts_by_itself(connect: Connect)
     assert started["rounds"] == 1 and len(started["entrants"]) == 2
     past = await ana.request("tournament_create", start_at="2000-01-01T00:00:00Z")
     assert (past["code"], past["field"]) == ("bad_message", "start_at")
+
+
+async def test_tournament_resync_gives_the_events_after_since_in_order_to_anyone(
+    connect: Connect,
+) -> None:
+    host, ana, bob, eve = await entrants(connect, ["host", "ana", "bob", "eve"])
+    code = (await host.ok("tournament_create", rounds=1))["tournament"]["code"]
+    for client in (host, ana, bob):
+        await client.ok("tournament_join", code=code)
+    # eve neither organises nor plays: tournaments are public, as their standings are.
+    missed = await eve.ok("tournament_resync", code=code.lower(), since=1)
+    assert (missed["type"], missed["tournament"]) == ("tournament_events", code)
+    assert [(e["seq"], e["event"], e["name"]) for e in missed["events"]] == [
+        (2, "entrant_joined", "ana"),
+        (3, "entrant_joined", "bob"),
+    ]
+    assert all(e["type"] == "tournament_event" and e["tournament"] == code
+               for e in missed["events"])
+    everything = await eve.ok("tournament_resync", code=code, since=0)
+    assert [e["seq"] for e in everything["events"]] == [1, 2, 3]
+    up_to_date = await eve.ok("tournament_resync", code=code, since=3)
+    assert up_to_date == {"type": "tournament_events", "id": up_to_date["id"],
+                          "tournament": code, "events": []}
+    # eve now follows the tournament: what comes next reaches her live.
+    await host.ok("tournament_start", code=code)
+    assert (await eve.event("tournament_started"))["seq"] == 4
+
+
+async def test_a_missed_round_end_and_its_standings_come_back_through_tournament_resync(
+    connect: Connect,
+) -> None:
+    ana, late = await entrants(connect, ["ana", "late"])
+    code = (await ana.ok("tournament_create", rounds=1))["tournament"]["code"]
+    await ana.ok("tournament_join", code=code)
+    await ana.ok("tournament_start", code=code)
+    started = await ana.event("tournament_started")
+    await play_round(ana, 1, bot_level=None, rng=random.Random(3))
+    final = await ana.event("tournament_ended")
+    caught_up = await late.ok("tournament_resync", code=code, since=started["seq"])
+    events = caught_up["events"]
+    assert [e["event"] for e in events] == ["round_starting", "round_ended", "tournament_ended"]
+    assert [e["seq"] for e in events] == list(range(started["seq"] + 1, final["seq"] + 1))
+    assert events == [await ana.event(e["event"]) for e in events]  # as they came live
+    standings = await late.ok("tournament_standings", code=code)
+    assert events[1]["standings"] == standings["standings"] == final["standings"]
+
+
+async def test_a_tournament_resync_further_back_than_the_history_gets_a_snapshot(
+    settings: Settings,
+) -> None:
+    from dataclasses import replace
+
+    small = Server(replace(settings, max_history_events=2))
+    await small.start()
+    clients: list[Client] = []
+    try:
+        url = f"ws://127.0.0.1:{small.port}"
+        for name in ("ana", "bob", "cid", "eve"):
+            client = await Client.connect(url)
+            clients.append(client)
+            await client.register(name)
+        ana, bob, cid, eve = clients
+        code = (await ana.ok("tournament_create", rounds=2))["tournament"]["code"]
+        for client in (ana, bob, cid):
+            await client.ok("tournament_join", code=code)
+        kept = await eve.ok("tournament_resync", code=code, since=1)
+        assert [e["seq"] for e in kept["events"]] == [2, 3]
+        snapshot = await eve.ok("tournament_resync", code=code, since=0)
+        standings = await eve.ok("tournament_standings", code=code)
+        assert snapshot == {"type": "tournament", "id": snapshot["id"],
+                            "tournament": standings["tournament"],
+                            "standings": standings["standings"], "seq": 3}
+        assert [row["name"] for row in snapshot["standings"]] == ["ana", "bob", "cid"]
+        # A seq the server never gave (it restarted and numbers anew): the snapshot too.
+        ahead = await eve.ok("tournament_resync", code=code, since=99)
+        assert ahead["type"] == "tournament" and ahead["seq"] == 3
+        await ana.ok("tournament_start", code=code)
+        assert (await eve.event("tournament_started"))["seq"] == 4  # eve follows it now
+    finally:
+        for client in clients:
+            await client.close()
+        await small.close()
+
+
+async def test_tournament_resync_refuses_an_unknown_code_and_a_bad_since(
+    connect: Connect,
+) -> None:
+    anonymous = await connect()
+    refused = await anonymous.request("tournament_resync", code="Q4M2ZK", since=0)
+    assert refused["code"] == "not_authenticated"
+    [ana] = await entrants(connect, ["ana"])
+    code = (await ana.ok("tournament_create"))["tournament"]["code"]
+    unknown = await ana.request("tournament_resync", code="ZZZZZZ", since=0)
+    assert (unknown["type"], unknown["code"]) == ("error", "no_such_tournament")
+    for since in (-1, "3", None, 2**31):
+        bad = await ana.request("tournament_resync", code=code, since=since)
+        assert (bad["code"], bad["field"]) == ("bad_message", "since"), since
+    no_code = await ana.request("tournament_resync", since=0)
+    assert (no_code["code"], no_code["field"]) == ("bad_message", "code")
