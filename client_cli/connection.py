@@ -14,10 +14,14 @@ The listener receives plain dicts: every ``event``; every snapshot (the ``match_
 ``joined``, ``snapshot`` and ``daily_started`` replies, and the unasked ``matched`` of a
 quick match); every ``tournament_event`` of the tournaments followed (each once, in
 order); and ``{"type": "connection", "state": ...}`` notices, ``state`` being ``lost``,
-``restored``, ``failed`` or ``closed``. After a reconnect, each tournament followed is
-followed again and its fresh ``{"type": "tournament", ...}`` view is delivered too
-(tournament events sent during the drop are not kept by the server: the view says
-where the tournament is).
+``restored``, ``failed`` or ``closed``.
+
+Tournament events are numbered too: a gap in their ``seq`` is filled with
+``tournament_resync``, and after a reconnect each tournament entered is followed again
+with ``tournament_resync`` from the last event seen, so the events of the drop are
+delivered as if they had come live. When the server no longer has them all, its
+snapshot ``{"type": "tournament", "tournament": view, "standings": [...], "seq": N}`` is
+delivered instead, and the events after it follow.
 """
 
 from __future__ import annotations
@@ -98,6 +102,16 @@ class MatchTrack:
     action_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
+@dataclass
+class TournamentTrack:
+    """What the client remembers about one tournament to deliver its events in order."""
+
+    code: str
+    last_event: int = 0
+    resyncing: bool = False
+    held: list[Message] = field(default_factory=list)
+
+
 async def _open_socket(url: str, timeout: float) -> ClientConnection:
     try:
         return await connect(url, open_timeout=timeout, max_size=2**20, ping_interval=20)
@@ -128,8 +142,8 @@ class Connection:
         self.reconnect_for_s = reconnect_for_s
         self.timeout_s = timeout_s
         self.tracks: dict[str, MatchTrack] = {}
-        #: Tournaments whose events came: code -> the last event seq seen.
-        self.tournaments: dict[str, int] = {}
+        #: Tournaments whose events come: the last event seq seen, events held back.
+        self.tournaments: dict[str, TournamentTrack] = {}
         #: Tournaments entered with ``tournament_join``: followed again after a reconnect.
         self.entered: set[str] = set()
         #: The ruleset of the quick-match queue this connection waits in, if any.
@@ -346,8 +360,8 @@ class Connection:
         return await self.request("tournament_create", **options)
 
     async def tournament_join(self, code: str) -> Message:
-        """Enter (or follow again) tournament ``code``; its events come from now on, and
-        a reconnect follows it again."""
+        """Enter (or follow again) tournament ``code``; its events come from now on (those
+        after the reply's ``seq``), and a reconnect follows it again."""
         reply = await self.request("tournament_join", code=code.upper())
         self.entered.add(str(reply["tournament"]["code"]))
         return reply
@@ -416,8 +430,8 @@ class Connection:
         elif kind == "tournament" and isinstance(message.get("seq"), int):
             # A join's reply reflects the events up to its seq: those that follow it on
             # the wire (already sent when we subscribed) are not delivered again.
-            code = str(message["tournament"]["code"])
-            self.tournaments[code] = max(self.tournaments.get(code, 0), int(message["seq"]))
+            track = self._tournament(str(message["tournament"]["code"]))
+            track.last_event = max(track.last_event, int(message["seq"]))
         waiter = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
         if waiter is not None and not waiter.done():
             waiter.set_result(message)
@@ -456,20 +470,34 @@ class Connection:
         track.held.append(event)
         self._spawn(self._resync(track))
 
-    def _on_tournament_event(self, event: Message) -> None:
-        code, seq = str(event.get("tournament")), event.get("seq")
-        if not isinstance(seq, int) or seq <= self.tournaments.get(code, 0):
-            return  # already seen, or reflected in the join's reply
-        self.tournaments[code] = seq
-        self._notify(event)
+    def _tournament(self, code: str) -> TournamentTrack:
+        track = self.tournaments.get(code)
+        if track is None:
+            track = self.tournaments[code] = TournamentTrack(code)
+        return track
 
-    def _deliver(self, track: MatchTrack, message: Message) -> None:
-        if len(track.delivered) >= MAX_DELIVERED:
-            del track.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
-        track.delivered.append(message)
+    def _on_tournament_event(self, event: Message) -> None:
+        track, seq = self._tournament(str(event.get("tournament"))), event.get("seq")
+        if not isinstance(seq, int):
+            return
+        if track.resyncing:
+            track.held.append(event)
+        elif seq == track.last_event + 1:
+            track.last_event = seq
+            self._notify(event)
+        elif seq > track.last_event:  # a gap: fetch what is missing, hold this one back
+            track.held.append(event)
+            self._spawn(self._resync_tournament(track))
+        # else: already seen, or reflected in a join's reply or a snapshot
+
+    def _deliver(self, track: MatchTrack | TournamentTrack, message: Message) -> None:
+        if isinstance(track, MatchTrack):
+            if len(track.delivered) >= MAX_DELIVERED:
+                del track.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
+            track.delivered.append(message)
         self._notify(message)
 
-    def _deliver_held(self, track: MatchTrack) -> bool:
+    def _deliver_held(self, track: MatchTrack | TournamentTrack) -> bool:
         """Deliver held events that follow on; returns False if a gap remains."""
         held = sorted(track.held, key=lambda event: int(event["seq"]))
         track.held = []
@@ -501,6 +529,31 @@ class Connection:
                 raise  # the reconnect that called us deals with it
             if not isinstance(error, ConnectionLost):  # a drop: the reconnect resyncs
                 log.warning("resync of %s failed: %s", track.code, error)
+        finally:
+            track.resyncing = False
+
+    async def _resync_tournament(self, track: TournamentTrack, *, inline: bool = False) -> None:
+        """Deliver the events after the last seen (and those held back) in order, or the
+        server's snapshot when it no longer has them all."""
+        if track.resyncing and not inline:
+            return
+        track.resyncing = True
+        try:
+            for _ in range(5):
+                reply = await self._request_now("tournament_resync", code=track.code,
+                                                since=track.last_event)
+                if reply.get("type") == "tournament_events":
+                    track.held.extend(reply.get("events", []))
+                else:  # a snapshot: the count starts again from its seq
+                    track.last_event = int(reply.get("seq", 0))
+                    self._notify(reply)
+                if self._deliver_held(track):
+                    return
+        except ClientError as error:
+            if inline:
+                raise  # the reconnect that called us deals with it
+            if not isinstance(error, ConnectionLost):  # a drop: the reconnect resyncs
+                log.warning("resync of tournament %s failed: %s", track.code, error)
         finally:
             track.resyncing = False
 
@@ -560,7 +613,8 @@ class Connection:
             return
 
     async def _restore(self) -> None:
-        """hello, join every match again, resync each from the last event seen."""
+        """hello, join every match again and resync each from the last event seen, resync
+        every tournament entered, queue again for a quick match."""
         assert self.token is not None
         await self.hello(self.token)
         for track in list(self.tracks.values()):
@@ -577,13 +631,13 @@ class Connection:
                 track.rejoining = False
             await self._resync(track, inline=True)
         for code in sorted(self.entered):
+            followed = self._tournament(code)
+            followed.held = []  # what came before the drop comes again in the resync's reply
             try:
-                reply = await self._request_now("tournament_join", code=code)
+                await self._resync_tournament(followed, inline=True)
             except ServerRefused as refusal:
                 self.entered.discard(code)
                 self._notify({"type": "connection", "state": "gone", "tournament": code,
                               "detail": f"cannot follow tournament {code} again: {refusal}"})
-                continue
-            self._notify(reply)  # where it is now: events of the drop are lost
         if self.queued is not None:
             await self._request_now("quick_match", ruleset=self.queued)

@@ -6,6 +6,11 @@ that round's match (``join_match``) and opens the match screen on it; between ro
 prints the round's ranking and the standings in the terminal, and at the end the final
 standings and the podium. A screen still open on a finished round closes by itself when
 the next round starts.
+
+The connection hands over the tournament's events once each and in order, fetching
+those it missed (``tournament_resync``, after a gap or a reconnect) so that they are
+followed as if they had come live; when the server no longer has them, its snapshot (the
+view and the standings) tells where the tournament is.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ class TournamentFollower:
         self.joins: dict[str, asyncio.Task[Message]] = {}
         self.queue: asyncio.Queue[Message] = asyncio.Queue()
         self.final: Message | None = None
+        #: The last round whose standings were printed.
+        self.standings_shown = 0
 
     # -- what the server says ----------------------------------------------------------
 
@@ -74,7 +81,7 @@ class TournamentFollower:
             self._tell_screen(message)
             self.queue.put_nowait(message)
         elif kind == "tournament" and message.get("tournament", {}).get("code") == self.code:
-            self.queue.put_nowait(message)  # followed again after a reconnect
+            self.queue.put_nowait(message)  # a resync's snapshot: events were lost
         elif kind == "connection" and (message.get("state") == "failed" or (
                 message.get("state") == "gone" and message.get("tournament") == self.code)):
             self.queue.put_nowait(message)
@@ -136,24 +143,41 @@ class TournamentFollower:
             return "Waiting for the host to start it (Ctrl-C stops following)…"
         return "Waiting for the next round (Ctrl-C stops following)…"
 
-    async def _catch_up(self, view: Mapping[str, Any]) -> None:
-        """Where a fresh view says the tournament is: a round to join, or its end."""
+    async def _catch_up(self, view: Mapping[str, Any],
+                        standings: list[Message] | None = None) -> None:
+        """Where a fresh view (and the standings of a snapshot, if any) say the tournament
+        is: the standings not printed yet, a round to join, or its end."""
         self.view = dict(view)
         if view.get("status") == "finished":
-            reply = await self.connection.request("tournament_standings", code=self.code,
-                                                  retry=True)
-            rows = list(reply.get("standings", []))
+            rows = standings if standings is not None else await self._standings()
             self.final = {"event": "tournament_ended", "standings": rows,
                           "podium": [row for row in rows if int(row.get("rank", 99)) <= 3]}
-        elif view.get("status") == "running" and view.get("round_match"):
+            return
+        if standings:
+            self._show_standings(standings, max(int(r.get("rounds_played") or 0)
+                                                for r in standings))
+        if view.get("status") == "running" and view.get("round_match"):
             await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+
+    async def _standings(self) -> list[Message]:
+        reply = await self.connection.request("tournament_standings", code=self.code,
+                                              retry=True)
+        return list(reply.get("standings", []))
+
+    def _show_standings(self, rows: list[Message], number: int) -> None:
+        """The standings after round ``number``, unless printed already (or none played)."""
+        if number <= self.standings_shown:
+            return
+        self.standings_shown = number
+        title = f"Standings after round {number}/{self.view.get('rounds')}"
+        self.out.print(standings_table(rows, you=self.you_id, title=title))
 
     async def _handle(self, message: Message) -> None:
         kind = message.get("type")
         if kind == "connection":
             raise ClientError(str(message.get("detail")))
         if kind == "tournament":
-            await self._catch_up(message["tournament"])
+            await self._catch_up(message["tournament"], message.get("standings"))
             return
         name = message.get("event")
         out = self.out
@@ -172,9 +196,8 @@ class TournamentFollower:
             await self._play_round(int(message.get("round") or 0), str(message.get("match")))
         elif name == "round_ended":
             self.view["round_match"] = None
-            out.print(standings_table(
-                message.get("standings", []), you=self.you_id,
-                title=f"Standings after round {message.get('round')}/{self.view.get('rounds')}"))
+            self._show_standings(list(message.get("standings", [])),
+                                 int(message.get("round") or 0))
         elif name == "tournament_ended":
             self.view["status"] = "finished"
             self.final = message

@@ -8,6 +8,7 @@ client has done (an event, a queue, an entrant), never a fixed sleep.
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 import re
 from collections.abc import Callable
@@ -16,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual.pilot import Pilot
 
 from client_cli import http
 from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
+from client_cli.tournament import TournamentFollower
 from server.app import Server
-from tests.cli_support import Script, driving, gaps
+from tests.cli_support import Script, driving, gaps, no_screen
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -349,6 +352,79 @@ async def test_a_whole_tournament_two_players_and_a_bot(
     assert await gaps("tournament", "join", code) == 1
     assert f"has started: only its entrants play it; see how it goes with `gaps tournament " \
         f"standings {code}`" in capsys.readouterr().err
+
+
+async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standings_printed(
+    server: Server, ws_url: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round 1's ``round_ended`` is lost on the way: the next event's seq shows the gap,
+    the client fetches it with ``tournament_resync`` and prints its standings before
+    round 2 opens."""
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    dropped: list[int] = []
+    take = Connection._on_tournament_event
+
+    def lossy(connection: Connection, event: dict[str, Any]) -> None:
+        if event.get("event") == "round_ended" and not dropped:
+            dropped.append(event["seq"])
+            return
+        take(connection, event)
+
+    monkeypatch.setattr(Connection, "_on_tournament_event", lossy)
+    screens: list[MatchApp] = []
+
+    async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
+        screens.append(app)
+        await stop_and_see_the_ranking(app, pilot)
+
+    hosting = asyncio.create_task(gaps(
+        "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "1",
+        "--round-time", "2m", "--join", frontend=driving(play)))
+    await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
+    [live] = server.tournaments.live.values()
+    assert await gaps("tournament", "start", live.code) == 0
+    assert await asyncio.wait_for(hosting, 40) == 0
+    out = capsys.readouterr().out
+
+    [round_one] = [e for e in live.history.since(0) or [] if e["event"] == "round_ended"][:1]
+    assert dropped == [round_one["seq"]] and len(screens) == 2
+    assert out.count("Standings after round 1/2") == 1
+    assert out.count("Standings after round 2/2") == 1
+    assert out.index("Standings after round 1/2") < out.index(
+        f"Round 2/2 (match {screens[1].state.code}) is starting.")
+    assert f"Cup ({live.code}): final standings" in out and "Podium" in out
+
+
+async def test_a_tournament_snapshot_prints_the_standings_missed_once_and_may_end_it(
+    ws_url: str,
+) -> None:
+    """What a ``tournament_resync`` too far back gives: the view and the standings."""
+    connection = await player(ws_url, "ana")
+    you = connection.player["id"] if connection.player else None
+    text = io.StringIO()
+    view = {"code": "Q4M2ZK", "name": "Cup", "rounds": 2, "max_players": 2, "entrants": [],
+            "status": "running", "current_round": 1, "round_match": None}
+    follower = TournamentFollower(connection, view, frontend=no_screen(),
+                                  out=Console(file=text, width=120))
+    rows = [{"rank": 1, "player_id": you, "name": "ana", "total_score": 9,
+             "total_time_ms": 4000, "rounds_played": 1},
+            {"rank": 2, "player_id": -1, "name": "bob", "total_score": 4,
+             "total_time_ms": 3000, "rounds_played": 1}]
+    between_rounds = {"type": "tournament", "tournament": view, "standings": rows, "seq": 5}
+    final_rows = [dict(row, rounds_played=2) for row in rows]
+    ended = {"type": "tournament", "tournament": dict(view, status="finished", current_round=2),
+             "standings": final_rows, "seq": 9}
+    try:
+        for message in (between_rounds, between_rounds, ended):  # as the connection hands
+            follower._on_message(message)                          # them over
+        final = await asyncio.wait_for(follower.run(), 10)
+    finally:
+        await connection.close()
+    out = text.getvalue()
+    assert out.count("Standings after round 1/2") == 1 and "ana (you)" in out
+    assert "round 2/2" not in out  # the end's standings are the final ones
+    assert final["standings"] == final_rows and final["podium"] == final_rows
 
 
 # -- the daily challenge ---------------------------------------------------------------------------

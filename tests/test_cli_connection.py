@@ -12,6 +12,7 @@ import pytest
 
 from client_cli import connection as connection_module
 from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
+from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
 
@@ -202,8 +203,8 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
     server: Any, ws_url: str,
 ) -> None:
     """Events the join's reply already reflects are not delivered again; after a drop the
-    connection enters its tournaments again (the fresh view comes to the listener) and
-    goes back into the quick-match queue."""
+    connection follows its tournaments again (nothing was missed: no snapshot comes to
+    the listener) and goes back into the quick-match queue."""
     (ana, recorder), (bob, _) = await player(ws_url, "ana"), await player(ws_url, "bob")
     try:
         created = await ana.tournament_create(name="Cup", rounds=1)
@@ -223,8 +224,7 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
         assert ana._socket is not None
         ana._socket.transport.abort()
         await recorder.wait(lambda: any(m.get("state") == "restored" for m in recorder.messages))
-        views = [m for m in recorder.messages if m.get("type") == "tournament"]
-        assert len(views) == 1 and views[0]["tournament"]["code"] == code
+        assert not [m for m in recorder.messages if m.get("type") == "tournament"]
         assert [w.player_id for w in server.matchmaker.queues["spaces"]] == [ana.player["id"]]
         assert await ana.quick_cancel() is True and ana.queued is None
 
@@ -239,3 +239,114 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
     finally:
         await ana.close()
         await bob.close()
+
+
+def tournament_seqs(recorder: Recorder) -> list[int]:
+    return [m["seq"] for m in recorder.messages if m.get("type") == "tournament_event"]
+
+
+async def enter(url: str, prefix: str, code: str) -> None:
+    """A player on a connection of their own (the server's test client, not the one under
+    test) enters tournament ``code`` and leaves."""
+    client = await Client.connect(url)
+    await client.register(f"{prefix}-{random.randrange(10**6)}")
+    await client.ok("tournament_join", code=code)
+    await client.close()
+
+
+async def test_a_gap_in_tournament_events_is_filled_by_tournament_resync(ws_url: str) -> None:
+    ana, recorder = await player(ws_url, "ana")
+    dropped: list[int] = []
+    take = ana._on_tournament_event
+
+    def lossy(event: dict[str, Any]) -> None:  # lose the first event after the join
+        if not dropped:
+            dropped.append(event["seq"])
+            return
+        take(event)
+
+    try:
+        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        assert (await ana.tournament_join(code))["seq"] == 1
+        ana._on_tournament_event = lossy  # type: ignore[method-assign]
+        await enter(ws_url, "bob", code)  # seq 2: lost
+        await enter(ws_url, "cid", code)  # seq 3: a gap, so ana asks for 2 again
+        await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3])
+        assert dropped == [2]
+        events = [m for m in recorder.messages if m.get("type") == "tournament_event"]
+        assert [e["name"].split("-")[0] for e in events] == ["bob", "cid"]
+        assert ana.tournaments[code].last_event == 3 and not ana.tournaments[code].held
+    finally:
+        await ana.close()
+
+
+async def test_tournament_events_missed_while_away_are_delivered_after_the_reconnect(
+    ws_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ana, recorder = await player(ws_url, "ana")
+    back = asyncio.Event()
+    open_socket = connection_module._open_socket
+
+    async def held_open(url: str, timeout: float) -> Any:
+        await back.wait()  # the network stays down until the test says so
+        return await open_socket(url, timeout)
+
+    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    try:
+        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        await ana.tournament_join(code)
+        assert ana._socket is not None
+        ana._socket.transport.abort()
+        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await enter(ws_url, "bob", code)
+        await enter(ws_url, "cid", code)  # ana misses both
+        back.set()
+        await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3])
+        await enter(ws_url, "dan", code)  # and she follows the tournament again
+        await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3, 4])
+        assert not [m for m in recorder.messages if m.get("type") == "tournament"]
+    finally:
+        await ana.close()
+
+
+async def test_a_tournament_resync_further_back_than_the_history_delivers_the_snapshot(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server keeps one event: after a drop that missed two, the listener gets the
+    snapshot (view, standings, seq), then the events after it as they come."""
+    from dataclasses import replace
+
+    from server.app import Server
+
+    small = Server(replace(settings, max_history_events=1))
+    await small.start()
+    url = f"ws://127.0.0.1:{small.port}"
+    ana, recorder = await player(url, "ana")
+    back = asyncio.Event()
+    open_socket = connection_module._open_socket
+
+    async def held_open(url: str, timeout: float) -> Any:
+        await back.wait()
+        return await open_socket(url, timeout)
+
+    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    try:
+        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        await ana.tournament_join(code)
+        assert ana._socket is not None
+        ana._socket.transport.abort()
+        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await enter(url, "bob", code)
+        await enter(url, "cid", code)
+        back.set()
+        snapshots = await recorder.wait(lambda: [
+            m for m in recorder.messages if m.get("type") == "tournament"])
+        [snapshot] = snapshots
+        assert snapshot["seq"] == 3 and snapshot["tournament"]["code"] == code
+        assert len(snapshot["tournament"]["entrants"]) == len(snapshot["standings"]) == 3
+        assert tournament_seqs(recorder) == []  # the snapshot stands for events 2 and 3
+        await enter(url, "dan", code)
+        await recorder.wait(lambda: tournament_seqs(recorder) == [4])
+    finally:
+        await ana.close()
+        await small.close()
