@@ -19,6 +19,7 @@ from client_cli.config import Account, Config
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_ms
 from client_cli.match_state import MatchState, Phase
+from client_cli.tables import tournament_end
 from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
 
@@ -216,7 +217,7 @@ async def run_tournament_bots(
         for _ in range(options.count):
             connection, account = await connect_bot(server, config, taken, report)
             queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-            connection.add_listener(_tournament_news(code.upper(), queue))
+            connection.add_listener(tournament_news(code.upper(), queue))
             try:
                 reply = await connection.tournament_join(code)
             except ServerRefused as refusal:
@@ -247,7 +248,7 @@ async def run_tournament_bots(
     return views[0], finals[0]
 
 
-def _tournament_news(
+def tournament_news(
     code: str, queue: asyncio.Queue[dict[str, Any]]
 ) -> Callable[[dict[str, Any]], None]:
     def listen(message: dict[str, Any]) -> None:
@@ -255,8 +256,10 @@ def _tournament_news(
         if kind == "tournament_event" and message.get("tournament") == code:
             queue.put_nowait(message)
         elif kind == "tournament" and message.get("tournament", {}).get("code") == code:
-            view = message["tournament"]  # followed again after a reconnect
-            if view.get("status") == "running" and view.get("round_match"):
+            view = message["tournament"]  # a resync's snapshot: some events were lost
+            if view.get("status") == "finished":
+                queue.put_nowait(tournament_end(message.get("standings", [])))
+            elif view.get("status") == "running" and view.get("round_match"):
                 queue.put_nowait({"event": "round_starting", "round": view["current_round"],
                                   "match": view["round_match"]})
         elif kind == "connection" and message.get("state") == "failed":

@@ -46,6 +46,7 @@ from client_cli.tables import (
     ranking_table,
     ratings_table,
     standings_table,
+    tournament_end,
     tournament_status,
     tournaments_table,
 )
@@ -911,8 +912,7 @@ async def cmd_tournament_standings(context: Context) -> int:
         return 0
     you = _my_name(context)
     if view.get("status") == "finished":
-        final = {"standings": rows, "podium": [r for r in rows if int(r.get("rank", 99)) <= 3]}
-        print_final(out, final, view, you)
+        print_final(out, tournament_end(rows), view, you)
         return 0
     if view.get("status") == "open":
         names = ", ".join(str(row.get("name")) for row in rows)

@@ -259,6 +259,14 @@ def standings_table(rows: Iterable[Row], *, title: str, you: str | int | None = 
     return table
 
 
+def tournament_end(standings: Iterable[Row]) -> dict[str, Any]:
+    """A ``tournament_ended`` event rebuilt from final standings: the rows ranked 1-3 are
+    the podium (as the server's event has it)."""
+    rows = list(standings)
+    return {"event": "tournament_ended", "standings": rows,
+            "podium": [row for row in rows if int(row.get("rank") or 99) <= 3]}
+
+
 def podium_text(podium: Iterable[Row], *, you: str | int | None = None) -> Group:
     """The podium, one line a place: ``1st  ana  34 pts · 12:31.4``."""
     lines: list[RenderableType] = [Text("Podium", style="bold")]

@@ -33,6 +33,7 @@ from client_cli.tables import (
     ranking_table,
     standings_line,
     standings_table,
+    tournament_end,
     tournament_summary,
 )
 
@@ -150,8 +151,7 @@ class TournamentFollower:
         self.view = dict(view)
         if view.get("status") == "finished":
             rows = standings if standings is not None else await self._standings()
-            self.final = {"event": "tournament_ended", "standings": rows,
-                          "podium": [row for row in rows if int(row.get("rank", 99)) <= 3]}
+            self.final = tournament_end(rows)
             return
         if standings:
             self._show_standings(standings, max(int(r.get("rounds_played") or 0)

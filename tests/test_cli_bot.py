@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from client_cli import http
-from client_cli.bot import think_time
+from client_cli.bot import tournament_news, think_time
 from client_cli.cli import run_async
 from client_cli.connection import Connection
 from client_cli.verify import verify
@@ -102,3 +102,17 @@ async def test_a_forgotten_bot_is_replaced_and_a_wrong_code_is_a_clear_error(
     assert len(saved) == 1 and saved[0]["name"] != "bot-dead"
     assert await run_async(["bot", "--join", "ZZZZZZ", "--pace", "0", "--server", ws_url]) == 1
     assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err
+
+
+def test_a_tournament_snapshot_tells_the_bots_the_round_to_play_or_the_end() -> None:
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    listen = tournament_news("Q4M2ZK", queue)
+    running = {"code": "Q4M2ZK", "status": "running", "current_round": 2, "round_match": "M2"}
+    listen({"type": "tournament", "tournament": running, "standings": [], "seq": 9})
+    assert queue.get_nowait() == {"event": "round_starting", "round": 2, "match": "M2"}
+    rows = [{"rank": 1, "name": "bot1"}, {"rank": 2, "name": "bot2"}]
+    finished = {"code": "Q4M2ZK", "status": "finished", "current_round": 3, "round_match": None}
+    listen({"type": "tournament", "tournament": finished, "standings": rows, "seq": 30})
+    assert queue.get_nowait() == {"event": "tournament_ended", "standings": rows, "podium": rows}
+    listen({"type": "tournament", "tournament": {**finished, "code": "OTHER"}, "seq": 1})
+    assert queue.empty()

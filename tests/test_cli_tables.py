@@ -22,6 +22,7 @@ from client_cli.tables import (
     ratings_table,
     standings_line,
     standings_table,
+    tournament_end,
     tournament_status,
     tournament_summary,
     tournaments_table,
@@ -187,6 +188,15 @@ def test_standings_and_the_podium() -> None:
     assert podium == ["Podium", "  1st  bob  40 pts · 5:00.0", "  2nd  ana (you)  35 pts · 4:10.5",
                       "  2nd  cy  35 pts · 4:10.5"]
     assert standings_line(rows, limit=2) == "1. bob 40 · 2. ana 35 · …"
+
+
+def test_a_tournament_end_rebuilt_from_final_standings_puts_ranks_one_to_three_on_the_podium(
+) -> None:
+    rows = [{"rank": rank, "name": name} for rank, name in ((1, "a"), (2, "b"), (2, "c"), (4, "d"))]
+    assert tournament_end(iter(rows)) == {
+        "event": "tournament_ended", "standings": rows, "podium": rows[:3],
+    }
+    assert tournament_end([]) == {"event": "tournament_ended", "standings": [], "podium": []}
 
 
 def test_the_daily_board_and_a_match_ranking() -> None:
