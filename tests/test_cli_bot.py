@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from client_cli import http
-from client_cli.bot import tournament_news, think_time
+from client_cli.bot import think_time, tournament_news
 from client_cli.cli import run_async
 from client_cli.connection import Connection
 from client_cli.verify import verify
