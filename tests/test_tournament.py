@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -252,8 +253,6 @@ async def test_a_missed_round_end_and_its_standings_come_back_through_tournament
 async def test_a_tournament_resync_further_back_than_the_history_gets_a_snapshot(
     settings: Settings,
 ) -> None:
-    from dataclasses import replace
-
     small = Server(replace(settings, max_history_events=2))
     await small.start()
     clients: list[Client] = []
