@@ -390,11 +390,11 @@ class Game:
     ) -> list[Action]:
         """Play uniformly random legal moves until over (or blocked, if not ``redeal``).
 
-        When blocked with a redeal left, redeals if ``redeal``, else returns; returns
-        too after ``max_moves`` moves (redeals not counted). Returns
-        the actions made, which replay to the same game. The loop inlines ``legal_moves``
-        and ``play`` because bots run it by the million; tests replay its actions
-        through ``play`` to hold it to the same rules.
+        When blocked with a redeal left, redeals if ``redeal``, else returns; returns too
+        after ``max_moves`` moves (redeals not counted). Returns the actions made, which
+        replay to the same game. The loop inlines ``legal_moves`` and ``play`` because
+        bots and benchmarks run it by the million; tests replay its actions through
+        ``play`` to hold it to the same rules.
         """
         if self.stopped:
             return []
