@@ -392,9 +392,9 @@ class Game:
 
         When blocked with a redeal left, redeals if ``redeal``, else returns; returns too
         after ``max_moves`` moves (redeals not counted). Returns the actions made, which
-        replay to the same game. The loop inlines ``legal_moves`` and ``play`` because
-        bots and benchmarks run it by the million; tests replay its actions through
-        ``play`` to hold it to the same rules.
+        replay to the same game. The loop inlines ``legal_moves`` and ``play``: it is what
+        the games/s figure of ``python -m gaps.bench`` measures. Tests replay its actions
+        through ``play`` to hold it to the same rules.
         """
         if self.stopped:
             return []
