@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from client_cli import connection as connection_module
 from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
+from server.app import Server
 from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
@@ -65,6 +67,19 @@ async def race(url: str) -> tuple[str, list[tuple[Connection, Recorder]]]:
 
 def event_seqs(recorder: Recorder) -> list[int]:
     return [m["seq"] for m in recorder.events()]
+
+
+def network_down_until_set(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Keep the client's reconnects waiting until the returned event is set."""
+    back = asyncio.Event()
+    open_socket = connection_module._open_socket
+
+    async def held_open(url: str, timeout: float) -> Any:
+        await back.wait()  # the network stays down until the test says so
+        return await open_socket(url, timeout)
+
+    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    return back
 
 
 async def test_an_unreachable_server_is_a_clear_error() -> None:
@@ -172,14 +187,7 @@ async def test_events_missed_while_away_are_delivered_after_the_reconnect(
     ws_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, [(ana, recorder), (bob, _)] = await race(ws_url)
-    back = asyncio.Event()
-    open_socket = connection_module._open_socket
-
-    async def held_open(url: str, timeout: float) -> Any:
-        await back.wait()  # the network stays down until the test says so
-        return await open_socket(url, timeout)
-
-    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    back = network_down_until_set(monkeypatch)
     try:
         assert ana._socket is not None
         ana._socket.transport.abort()
@@ -284,14 +292,7 @@ async def test_tournament_events_missed_while_away_are_delivered_after_the_recon
     ws_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ana, recorder = await player(ws_url, "ana")
-    back = asyncio.Event()
-    open_socket = connection_module._open_socket
-
-    async def held_open(url: str, timeout: float) -> Any:
-        await back.wait()  # the network stays down until the test says so
-        return await open_socket(url, timeout)
-
-    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    back = network_down_until_set(monkeypatch)
     try:
         code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
         await ana.tournament_join(code)
@@ -314,22 +315,11 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
 ) -> None:
     """The server keeps one event: after a drop that missed two, the listener gets the
     snapshot (view, standings, seq), then the events after it as they come."""
-    from dataclasses import replace
-
-    from server.app import Server
-
     small = Server(replace(settings, max_history_events=1))
     await small.start()
     url = f"ws://127.0.0.1:{small.port}"
     ana, recorder = await player(url, "ana")
-    back = asyncio.Event()
-    open_socket = connection_module._open_socket
-
-    async def held_open(url: str, timeout: float) -> Any:
-        await back.wait()
-        return await open_socket(url, timeout)
-
-    monkeypatch.setattr(connection_module, "_open_socket", held_open)
+    back = network_down_until_set(monkeypatch)
     try:
         code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
         await ana.tournament_join(code)
