@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -86,30 +86,50 @@ class ServerRefused(ClientError):
 
 
 @dataclass
-class MatchTrack:
-    """What the client must remember about one match to resync and resend."""
+class EventTrack:
+    """What the client remembers of one match's or tournament's numbered events to
+    deliver them once each and in order, resyncing over a gap."""
+
+    #: The request that fetches the events after a seq, and the type of its events reply.
+    resync_request: ClassVar[str]
+    events_reply: ClassVar[str]
 
     code: str
-    role: str = "player"
     last_event: int = 0
+    resyncing: bool = False
+    held: list[Message] = field(default_factory=list)
+
+    def remember(self, message: Message) -> None:
+        """Keep ``message``, delivered, for listeners that come late (if it is kept)."""
+
+
+@dataclass
+class MatchTrack(EventTrack):
+    """What the client must remember about one match to resync and resend."""
+
+    resync_request: ClassVar[str] = "resync"
+    events_reply: ClassVar[str] = "events"
+
+    role: str = "player"
     next_seq: int = 1
     unacked: tuple[int, str] | None = None
-    resyncing: bool = False
     rejoining: bool = False
-    held: list[Message] = field(default_factory=list)
     #: The first snapshot and every event and snapshot since, for listeners that come late.
     delivered: list[Message] = field(default_factory=list)
     action_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
+    def remember(self, message: Message) -> None:
+        if len(self.delivered) >= MAX_DELIVERED:
+            del self.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
+        self.delivered.append(message)
+
 
 @dataclass
-class TournamentTrack:
+class TournamentTrack(EventTrack):
     """What the client remembers about one tournament to deliver its events in order."""
 
-    code: str
-    last_event: int = 0
-    resyncing: bool = False
-    held: list[Message] = field(default_factory=list)
+    resync_request: ClassVar[str] = "tournament_resync"
+    events_reply: ClassVar[str] = "tournament_events"
 
 
 async def _open_socket(url: str, timeout: float) -> ClientConnection:
@@ -455,20 +475,8 @@ class Connection:
 
     def _on_event(self, event: Message) -> None:
         track = self.tracks.get(str(event.get("match")))
-        seq = event.get("seq")
-        if track is None or not isinstance(seq, int):
-            return
-        if track.resyncing:
-            track.held.append(event)
-            return
-        if seq <= track.last_event:
-            return  # already seen (or reflected in a snapshot)
-        if seq == track.last_event + 1:
-            track.last_event = seq
-            self._deliver(track, event)
-            return
-        track.held.append(event)
-        self._spawn(self._resync(track))
+        if track is not None:
+            self._on_numbered(track, event)
 
     def _tournament(self, code: str) -> TournamentTrack:
         track = self.tournaments.get(code)
@@ -477,27 +485,27 @@ class Connection:
         return track
 
     def _on_tournament_event(self, event: Message) -> None:
-        track, seq = self._tournament(str(event.get("tournament"))), event.get("seq")
+        self._on_numbered(self._tournament(str(event.get("tournament"))), event)
+
+    def _on_numbered(self, track: EventTrack, event: Message) -> None:
+        seq = event.get("seq")
         if not isinstance(seq, int):
             return
         if track.resyncing:
             track.held.append(event)
         elif seq == track.last_event + 1:
             track.last_event = seq
-            self._notify(event)
+            self._deliver(track, event)
         elif seq > track.last_event:  # a gap: fetch what is missing, hold this one back
             track.held.append(event)
-            self._spawn(self._resync_tournament(track))
-        # else: already seen, or reflected in a join's reply or a snapshot
+            self._spawn(self._resync(track))
+        # else: already seen, or reflected in a snapshot or a join's reply
 
-    def _deliver(self, track: MatchTrack | TournamentTrack, message: Message) -> None:
-        if isinstance(track, MatchTrack):
-            if len(track.delivered) >= MAX_DELIVERED:
-                del track.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
-            track.delivered.append(message)
+    def _deliver(self, track: EventTrack, message: Message) -> None:
+        track.remember(message)
         self._notify(message)
 
-    def _deliver_held(self, track: MatchTrack | TournamentTrack) -> bool:
+    def _deliver_held(self, track: EventTrack) -> bool:
         """Deliver held events that follow on; returns False if a gap remains."""
         held = sorted(track.held, key=lambda event: int(event["seq"]))
         track.held = []
@@ -512,27 +520,7 @@ class Connection:
             self._deliver(track, event)
         return True
 
-    async def _resync(self, track: MatchTrack, *, inline: bool = False) -> None:
-        if track.resyncing and not inline:
-            return
-        track.resyncing = True
-        try:
-            for _ in range(5):
-                reply = await self._request_now("resync", code=track.code, since=track.last_event)
-                if reply.get("type") == "events":
-                    track.held.extend(reply.get("events", []))
-                # A ``snapshot`` reply was delivered by ``_on_snapshot`` already.
-                if self._deliver_held(track):
-                    return
-        except ClientError as error:
-            if inline:
-                raise  # the reconnect that called us deals with it
-            if not isinstance(error, ConnectionLost):  # a drop: the reconnect resyncs
-                log.warning("resync of %s failed: %s", track.code, error)
-        finally:
-            track.resyncing = False
-
-    async def _resync_tournament(self, track: TournamentTrack, *, inline: bool = False) -> None:
+    async def _resync(self, track: EventTrack, *, inline: bool = False) -> None:
         """Deliver the events after the last seen (and those held back) in order, or the
         server's snapshot when it no longer has them all."""
         if track.resyncing and not inline:
@@ -540,20 +528,21 @@ class Connection:
         track.resyncing = True
         try:
             for _ in range(5):
-                reply = await self._request_now("tournament_resync", code=track.code,
+                reply = await self._request_now(track.resync_request, code=track.code,
                                                 since=track.last_event)
-                if reply.get("type") == "tournament_events":
+                if reply.get("type") == track.events_reply:
                     track.held.extend(reply.get("events", []))
-                else:  # a snapshot: the count starts again from its seq
+                elif isinstance(track, TournamentTrack):  # its count starts again from here
                     track.last_event = int(reply.get("seq", 0))
                     self._notify(reply)
+                # A match's ``snapshot`` reply was delivered by ``_on_snapshot`` already.
                 if self._deliver_held(track):
                     return
         except ClientError as error:
             if inline:
                 raise  # the reconnect that called us deals with it
             if not isinstance(error, ConnectionLost):  # a drop: the reconnect resyncs
-                log.warning("resync of tournament %s failed: %s", track.code, error)
+                log.warning("resync of %s failed: %s", track.code, error)
         finally:
             track.resyncing = False
 
@@ -634,7 +623,7 @@ class Connection:
             followed = self._tournament(code)
             followed.held = []  # what came before the drop comes again in the resync's reply
             try:
-                await self._resync_tournament(followed, inline=True)
+                await self._resync(followed, inline=True)
             except ServerRefused as refusal:
                 self.entered.discard(code)
                 self._notify({"type": "connection", "state": "gone", "tournament": code,
