@@ -188,17 +188,7 @@ class Game:
 
     def run_lengths(self) -> list[int]:
         """Per row, the length of its preserved sequence: 2, 3, 4... of one suit from column 1."""
-        grid = self._grid
-        lengths = []
-        for start in range(0, CELLS, COLUMNS):
-            first = grid[start]
-            length = 0
-            if first != GAP and first % 13 == TWO_RANK_INDEX:
-                length = 1
-                while length < COLUMNS - 1 and grid[start + length] == first + length:
-                    length += 1
-            lengths.append(length)
-        return lengths
+        return [_run_length(self._grid, start) for start in _ROW_STARTS]
 
     def preserved_sequences(self) -> list[list[Card]]:
         """Per row, the cards of its preserved sequence, left to right."""
