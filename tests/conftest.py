@@ -68,9 +68,13 @@ async def migrated_engine(database_url: str, tmp_path: Path) -> AsyncIterator[As
 
 
 @pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
+def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    """The test server's settings; ``@pytest.mark.max_history_events(n)`` shortens its
+    event histories, for resync tests."""
+    history = request.node.get_closest_marker("max_history_events")
     return Settings(
         port=0,
+        max_history_events=history.args[0] if history else Settings.max_history_events,
         database_url=database_url,
         data_dir=tmp_path,
         countdown_s=0,

@@ -9,6 +9,8 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from server.app import Server
 from tests.client import Client
 from tests.races import registered, start_race, stop_all
@@ -114,29 +116,22 @@ async def test_malformed_frames_get_errors_and_the_connection_stays_usable(
     assert (await client.ok("ping"))["type"] == "pong"
 
 
-async def test_a_resync_too_far_back_gets_a_snapshot(settings: Any, connect: Connect) -> None:
-    from dataclasses import replace
-
-    small = Server(replace(settings, max_history_events=3))
-    await small.start()
-    try:
-        ana = await Client.connect(f"ws://127.0.0.1:{small.port}")
-        await ana.register("ana")
-        code = (
-            await ana.ok("create_match", max_players=1, countdown_s=0, seed="AAAA-BBBB-CCCC-DDDD")
-        )["match"]["code"]
-        await ana.ok("ready", code=code)
-        await ana.event("started")
-        for action in ("3H", "2C>4", "3C"):
-            await ana.act(code, action)
-        recent = await ana.ok("resync", code=code, since=5)
-        assert recent["type"] == "events" and [e["seq"] for e in recent["events"]] == [6, 7]
-        old = await ana.ok("resync", code=code, since=1)
-        assert old["type"] == "snapshot" and old["seq"] == 7
-        assert old["you"]["game"]["moves_made"] == 3
-        await ana.close()
-    finally:
-        await small.close()
+@pytest.mark.max_history_events(3)
+async def test_a_resync_too_far_back_gets_a_snapshot(connect: Connect) -> None:
+    ana = await connect()
+    await ana.register("ana")
+    code = (
+        await ana.ok("create_match", max_players=1, countdown_s=0, seed="AAAA-BBBB-CCCC-DDDD")
+    )["match"]["code"]
+    await ana.ok("ready", code=code)
+    await ana.event("started")
+    for action in ("3H", "2C>4", "3C"):
+        await ana.act(code, action)
+    recent = await ana.ok("resync", code=code, since=5)
+    assert recent["type"] == "events" and [e["seq"] for e in recent["events"]] == [6, 7]
+    old = await ana.ok("resync", code=code, since=1)
+    assert old["type"] == "snapshot" and old["seq"] == 7
+    assert old["you"]["game"]["moves_made"] == 3
 
 
 async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_http(

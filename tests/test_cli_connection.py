@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from client_cli import connection as connection_module
 from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
-from server.app import Server
 from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
@@ -310,15 +308,13 @@ async def test_tournament_events_missed_while_away_are_delivered_after_the_recon
         await ana.close()
 
 
+@pytest.mark.max_history_events(1)
 async def test_a_tournament_resync_further_back_than_the_history_delivers_the_snapshot(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
+    ws_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server keeps one event: after a drop that missed two, the listener gets the
     snapshot (view, standings, seq), then the events after it as they come."""
-    small = Server(replace(settings, max_history_events=1))
-    await small.start()
-    url = f"ws://127.0.0.1:{small.port}"
-    ana, recorder = await player(url, "ana")
+    ana, recorder = await player(ws_url, "ana")
     back = network_down_until_set(monkeypatch)
     try:
         code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
@@ -326,8 +322,8 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
         assert ana._socket is not None
         ana._socket.transport.abort()
         await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
-        await enter(url, "bob", code)
-        await enter(url, "cid", code)
+        await enter(ws_url, "bob", code)
+        await enter(ws_url, "cid", code)
         back.set()
         snapshots = await recorder.wait(lambda: [
             m for m in recorder.messages if m.get("type") == "tournament"])
@@ -335,8 +331,7 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
         assert snapshot["seq"] == 3 and snapshot["tournament"]["code"] == code
         assert len(snapshot["tournament"]["entrants"]) == len(snapshot["standings"]) == 3
         assert tournament_seqs(recorder) == []  # the snapshot stands for events 2 and 3
-        await enter(url, "dan", code)
+        await enter(ws_url, "dan", code)
         await recorder.wait(lambda: tournament_seqs(recorder) == [4])
     finally:
         await ana.close()
-        await small.close()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from gaps import Game, Move, Redeal
@@ -250,39 +250,27 @@ async def test_a_missed_round_end_and_its_standings_come_back_through_tournament
     assert events[1]["standings"] == standings["standings"] == final["standings"]
 
 
+@pytest.mark.max_history_events(2)
 async def test_a_tournament_resync_further_back_than_the_history_gets_a_snapshot(
-    settings: Settings,
+    connect: Connect,
 ) -> None:
-    small = Server(replace(settings, max_history_events=2))
-    await small.start()
-    clients: list[Client] = []
-    try:
-        url = f"ws://127.0.0.1:{small.port}"
-        for name in ("ana", "bob", "cid", "eve"):
-            client = await Client.connect(url)
-            clients.append(client)
-            await client.register(name)
-        ana, bob, cid, eve = clients
-        code = (await ana.ok("tournament_create", rounds=2))["tournament"]["code"]
-        for client in (ana, bob, cid):
-            await client.ok("tournament_join", code=code)
-        kept = await eve.ok("tournament_resync", code=code, since=1)
-        assert [e["seq"] for e in kept["events"]] == [2, 3]
-        snapshot = await eve.ok("tournament_resync", code=code, since=0)
-        standings = await eve.ok("tournament_standings", code=code)
-        assert snapshot == {"type": "tournament", "id": snapshot["id"],
-                            "tournament": standings["tournament"],
-                            "standings": standings["standings"], "seq": 3}
-        assert [row["name"] for row in snapshot["standings"]] == ["ana", "bob", "cid"]
-        # A seq the server never gave (it restarted and numbers anew): the snapshot too.
-        ahead = await eve.ok("tournament_resync", code=code, since=99)
-        assert ahead["type"] == "tournament" and ahead["seq"] == 3
-        await ana.ok("tournament_start", code=code)
-        assert (await eve.event("tournament_started"))["seq"] == 4  # eve follows it now
-    finally:
-        for client in clients:
-            await client.close()
-        await small.close()
+    ana, bob, cid, eve = await entrants(connect, ["ana", "bob", "cid", "eve"])
+    code = (await ana.ok("tournament_create", rounds=2))["tournament"]["code"]
+    for client in (ana, bob, cid):
+        await client.ok("tournament_join", code=code)
+    kept = await eve.ok("tournament_resync", code=code, since=1)
+    assert [e["seq"] for e in kept["events"]] == [2, 3]
+    snapshot = await eve.ok("tournament_resync", code=code, since=0)
+    standings = await eve.ok("tournament_standings", code=code)
+    assert snapshot == {"type": "tournament", "id": snapshot["id"],
+                        "tournament": standings["tournament"],
+                        "standings": standings["standings"], "seq": 3}
+    assert [row["name"] for row in snapshot["standings"]] == ["ana", "bob", "cid"]
+    # A seq the server never gave (it restarted and numbers anew): the snapshot too.
+    ahead = await eve.ok("tournament_resync", code=code, since=99)
+    assert ahead["type"] == "tournament" and ahead["seq"] == 3
+    await ana.ok("tournament_start", code=code)
+    assert (await eve.event("tournament_started"))["seq"] == 4  # eve follows it now
 
 
 async def test_tournament_resync_refuses_an_unknown_code_and_a_bad_since(
