@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from gaps.errors import NotationError
+from gaps.notation import SPACE, quoted
 
 SUITS: Final = "CDHS"
 RANKS: Final = "A23456789TJQK"
@@ -45,21 +46,28 @@ class Card:
 
     @staticmethod
     def parse(text: str) -> Card:
-        """Parse ``7H``, ``TD``, ``10d``, ``8♣`` (any case, surrounding space ignored)."""
-        cleaned = text.strip().upper()
+        """Parse ``7H``, ``TD``, ``10d``, ``8♣`` (ASCII case and surrounding space ignored)."""
+        cleaned = text.strip(SPACE)
         if len(cleaned) < 2:
-            raise NotationError(f"{text!r} is not a card: expected a rank and a suit, like 7H")
-        rank_text, suit_text = cleaned[:-1], cleaned[-1]
-        suit = SUIT_SYMBOLS.get(suit_text, suit_text)
-        if suit not in SUITS:
-            raise NotationError(f"{text!r} is not a card: suit {suit_text!r} is not one of C D H S")
-        if rank_text == "10":
-            rank_text = "T"
-        if len(rank_text) != 1 or rank_text not in RANKS:
             raise NotationError(
-                f"{text!r} is not a card: rank {rank_text!r} is not one of A 2-9 T(10) J Q K"
+                f"{quoted(text)} is not a card: expected a rank and a suit, like 7H"
             )
-        return _CARDS[SUITS.index(suit) * 13 + RANKS.index(rank_text)]
+        rank_text, suit_text = cleaned[:-1], cleaned[-1]
+        # Upper-casing only ASCII keeps "ſ" (long s) from reading as S.
+        suit = SUIT_SYMBOLS.get(suit_text) or (suit_text.upper() if suit_text.isascii() else "")
+        if not suit or suit not in SUITS:
+            raise NotationError(
+                f"{quoted(text)} is not a card: suit {suit_text!r} is not one of C D H S"
+            )
+        rank = rank_text.upper() if rank_text.isascii() else ""
+        if rank == "10":
+            rank = "T"
+        if len(rank) != 1 or rank not in RANKS:
+            raise NotationError(
+                f"{quoted(text)} is not a card: rank {quoted(rank_text)} is not one of"
+                " A 2-9 T(10) J Q K"
+            )
+        return _CARDS[SUITS.index(suit) * 13 + RANKS.index(rank)]
 
     @property
     def rank(self) -> int:

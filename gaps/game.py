@@ -9,12 +9,14 @@ cannot go stale. An illegal action raises ``IllegalAction`` before anything chan
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable
 from typing import Final
 
 from gaps.card import DECK, Card
 from gaps.errors import IllegalAction, NotationError
 from gaps.move import AUTO_MOVES, REDEAL, TWO_MOVES, Action, Move, Redeal, Stop, Undo
+from gaps.notation import SPACE, quoted
 from gaps.ruleset import Keep, NewGaps, RedealWhen, Ruleset, Start, UndoPolicy
 from gaps.seed import Seed
 from gaps.shuffle import shuffle, stream_label
@@ -26,6 +28,8 @@ KING_RANK_INDEX: Final = 12  # code % 13 of a King
 TWO_RANK_INDEX: Final = 1  # code % 13 of a 2
 ACE_CODES: Final = (0, 13, 26, 39)
 TWO_CODES: Final = (1, 14, 27, 40)
+#: What separates the cells of a layout line.
+_CELL_SPACE: Final = re.compile(r"[ \t\r\f\v]+")
 #: The codes of the 48 cards in play (2-K of each suit), in order.
 _IN_PLAY: Final = [code for code in range(52) if code not in ACE_CODES]
 
@@ -149,11 +153,17 @@ class Game:
     ) -> Game:
         """A game in a given position: four lines of 13 cells, ``--`` for a gap.
 
-        Meant for tests, puzzles and analysis; ``layout()`` prints this form.
+        Meant for tests, puzzles and analysis; ``layout()`` prints this form. Lines end
+        at line feeds, cells are apart by ASCII space (notation is ASCII, see ``notation``).
         """
-        rows = [line.split() for line in layout.strip().splitlines() if line.strip()]
+        rows = [
+            _CELL_SPACE.split(line.strip(SPACE))
+            for line in layout.split("\n")
+            if line.strip(SPACE)
+        ]
         if len(rows) != ROWS or any(len(row) != COLUMNS for row in rows):
-            raise NotationError(f"a layout needs {ROWS} rows of {COLUMNS} cells, got {layout!r}")
+            shown = quoted(layout, max_chars=200)  # a whole layout, not a megabyte
+            raise NotationError(f"a layout needs {ROWS} rows of {COLUMNS} cells, got {shown}")
         grid = [GAP if cell == "--" else Card.parse(cell).code for row in rows for cell in row]
         return cls.restore(
             seed if seed is not None else Seed(b"layout"), ruleset, grid, redeals_used=redeals_used

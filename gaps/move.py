@@ -14,7 +14,8 @@ from typing import Final, Union
 
 from gaps.card import DECK, TWO, Card
 from gaps.errors import NotationError
-from gaps.slot import Slot
+from gaps.notation import SPACE, number, quoted
+from gaps.slot import ROWS, Slot
 
 
 class Move:
@@ -37,22 +38,21 @@ class Move:
     @staticmethod
     def parse(text: str) -> Move:
         """Parse ``8C``, ``2H>3`` or ``8C>r2c6``."""
-        card_text, arrow, target = text.strip().partition(">")
-        if not card_text.strip():
-            raise NotationError(f"{text!r} is not a move: expected a card, like 8C or 2H>3")
+        card_text, arrow, target = text.strip(SPACE).partition(">")
+        if not card_text.strip(SPACE):
+            raise NotationError(
+                f"{quoted(text)} is not a move: expected a card, like 8C or 2H>3"
+            )
         try:
             card = Card.parse(card_text)
-        except NotationError as error:
-            raise NotationError(f"{text!r} is not a move: {error}") from None
-        if not arrow:
-            return Move(card)
-        target = target.strip()
-        try:
-            if target.isascii() and target.isdigit():
-                return Move(card, Slot.checked(int(target), 1))
+            if not arrow:
+                return Move(card)
+            target = target.strip(SPACE)
+            if target[:1].isdigit():  # a row number: column 1 of that row
+                return Move(card, Slot(number(target, "row", high=ROWS), 1))
             return Move(card, Slot.parse(target))
         except NotationError as error:
-            raise NotationError(f"{text!r} is not a move: {error}") from None
+            raise NotationError(f"{quoted(text)} is not a move: {error}") from None
 
     @property
     def is_two(self) -> bool:
@@ -130,7 +130,7 @@ _WORDS: Final[dict[str, Action]] = {"redeal": REDEAL, "undo": UNDO, "stop": STOP
 
 def parse_action(text: str) -> Action:
     """Parse any action: ``redeal``, ``undo``, ``stop`` or a move (``8C``, ``2H>3``)."""
-    word = _WORDS.get(text.strip().lower())
+    word = _WORDS.get(text.strip(SPACE).lower()) if text.isascii() else None
     if word is not None:
         return word
     return Move.parse(text)

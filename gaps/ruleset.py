@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Final
 
 from gaps.errors import NotationError
+from gaps.notation import SPACE, quoted
 
 
 class RedealWhen(StrEnum):
@@ -56,12 +57,12 @@ class Ruleset:
 
     @staticmethod
     def named(name: str) -> Ruleset:
-        """The ruleset called ``name`` (``classic``, ``no-redeal``, ``addiction``, ...)."""
-        try:
-            return RULESETS[name.strip().lower()]
-        except KeyError:
+        """The ruleset called ``name`` (``classic``, ``no-redeal``, ...; any ASCII case)."""
+        ruleset = RULESETS.get(name.strip(SPACE).lower()) if name.isascii() else None
+        if ruleset is None:
             known = ", ".join(RULESETS)
-            raise NotationError(f"{name!r} is not a ruleset: expected one of {known}") from None
+            raise NotationError(f"{quoted(name)} is not a ruleset: expected one of {known}")
+        return ruleset
 
     def __str__(self) -> str:
         return self.name

@@ -9,6 +9,7 @@ import secrets
 from typing import Final
 
 from gaps.errors import NotationError
+from gaps.notation import SPACE, quoted
 
 #: Bytes of a generated seed: 80 bits, 16 characters of share code.
 SEED_BYTES: Final = 10
@@ -17,6 +18,9 @@ _ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 # Characters people mistype for the base32 alphabet (which has no 0, 1 or 8).
 _LOOKALIKES: Final = str.maketrans({"0": "O", "1": "I", "8": "B"})
+# What a share code may hold before case folding; anything else is refused by name.
+_READABLE: Final = frozenset(_ALPHABET + _ALPHABET.lower() + "018")
+_IGNORED: Final = str.maketrans("", "", SPACE + "-")
 
 
 class Seed:
@@ -44,16 +48,18 @@ class Seed:
 
     @staticmethod
     def parse(code: str) -> Seed:
-        """Read a share code: base32 letters, any case, dashes and spaces ignored."""
-        letters = "".join(code.split()).replace("-", "").upper().translate(_LOOKALIKES)
+        """Read a share code: base32 letters, any ASCII case, dashes and spaces ignored."""
+        letters = code.translate(_IGNORED)
         if not letters:
-            raise NotationError(f"{code!r} is not a share code: it is empty")
-        bad = sorted(set(letters) - set(_ALPHABET))
+            raise NotationError(f"{quoted(code)} is not a share code: it is empty")
+        # Checked before upper-casing, which would read "ﬁ" as "FI" and "ſ" as "S".
+        bad = sorted(set(letters) - _READABLE)
         if bad:
             raise NotationError(
-                f"{code!r} is not a share code: {''.join(bad)!r} is not among"
+                f"{quoted(code)} is not a share code: {quoted(''.join(bad))} is not among"
                 " the letters A-Z and digits 2-7"
             )
+        letters = letters.upper().translate(_LOOKALIKES)
         padded = letters + "=" * (-len(letters) % 8)
         try:
             data = base64.b32decode(padded)
@@ -61,7 +67,7 @@ class Seed:
             data = b""
         if not data or base64.b32encode(data).decode().rstrip("=") != letters:
             raise NotationError(
-                f"{code!r} is not a share code: it has a letter too many or too few"
+                f"{quoted(code)} is not a share code: it has a letter too many or too few"
                 " (or a mistyped last letter)"
             )
         return Seed(data)

@@ -6,11 +6,13 @@ import re
 from typing import Final, NamedTuple
 
 from gaps.errors import NotationError
+from gaps.notation import number, quoted
 
 ROWS: Final = 4
 COLUMNS: Final = 13
 
-_SLOT_TEXT = re.compile(r"\s*[rR]([0-9]+)\s*[cC]([0-9]+)\s*")
+# re.ASCII: \s is ASCII whitespace only.
+_SLOT_TEXT = re.compile(r"\s*[rR]([0-9]+)\s*[cC]([0-9]+)\s*", re.ASCII)
 
 
 class Slot(NamedTuple):
@@ -21,14 +23,18 @@ class Slot(NamedTuple):
 
     @staticmethod
     def parse(text: str) -> Slot:
-        """Parse ``r2c5`` (any case, surrounding space ignored)."""
+        """Parse ``r2c5`` (ASCII case and surrounding space ignored, no leading zeros)."""
         match = _SLOT_TEXT.fullmatch(text)
         if match is None:
-            raise NotationError(f"{text!r} is not a slot: expected r<row>c<column>, like r2c5")
+            raise NotationError(
+                f"{quoted(text)} is not a slot: expected r<row>c<column>, like r2c5"
+            )
         try:
-            return Slot.checked(int(match[1]), int(match[2]))
+            row = number(match[1], "row", high=ROWS)
+            column = number(match[2], "column", high=COLUMNS)
         except NotationError as error:
-            raise NotationError(f"{text!r} is not a slot: {error}") from None
+            raise NotationError(f"{quoted(text)} is not a slot: {error}") from None
+        return Slot(row, column)
 
     @staticmethod
     def checked(row: int, column: int) -> Slot:

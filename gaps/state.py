@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import struct
 from typing import Final
 
 from gaps.errors import NotationError, StateFormatError
 from gaps.game import CELLS, GAP, Game, check_grid
+from gaps.notation import SPACE, quoted
 from gaps.ruleset import RULESETS
 from gaps.seed import Seed
 
@@ -39,6 +41,8 @@ _RULESET_NAMES: Final = tuple(RULESETS)
 _EMPTY: Final = 255
 _MAX_UNDO: Final = 0xFFFF
 _MAX_MOVES: Final = 0xFFFFFFFF
+# Unpadded base64url: a length of 1 mod 4 encodes no whole byte.
+_STATE_TEXT: Final = re.compile(r"[A-Za-z0-9_-]*", re.ASCII)
 
 
 def encode_state(game: Game) -> bytes:
@@ -107,10 +111,18 @@ def state_text(game: Game) -> str:
 
 
 def parse_state(text: str, seed: Seed) -> Game:
-    """The game ``state_text`` wrote."""
-    stripped = text.strip()
-    try:
-        data = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
-    except (binascii.Error, ValueError):
-        raise StateFormatError(f"{text[:40]!r} is not base64url state text") from None
+    """The game ``state_text`` wrote: unpadded base64url, ASCII space around it ignored.
+
+    Only the text ``state_text`` would write is read: no padding, no ``+`` or ``/``, no
+    other character skipped, no stray bits in the last character.
+    """
+    stripped = text.strip(SPACE)
+    data = b""
+    if _STATE_TEXT.fullmatch(stripped) and len(stripped) % 4 != 1:
+        try:
+            data = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+        except (binascii.Error, ValueError):
+            data = b""
+    if not data or base64.urlsafe_b64encode(data).decode().rstrip("=") != stripped:
+        raise StateFormatError(f"{quoted(text)} is not base64url state text")
     return decode_state(data, seed)

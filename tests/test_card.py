@@ -6,10 +6,10 @@ import copy
 import pickle
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gaps.card import DECK, SUITS, Card
+from gaps.card import DECK, SUIT_SYMBOLS, SUITS, Card
 from gaps.errors import GapsError, NotationError
 
 
@@ -74,6 +74,27 @@ def test_a_bad_card_raises_a_notation_error_that_names_the_input(text: str) -> N
     assert repr(text) in str(caught.value)
     assert isinstance(caught.value, ValueError)
     assert isinstance(caught.value, GapsError)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Q\u017f", "\u017fQ", "\ufb01", "\u3000QS", "QS\u3000", "QS\u00a0", "\x1cQS", "\uff31S",
+     "Q\uff33", "\u0661\u0660H", "7\u212a"],
+    ids=["long s", "long s first", "fi ligature", "ideographic space", "trailing ideographic",
+         "no-break space", "file separator", "fullwidth Q", "fullwidth S", "arabic 10", "kelvin"],
+)
+def test_only_ascii_and_the_four_suit_symbols_make_a_card(text: str) -> None:
+    with pytest.raises(NotationError) as caught:
+        Card.parse(text)
+    assert repr(text) in str(caught.value)
+
+
+def test_a_long_input_is_quoted_cut_short_in_the_message() -> None:
+    text = "1" * 5000 + "H"
+    with pytest.raises(NotationError, match="5001 characters") as caught:
+        Card.parse(text)
+    assert repr(text[:40]) in str(caught.value)
+    assert len(str(caught.value)) < 300
 
 
 def test_a_bad_suit_and_a_bad_rank_are_told_apart() -> None:
@@ -141,3 +162,26 @@ def test_any_spelling_of_a_card_parses_to_that_card(
     suit = card.symbol if symbol else card.suit
     text = pad + rank + suit + pad
     assert Card.parse(text.lower() if lower else text) is card
+
+
+CARDISH = st.text(
+    st.sampled_from("A23456789TJQK10CDHScdhsjqkt♣♦♥♠ \t\n\u3000\u017f\ufb01\u212a\u0661"),
+    max_size=5,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(CARDISH, st.text(max_size=6)))
+@example("Q\u017f")
+@example("1" * 5000 + "H")
+def test_any_text_parses_to_a_card_that_round_trips_or_raises_a_notation_error(
+    text: str,
+) -> None:
+    try:
+        card = Card.parse(text)
+    except NotationError:
+        return
+    assert Card.parse(str(card)) is card
+    # Nothing but ASCII space and case, 10 and the suit symbols was read leniently.
+    plain = text.strip(" \t\n\r\f\v").upper().replace("10", "T")
+    assert str(card) == plain[:-1] + SUIT_SYMBOLS.get(plain[-1], plain[-1])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gaps.card import DECK, Card
+from gaps.card import DECK, SUIT_SYMBOLS, Card
 from gaps.errors import NotationError
 from gaps.move import (
     AUTO_MOVES,
@@ -74,6 +74,27 @@ def test_moves_parse_leniently_and_print_one_way(text: str, printed: str) -> Non
 def test_bad_move_text_raises_a_notation_error_that_names_it(text: str) -> None:
     with pytest.raises(NotationError) as caught:
         Move.parse(text)
+    assert repr(text) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["2H>" + "1" * 5000, "2H>03", "8C>r02c6", "2H>" + "0" * 4000 + "3", "2H>-3", "2H>+3"]
+)
+def test_a_row_number_is_short_ascii_digits_with_no_leading_zero(text: str) -> None:
+    with pytest.raises(NotationError) as caught:
+        Move.parse(text)
+    assert repr(text[:40]) in str(caught.value)
+    assert len(str(caught.value)) < 400
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\u3000stop", "stop\u3000", "\uff33\uff34\uff2f\uff30", "\u017ftop", "2H>\u3000 3",
+     "2H\u2003>3", "\u00a08C"],
+)
+def test_actions_are_ascii_words_and_moves_with_ascii_space(text: str) -> None:
+    with pytest.raises(NotationError) as caught:
+        parse_action(text)
     assert repr(text) in str(caught.value)
 
 
@@ -147,3 +168,31 @@ def test_every_move_prints_and_parses_back_to_an_equal_move(code: int, to: Slot 
     assert Move.parse(str(move)) == move
     assert parse_action(str(move)) == move
     assert str(Move.parse(str(move))) == str(move)
+
+
+ACTIONISH = st.one_of(
+    st.text(st.sampled_from("2348TKQHSCD10>rc ♣\t\u3000\u017f\u0663"), max_size=8),
+    st.sampled_from(["redeal", "undo", "stop"]).flatmap(
+        lambda word: st.tuples(st.text(" \t\u3000\x1c", max_size=2), st.sampled_from(
+            [word, word.upper(), word.title()]), st.text(" \t\u3000\x1c", max_size=2)
+        ).map("".join)
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(ACTIONISH, st.text(max_size=10)))
+@example("2H>" + "1" * 5000)
+@example("\u3000stop")
+def test_any_text_parses_to_an_action_that_round_trips_or_raises_a_notation_error(
+    text: str,
+) -> None:
+    try:
+        action = parse_action(text)
+    except NotationError:
+        return
+    assert parse_action(str(action)) == action
+    assert str(parse_action(str(action))) == str(action)
+    assert set(text) - set(SUIT_SYMBOLS) <= set(map(chr, range(128)))
+    if isinstance(action, Move):
+        assert Move.parse(text) == action

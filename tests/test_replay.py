@@ -113,6 +113,31 @@ def test_text_that_does_not_parse_raises_a_notation_error() -> None:
         replay(SEED, "classic", ["stop", "8X"])
 
 
+@pytest.mark.parametrize(
+    "text", ["2H>" + "1" * 5000, "8C>r" + "1" * 5000 + "c1", "\u3000stop", "Q\u017f", "2H>03"]
+)
+def test_text_a_bare_int_or_unicode_folding_would_misread_raises_a_notation_error(
+    text: str,
+) -> None:
+    with pytest.raises(NotationError) as caught:
+        replay(SEED, "classic", ["stop", text])
+    assert repr(text[:40]) in str(caught.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from(["stop", "redeal", "undo", "2C>1", "2D>2", "8C", "KS>r4c13"]),
+    st.text(max_size=8),
+), max_size=6))
+def test_any_text_replays_or_raises_a_notation_error(actions: list[str]) -> None:
+    try:
+        result = replay(SEED, "classic", actions)
+    except NotationError:
+        return
+    assert 0 <= result.applied <= len(actions)
+    assert result.ok == (result.applied == len(actions))
+
+
 def test_an_unknown_ruleset_raises_a_notation_error() -> None:
     with pytest.raises(NotationError):
         replay(SEED, "gaps", [])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gaps import RULESETS, Game, Seed
-from gaps.errors import REASONS
+from gaps import RULESETS, Card, Game, Seed, Slot, parse_action
+from gaps.errors import REASONS, NotationError
 from gaps.game import redealt_grid
 from gaps.replay import replay
 from gaps.shuffle import shuffle, stream_words
@@ -73,15 +73,35 @@ def reference_words(seed: bytes, label: bytes, count: int) -> list[int]:
     return words[:count]
 
 
-def reference_shuffle(items: list[int], seed: bytes, label: bytes) -> list[int]:
+def reference_shuffle_rejecting(
+    items: list[int], seed: bytes, label: bytes
+) -> tuple[list[int], list[int]]:
+    """The shuffled list, and the indexes of the stream words its draws threw away."""
     items = list(items)
-    stream = iter(reference_words(seed, label, 4 * len(items) + 8))
+    words = reference_words(seed, label, 4 * len(items) + 8)
+    used = 0
+    rejected = []
     for i in range(len(items) - 1, 0, -1):
         n = i + 1
-        x = next(stream)
-        while x >= 2**32 - 2**32 % n:
-            x = next(stream)
-        j = x % n
+        while words[used] >= 2**32 - 2**32 % n:
+            rejected.append(used)
+            used += 1
+        j = words[used] % n
+        used += 1
+        items[i], items[j] = items[j], items[i]
+    return items, rejected
+
+
+def reference_shuffle(items: list[int], seed: bytes, label: bytes) -> list[int]:
+    return reference_shuffle_rejecting(items, seed, label)[0]
+
+
+def never_rejecting_shuffle(items: list[int], seed: bytes, label: bytes) -> list[int]:
+    """The shuffle of a port that forgot the rejection step: word k is always draw k."""
+    items = list(items)
+    words = reference_words(seed, label, len(items))
+    for k, i in enumerate(range(len(items) - 1, 0, -1)):
+        j = words[k] % (i + 1)
         items[i], items[j] = items[j], items[i]
     return items
 
@@ -161,7 +181,11 @@ def check_vector(vector: dict[str, str]) -> None:
         items = list(range(52))
         shuffle(items, data, vector["label"].encode())
         assert items == expected
-        assert reference_shuffle(list(range(52)), data, vector["label"].encode()) == expected
+        shuffled, rejected = reference_shuffle_rejecting(
+            list(range(52)), data, vector["label"].encode()
+        )
+        assert shuffled == expected
+        assert (" ".join(map(str, rejected)) or "none") == vector["rejected"]
     elif kind == "deal":
         ruleset = vector["ruleset"]
         assert Game(Seed(data), ruleset).layout() == vector["grid"]
@@ -203,6 +227,31 @@ def test_the_doc_publishes_every_kind_of_vector_it_promises() -> None:
     redealt = {vector["ruleset"] for vector in of_kind("redeal")}
     assert {"classic", "spaces", "addiction", "paganini"} <= redealt
     assert len(of_kind("state")) >= 1
+
+
+def test_a_port_that_never_rejects_a_word_fails_a_shuffle_and_a_deal_vector() -> None:
+    shuffles = [
+        vector for vector in of_kind("shuffle")
+        if never_rejecting_shuffle(list(range(52)), bytes.fromhex(vector["hex"]), b"deal")
+        != [int(code) for code in vector["result"].split()]
+    ]
+    assert shuffles and all(vector["rejected"] != "none" for vector in shuffles)
+    seed = bytes.fromhex(shuffles[0]["hex"])
+    deals = [vector for vector in of_kind("deal") if vector["hex"] == shuffles[0]["hex"]]
+    never_rejecting_grid: list[int | None] = [
+        None if code % 13 == 0 else code
+        for code in never_rejecting_shuffle(list(range(52)), seed, b"deal")
+    ]
+    assert {vector["ruleset"] for vector in deals} == {"classic", "montana"}
+    classic = next(vector for vector in deals if vector["ruleset"] == "classic")
+    assert as_layout(never_rejecting_grid) != classic["grid"]
+
+
+def test_a_shuffle_vector_with_a_wrong_rejected_list_fails() -> None:
+    for vector in of_kind("shuffle"):
+        wrong = "none" if vector["rejected"] != "none" else "3"
+        with pytest.raises(AssertionError):
+            check_vector({**vector, "rejected": wrong})
 
 
 def test_every_vector_gives_its_seed_as_share_code_and_hex() -> None:
@@ -293,3 +342,16 @@ def test_the_doc_states_the_score_formula_of_the_code() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert "score = placed - 5 * redeals_used + (10 if won and redeals_used == 0 else 0)" in text
     assert "paganini" in text and "interpretation" in text
+
+
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [(Slot.parse, "r04c1"), (parse_action, "2H>03"), (Card.parse, "Qſ"), (Card.parse, "７H"),
+     (Seed.parse, "ﬁ"), (Slot.parse, "r02c5")],
+)
+def test_the_text_the_doc_says_is_refused_is_refused(
+    parse: Callable[[str], object], text: str
+) -> None:
+    assert f"`{text}`" in DOC.read_text(encoding="utf-8")
+    with pytest.raises(NotationError):
+        parse(text)

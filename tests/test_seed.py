@@ -6,7 +6,7 @@ import base64
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gaps.errors import NotationError
@@ -71,6 +71,26 @@ def test_a_character_outside_the_alphabet_is_refused_by_name(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    ["\ufb01", "AERU\u3000KZ4J-VPG6-6AJD", "\u017fAAA", "AERU\u00a0KZ4J", "AERU\x1cKZ4J",
+     "\uff21ERU-KZ4J-VPG6-6AJD", "AERU-KZ4J-VPG6-6AJ\u2167"],
+    ids=["fi ligature", "ideographic space", "long s", "no-break space", "file separator",
+         "fullwidth A", "roman numeral"],
+)
+def test_only_ascii_letters_digits_dashes_and_space_make_a_share_code(text: str) -> None:
+    with pytest.raises(NotationError, match="letters A-Z and digits 2-7") as caught:
+        Seed.parse(text)
+    assert repr(text) in str(caught.value)
+
+
+def test_a_long_share_code_is_quoted_cut_short_in_the_message() -> None:
+    text = "\u00e9" * 5000
+    with pytest.raises(NotationError, match="5000 characters") as caught:
+        Seed.parse(text)
+    assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize(
     "text", ["A", "ABC", "ABCDEF", "AERU-KZ4J-VPG6-6A", "AB", "AERU-KZ4J-VPG6-6AJ"]
 )
 def test_a_code_of_a_wrong_length_or_last_letter_is_refused_by_name(text: str) -> None:
@@ -113,3 +133,20 @@ def test_every_seed_round_trips_through_its_share_code(data: bytes) -> None:
     assert Seed.parse(code.lower()) == seed
     assert Seed.parse(code.replace("-", " ")) == seed
     assert all(len(group) <= 4 for group in code.split("-"))
+
+
+CODEISH = st.text(st.sampled_from("AERUKZ4JQaeq018-9 \t\u3000\ufb01\u017f=_"), max_size=18)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(CODEISH, st.text(max_size=20)))
+@example("\ufb01")
+def test_any_text_parses_to_a_seed_that_round_trips_or_raises_a_notation_error(
+    text: str,
+) -> None:
+    try:
+        seed = Seed.parse(text)
+    except NotationError:
+        return
+    assert Seed.parse(str(seed)) == seed
+    assert text.isascii()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -169,6 +170,48 @@ def test_an_undo_list_that_does_not_lead_back_through_legal_moves_is_refused() -
 def test_text_that_is_not_base64url_state_is_refused(text: str) -> None:
     with pytest.raises(StateFormatError):
         parse_state(text, SEED)
+
+
+def valid_text() -> str:
+    text = state_text(decode_state(bytes(valid()), SEED))
+    assert len(text) % 4 == 2 and "_" in text  # the cases below need both
+    return text
+
+
+def test_state_text_with_ascii_space_around_it_is_read() -> None:
+    assert parse_state(f" {valid_text()}\r\n", SEED) == decode_state(bytes(valid()), SEED)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda text: text + "==",
+        lambda text: text.replace("_", "/"),
+        lambda text: text[:20] + "!" + text[20:],
+        lambda text: text[:20] + " " + text[20:],
+        lambda text: text[:20] + "\u00e9" + text[20:],
+        lambda text: "\u3000" + text,
+        lambda text: text[:-1] + chr(ord(text[-1]) + 1),
+        lambda text: text + "AAA",
+    ],
+    ids=["padding", "plus-slash alphabet", "skipped character", "inner space", "non-ascii",
+         "ideographic space", "stray low bits", "a length of 1 mod 4"],
+)
+def test_only_the_text_state_text_writes_is_read(change: Callable[[str], str]) -> None:
+    text = change(valid_text())
+    with pytest.raises(StateFormatError, match="not base64url") as caught:
+        parse_state(text, SEED)
+    assert repr(text[:40]) in str(caught.value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=90), st.text("AQIaz09_-+/= ", max_size=90)))
+def test_any_text_is_a_state_that_round_trips_or_raises_a_state_format_error(text: str) -> None:
+    try:
+        game = parse_state(text, SEED)
+    except StateFormatError:
+        return
+    assert state_text(game) == text.strip(" \t\n\r\f\v")
 
 
 def test_a_state_is_bytes() -> None:
