@@ -6,14 +6,14 @@ from typing import Final
 
 #: Every error code a client can receive, with what it means (docs/protocol.md lists them).
 ERROR_CODES: Final[dict[str, str]] = {
-    "bad_json": "the frame is not a JSON object",
+    "bad_json": "the frame is not one strict JSON object of at most 4096 bytes",
     "bad_message": "a field is missing, of the wrong type or out of range",
     "unknown_type": "the message type is not one the server knows",
     "not_authenticated": "send hello (or register) first",
     "already_authenticated": "this connection is already someone's",
-    "bad_token": "no player has this token",
-    "bad_name": "a display name is 2-24 letters, digits, '_', '-' or '.'",
-    "name_taken": "another player has this display name",
+    "bad_token": "no player has this token (exactly as sent)",
+    "bad_name": "a display name is 2-24 letters, digits, '_', '-' or '.', from a letter or digit",
+    "name_taken": "another player has this display name, in some case",
     "no_such_match": "no match has this code (or id)",
     "match_full": "the match has all the players it takes",
     "not_in_match": "join the match first",

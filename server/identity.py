@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
+from typing import Final
+
+#: What a token is made of (URL-safe base64), and the longest a client may send.
+TOKEN_PATTERN: Final = re.compile(r"[A-Za-z0-9_\-]+")
+MAX_TOKEN_LENGTH: Final = 128
 
 
 def new_token() -> str:
@@ -13,3 +19,8 @@ def new_token() -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def is_token_text(text: str) -> bool:
+    """Whether ``text`` could be a token, exactly: no space, nothing but URL-safe text."""
+    return len(text) <= MAX_TOKEN_LENGTH and TOKEN_PATTERN.fullmatch(text) is not None

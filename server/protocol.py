@@ -7,7 +7,9 @@ the documented example session against the real server.
 from __future__ import annotations
 
 import json
+import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -15,10 +17,30 @@ from typing import Any, Final, Union
 
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
 from server.errors import ServerError
+from server.identity import MAX_TOKEN_LENGTH, is_token_text
 
 PROTOCOL_VERSION: Final = 1
+#: A request is at most this many bytes of UTF-8; a longer one is answered with bad_json.
 MAX_FRAME_BYTES: Final = 4096
-NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_.\-]{2,24}")
+#: The largest frame the server reads at all (websockets' ``max_size``): past it, the
+#: connection closes with 1009 instead of spending memory on a frame it would refuse.
+MAX_READ_BYTES: Final = 4 * MAX_FRAME_BYTES
+#: How deeply arrays and objects may nest in a frame (requests need 2): deeper ones are
+#: refused before parsing, which would otherwise recurse once per level.
+MAX_DEPTH: Final = 32
+#: A request id is null, a number of at most this magnitude (what every JSON reader holds
+#: exactly), or a string of at most ``MAX_ID_LENGTH`` characters.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+MAX_ID_LENGTH: Final = 64
+#: A player's name; it starts with a letter or digit so that no name is ``.`` or ``..``,
+#: which URL paths (``/ratings/NAME``) cannot hold. Names are unique in any case.
+NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{1,23}")
+#: A match's or tournament's code, before it is upper-cased.
+CODE_PATTERN: Final = re.compile(r"[A-Za-z0-9]{1,16}")
+#: Unicode categories that no text of a request may hold: controls (NUL, ESC...), format
+#: characters (bidi overrides, zero-width ones), surrogates, private use, unassigned code
+#: points, and line and paragraph separators. A terminal acts on some of them.
+UNPRINTABLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 WIN_BY: Final = ("time", "score")
 ROLES: Final = ("player", "spectator")
 MAX_PLAYERS: Final = 16
@@ -232,7 +254,7 @@ class _Fields:
         self.kind = kind
         self.data = data
 
-    def _fail(self, field: str, expected: str) -> ServerError:
+    def fail(self, field: str, expected: str) -> ServerError:
         got = self.data.get(field, "nothing")
         return ServerError(
             "bad_message",
@@ -240,16 +262,34 @@ class _Fields:
             field=field,
         )
 
-    def text(self, field: str, *, default: str | None = None, max_length: int = 200) -> str:
+    def string(self, field: str, *, default: str | None = None, max_length: int = 200) -> str:
+        """The field as sent: a non-empty string of at most ``max_length`` characters."""
         value = self.data.get(field, default)
-        if not isinstance(value, str) or not value.strip() or len(value) > max_length:
-            raise self._fail(field, f"a non-empty string of at most {max_length} characters")
-        return value.strip()
+        if not isinstance(value, str) or not value or len(value) > max_length:
+            raise self.fail(field, f"a non-empty string of at most {max_length} characters")
+        return value
+
+    def text(self, field: str, *, default: str | None = None, max_length: int = 200) -> str:
+        """The field without the spaces around it: printable text, not only spaces."""
+        value = self.string(field, default=default, max_length=max_length).strip()
+        if not value or not is_printable(value):
+            raise self.fail(field, f"printable text of at most {max_length} characters")
+        return value
+
+    def display(self, field: str, *, default: str | None = None, max_length: int) -> str:
+        """A text that people will see (a tournament's name): see ``display_text``."""
+        try:
+            shown = display_text(self.string(field, default=default, max_length=max_length))
+        except ValueError:
+            shown = ""
+        if not shown:
+            raise self.fail(field, f"printable text of at most {max_length} characters")
+        return shown
 
     def integer(self, field: str, *, low: int, high: int, default: int | None = None) -> int:
         value = self.data.get(field, default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self._fail(field, f"an integer from {low} to {high}")
+            raise self.fail(field, f"an integer from {low} to {high}")
         return value
 
     def optional_integer(self, field: str, *, low: int, high: int) -> int | None:
@@ -260,17 +300,21 @@ class _Fields:
     def boolean(self, field: str, *, default: bool | None = None) -> bool:
         value = self.data.get(field, default)
         if not isinstance(value, bool):
-            raise self._fail(field, "true or false")
+            raise self.fail(field, "true or false")
         return value
 
     def choice(self, field: str, choices: tuple[str, ...], *, default: str | None = None) -> str:
         value = self.data.get(field, default)
         if value not in choices:
-            raise self._fail(field, "one of " + ", ".join(choices))
+            raise self.fail(field, "one of " + ", ".join(choices))
         return str(value)
 
     def match_code(self) -> str:
-        return self.text("code", max_length=16).upper()
+        """A match's or tournament's code, in any case (the server's are upper case)."""
+        code = self.text("code", max_length=16)
+        if CODE_PATTERN.fullmatch(code) is None:
+            raise self.fail("code", "a code of letters and digits, like K7QX2M")
+        return code.upper()
 
     def since(self) -> int:
         """The ``since`` of a resync: the last event seq the client saw (0: none)."""
@@ -289,7 +333,7 @@ class _Fields:
         try:
             return date.fromisoformat(self.text(field, max_length=10))
         except ValueError:
-            raise self._fail(field, "a date like 2026-11-29") from None
+            raise self.fail(field, "a date like 2026-11-29") from None
 
     def optional_time(self, field: str) -> datetime | None:
         value = self.data.get(field)
@@ -297,35 +341,46 @@ class _Fields:
             return None
         try:
             moment = datetime.fromisoformat(self.text(field, max_length=40))
-        except ValueError:
-            raise self._fail(field, "an ISO 8601 time like 2026-11-29T18:00:00Z") from None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            # In UTC, as stored: a time near year 1 or 9999 may not be one in UTC.
+            return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):
+            raise self.fail(field, "an ISO 8601 time like 2026-11-29T18:00:00Z") from None
 
     def optional_text(self, field: str, *, max_length: int) -> str | None:
         return None if self.data.get(field) is None else self.text(field, max_length=max_length)
 
 
+def is_printable(text: str) -> bool:
+    """Whether ``text`` holds no character of ``UNPRINTABLE_CATEGORIES``."""
+    # isprintable() is also false for spaces other than " " (no-break...), which are fine.
+    return text.isprintable() or all(
+        unicodedata.category(char) not in UNPRINTABLE_CATEGORIES for char in text
+    )
+
+
+def display_text(text: str) -> str:
+    """``text`` as shown to people: every run of spaces one " ", none around.
+
+    The one check of every string a user chooses for others to see; raises ``ValueError``
+    naming the first character that is not printable (see ``UNPRINTABLE_CATEGORIES``)."""
+    if not is_printable(text):
+        char = next(c for c in text if unicodedata.category(c) in UNPRINTABLE_CATEGORIES)
+        raise ValueError(f"{text!r} holds U+{ord(char):04X}, which is not printable text")
+    return " ".join(text.split())
+
+
 def parse_request(frame: str | bytes) -> Request:
     """Parse one client frame into its request, or raise ``ServerError``."""
-    if isinstance(frame, bytes):
-        raise ServerError("bad_json", "frames are JSON text, not binary")
-    if len(frame) > MAX_FRAME_BYTES or len(frame.encode()) > MAX_FRAME_BYTES:
-        raise ServerError("bad_json", f"a frame is at most {MAX_FRAME_BYTES} bytes of UTF-8")
-    try:
-        data = json.loads(frame, parse_constant=_refuse_constant)
-    except ValueError as error:
-        raise ServerError("bad_json", f"not JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise ServerError("bad_json", "a frame is one JSON object")
+    data = _json_object(frame)
+    request_id = _request_id(data.get("id"))
     kind = data.get("type")
-    request_id = data.get("id")
     if not isinstance(kind, str):
         raise ServerError(
             "bad_message", "field 'type' must be a string", id=request_id, field="type"
         )
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise ServerError("unknown_type", f"unknown message type {kind!r}", id=request_id)
+        raise ServerError("unknown_type", f"unknown message type {kind[:40]!r}", id=request_id)
     try:
         return parser(request_id, _Fields(kind, data))
     except ServerError as error:
@@ -333,15 +388,105 @@ def parse_request(frame: str | bytes) -> Request:
         raise
 
 
+def _json_object(frame: str | bytes) -> dict[str, Any]:
+    """The frame's JSON object, of text that any strict JSON reader takes as it is."""
+    if isinstance(frame, bytes):
+        raise ServerError("bad_json", "frames are JSON text, not binary")
+    try:
+        too_long = len(frame) > MAX_FRAME_BYTES or len(frame.encode()) > MAX_FRAME_BYTES
+    except UnicodeEncodeError:  # surrogates in the text itself: it did not come off a socket
+        raise ServerError("bad_json", "a frame is UTF-8 text") from None
+    if too_long:
+        raise ServerError("bad_json", f"a frame is at most {MAX_FRAME_BYTES} bytes of UTF-8")
+    if _nesting_depth(frame) > MAX_DEPTH:
+        raise ServerError("bad_json", f"a frame nests arrays and objects at most {MAX_DEPTH} deep")
+    try:
+        data = json.loads(frame, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as error:
+        raise ServerError("bad_json", f"not JSON: {error}"[:300]) from None
+    if not isinstance(data, dict):
+        raise ServerError("bad_json", "a frame is one JSON object")
+    if _SURROGATE_ESCAPE.search(frame) and _holds_lone_surrogate(data):
+        # "\ud800" is valid JSON syntax but no Unicode text: it cannot be echoed as UTF-8.
+        raise ServerError("bad_json", "a frame's strings are Unicode text: no lone surrogates")
+    return data
+
+
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+
+
+def _nesting_depth(frame: str) -> int:
+    """How deeply the frame's arrays and objects nest (brackets in strings do not count)."""
+    if frame.count("[") + frame.count("{") <= MAX_DEPTH:
+        return 0
+    depth = deepest = 0
+    for char in _STRING.sub("", frame):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_holds_lone_surrogate(k) or _holds_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_lone_surrogate(item) for item in value)
+    return False
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return number
+
+
+def _request_id(value: Any) -> Any:
+    """The request's ``id``, if it is one the reply can echo to any client as it is."""
+    if value is None or (isinstance(value, str) and len(value) <= MAX_ID_LENGTH):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if abs(value) <= MAX_SAFE_INTEGER:
+            return value
+    raise ServerError(
+        "bad_message",
+        f"field 'id' must be null, a number from -(2**53 - 1) to 2**53 - 1 or a string of "
+        f"at most {MAX_ID_LENGTH} characters, got {value!r}"[:300],
+        id=None,
+        field="id",
+    )
+
+
 def _register(request_id: Any, fields: _Fields) -> Register:
-    name = fields.text("name", max_length=MAX_FRAME_BYTES)
+    name = fields.string("name", max_length=MAX_FRAME_BYTES).strip()
+    if not name:
+        raise fields.fail("name", "a name, not only spaces")
     if NAME_PATTERN.fullmatch(name) is None:
-        raise ServerError("bad_name", f"{name!r}: a name is 2-24 letters, digits, '_', '-' or '.'")
+        raise ServerError(
+            "bad_name",
+            f"{name[:40]!r}: a name is 2-24 letters, digits, '_', '-' or '.', starting with "
+            "a letter or digit",
+        )
     return Register(request_id, name)
+
+
+def _hello(request_id: Any, fields: _Fields) -> Hello:
+    # The token exactly as sent: a token with a space around it is not the token.
+    token = fields.string("token", max_length=MAX_TOKEN_LENGTH)
+    if not is_token_text(token):
+        raise ServerError("bad_token", "a token is URL-safe text, as register gave it")
+    return Hello(request_id, token)
 
 
 def _create_match(request_id: Any, fields: _Fields) -> CreateMatch:
@@ -395,7 +540,7 @@ def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
 def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
     return CreateTournament(
         request_id,
-        name=f.text("name", default="Tournament", max_length=64),
+        name=f.display("name", default="Tournament", max_length=64),
         ruleset=f.ruleset(),
         rounds=f.integer("rounds", low=1, high=MAX_ROUNDS, default=3),
         max_players=f.integer("max_players", low=1, high=MAX_TOURNAMENT_PLAYERS, default=16),
@@ -408,7 +553,7 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
 
 _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "register": _register,
-    "hello": lambda i, f: Hello(i, f.text("token", max_length=128)),
+    "hello": _hello,
     "create_match": _create_match,
     "list_matches": lambda i, f: ListMatches(i),
     "join_match": lambda i, f: JoinMatch(
@@ -440,8 +585,48 @@ REQUEST_TYPES: Final = tuple(_PARSERS)
 
 
 def encode(message: dict[str, Any]) -> str:
-    """One server frame: compact JSON text."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """One server frame: compact JSON text that strict readers take (RFC 8259), in UTF-8.
+
+    It never raises: a float that is not finite goes out as null, a lone surrogate as
+    U+FFFD and a value JSON has no form for as its ``str``, so that no reply can break the
+    connection that asked for it (the parser refuses such input; this is the last line)."""
+    try:
+        text = _dumps(message)
+        if not text.isascii():
+            text.encode()  # lone surrogates would fail here, in send, otherwise
+        return text
+    except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
+        return _dumps(_strict(message, MAX_DEPTH * 4))
+
+
+def _dumps(message: Any) -> str:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _strict(value: Any, depth: int) -> Any:
+    """``value`` with only what strict JSON in UTF-8 can hold (see ``encode``)."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if depth <= 0:  # a cycle, or nesting no reply has
+        return None
+    if isinstance(value, dict):
+        return {_key(key): _strict(item, depth - 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(item, depth - 1) for item in value]
+    return _strict(str(value), depth)
+
+
+def _key(key: Any) -> str:
+    """A member name as ``json.dumps`` writes it (``1``, ``true``), in strict JSON."""
+    if isinstance(key, str):
+        return _SURROGATE.sub("\ufffd", key)
+    if key is None or isinstance(key, bool | int | float):
+        return json.dumps(key)
+    return _SURROGATE.sub("\ufffd", str(key))
 
 
 def error_message(error: ServerError, request_id: Any = None) -> dict[str, Any]:

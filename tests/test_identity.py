@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from server.identity import new_token, token_hash
+import pytest
+
+from server.identity import MAX_TOKEN_LENGTH, is_token_text, new_token, token_hash
 
 
 def test_tokens_are_unique() -> None:
@@ -58,3 +60,22 @@ def test_different_tokens_have_different_hashes() -> None:
 
 def test_a_token_hash_reads_non_ascii_text_as_utf8() -> None:
     assert token_hash("zoë") == hashlib.sha256("zoë".encode()).hexdigest()
+
+
+def test_every_new_token_is_token_text() -> None:
+    for _ in range(200):
+        assert is_token_text(new_token())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " abc", "abc ", "a bc", "abc\n", "abc\t", "abc=", "a/b", "a+b", "abc\u00a0",
+     "abc\u200b", "ab\x00", "zoë", "t" * (MAX_TOKEN_LENGTH + 1)],
+)
+def test_text_with_anything_but_url_safe_characters_is_no_token(text: str) -> None:
+    assert not is_token_text(text)
+
+
+def test_token_text_is_url_safe_characters_up_to_the_longest_a_client_may_send() -> None:
+    assert is_token_text("aZ09-_")
+    assert is_token_text("t" * MAX_TOKEN_LENGTH)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,17 @@ from hypothesis import strategies as st
 
 from gaps import RULESETS, Move, Redeal, Ruleset, Seed, Stop, Undo, parse_action
 from server.errors import ERROR_CODES, ServerError
+from server.identity import new_token
 from server.protocol import (
+    MAX_DEPTH,
     MAX_FRAME_BYTES,
+    MAX_ID_LENGTH,
+    MAX_READ_BYTES,
+    MAX_SAFE_INTEGER,
     PROTOCOL_VERSION,
     REQUEST_TYPES,
     CreateMatch,
+    CreateTournament,
     GetReplay,
     Hello,
     JoinMatch,
@@ -30,8 +37,10 @@ from server.protocol import (
     Resync,
     ResyncTournament,
     StartMatch,
+    display_text,
     encode,
     error_message,
+    is_printable,
     parse_request,
 )
 
@@ -119,7 +128,9 @@ def test_a_register_name_loses_surrounding_spaces() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["a", "a" * 25, "ana bob", "ana!", "ana\u200b", "ana/..", "<script>", "a\tb"]
+    "name",
+    ["a", "a" * 25, "ana bob", "ana!", "ana\u200b", "ana/..", "<script>", "a\tb", "..", ".",
+     ".ana", "_ana", "-ana", "\u202eana", "ana\x1b[2J", "ánа"],
 )
 def test_a_register_name_outside_the_name_rule_is_refused_as_bad_name(name: str) -> None:
     error = refusal(frame(type="register", id=4, name=name))
@@ -145,17 +156,29 @@ def test_a_hello_request_carries_its_token() -> None:
     assert parse_request(frame(type="hello", id="h", token="abc")) == Hello("h", "abc")
 
 
-@pytest.mark.parametrize("token", [None, "", "  ", 12, "t" * 129, ["abc"]])
+@pytest.mark.parametrize("token", [None, "", 12, "t" * 129, ["abc"]])
 def test_a_hello_token_that_is_missing_empty_too_long_or_not_text_is_refused(token: Any) -> None:
     fields = {"type": "hello"} if token is None else {"type": "hello", "token": token}
     assert refused_field(**fields).details["field"] == "token"
 
 
 def test_a_hello_token_of_the_length_new_tokens_have_is_accepted() -> None:
-    from server.identity import new_token
-
     token = new_token()
     assert parse_request(frame(type="hello", token=token)) == Hello(None, token)
+
+
+@pytest.mark.parametrize(
+    "change", [" {}", "{} ", " {} ", "{}\n", "\t{}", "{}\u00a0", "{}\u200b", "{}=", "{}/x"]
+)
+def test_a_hello_token_with_anything_around_or_in_it_is_not_the_token(change: str) -> None:
+    # docs/protocol.md: the token is compared exactly as sent.
+    error = refusal(frame(type="hello", id=3, token=change.format(new_token())))
+    assert error.code == "bad_token"
+    assert error.details["id"] == 3
+
+
+def test_a_hello_token_of_only_spaces_is_a_bad_token() -> None:
+    assert refusal(frame(type="hello", token="  ")).code == "bad_token"
 
 
 def test_a_bare_create_match_takes_every_documented_default() -> None:
@@ -273,7 +296,7 @@ def test_a_seed_that_is_not_a_share_code_is_refused_naming_the_seed_field(seed: 
 
 
 def test_list_matches_needs_nothing_but_its_type() -> None:
-    assert parse_request(frame(type="list_matches", id=[1, 2])) == ListMatches([1, 2])
+    assert parse_request(frame(type="list_matches", id="l-2")) == ListMatches("l-2")
 
 
 def test_join_match_defaults_to_the_player_role_and_upper_cases_the_code() -> None:
@@ -294,8 +317,12 @@ def test_join_match_refuses_any_other_role(role: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", CODE_TYPES)
-@pytest.mark.parametrize("code", [None, "", "   ", 123456, ["K7QX2M"], "K" * 17])
-def test_every_request_about_a_match_needs_a_code(kind: str, code: Any) -> None:
+@pytest.mark.parametrize(
+    "code", [None, "", "   ", 123456, ["K7QX2M"], "K" * 17, "K7-QX2", "K7QX2\x00", "../x", "K7 QX"]
+)
+def test_every_request_about_a_match_needs_a_code_of_letters_and_digits(
+    kind: str, code: Any
+) -> None:
     fields = dict(VALID[kind])
     if code is None:
         del fields["code"]
@@ -435,8 +462,33 @@ def test_a_ping_needs_nothing_but_its_type() -> None:
 
 @pytest.mark.parametrize("kind", sorted(VALID))
 def test_every_valid_request_keeps_its_id(kind: str) -> None:
-    fields = dict(VALID[kind], id={"client": "x", "n": 42})
-    assert parse_request(json.dumps(fields)).id == {"client": "x", "n": 42}
+    fields = dict(VALID[kind], id="client-x/42")
+    assert parse_request(json.dumps(fields)).id == "client-x/42"
+
+
+@pytest.mark.parametrize(
+    "request_id",
+    [0, 7, -7, MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 2.5, 1e15, "", "x" * MAX_ID_LENGTH, "zoë",
+     "\U0001f600", None],
+)
+def test_an_id_is_null_a_number_in_the_safe_range_or_a_short_string(request_id: Any) -> None:
+    assert parse_request(frame(type="ping", id=request_id)).id == request_id
+
+
+@pytest.mark.parametrize(
+    "request_id",
+    [MAX_SAFE_INTEGER + 1, -MAX_SAFE_INTEGER - 1, 10**400, 1e300, -1e16, "x" * (MAX_ID_LENGTH + 1),
+     True, False, [1, 2], {"n": 1}, []],
+)
+def test_any_other_id_is_a_bad_message_on_the_id_field_answered_with_the_id_null(
+    request_id: Any,
+) -> None:
+    for kind in ("ping", "dance", None):
+        fields = {"id": request_id} if kind is None else {"type": kind, "id": request_id}
+        error = refusal(json.dumps(fields))
+        assert error.code == "bad_message"
+        assert error.details == {"id": None, "field": "id"}
+        assert len(error.message) <= 300
 
 
 @pytest.mark.parametrize("kind", sorted(VALID))
@@ -470,14 +522,24 @@ def test_a_binary_frame_is_bad_json_even_when_it_holds_valid_json() -> None:
 
 
 def test_a_frame_of_exactly_the_maximum_size_is_read() -> None:
-    head = '{"type": "ping", "id": "'
+    head = '{"type": "ping", "pad": "'
     text = head + "x" * (MAX_FRAME_BYTES - len(head) - 2) + '"}'
     assert len(text.encode()) == MAX_FRAME_BYTES
     assert isinstance(parse_request(text), Ping)
 
 
+def test_the_transport_doc_gives_the_request_size_and_the_read_limit() -> None:
+    # Frames between the two are read, to answer bad_json; past the second, close 1009.
+    transport = PROTOCOL_DOC.split("\n## Transport", 1)[1].split("\n## ", 1)[0]
+    assert MAX_FRAME_BYTES < MAX_READ_BYTES
+    assert f"A request is at most {MAX_FRAME_BYTES} bytes" in transport
+    assert f"frames of up to {MAX_READ_BYTES} bytes" in transport
+    assert f"over {MAX_READ_BYTES} bytes closes the connection" in transport
+    assert f"nest\n  at most {MAX_DEPTH} deep" in transport
+
+
 def test_a_frame_one_byte_over_the_maximum_is_bad_json() -> None:
-    head = '{"type": "ping", "id": "'
+    head = '{"type": "ping", "pad": "'
     text = head + "x" * (MAX_FRAME_BYTES - len(head) - 1) + '"}'
     assert len(text.encode()) == MAX_FRAME_BYTES + 1
     assert refusal(text).code == "bad_json"
@@ -495,6 +557,75 @@ def test_a_frame_using_non_json_number_constants_is_bad_json(constant: str) -> N
     # NaN and Infinity are not JSON (RFC 8259): echoing such an id would make the reply
     # itself a frame that strict JSON clients cannot read.
     assert refusal('{"type": "ping", "id": ' + constant + '}').code == "bad_json"
+
+
+@pytest.mark.parametrize("number", ["1e309", "-1e309", "1E400", "123456789e999"])
+def test_a_number_too_large_for_a_double_is_bad_json_wherever_it_is(number: str) -> None:
+    # Python reads 1e309 as inf, which the reply would echo as Infinity.
+    for text in (f'{{"type": "ping", "id": {number}}}',
+                 f'{{"type": "create_match", "max_players": {number}}}',
+                 f'{{"type": "ping", "extra": [[{number}]]}}'):
+        error = refusal(text)
+        assert error.code == "bad_json", text
+        assert "id" not in error.details
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"type": "ping", "id": "\\ud800"}', '{"type": "ping", "id": "a\\udfff"}',
+     '{"type": "ping", "id": "\\ude00\\ud83d"}', '{"type": "\\ud800", "id": 1}',
+     '{"type": "ping", "\\udc00": 1}', '{"type": "register", "name": "an\\uDBFFa"}',
+     '{"type": "ping", "x": [{"y": ["\\ud800"]}]}'],
+)
+def test_an_escaped_lone_surrogate_anywhere_is_bad_json(text: str) -> None:
+    # json.loads reads "\ud800" as a lone surrogate, which UTF-8 cannot encode: the reply
+    # echoing it would fail to be sent at all.
+    error = refusal(text)
+    assert error.code == "bad_json"
+    assert error.details == {}
+
+
+def test_an_escaped_surrogate_pair_is_the_character_it_encodes() -> None:
+    assert parse_request('{"type": "ping", "id": "\\ud83d\\ude00"}').id == "\U0001f600"
+
+
+def test_a_backslash_before_u_d800_in_a_string_is_no_surrogate() -> None:
+    assert parse_request('{"type": "ping", "id": "\\\\ud800"}').id == "\\ud800"
+
+
+def nested(depth: int) -> str:
+    """A ping whose ``extra`` field makes the frame nest ``depth`` arrays and objects."""
+    return '{"type": "ping", "id": 1, "extra": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+def test_a_frame_nested_as_deep_as_allowed_is_read() -> None:
+    assert parse_request(nested(MAX_DEPTH)) == Ping(1)
+
+
+def test_a_frame_nested_one_level_too_deep_is_bad_json() -> None:
+    error = refusal(nested(MAX_DEPTH + 1))
+    assert error.code == "bad_json"
+    assert str(MAX_DEPTH) in error.message
+
+
+@pytest.mark.parametrize("opening", ["[", '{"a":', '[{"a":'])
+def test_a_frame_nested_two_thousand_deep_within_the_size_limit_is_bad_json(opening: str) -> None:
+    # The issue's case: json.loads would recurse until RecursionError (internal_error).
+    closing = {"[": "]", '{"a":': "}", '[{"a":': "}]"}[opening]
+    count = (MAX_FRAME_BYTES - 40) // (len(opening) + len(closing))
+    text = '{"type": "ping", "x": ' + opening * count + "1" + closing * count + "}"
+    assert len(text.encode()) <= MAX_FRAME_BYTES and count >= 500
+    assert refusal(text).code == "bad_json"
+
+
+def test_an_unbalanced_deep_frame_is_bad_json_too() -> None:
+    assert refusal("[" * 3000).code == "bad_json"
+    assert refusal('{"a":' * 800).code == "bad_json"
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = json.dumps({"type": "ping", "id": 2, "x": ["[{" * 300 + '\\"' + "[" * 3]})
+    assert parse_request(text) == Ping(2)
 
 
 @pytest.mark.parametrize("fields", [{}, {"id": 3}, {"type": None, "id": 3}, {"type": 7, "id": 3},
@@ -558,9 +689,12 @@ def test_any_text_frame_is_parsed_or_refused_with_a_documented_error(text: str) 
         assert error.code in ERROR_CODES
 
 
+#: Unicode text, as a text frame can carry it (lone surrogates are tested on their own).
+unicode_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | unicode_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(unicode_text, inner,
                                                                max_size=3),
     max_leaves=6,
 )
@@ -585,7 +719,7 @@ def test_any_request_with_any_field_values_is_parsed_or_refused_as_bad_message(
     try:
         parse_request(json.dumps(fields))
     except ServerError as error:
-        assert error.code in ("bad_message", "bad_name")
+        assert error.code in ("bad_message", "bad_name", "bad_token")
         assert error.details["id"] == 77
         if error.code == "bad_message":
             assert error.details["field"] in changes
@@ -645,8 +779,8 @@ def test_an_error_message_echoes_the_id_the_parser_found_over_the_callers() -> N
     assert error_message(error, 99)["id"] == 11
 
 
-def test_an_error_message_echoes_any_json_id_as_is() -> None:
-    for request_id in (0, "x", [1, "a"], {"n": 1}, 2.5, False):
+def test_an_error_message_echoes_any_valid_id_as_is() -> None:
+    for request_id in (0, "x", 2.5, -3, None, "é" * MAX_ID_LENGTH):
         error = refusal(json.dumps({"type": "nope", "id": request_id}))
         assert error_message(error)["id"] == request_id
 
@@ -694,3 +828,165 @@ def test_encode_round_trips_an_error_reply() -> None:
         "type": "error", "id": 11, "code": "unknown_type",
         "message": "unknown message type 'dance'",
     }
+
+
+def test_encode_writes_a_float_that_is_not_finite_as_null_not_as_infinity() -> None:
+    message = {"type": "x", "values": [float("inf"), float("-inf"), float("nan"), 1.5]}
+    assert json.loads(encode(message), parse_constant=refuse_constant) == {
+        "type": "x", "values": [None, None, None, 1.5],
+    }
+
+
+def test_encode_writes_a_lone_surrogate_as_the_replacement_character() -> None:
+    text = encode({"id": "a\ud800b", "\udfff": ["\ude00"], "name": "zoë"})
+    assert json.loads(text.encode().decode()) == {
+        "id": "a\ufffdb", "\ufffd": ["\ufffd"], "name": "zoë",
+    }
+
+
+def test_encode_writes_what_json_has_no_form_for_as_text() -> None:
+    moment = datetime(2026, 11, 29, tzinfo=UTC)
+    assert json.loads(encode({"at": moment, 1: (2, 3)})) == {"at": str(moment), "1": [2, 3]}
+
+
+def refuse_constant(name: str) -> Any:
+    raise AssertionError(f"{name} is not JSON")
+
+
+#: Anything the server might put in a reply: what a request carried, and worse.
+reply_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), reply_values, max_size=4))
+def test_encode_always_gives_strict_json_that_utf8_holds(message: dict[str, Any]) -> None:
+    text = encode(message)
+    assert json.loads(text.encode().decode(), parse_constant=refuse_constant) is not None
+
+
+# --- text fields and display strings -----------------------------------------------------
+
+
+def tournament_name(name: Any) -> str:
+    request = parse_request(frame(type="tournament_create", id=1, name=name))
+    assert isinstance(request, CreateTournament)
+    return request.name
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("Friday Cup", "Friday Cup"), ("  Friday   Cup ", "Friday Cup"),
+     ("Coupe d’été ♣", "Coupe d’été ♣"), ("Friday\u00a0Cup", "Friday Cup"),
+     ("東京 杯", "東京 杯"), ("Cup 🏆", "Cup 🏆"), ("x" * 64, "x" * 64)],
+)
+def test_a_tournament_name_is_printable_text_with_its_spaces_collapsed(
+    name: str, shown: str
+) -> None:
+    assert tournament_name(name) == shown
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["\x1b[2JCup", "Cup\x1b]0;owned\x07", "\u202eevil", "Cup\u200b", "Cup\u2066x\u2069", "a\nb",
+     "a\tb", "a\rb", "\x00", "a\u2028b", "a\u2029b", "\ue000", "a\U000e0001", "a\u0378", "\x7f",
+     "\u0085", "\ufeffCup", "   ", "", "x" * 65],
+)
+def test_a_tournament_name_that_is_not_printable_text_is_a_bad_message_on_the_name(
+    name: str,
+) -> None:
+    error = refused_field(type="tournament_create", id=6, name=name)
+    assert error.details == {"id": 6, "field": "name"}
+
+
+def test_a_tournament_without_a_name_is_called_tournament() -> None:
+    request = parse_request(frame(type="tournament_create"))
+    assert isinstance(request, CreateTournament)
+    assert request.name == "Tournament"
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [("create_match", "ruleset"), ("create_match", "seed"), ("action", "action"),
+     ("leaderboard", "cursor"), ("leaderboard", "day"), ("rating", "name"),
+     ("daily_board", "day"), ("tournament_create", "start_at"), ("join_match", "code")],
+)
+@pytest.mark.parametrize("bad", ["\x00", "\x1b[2J", "\u202e", "\u200b", "\ud7ff\u2028"])
+def test_no_text_field_takes_control_or_format_characters(kind: str, field: str, bad: str) -> None:
+    fields = dict(VALID.get(kind, {"type": kind}))
+    fields[field] = "classic" + bad if field == "ruleset" else "ab" + bad
+    assert refused_field(**fields).details["field"] == field
+
+
+def test_is_printable_refuses_exactly_the_unprintable_categories() -> None:
+    assert is_printable("ana zoë 8♣ 東京 🏆 \u00a0\u3000")
+    for char in "\x00\x1b\x7f\u0085\u200b\u200e\u202e\u2066\ufeff\ue000\u0378\u2028\u2029\ud800":
+        assert not is_printable(f"a{char}b"), hex(ord(char))
+
+
+def test_display_text_collapses_every_run_of_spaces_and_drops_those_around() -> None:
+    assert display_text("  a \u00a0 b\u3000c  ") == "a b c"
+
+
+def test_display_text_names_the_first_character_that_is_not_printable() -> None:
+    with pytest.raises(ValueError, match="U\\+202E"):
+        display_text("ok\u202eevil\x1b")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=70))
+def test_any_tournament_name_is_refused_or_shown_as_printable_text(name: str) -> None:
+    try:
+        shown = tournament_name(name)
+    except ServerError as error:
+        assert error.code in ("bad_message", "bad_json")
+    else:
+        assert shown == shown.strip() and "  " not in shown and shown
+        assert is_printable(shown)
+
+
+def test_a_start_time_is_kept_in_utc() -> None:
+    request = parse_request(frame(type="tournament_create", start_at="2030-01-01T18:00:00+02:00"))
+    assert isinstance(request, CreateTournament)
+    assert request.start_at == datetime(2030, 1, 1, 16, tzinfo=UTC)
+    assert request.start_at.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("start_at", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"])
+def test_a_start_time_that_is_no_time_in_utc_is_a_bad_message(start_at: str) -> None:
+    error = refused_field(type="tournament_create", start_at=start_at)
+    assert error.details["field"] == "start_at"
+
+
+# --- any frame ---------------------------------------------------------------------------
+
+
+frames = st.one_of(
+    st.text(max_size=200),
+    st.builds(
+        lambda kind, fields, request_id: json.dumps({"type": kind, "id": request_id, **fields}),
+        st.sampled_from(REQUEST_TYPES) | st.text(max_size=5),
+        st.dictionaries(st.text(max_size=8), reply_values, max_size=4),
+        reply_values,
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(frames)
+def test_any_frame_gets_a_request_or_an_error_whose_reply_is_strict_json(text: str) -> None:
+    try:
+        request = parse_request(text)
+    except ServerError as error:
+        assert error.code in DOCUMENTED_ERROR_CODES and error.code != "internal_error"
+        reply = error_message(error)
+    else:
+        reply = {"type": "pong", "id": request.id}
+    # Strict JSON in UTF-8 as it is, without encode's last-line repairs.
+    sent = json.dumps(reply, ensure_ascii=False, allow_nan=False).encode()
+    assert json.loads(sent.decode(), parse_constant=refuse_constant) == reply
+    assert json.loads(encode(reply)) == reply
