@@ -16,6 +16,7 @@ from sqlalchemy import (
     LargeBinary,
     SmallInteger,
     String,
+    func,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -36,6 +37,10 @@ class Player(Base):
     # SHA-256 of the secret token, hex; the token itself is never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    # Names differing only in case are one name: "Ana" would pass for "ana". (Names are
+    # ASCII, so lower() is the same on every backend.)
+    __table_args__ = (Index("ux_players_name_lower", func.lower(name), unique=True),)
 
 
 class Match(Base):

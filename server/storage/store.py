@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -18,9 +19,16 @@ from server.leaderboard import Result, record_results
 from server.rating import update_ratings
 from server.storage.models import ActionRecord, DailyEntry, Match, MatchPlayer, Player
 
+#: Every name a player can have, those registered before names had to start with a
+#: letter or digit included. Lookups of anything else find nobody without a query (a NUL
+#: or a lone surrogate is no text the database takes).
+STORED_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,24}")
+#: Every code a match can have.
+STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
+
 
 class NameTaken(Exception):
-    pass
+    """Another player has this name, in some case."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +74,14 @@ class Store:
         return None if row is None else PlayerRecord(row.id, row.name)
 
     async def player_named(self, name: str) -> PlayerRecord | None:
+        """The player called ``name`` in any case (names are unique in any case)."""
+        if STORED_NAME.fullmatch(name) is None:
+            return None
         async with self.engine.connect() as connection:
             row = (
-                await connection.execute(select(Player.id, Player.name).where(Player.name == name))
+                await connection.execute(
+                    select(Player.id, Player.name).where(func.lower(Player.name) == name.lower())
+                )
             ).first()
         return None if row is None else PlayerRecord(row.id, row.name)
 
@@ -169,6 +182,8 @@ class Store:
 
     async def replay(self, code: str) -> dict[str, Any] | None:
         """The stored match ``code`` with its results and every action (seed included)."""
+        if STORED_CODE.fullmatch(code) is None:
+            return None
         async with self.engine.connect() as connection:
             match = (
                 await connection.execute(select(Match.__table__).where(Match.code == code))
