@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from http import HTTPStatus
@@ -55,20 +57,48 @@ from server.protocol import (
     error_message,
     parse_request,
 )
+from server.ratelimit import Budgets, Clock, TokenBucket
 from server.rating import PROVISIONAL_GAMES, rating_of
 from server.redis_broker import RedisBroker
 from server.replays import replay_document
 from server.storage.database import create_engine, database_url, migrate
 from server.storage.journal import Journal
+from server.storage.outage import database_answers, is_outage
 from server.storage.store import NameTaken, PlayerRecord, Store
 from server.tournament import Tournaments
 
 log = logging.getLogger("gaps.server")
 
 
+#: Requests that cost the server a database round trip or a large reply: each also
+#: takes from the player's and the address's budget of costly requests.
+COSTLY_REQUESTS: Final = (
+    Register,
+    CreateMatch,
+    CreateTournament,
+    GetReplay,
+    GetLeaderboard,
+    GetRating,
+    GetDailyBoard,
+    GetStandings,
+)
+
+#: How long a connection closed for abuse has to answer the close.
+ABUSER_CLOSE_TIMEOUT_S: Final = 1.0
+
+#: How long the readiness check waits for the database.
+READINESS_TIMEOUT_S: Final = 2.0
+
+
 class Server:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, clock: Clock = time.monotonic) -> None:
         self.settings = settings
+        self.limits = settings.limits
+        self.clock = clock
+        burst, per_s = self.limits.costly_request_burst, self.limits.costly_requests_per_min / 60
+        self.costly_by_player: Budgets[int] = Budgets(burst=burst, per_s=per_s, clock=clock)
+        self.costly_by_address: Budgets[str] = Budgets(burst=burst, per_s=per_s, clock=clock)
+        self.connections_by_address: Counter[str] = Counter()
         self.url = database_url(settings.database_url, data_dir=settings.data_dir)
         self.engine = create_engine(self.url)
         self.store = Store(self.engine)
@@ -124,6 +154,7 @@ class Server:
             self.settings.port,
             process_request=self._http,
             max_size=protocol.MAX_FRAME_BYTES * 4,
+            write_limit=self.limits.max_pending_bytes,
         )
         log.info(
             "listening",
@@ -154,17 +185,60 @@ class Server:
     # -- plain HTTP on the same port --------------------------------------------------
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        address = _address(connection)
         if request.headers.get("Upgrade", "").lower() == "websocket":
+            if self.connections_by_address[address] >= self.limits.max_connections_per_ip:
+                return _respond(
+                    HTTPStatus.TOO_MANY_REQUESTS,
+                    error_message(
+                        ServerError(
+                            "rate_limited",
+                            f"{address} already has {self.limits.max_connections_per_ip} "
+                            "connections open: close one first",
+                        )
+                    ),
+                )
             return None
+        if request.method != "GET":
+            response = _respond(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                error_message(
+                    ServerError("method_not_allowed", f"{request.method}: only GET is served")
+                ),
+            )
+            response.headers["Allow"] = "GET"
+            return response
         path, _, query_text = request.path.partition("?")
-        if path.rstrip("/") == "/healthz":
-            return _respond(HTTPStatus.OK, {"status": "ok"})
-        query = _query_fields(query_text)
+        match path.rstrip("/"):
+            case "/livez":
+                return _respond(HTTPStatus.OK, {"status": "alive"})
+            case "/healthz":
+                return await self._readiness()
         try:
-            return _respond(HTTPStatus.OK, await self._http_get(path, query))
+            wait_s = self.costly_by_address.take(address)
+            if wait_s:
+                raise rate_limited(wait_s)
+            return _respond(HTTPStatus.OK, await self._http_get(path, _query_fields(query_text)))
         except ServerError as error:
             status = _HTTP_STATUS.get(error.code, HTTPStatus.BAD_REQUEST)
-            return _respond(status, error_message(error))
+            response = _respond(status, error_message(error))
+            retry_after_ms = error.details.get("retry_after_ms")
+            if isinstance(retry_after_ms, int):
+                response.headers["Retry-After"] = str(-(-retry_after_ms // 1000))
+            return response
+
+    async def _readiness(self) -> Response:
+        """200 when every part the server needs answers, else 503 naming what fails."""
+        failing = []
+        if not await database_answers(self.engine, timeout_s=READINESS_TIMEOUT_S):
+            failing.append("database")
+        if not await self.broker.ready():
+            failing.append("broker")
+        if failing:
+            return _respond(
+                HTTPStatus.SERVICE_UNAVAILABLE, {"status": "unavailable", "failing": failing}
+            )
+        return _respond(HTTPStatus.OK, {"status": "ok"})
 
     async def replay(self, code: str) -> dict[str, Any]:
         stored = await self.store.replay(code.upper())
@@ -271,6 +345,7 @@ class Server:
 
 
 _HTTP_STATUS: Final = {
+    "rate_limited": HTTPStatus.TOO_MANY_REQUESTS,
     "no_such_match": HTTPStatus.NOT_FOUND,
     "no_such_player": HTTPStatus.NOT_FOUND,
     "no_such_tournament": HTTPStatus.NOT_FOUND,
@@ -292,6 +367,24 @@ def _query_fields(text: str) -> dict[str, Any]:
     return fields
 
 
+def _address(connection: ServerConnection) -> str:
+    peer = connection.remote_address
+    return str(peer[0]) if peer else "unknown"
+
+
+def rate_limited(wait_s: float) -> ServerError:
+    retry_after_ms = max(1, int(wait_s * 1000 + 0.999))
+    return ServerError(
+        "rate_limited",
+        f"too many requests: wait {retry_after_ms} ms",
+        retry_after_ms=retry_after_ms,
+    )
+
+
+class _Dropped(Exception):
+    """The client stopped reading: its connection was dropped."""
+
+
 def _respond(status: HTTPStatus, body: dict[str, Any]) -> Response:
     data = json.dumps(body).encode()
     headers = Headers(
@@ -310,6 +403,17 @@ class Session:
     def __init__(self, server: Server, connection: ServerConnection) -> None:
         self.server = server
         self.connection = connection
+        self.address = _address(connection)
+        limits = server.limits
+        self._requests = TokenBucket(
+            burst=limits.request_burst, per_s=limits.requests_per_s, clock=server.clock
+        )
+        # Refusals drain a bucket of their own: a client that hits the limit now and then
+        # is answered; one that keeps sending into it is closed.
+        self._patience = TokenBucket(
+            burst=limits.refusals_before_close, per_s=1.0, clock=server.clock
+        )
+        self._abusive = False
         self.player: PlayerRecord | None = None
         self.watching: dict[str, tuple[Subscription, asyncio.Task[None] | None]] = {}
         self.seats: dict[str, tuple[Match, Seat]] = {}
@@ -317,27 +421,91 @@ class Session:
         self._after_reply: list[Callable[[], None]] = []
 
     async def run(self) -> None:
+        connections = self.server.connections_by_address
+        connections[self.address] += 1
+        auth_deadline = asyncio.get_running_loop().call_later(
+            self.server.limits.auth_timeout_s, self._auth_expired
+        )
         try:
             async for frame in self.connection:
                 await self._send_then_forward(await self.handle(frame))
-        except ConnectionClosed:
+                if self._abusive:
+                    # Its unread requests keep the server from reading the close reply:
+                    # do not wait the usual close timeout for it.
+                    self.connection.close_timeout = ABUSER_CLOSE_TIMEOUT_S
+                    await self.connection.close(1008, "too many requests")
+                    break
+                # One connection's burst must not hold the loop: requests already read
+                # would otherwise be served back to back, and others wait.
+                await asyncio.sleep(0)
+        except (ConnectionClosed, _Dropped):
             pass
         finally:
+            auth_deadline.cancel()
+            connections[self.address] -= 1
+            if not connections[self.address]:
+                del connections[self.address]
             await self._cleanup()
+
+    def _auth_expired(self) -> None:
+        if self.player is None:
+            seconds = self.server.limits.auth_timeout_s
+            asyncio.ensure_future(
+                self.connection.close(1008, f"send hello or register within {seconds:g} s")
+            )
 
     async def handle(self, frame: str | bytes) -> dict[str, Any]:
         request_id = None
+        wait_s = self._requests.take()
         try:
-            request = parse_request(frame)
-            request_id = request.id
+            try:
+                request = parse_request(frame)
+            except ServerError as error:
+                if not wait_s:
+                    raise
+                request_id = error.details.get("id")
+            else:
+                request_id = request.id
+            if wait_s:
+                raise self._refuse(wait_s)
+            self._charge(request)
             return {"id": request_id, **await self.dispatch(request)}
         except ServerError as error:
             return error_message(error, request_id)
-        except Exception:
+        except Exception as error:
+            if is_outage(error):
+                log.warning("storage unavailable", extra={"error": repr(error)[:300]})
+                return error_message(
+                    ServerError(
+                        "storage_unavailable",
+                        "the database could not be reached: nothing was changed, retry",
+                    ),
+                    request_id,
+                )
             log.exception("request failed", extra={"frame": str(frame)[:200]})
             return error_message(
                 ServerError("internal_error", "the server failed on this request"), request_id
             )
+
+    def _charge(self, request: protocol.Request) -> None:
+        """Take a costly request from the address's and the player's budgets."""
+        if not isinstance(request, COSTLY_REQUESTS):
+            return
+        # Both budgets are asked before either is charged: a refusal costs neither.
+        by_address, by_player = self.server.costly_by_address, self.server.costly_by_player
+        wait_s = by_address.wait_s(self.address)
+        if self.player is not None:
+            wait_s = max(wait_s, by_player.wait_s(self.player.id))
+        if wait_s:
+            raise self._refuse(wait_s)
+        by_address.take(self.address)
+        if self.player is not None:
+            by_player.take(self.player.id)
+
+    def _refuse(self, wait_s: float) -> ServerError:
+        if self._patience.take():
+            self._abusive = True
+        return rate_limited(wait_s)
 
     async def dispatch(self, request: protocol.Request) -> dict[str, Any]:
         match request:
@@ -550,9 +718,20 @@ class Session:
 
         self._after_reply.append(start)
 
+    async def _send(self, frame: str) -> None:
+        """Send one frame; a client that leaves it unread past the send timeout, with
+        ``max_pending_bytes`` already waiting, is dropped."""
+        try:
+            async with asyncio.timeout(self.server.limits.send_timeout_s):
+                await self.connection.send(frame)
+        except TimeoutError:
+            log.warning("dropped a client that does not read", extra={"address": self.address})
+            self.connection.transport.abort()
+            raise _Dropped from None
+
     async def _send_then_forward(self, message: dict[str, Any]) -> None:
         """Send ``message``, then start forwarding what ``_follow`` subscribed to."""
-        await self.connection.send(encode(message))
+        await self._send(encode(message))
         starts, self._after_reply = self._after_reply, []
         for start in starts:
             start()
@@ -568,8 +747,8 @@ class Session:
     async def _forward(self, subscription: Subscription) -> None:
         try:
             while True:
-                await self.connection.send(await subscription.get())
-        except ConnectionClosed:
+                await self._send(await subscription.get())
+        except (ConnectionClosed, _Dropped):
             pass
 
     async def _cleanup(self) -> None:

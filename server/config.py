@@ -4,8 +4,52 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
+
+
+def _limit(default: float, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may cost the server. Each is a flag ``--requests-per-s`` and an
+    environment variable ``GAPS_REQUESTS_PER_S`` (docs/protocol.md, Limits)."""
+
+    requests_per_s: float = _limit(20.0, "requests a connection may send a second, sustained")
+    request_burst: int = _limit(60, "requests a connection may send at once")
+    costly_requests_per_min: float = _limit(
+        30.0,
+        "register, create_match, tournament_create, get_replay, leaderboard and HTTP reads "
+        "a player and an address may make a minute, sustained",
+    )
+    costly_request_burst: int = _limit(
+        10, "such costly requests a player or an address may make at once"
+    )
+    refusals_before_close: int = _limit(
+        50, "rate_limited refusals (one forgiven a second) before the connection is closed"
+    )
+    max_connections_per_ip: int = _limit(64, "open connections from one address")
+    max_open_matches_per_player: int = _limit(3, "lobby matches one player may host at once")
+    max_pending_bytes: int = _limit(
+        256 * 1024, "bytes waiting to be sent to one connection before sending waits"
+    )
+    send_timeout_s: float = _limit(
+        10.0, "how long a send may wait on a client that does not read before it is dropped"
+    )
+    auth_timeout_s: float = _limit(
+        10.0, "how long a connection may stay without register or hello before it is closed"
+    )
+
+
+def limit_flags() -> list[tuple[str, str, str]]:
+    """(field, flag, environment variable) of every limit, in order."""
+    return [
+        (f.name, "--" + f.name.replace("_", "-"), "GAPS_" + f.name.upper())
+        for f in fields(Limits)
+    ]
 
 
 @dataclass(frozen=True)
@@ -23,6 +67,7 @@ class Settings:
     tournament_break_s: float = 15.0
     quick_wait_s: float = 5.0
     log_level: str = "INFO"
+    limits: Limits = Limits()
 
 
 def _env_float(name: str, default: float) -> float:
@@ -102,6 +147,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long quick match waits for a fuller group, seconds",
     )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
+    limits = parser.add_argument_group("limits", "what one client may cost the server")
+    for (name, flag, variable), limit in zip(limit_flags(), fields(Limits), strict=True):
+        kind = int if limit.type in (int, "int") else float
+        limits.add_argument(
+            flag,
+            type=kind,
+            default=kind(_env_float(variable, getattr(defaults.limits, name))),
+            help=f"{limit.metadata['help']} ({variable}; default %(default)s)",
+        )
 
 
 def from_arguments(options: argparse.Namespace) -> Settings:
@@ -118,4 +172,5 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         tournament_break_s=options.tournament_break_s,
         quick_wait_s=options.quick_wait_s,
         log_level=options.log_level,
+        limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from sqlalchemy import make_url
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as websocket_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import Server
+from server.config import Settings
 from tests.client import Client
+from tests.proxy import TcpProxy
 from tests.races import registered, start_race, stop_all
 
 Connect = Callable[[], Awaitable[Client]]
@@ -167,3 +176,243 @@ async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_ht
     status, daily = await http_get(server, "/daily/classic")
     assert status == 200 and daily["entries"] == []
     assert (await http_get(server, "/daily/classic?day=yesterday"))[0] == 400
+
+
+# -- limits ---------------------------------------------------------------------------
+
+
+async def send_all(connection: ClientConnection, messages: list[dict[str, Any]]) -> None:
+    """Send every message at once, without waiting for replies."""
+    for message in messages:
+        await connection.send(json.dumps(message))
+
+
+async def replies(connection: ClientConnection, count: int) -> list[dict[str, Any]]:
+    return [json.loads(await asyncio.wait_for(connection.recv(), 10)) for _ in range(count)]
+
+
+@pytest.mark.limits(request_burst=5, requests_per_s=0.01)
+async def test_requests_past_the_burst_are_refused_with_the_time_to_wait(ws_url: str) -> None:
+    async with websocket_connect(ws_url) as connection:
+        await send_all(connection, [{"type": "ping", "id": n} for n in range(7)])
+        answers = await replies(connection, 7)
+    assert [a["type"] for a in answers] == ["pong"] * 5 + ["error"] * 2
+    refused = answers[5]
+    assert refused["code"] == "rate_limited" and refused["id"] == 5
+    # One token comes back every 100 s at 0.01 requests a second.
+    assert 1_000 <= refused["retry_after_ms"] <= 100_000
+
+
+@pytest.mark.limits(request_burst=2, requests_per_s=0.01)
+async def test_a_malformed_frame_past_the_burst_is_refused_too(ws_url: str) -> None:
+    async with websocket_connect(ws_url) as connection:
+        await send_all(connection, [{"type": "ping", "id": 1}, {"type": "ping", "id": 2}])
+        await connection.send("not json")
+        answers = await replies(connection, 3)
+    assert answers[2]["code"] == "rate_limited" and answers[2]["id"] is None
+
+
+@pytest.mark.limits(request_burst=1, requests_per_s=0.01, refusals_before_close=3)
+async def test_a_connection_that_keeps_sending_past_its_limit_is_closed_with_1008(
+    ws_url: str,
+) -> None:
+    async with websocket_connect(ws_url) as connection:
+        await send_all(connection, [{"type": "ping", "id": n} for n in range(50)])
+        codes = []
+        with pytest.raises(ConnectionClosed):
+            while True:
+                codes.append(json.loads(await asyncio.wait_for(connection.recv(), 10)).get("code"))
+    assert codes == [None, "rate_limited", "rate_limited", "rate_limited", "rate_limited"]
+    assert connection.close_code == 1008 and connection.close_reason == "too many requests"
+
+
+@pytest.mark.limits(costly_request_burst=2, costly_requests_per_min=0.1)
+async def test_costly_requests_have_a_smaller_budget_per_address(connect: Connect) -> None:
+    first, second = await connect(), await connect()
+    await first.register("ana")
+    await second.register("bob")
+    # The address has spent its two costly requests: a third player cannot register from it.
+    third = await connect()
+    refused = await third.request("register", name="cyd")
+    assert refused["code"] == "rate_limited" and refused["retry_after_ms"] > 60_000
+    # Cheap requests still go through.
+    assert (await first.ok("list_matches"))["type"] == "matches"
+
+
+@pytest.mark.limits(costly_request_burst=3, costly_requests_per_min=0.1)
+async def test_costly_requests_have_a_budget_per_player_across_addresses(
+    server: Server, ws_url: str
+) -> None:
+    async def client_from(address: str) -> Client:
+        return Client(await websocket_connect(ws_url, local_addr=(address, 0)))
+
+    ana = await client_from("127.0.0.2")
+    await ana.register("ana")  # 127.0.0.2: 1 of 3
+    await ana.ok("rating")  # 127.0.0.2: 2 of 3, ana: 1 of 3
+    await ana.ok("rating")  # 127.0.0.2: 3 of 3, ana: 2 of 3
+    assert ana.token is not None
+    elsewhere = await client_from("127.0.0.3")
+    await elsewhere.ok("hello", token=ana.token)
+    await elsewhere.ok("rating")  # 127.0.0.3: 1 of 3, ana: 3 of 3
+    refused = await elsewhere.request("rating")  # the address has some left, ana none
+    assert refused["code"] == "rate_limited"
+    fresh = await client_from("127.0.0.3")
+    await fresh.register("bob")  # the same address, another player
+    await fresh.ok("rating")
+    for client in (ana, elsewhere, fresh):
+        await client.close()
+
+
+@pytest.mark.limits(costly_request_burst=1, costly_requests_per_min=0.1)
+async def test_http_reads_share_the_address_budget_and_say_when_to_retry(server: Server) -> None:
+    assert (await http_get(server, "/matches"))[0] == 200
+    status, body = await http_get(server, "/tournaments")
+    assert status == 429 and body["code"] == "rate_limited"
+    headers = await http_headers(server, "/tournaments")
+    assert int(headers["Retry-After"]) >= 60
+    # Health checks are never limited.
+    assert (await http_get(server, "/livez"))[0] == 200
+
+
+@pytest.mark.limits(max_connections_per_ip=2)
+async def test_an_address_may_keep_only_so_many_connections_open(
+    server: Server, ws_url: str
+) -> None:
+    async with websocket_connect(ws_url) as first, websocket_connect(ws_url) as second:
+        await first.send(json.dumps({"type": "ping"}))
+        await second.send(json.dumps({"type": "ping"}))
+        await first.recv()
+        await second.recv()
+        with pytest.raises(InvalidStatus) as refused:
+            await websocket_connect(ws_url)
+        assert refused.value.response.status_code == 429
+        async with websocket_connect(ws_url, local_addr=("127.0.0.2", 0)) as other_address:
+            await other_address.send(json.dumps({"type": "ping"}))
+            assert json.loads(await other_address.recv())["type"] == "pong"
+    await wait_until(lambda: not server.connections_by_address)
+    async with websocket_connect(ws_url) as again:
+        await again.send(json.dumps({"type": "ping"}))
+        assert json.loads(await again.recv())["type"] == "pong"
+
+
+@pytest.mark.limits(auth_timeout_s=0.3)
+async def test_a_connection_that_never_authenticates_is_closed(ws_url: str) -> None:
+    async with websocket_connect(ws_url) as idle, websocket_connect(ws_url) as player:
+        await player.send(json.dumps({"type": "register", "id": 1, "name": "ana"}))
+        assert json.loads(await player.recv())["type"] == "registered"
+        await idle.send(json.dumps({"type": "ping", "id": 1}))
+        assert json.loads(await idle.recv())["type"] == "pong"  # answering pings is not enough
+        await asyncio.wait_for(idle.wait_closed(), 10)
+        assert idle.close_code == 1008 and "within 0.3 s" in (idle.close_reason or "")
+        await player.send(json.dumps({"type": "ping", "id": 2}))
+        assert json.loads(await player.recv())["type"] == "pong"
+
+
+@pytest.mark.limits(max_pending_bytes=16 * 1024, send_timeout_s=0.5)
+async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
+    server: Server, ws_url: str
+) -> None:
+    host = await Client.connect(ws_url)
+    await host.register("ana")
+    for _ in range(40):
+        await host.ok("create_match", public=True)
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(reader, ("127.0.0.1", server.port))
+    silent = await websocket_connect(ws_url, sock=reader, max_queue=1)
+    await silent.send(json.dumps({"type": "register", "id": 0, "name": "silent"}))
+    # Each listing is about 15 KB: far more than the socket buffers and the limit hold.
+    try:
+        await send_all(silent, [{"type": "list_matches", "id": n} for n in range(400)])
+    except ConnectionClosed:
+        pass  # dropped while still sending
+    await wait_until(lambda: server.connections_by_address.get("127.0.0.1") == 1)
+    with pytest.raises(ConnectionClosed):
+        while True:
+            await asyncio.wait_for(silent.recv(), 10)
+    assert (await host.ok("ping"))["type"] == "pong"
+    await host.close()
+
+
+async def wait_until(condition: Callable[[], bool], *, timeout_s: float = 10) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def http_headers(server: Server, path: str) -> dict[str, str]:
+    def fetch() -> dict[str, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5):
+                raise AssertionError(f"{path} was served")
+        except urllib.error.HTTPError as error:
+            return dict(error.headers)
+
+    return await asyncio.to_thread(fetch)
+
+
+async def http_request(
+    server: Server, method: str, path: str, *, body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    def fetch() -> tuple[int, dict[str, str], bytes]:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}{path}", method=method, data=body
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as reply:
+                return reply.status, dict(reply.headers), reply.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    return await asyncio.to_thread(fetch)
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+async def test_http_answers_only_get(server: Server, method: str) -> None:
+    for path in ("/matches", "/healthz", "/leaderboards/classic"):
+        status, headers, body = await http_request(server, method, path)
+        assert (status, headers["Allow"]) == (405, "GET")
+        assert json.loads(body)["code"] == "method_not_allowed"
+
+
+async def test_an_http_request_with_a_body_is_refused_by_closing_the_connection(
+    server: Server,
+) -> None:
+    with pytest.raises(http.client.RemoteDisconnected):
+        await http_request(server, "POST", "/matches", body=b"{}")
+
+
+async def test_liveness_answers_while_the_process_runs(server: Server) -> None:
+    assert await http_get(server, "/livez") == (200, {"status": "alive"})
+
+
+async def test_readiness_and_requests_tell_a_database_outage(
+    settings: Settings, connect: Connect
+) -> None:
+    assert settings.database_url is not None
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("the embedded SQLite file has no outage to simulate")
+    url = make_url(settings.database_url)
+    assert url.host is not None and url.port is not None
+    proxy = TcpProxy(url.host, url.port)
+    await proxy.start()
+    proxied = url.set(port=proxy.port).render_as_string(hide_password=False)
+    server = Server(replace(settings, database_url=proxied))
+    await server.start()
+    try:
+        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+        client = Client(await websocket_connect(f"ws://127.0.0.1:{server.port}"))
+        await proxy.cut()
+        status, body = await http_get(server, "/healthz")
+        assert status == 503 and body == {"status": "unavailable", "failing": ["database"]}
+        assert await http_get(server, "/livez") == (200, {"status": "alive"})
+        refused = await client.request("register", name="ana")
+        assert refused["code"] == "storage_unavailable"
+        await proxy.restore()
+        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+        assert (await client.register("ana"))["type"] == "registered"
+        await client.close()
+    finally:
+        await server.close()
+        await proxy.close()

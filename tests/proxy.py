@@ -1,0 +1,63 @@
+"""A TCP proxy the tests can cut, as a network or a database outage would.
+
+The server under test connects to the proxy instead of the real service; ``cut()``
+drops every open connection and refuses new ones until ``restore()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class TcpProxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self._target = (target_host, target_port)
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.port = 0
+
+    async def start(self) -> None:
+        """Listen (on the same port as before, after a ``cut``)."""
+        self._server = await asyncio.start_server(
+            self._serve, "127.0.0.1", self.port, reuse_address=True
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        """Refuse new connections and drop the open ones."""
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        self._writers.clear()
+        await self._server.wait_closed()
+
+    async def restore(self) -> None:
+        await self.start()
+
+    async def close(self) -> None:
+        await self.cut()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            target_reader, target_writer = await asyncio.open_connection(*self._target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.update((writer, target_writer))
+        await asyncio.gather(
+            self._pipe(reader, target_writer),
+            self._pipe(target_reader, writer),
+            return_exceptions=True,
+        )
+        self._writers.difference_update((writer, target_writer))
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
