@@ -6,6 +6,7 @@ the Textual widgets and the plain command output both use them.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Collection
 from typing import Final
 
@@ -29,6 +30,27 @@ LABEL_WIDTH: Final = 3
 ROWS: Final = 4
 COLUMNS: Final = 13
 
+#: Characters a terminal may act on instead of showing: controls (ESC begins the
+#: sequences that clear the screen or retitle the window), format characters (a bidi
+#: override reverses what follows, zero-width ones hide), surrogates, private-use and
+#: unassigned code points, line and paragraph separators.
+UNPRINTABLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+#: What ``printable`` shows in their place.
+REPLACEMENT: Final = "\ufffd"
+
+
+def printable(value: object) -> str:
+    """``str(value)`` safe to print: each character of ``UNPRINTABLE_CATEGORIES`` becomes
+    U+FFFD. For every text from the server (names are the players'), however the server
+    checked it."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(
+        REPLACEMENT if unicodedata.category(char) in UNPRINTABLE_CATEGORIES else char
+        for char in text
+    )
+
 
 def card_label(card: Card) -> str:
     """``10♥``, `` 8♣``: rank (10 for ten) and suit symbol, three characters wide."""
@@ -42,11 +64,11 @@ def card_text(card: Card) -> Text:
 
 def action_text(action: str) -> Text:
     """An action as people read it: ``8C`` as ``8♣``, ``2H>3`` as ``2♥ → row 3``."""
-    card_part, arrow, target = action.partition(">")
+    card_part, arrow, target = printable(action).partition(">")
     try:
         card = Card.parse(card_part)
     except ValueError:
-        return Text(action)
+        return Text(printable(action))
     text = Text()
     text.append(card_label(card).strip(), style=SUIT_STYLES[card.suit])
     if arrow:

@@ -2,7 +2,9 @@
 
 Pure functions from the server's replies (docs/protocol.md) to renderables: no I/O. Every
 table marks "you" when it knows your name, colours the first three ranks, and gives each
-figure its unit (times as ``m:ss.t``, ratings with one decimal).
+figure its unit (times as ``m:ss.t``, ratings with one decimal). What the server sends is
+shown as ``Text`` of ``printable`` characters: never read as Rich markup, never a control
+sequence for the terminal, whoever chose it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
+from client_cli.render import printable
 
 Row = Mapping[str, Any]
 
@@ -32,18 +35,23 @@ BOARD_TITLES: Final = {
 }
 
 
+def cell(value: Any, style: str = "") -> Text:
+    """A value from the server as a cell: its printable text, not markup."""
+    return Text(printable(value), style=style)
+
+
 def rank_text(rank: Any) -> Text:
     try:
         style = MEDALS.get(int(rank), "")
     except (TypeError, ValueError):
         style = ""
-    return Text(str(rank if rank is not None else "-"), style=style)
+    return cell(rank if rank is not None else "-", style)
 
 
 def name_text(row: Row, you: str | int | None, focus: str | None = None) -> Text:
     """The player's name; yours in bold blue with "(you)" (``you`` a name or a player id),
     the ``focus`` player's in bold with a pointer."""
-    name = str(row.get("name", "?"))
+    name = printable(row.get("name", "?"))
     mine = you is not None and you in (row.get("name"), row.get("player_id"))
     text = Text(name, style=YOU_STYLE if mine else "bold" if name == focus else "")
     if mine:
@@ -58,9 +66,11 @@ def rating_number(value: Any) -> str:
 
 
 def _table(title: str, columns: Sequence[tuple[str, str]], caption: str | None = None) -> Table:
-    # As wide as its title at least, so that the title never wraps.
-    table = Table(title=title, title_justify="left", title_style="bold", caption=caption,
-                  caption_justify="left", header_style="bold #8fd3ff", min_width=len(title))
+    # As wide as its title at least, so that the title never wraps. The title holds
+    # server text (a player's name), so it is Text, not markup.
+    heading = cell(title)
+    table = Table(title=heading, title_justify="left", title_style="bold", caption=caption,
+                  caption_justify="left", header_style="bold #8fd3ff", min_width=len(heading))
     for column, justify in columns:
         table.add_column(column, justify=justify, no_wrap=justify == "right")  # type: ignore[arg-type]
     return table
@@ -75,14 +85,14 @@ def period_label(reply: Row) -> str:
     if reply.get("board") == "rating" or period == "all" or not start:
         return "all time"
     if period == "month":
-        return f"month {str(start)[:7]}"
-    return f"day {start}"
+        return f"month {printable(start)[:7]}"
+    return f"day {printable(start)}"
 
 
 def board_title(reply: Row) -> str:
-    board = str(reply.get("board", "score"))
-    return (f"Leaderboard · {reply.get('ruleset')} · {BOARD_TITLES.get(board, board)} · "
-            f"{period_label(reply)}")
+    board = printable(reply.get("board", "score"))
+    return (f"Leaderboard · {printable(reply.get('ruleset'))} · "
+            f"{BOARD_TITLES.get(board, board)} · {period_label(reply)}")
 
 
 def leaderboard_table(reply: Row, *, you: str | None = None, focus: str | None = None) -> Table:
@@ -110,18 +120,18 @@ def leaderboard_table(reply: Row, *, you: str | None = None, focus: str | None =
         cells: list[RenderableType] = [rank_text(entry.get("rank")),
                                        name_text(entry, you, focus)]
         if board == "score":
-            cells += [Text(str(entry.get("best_score")), style="bold"),
-                      format_ms(entry.get("best_score_ms")), str(entry.get("games"))]
+            cells += [cell(entry.get("best_score"), "bold"),
+                      cell(format_ms(entry.get("best_score_ms"))), cell(entry.get("games"))]
         elif board == "time":
-            cells += [Text(format_ms(entry.get("fastest_win_ms")), style="bold"),
-                      str(entry.get("fastest_win_score")), str(entry.get("wins"))]
+            cells += [cell(format_ms(entry.get("fastest_win_ms")), "bold"),
+                      cell(entry.get("fastest_win_score")), cell(entry.get("wins"))]
         elif board == "wins":
             wins, games = int(entry.get("wins") or 0), int(entry.get("games") or 0)
             share = f"{100 * wins / games:.0f}%" if games else "-"
-            cells += [Text(str(wins), style="bold"), str(games), share]
+            cells += [cell(wins, "bold"), cell(games), cell(share)]
         else:
-            cells += [ordinal_text(entry), rating_number(entry.get("mu")),
-                      f"±{rating_number(entry.get('sigma'))}", str(entry.get("games"))]
+            cells += [ordinal_text(entry), cell(rating_number(entry.get("mu"))),
+                      cell(f"±{rating_number(entry.get('sigma'))}"), cell(entry.get("games"))]
         table.add_row(*cells)
     return table
 
@@ -144,7 +154,7 @@ def empty_board_text(reply: Row) -> Text:
     else:
         what = "nobody has finished a rated game"
     text = Text(f"{board_title(reply)}: ", style="bold")
-    text.append(f"{what} yet. Play one: gaps play --rules {reply.get('ruleset')}")
+    text.append(f"{what} yet. Play one: gaps play --rules {printable(reply.get('ruleset'))}")
     return text
 
 
@@ -161,9 +171,10 @@ def ratings_table(reply: Row) -> Table:
     for rating in reply.get("ratings", []):
         status = (Text("provisional", style=WARN) if rating.get("provisional")
                   else Text("established", style=GOOD))
-        table.add_row(str(rating.get("ruleset")), ordinal_text(rating),
-                      rating_number(rating.get("mu")), f"±{rating_number(rating.get('sigma'))}",
-                      str(rating.get("games")), status)
+        table.add_row(cell(rating.get("ruleset")), ordinal_text(rating),
+                      cell(rating_number(rating.get("mu"))),
+                      cell(f"±{rating_number(rating.get('sigma'))}"), cell(rating.get("games")),
+                      status)
     return table
 
 
@@ -195,9 +206,9 @@ def history_table(history: Sequence[Row], *, limit: int = 10) -> Table:
     table = _table(title, [("when (UTC)", "left"), ("rules", "left"), ("match", "right"),
                            ("rank", "right"), ("rating", "right"), ("change", "left")])
     for update, change in list(zip(history, changes, strict=True))[:limit]:
-        table.add_row(when(update.get("at")), str(update.get("ruleset")),
-                      f"#{update.get('match_id')}", str(update.get("rank")),
-                      rating_number(update.get("ordinal")), change_text(change))
+        table.add_row(cell(when(update.get("at"))), cell(update.get("ruleset")),
+                      cell(f"#{update.get('match_id')}"), cell(update.get("rank")),
+                      cell(rating_number(update.get("ordinal"))), change_text(change))
     return table
 
 
@@ -208,7 +219,7 @@ def when(value: Any) -> str:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        return value
+        return printable(value)
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
@@ -218,7 +229,7 @@ def when(value: Any) -> str:
 def tournament_status(view: Row) -> Text:
     status = view.get("status")
     if status == "running":
-        return Text(f"round {view.get('current_round')}/{view.get('rounds')}", style=GOOD)
+        return cell(f"round {view.get('current_round')}/{view.get('rounds')}", GOOD)
     if status == "finished":
         return Text("finished", style="dim")
     if view.get("start_at"):
@@ -230,9 +241,9 @@ def tournament_summary(view: Row) -> str:
     """``classic, 3 rounds of 10:00, 2/16 entrants``."""
     entrants = len(view.get("entrants") or [])
     rounds = int(view.get("rounds") or 0)
-    return (f"{view.get('ruleset')}, {rounds} round{'s' if rounds != 1 else ''} of "
-            f"{format_duration(int(view.get('round_time_limit_s') or 0))}, "
-            f"{entrants}/{view.get('max_players')} entrants")
+    return printable(f"{view.get('ruleset')}, {rounds} round{'s' if rounds != 1 else ''} of "
+                     f"{format_duration(int(view.get('round_time_limit_s') or 0))}, "
+                     f"{entrants}/{view.get('max_players')} entrants")
 
 
 def tournaments_table(views: Iterable[Row], *, title: str) -> Table:
@@ -240,10 +251,10 @@ def tournaments_table(views: Iterable[Row], *, title: str) -> Table:
                            ("rounds", "right"), ("round time", "right"),
                            ("entrants", "right"), ("status", "left")])
     for view in views:
-        table.add_row(Text(str(view.get("code")), style="bold"), str(view.get("name")),
-                      str(view.get("ruleset")), str(view.get("rounds")),
-                      format_duration(int(view.get("round_time_limit_s") or 0)),
-                      f"{len(view.get('entrants') or [])}/{view.get('max_players')}",
+        table.add_row(cell(view.get("code"), "bold"), cell(view.get("name")),
+                      cell(view.get("ruleset")), cell(view.get("rounds")),
+                      cell(format_duration(int(view.get("round_time_limit_s") or 0))),
+                      cell(f"{len(view.get('entrants') or [])}/{view.get('max_players')}"),
                       tournament_status(view))
     return table
 
@@ -254,8 +265,8 @@ def standings_table(rows: Iterable[Row], *, title: str, you: str | int | None = 
                            ("total time", "right"), ("rounds", "right")])
     for row in rows:
         table.add_row(rank_text(row.get("rank")), name_text(row, you),
-                      Text(str(row.get("total_score")), style="bold"),
-                      format_ms(row.get("total_time_ms")), str(row.get("rounds_played")))
+                      cell(row.get("total_score"), "bold"),
+                      cell(format_ms(row.get("total_time_ms"))), cell(row.get("rounds_played")))
     return table
 
 
@@ -275,7 +286,8 @@ def podium_text(podium: Iterable[Row], *, you: str | int | None = None) -> Group
         place = {1: "1st", 2: "2nd", 3: "3rd"}.get(rank, f"{rank}th")
         line = Text(f"  {place}  ", style=MEDALS.get(rank, ""))
         line.append_text(name_text(row, you))
-        line.append(f"  {row.get('total_score')} pts · {format_ms(row.get('total_time_ms'))}")
+        line.append(printable(f"  {row.get('total_score')} pts · "
+                              f"{format_ms(row.get('total_time_ms'))}"))
         lines.append(line)
     return Group(*lines)
 
@@ -283,7 +295,7 @@ def podium_text(podium: Iterable[Row], *, you: str | int | None = None) -> Group
 def standings_line(rows: Iterable[Row], *, limit: int = 5) -> str:
     """The standings in one line (for a notification): ``1. ana 34 · 2. bob 20``."""
     listed = list(rows)
-    text = " · ".join(f"{row.get('rank')}. {row.get('name')} {row.get('total_score')}"
+    text = " · ".join(printable(f"{row.get('rank')}. {row.get('name')} {row.get('total_score')}")
                       for row in listed[:limit])
     return text + (" · …" if len(listed) > limit else "")
 
@@ -297,8 +309,7 @@ def daily_table(reply: Row, *, you: str | None = None) -> Table:
                     ("finished at", "right")])
     for entry in reply.get("entries", []):
         table.add_row(rank_text(entry.get("rank")), name_text(entry, you),
-                      Text(str(entry.get("score")), style="bold"),
-                      format_ms(entry.get("finish_ms")))
+                      cell(entry.get("score"), "bold"), cell(format_ms(entry.get("finish_ms"))))
     return table
 
 
@@ -312,10 +323,10 @@ def ranking_table(rows: Iterable[Row], you_id: int | None, *, title: str) -> Tab
         ("redeals", "right"), ("moves", "right"), ("result", "left"), ("time", "right"),
     ])
     for row in rows:
-        reason = str(row.get("end_reason"))
+        reason = printable(row.get("end_reason"))
         table.add_row(rank_text(row.get("rank")), name_text(row, you_id),
-                      Text(str(row.get("score")), style="bold"), str(row.get("placed")),
-                      str(row.get("redeals_used")), str(row.get("moves_made")),
-                      Text(reason, style=GOOD if reason == "won" else ""),
-                      format_ms(row.get("finish_ms")))
+                      cell(row.get("score"), "bold"), cell(row.get("placed")),
+                      cell(row.get("redeals_used")), cell(row.get("moves_made")),
+                      cell(reason, GOOD if reason == "won" else ""),
+                      cell(format_ms(row.get("finish_ms"))))
     return table

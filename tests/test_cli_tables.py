@@ -4,10 +4,16 @@ board, from replies shaped as docs/protocol.md says (no server needed)."""
 from __future__ import annotations
 
 import io
+import unicodedata
+from collections.abc import Callable
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console, RenderableType
 
+from client_cli.render import REPLACEMENT, action_text, printable
 from client_cli.tables import (
     MEDALS,
     YOU_STYLE,
@@ -212,3 +218,92 @@ def test_the_daily_board_and_a_match_ranking() -> None:
     assert shown.startswith("Match K7QX2M: final ranking")
     assert any(row(line, "1", "ana (you)", "48", "48", "0", "60", "won", "1:40.0")
                for line in shown.splitlines())
+
+
+# --- what a hostile server sends ----------------------------------------------------------
+
+#: Text a terminal would act on: clear the screen, retitle the window, link, reverse the
+#: line, hide characters; and Rich markup, which must show as typed.
+HOSTILE = ["\x1b[2J\x1b[H", "\x1b]0;owned\x07", "\u202eevil", "a\u200bb", "\x9b31m",
+           "line\nbreak\r", "\x00\x7f", "\u2028\u2029", "\ud800", "\ue000",
+           "[link=https://evil.example]click[/link]", "[bold red]x[/]"]
+UNPRINTABLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def unprintable_in(shown: str) -> list[str]:
+    """The characters of ``shown`` that a terminal would act on (lines aside)."""
+    return [char for char in shown if char != "\n" and unicodedata.category(char) in UNPRINTABLE]
+
+
+def every_table(bad: str) -> list[str]:
+    """Every table, line and label of this module as printed (the strings as they are),
+    with ``bad`` in each text the server sends (numbers that are computed with stay
+    numbers)."""
+    person = {"rank": bad, "player_id": 1, "name": bad, "best_score": bad, "best_score_ms": 1,
+              "games": 2, "fastest_win_ms": 2, "fastest_win_score": bad, "wins": 1,
+              "ordinal": bad, "mu": 1.5, "sigma": bad, "provisional": True, "total_score": bad,
+              "total_time_ms": 3, "rounds_played": bad, "score": bad, "finish_ms": 4,
+              "placed": bad, "redeals_used": bad, "moves_made": bad, "end_reason": bad}
+    tournament = view(code=bad, name=bad, ruleset=bad, max_players=bad, start_at=bad,
+                      current_round=bad)
+    shown: list[RenderableType | str] = [
+        leaderboard_table({**board(by, [person], period="day", start=bad), "ruleset": bad,
+                           "board": by}, you=bad, focus=bad)
+        for by in ("score", "time", "wins", "rating", bad)
+    ]
+    shown += [
+        empty_board_text(board(bad, [], period="month", start=bad)),
+        ratings_table({"player": {"name": bad}, "ratings": [{**person, "ruleset": bad}]}),
+        history_table([{"ruleset": bad, "match_id": bad, "rank": bad, "ordinal": 1.0,
+                        "at": bad}]),
+        tournaments_table([tournament, view(status="running", current_round=bad, rounds=2)],
+                          title=bad),
+        tournament_status(tournament), tournament_summary(tournament),
+        standings_table([person], title=bad, you=bad), podium_text([{**person, "rank": 1}]),
+        standings_line([person]), daily_table({"ruleset": bad, "day": bad, "entries": [person]}),
+        ranking_table([person], 1, title=bad), name_text(person, None), rank_text(bad),
+        when(bad), action_text(bad), action_text(f"8C>{bad}"),
+    ]
+    return [item if isinstance(item, str) else text(item, width=400) for item in shown]
+
+
+@pytest.mark.parametrize("bad", HOSTILE)
+def test_no_text_from_the_server_reaches_the_terminal_as_control_characters_or_markup(
+    bad: str,
+) -> None:
+    for shown in every_table(bad):
+        assert not unprintable_in(shown), (bad, shown)
+        if bad.startswith("["):
+            assert bad in shown  # markup shown as typed, not applied
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=12))
+def test_any_text_from_the_server_is_printed_as_printable_characters(bad: str) -> None:
+    for shown in every_table(bad):
+        assert not unprintable_in(shown)
+
+
+def test_a_tournament_name_with_an_escape_sequence_is_listed_with_it_defused() -> None:
+    shown = text(tournaments_table([view(name="\x1b[2JCup\u202e")], title="Tournaments"))
+    assert f"{REPLACEMENT}[2JCup{REPLACEMENT}" in shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("ana", "ana"), ("zoë 8♣ 東京 🏆", "zoë 8♣ 東京 🏆"), ("a\u00a0b", "a\u00a0b"),
+     ("\x1b[2J", f"{REPLACEMENT}[2J"), ("a\u202eb\u200bc", f"a{REPLACEMENT}b{REPLACEMENT}c"),
+     ("a\nb\tc", f"a{REPLACEMENT}b{REPLACEMENT}c"), ("\ud800", REPLACEMENT), (None, "None"),
+     (42, "42")],
+)
+def test_printable_replaces_each_character_a_terminal_would_act_on(
+    value: object, expected: str
+) -> None:
+    assert printable(value) == expected
+
+
+def test_printable_keeps_the_length_so_columns_stay_put() -> None:
+    bad: Callable[[int], str] = lambda n: "\x1b\u202e\u200b"[n % 3]  # noqa: E731
+    value = "".join(bad(n) for n in range(30))
+    assert len(printable(value)) == len(value) == printable(value).count(REPLACEMENT)
