@@ -3,6 +3,10 @@
 Each starts on a free loopback port in a temporary directory and is stopped (and the
 directory removed) at the end of the test session. PostgreSQL refuses to run as root,
 so as root it runs as the ``postgres`` user.
+
+A port found free can be taken by another process before the service binds it, so a
+service is only taken as started once its own log says it is ready; one that exits
+because its address is in use is started again on another port.
 """
 
 from __future__ import annotations
@@ -14,28 +18,80 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+ADDRESS_IN_USE = "Address already in use"
 
 
 def free_port() -> int:
+    """A loopback port free at this moment; whoever binds it must cope with losing it."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-def _wait_for_port(port: int, what: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
+class AddressInUse(RuntimeError):
+    """The service exited because another process holds its port."""
+
+
+def _wait_until_ready(
+    process: subprocess.Popen[bytes], log: Path, ready: str, what: str, *, timeout_s: float
+) -> None:
+    """Wait for ``ready`` in the service's own log: a connection to the port could reach
+    whoever else holds it."""
+    deadline = time.monotonic() + timeout_s
+    text = ""
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited early:\n{log.read_text(errors='replace')[-2000:]}")
+        exited = process.poll() is not None
+        text = log.read_text(errors="replace")
+        if ready in text:
+            return
+        if exited:
+            if ADDRESS_IN_USE in text:
+                raise AddressInUse(f"{what}: {ADDRESS_IN_USE}")
+            raise RuntimeError(f"{what} exited early:\n{text[-2000:]}")
+        time.sleep(0.02)
+    process.kill()
+    raise RuntimeError(f"{what} was not ready within {timeout_s} s:\n{text[-2000:]}")
+
+
+def _start(
+    command: Callable[[int], list[str]],
+    *,
+    what: str,
+    log: Path,
+    ready: str,
+    port: int | None = None,
+    attempts: int = 10,
+    timeout_s: float = 30.0,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command(port)`` until it is ready: on a new free port after each
+    address-in-use exit, or on ``port`` again (briefly later) when it is given."""
+    for attempt in range(attempts):
+        chosen = port if port is not None else free_port()
+        with open(log, "wb") as output:
+            process = subprocess.Popen(command(chosen), stdout=output, stderr=subprocess.STDOUT)
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on port {port} within 30 s")
+            _wait_until_ready(process, log, ready, what, timeout_s=timeout_s)
+        except AddressInUse:
+            process.wait()
+            if port is not None:
+                time.sleep(0.05 * (attempt + 1))
+            continue
+        return process, chosen
+    raise RuntimeError(f"{what}: no free port after {attempts} attempts")
+
+
+def _terminate(process: subprocess.Popen[bytes], *, timeout_s: float) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class Postgres:
@@ -43,7 +99,6 @@ class Postgres:
 
     def __init__(self) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="gaps-test-pg-"))
-        self.port = free_port()
         self._as_postgres: list[str] = []
         if os.geteuid() == 0:
             user = pwd.getpwnam("postgres")
@@ -65,36 +120,37 @@ class Postgres:
                 "UTF8",
             ]
         )
-        log = self.directory / "postgres.log"
-        with open(log, "wb") as output:
-            if self._as_postgres:
-                user = pwd.getpwnam("postgres")
-                os.chown(log, user.pw_uid, user.pw_gid)
-            self.process = subprocess.Popen(
-                [
-                    *self._as_postgres,
-                    str(PG_BIN / "postgres"),
-                    "-D",
-                    str(data),
-                    "-p",
-                    str(self.port),
-                    "-k",
-                    str(self.directory),
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=300",
-                ],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
-        _wait_for_port(self.port, "postgres", self.process, log)
+
+        def command(port: int) -> list[str]:
+            return [
+                *self._as_postgres,
+                str(PG_BIN / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-k",
+                str(self.directory),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "lc_messages=C",  # the ready and address-in-use lines are matched in English
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "max_connections=300",
+            ]
+
+        self.process, self.port = _start(
+            command,
+            what="postgres",
+            log=self.directory / "postgres.log",
+            ready="database system is ready to accept connections",
+        )
         self._databases = 0
 
     def _run(self, command: list[str]) -> None:
@@ -125,47 +181,106 @@ class Postgres:
         return self.url(name)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        _terminate(self.process, timeout_s=20)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class Redis:
-    def __init__(self) -> None:
+    """A redis-server of its own; ``halt()`` and ``resume()`` take it down and bring it
+    back on the same port, for tests of what survives a Redis restart.
+
+    With ``password`` it requires one; with ``tls`` it speaks only TLS (``rediss://``),
+    with a self-signed certificate in ``ca_file``.
+    """
+
+    def __init__(self, *, password: str | None = None, tls: bool = False) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="gaps-test-redis-"))
-        self.port = free_port()
-        log = self.directory / "redis.log"
-        with open(log, "wb") as output:
-            self.process = subprocess.Popen(
-                [
-                    "redis-server",
-                    "--port",
-                    str(self.port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    str(self.directory),
-                ],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
-        _wait_for_port(self.port, "redis-server", self.process, log)
+        self.password = password
+        self.ca_file: Path | None = None
+        if tls:
+            self.ca_file = _self_signed_certificate(self.directory)
+        self.process, self.port = self._start(None)
+
+    def _start(self, port: int | None) -> tuple[subprocess.Popen[bytes], int]:
+        return _start(
+            self._command,
+            what="redis-server",
+            log=self.directory / "redis.log",
+            ready="Ready to accept connections",
+            port=port,
+        )
+
+    def _command(self, port: int) -> list[str]:
+        command = ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        command += ["--dir", str(self.directory)]
+        if self.password is not None:
+            command += ["--requirepass", self.password]
+        if self.ca_file is None:
+            return [*command, "--port", str(port)]
+        return [
+            *command,
+            "--port",
+            "0",
+            "--tls-port",
+            str(port),
+            "--tls-cert-file",
+            str(self.ca_file),
+            "--tls-key-file",
+            str(self.directory / "key.pem"),
+            "--tls-ca-cert-file",
+            str(self.ca_file),
+            "--tls-auth-clients",
+            "no",
+        ]
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        scheme = "redis" if self.ca_file is None else "rediss"
+        login = "" if self.password is None else f":{quote(self.password, safe='')}@"
+        return f"{scheme}://{login}127.0.0.1:{self.port}/0"
+
+    def halt(self) -> None:
+        """Stop the server (its clients see their connections close); keep its port."""
+        _terminate(self.process, timeout_s=10)
+
+    def resume(self) -> None:
+        """Start the server again, empty, on the port it had."""
+        self.process, self.port = self._start(self.port)
+
+    def restart(self) -> None:
+        self.halt()
+        self.resume()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        _terminate(self.process, timeout_s=10)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _self_signed_certificate(directory: Path) -> Path:
+    """A certificate for 127.0.0.1 (its key beside it in key.pem); returns its path."""
+    certificate = directory / "cert.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(directory / "key.pem"),
+            "-out",
+            str(certificate),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return certificate
