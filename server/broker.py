@@ -1,7 +1,8 @@
 """The broker: publish/subscribe of match events between the match and its watchers.
 
-Every fan-out goes through this small interface so that server processes can later be
-linked through Redis instead of this in-process implementation.
+Every fan-out goes through this small interface so that server processes can be linked
+through Redis (server/redis_broker.py) instead of this in-process implementation.
+docs/broker.md says what each one guarantees.
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ from collections.abc import Callable
 from typing import Protocol
 
 
+class BrokerError(Exception):
+    """What a broker raises."""
+
+
+class BrokerUnavailable(BrokerError):
+    """The broker cannot reach what links the server processes (Redis) right now; the
+    message was not published, or the subscription not made."""
+
+
 class Subscription(Protocol):
     async def get(self) -> str:
         """The next message; a subscriber too slow to keep up misses some (and resyncs)."""
@@ -20,10 +30,14 @@ class Subscription(Protocol):
 
 
 class Broker(Protocol):
-    async def publish(self, channel: str, message: str) -> None: ...
+    async def publish(self, channel: str, message: str) -> None:
+        """Hand ``message`` to the channel's subscribers. Messages published through one
+        broker on one channel arrive in the order of these calls; raises
+        ``BrokerUnavailable`` when they cannot be handed over."""
 
     async def subscribe(self, channel: str) -> Subscription:
-        """Deliver the channel's messages published from now on."""
+        """Deliver the channel's messages published from now on: the subscription is
+        live when this returns. Raises ``BrokerUnavailable`` when it cannot be made."""
 
     async def close(self) -> None: ...
 

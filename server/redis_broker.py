@@ -2,64 +2,235 @@
 
 The only module that uses asyncio-redis (unmaintained since 2020): swapping the client
 library means rewriting this file alone.
+
+What it guarantees (docs/broker.md tells the whole story):
+
+- A subscription is live when ``subscribe`` returns: Redis has confirmed it, so whatever
+  is published after that, through any broker, reaches it.
+- Messages published through one broker on one channel arrive in the order of the
+  ``publish`` calls: they go out on one connection, each written before ``publish``
+  first waits.
+- When either of its two connections (one publishes, one listens) is lost, the broker
+  reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
+  failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
+  local subscribers. Until then ``publish`` and ``subscribe`` raise ``BrokerUnavailable``
+  at once, and whatever was published meanwhile never reaches this broker's
+  subscribers: Redis pub/sub keeps nothing. Watchers see the gap in the events' ``seq``
+  and resync from the match's history.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import urlsplit
+import re
+import ssl
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import quote, unquote, urlsplit
 
 import asyncio_redis
 
-from server.broker import LocalSubscription
+from server.broker import BrokerError, BrokerUnavailable, LocalSubscription
 
 log = logging.getLogger("gaps.broker")
 
+Sleep = Callable[[float], Awaitable[None]]
+Link = Literal["publisher", "listener"]
 
-class RedisBroker:
-    """Publishes to Redis; one subscriber connection feeds every local subscription."""
+# What asyncio-redis raises when Redis is out of reach or refuses a command.
+_REDIS_ERRORS = (OSError, TimeoutError, asyncio_redis.Error, asyncio_redis.ErrorReply)
 
-    def __init__(self, *, max_pending_messages: int = 1024) -> None:
-        self._max_pending_messages = max_pending_messages
-        self._subscribers: dict[str, set[LocalSubscription]] = {}
-        self._publisher: asyncio_redis.Pool | None = None
-        self._connection: asyncio_redis.Connection | None = None
-        self._subscription: asyncio_redis.protocol.Subscription | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+
+class BadRedisUrl(BrokerError, ValueError):
+    """A Redis URL this broker cannot use; the message shows it, password hidden."""
+
+
+@dataclass(frozen=True)
+class RedisAddress:
+    """Where Redis is and how to log in: ``redis://[:password@]host[:port][/db]``, or
+    ``rediss://`` for TLS. ``str()`` prints it back (password included)."""
+
+    host: str = "localhost"
+    port: int = 6379
+    db: int = 0
+    password: str | None = field(default=None, repr=False)
+    tls: bool = False
 
     @classmethod
-    async def connect(cls, url: str, *, max_pending_messages: int = 1024) -> RedisBroker:
-        broker = cls(max_pending_messages=max_pending_messages)
-        parts = urlsplit(url)
-        host, port = parts.hostname or "127.0.0.1", parts.port or 6379
-        db = int(parts.path.strip("/") or 0)
-        password = parts.password
-        broker._publisher = await asyncio_redis.Pool.create(
-            host=host, port=port, db=db, password=password, poolsize=4
+    def parse(cls, url: str) -> RedisAddress:
+        shown = _hide_password(url)
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as error:
+            raise BadRedisUrl(f"redis URL {shown!r}: {error}") from None
+        if parts.scheme not in ("redis", "rediss"):
+            raise BadRedisUrl(f"redis URL {shown!r}: the scheme must be redis:// or rediss://")
+        if parts.query or parts.fragment:
+            raise BadRedisUrl(f"redis URL {shown!r}: takes no options after '?' or '#'")
+        username = unquote(parts.username or "")
+        if username not in ("", "default"):
+            raise BadRedisUrl(
+                f"redis URL {shown!r}: asyncio-redis logs in as the default user only,"
+                f" not {username!r}"
+            )
+        if port == 0:
+            raise BadRedisUrl(f"redis URL {shown!r}: port 0 is no port")
+        database = parts.path.removeprefix("/")
+        if database and not (database.isascii() and database.isdigit()):
+            raise BadRedisUrl(f"redis URL {shown!r}: {database!r} is no database number")
+        return cls(
+            host=parts.hostname or "localhost",
+            port=port or 6379,
+            db=int(database or 0),
+            password=unquote(parts.password) if parts.password else None,
+            tls=parts.scheme == "rediss",
         )
-        broker._connection = await asyncio_redis.Connection.create(
-            host=host, port=port, db=db, password=password
+
+    def __str__(self) -> str:
+        return self._url(None if self.password is None else quote(self.password, safe=""))
+
+    @property
+    def redacted(self) -> str:
+        """The URL with its password hidden, for logs and messages."""
+        return self._url(None if self.password is None else "***")
+
+    def _url(self, password: str | None) -> str:
+        scheme = "rediss" if self.tls else "redis"
+        login = "" if password is None else f":{password}@"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{login}{host}:{self.port}/{self.db}"
+
+
+def _hide_password(url: str) -> str:
+    return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", url)
+
+
+class RedisBroker:
+    """Publishes to Redis on one connection; a second one, subscribed to every channel
+    with local subscribers, feeds them all."""
+
+    def __init__(
+        self,
+        address: RedisAddress,
+        *,
+        max_pending_messages: int = 1024,
+        reconnect_delay_s: float = 0.1,
+        max_reconnect_delay_s: float = 5.0,
+        timeout_s: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        """``timeout_s`` bounds connecting and each reply from Redis; ``ssl_context``
+        (for ``rediss://`` only) replaces the system's trusted certificates; ``sleep`` is
+        how the reconnect waits (tests pass a fake clock's)."""
+        if ssl_context is not None and not address.tls:
+            raise BadRedisUrl(f"redis URL {address.redacted!r}: an ssl_context needs rediss://")
+        self.address = address
+        self._max_pending_messages = max_pending_messages
+        self._reconnect_delay_s = reconnect_delay_s
+        self._max_reconnect_delay_s = max_reconnect_delay_s
+        self._timeout_s = timeout_s
+        self._ssl = (ssl_context or ssl.create_default_context()) if address.tls else None
+        self._sleep = sleep
+        self._subscribers: dict[str, set[LocalSubscription]] = {}
+        self._publisher: _Connection | None = None
+        self._listener: _Connection | None = None
+        self._reconnecting: dict[Link, asyncio.Task[None]] = {}
+        self._closed = False
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        max_pending_messages: int = 1024,
+        reconnect_delay_s: float = 0.1,
+        max_reconnect_delay_s: float = 5.0,
+        timeout_s: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> RedisBroker:
+        """A broker connected to the Redis at ``url``; raises ``BadRedisUrl`` for a URL it
+        cannot use and ``BrokerUnavailable`` when Redis cannot be reached or refuses."""
+        broker = cls(
+            RedisAddress.parse(url),
+            max_pending_messages=max_pending_messages,
+            reconnect_delay_s=reconnect_delay_s,
+            max_reconnect_delay_s=max_reconnect_delay_s,
+            timeout_s=timeout_s,
+            ssl_context=ssl_context,
+            sleep=sleep,
         )
-        broker._subscription = await broker._connection.start_subscribe()
-        broker._reader = asyncio.create_task(broker._read(), name="redis-broker-reader")
+        try:
+            broker._publisher = await broker._open_publisher()
+            broker._listener = await broker._open_listener()
+        except (BrokerError, *_REDIS_ERRORS) as error:
+            await broker.close()
+            raise BrokerUnavailable(f"Redis at {broker.address.redacted}: {error}") from error
         return broker
 
+    async def ready(self) -> bool:
+        """Whether both connections are up (after a reconnect: every channel subscribed
+        again) and Redis answers within ``timeout_s``."""
+        publisher = self._publisher
+        if publisher is None or self._listener is None:
+            return False
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                await publisher.ping()
+        except _REDIS_ERRORS:
+            return False
+        return True
+
     async def publish(self, channel: str, message: str) -> None:
-        assert self._publisher is not None
-        await self._publisher.publish(channel, message)
+        publisher = self._publisher
+        if publisher is None:
+            raise BrokerUnavailable(f"cannot publish on {channel}: Redis is out of reach")
+        try:
+            # No wait before asyncio-redis writes the command: the order of the calls
+            # is the order on the wire, then in Redis.
+            async with asyncio.timeout(self._timeout_s):
+                await publisher.publish(channel, message)
+        except TimeoutError:
+            self._drop(publisher)  # a silent Redis is as good as gone: start afresh
+            raise BrokerUnavailable(
+                f"publishing on {channel}: no reply within {self._timeout_s} s"
+                " (the message may still reach some subscribers)"
+            ) from None
+        except _REDIS_ERRORS as error:
+            raise BrokerUnavailable(
+                f"publishing on {channel}: {error!r} (the message may still reach some"
+                " subscribers)"
+            ) from error
 
     async def subscribe(self, channel: str) -> LocalSubscription:
+        listener = self._listener
+        if listener is None:
+            raise BrokerUnavailable(f"cannot subscribe to {channel}: Redis is out of reach")
         subscription = LocalSubscription(
             self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
-        async with self._lock:
-            subscribers = self._subscribers.setdefault(channel, set())
-            subscribers.add(subscription)
-            if len(subscribers) == 1:
-                assert self._subscription is not None
-                await self._subscription.subscribe([channel])
+        self._subscribers.setdefault(channel, set()).add(subscription)
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                # Shielded: the confirmation is shared by every subscriber of the channel.
+                live = await asyncio.shield(listener.listen(channel))
+        except TimeoutError:
+            subscription.close()
+            self._drop(listener)
+            raise BrokerUnavailable(
+                f"subscribing to {channel}: no confirmation within {self._timeout_s} s"
+            ) from None
+        except BaseException:
+            subscription.close()
+            raise
+        if not live:
+            subscription.close()
+            raise BrokerUnavailable(f"subscribing to {channel}: the connection to Redis was lost")
         return subscription
 
     def _unsubscribe(self, channel: str, subscription: LocalSubscription) -> None:
@@ -69,26 +240,186 @@ class RedisBroker:
         subscribers.discard(subscription)
         if not subscribers:
             del self._subscribers[channel]
-            asyncio.get_running_loop().create_task(self._unsubscribe_remote(channel))
+            if self._listener is not None:
+                self._listener.unlisten(channel)
 
-    async def _unsubscribe_remote(self, channel: str) -> None:
-        async with self._lock:
-            if channel not in self._subscribers and self._subscription is not None:
-                await self._subscription.unsubscribe([channel])
+    def _deliver(self, channel: str, message: str) -> None:
+        for subscription in tuple(self._subscribers.get(channel, ())):
+            subscription.deliver(message)
 
-    async def _read(self) -> None:
-        assert self._subscription is not None
-        while True:
-            reply = await self._subscription.next_published()
-            for subscription in tuple(self._subscribers.get(reply.channel, ())):
-                subscription.deliver(reply.value)
+    # -- connections ---------------------------------------------------------------------
+
+    async def _open(self, *, listens: bool) -> _Connection:
+        """A connection, logged in and answering; not yet the broker's."""
+        connection = _Connection(self._lost, self._deliver if listens else None)
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                await loop.create_connection(
+                    lambda: connection, self.address.host, self.address.port, ssl=self._ssl
+                )
+                if self.address.password is not None:
+                    await connection.auth(self.address.password)
+                if self.address.db and not listens:  # pub/sub ignores the database
+                    await connection.select(self.address.db)
+                await connection.ping()  # refused here, not silently once subscribed
+        except BaseException:
+            connection.abort()
+            raise
+        return connection
+
+    async def _open_publisher(self) -> _Connection:
+        return await self._open(listens=False)
+
+    async def _open_listener(self) -> _Connection:
+        """The listening connection, subscribed to every channel with local subscribers."""
+        connection = await self._open(listens=True)
+        try:
+            await connection.start_subscribe()
+            confirmations = [connection.listen(channel) for channel in self._subscribers]
+            async with asyncio.timeout(self._timeout_s):
+                live = await asyncio.gather(*confirmations)
+            if not all(live):
+                raise BrokerUnavailable("the connection was lost while subscribing")
+        except BaseException:
+            connection.abort()
+            raise
+        for channel in connection.channels - self._subscribers.keys():
+            connection.unlisten(channel)  # its last subscriber left while we subscribed
+        return connection
+
+    def _lost(self, connection: _Connection) -> None:
+        link: Link
+        if connection is self._publisher:
+            self._publisher, link = None, "publisher"
+        elif connection is self._listener:
+            self._listener, link = None, "listener"
+        else:
+            return  # one being opened, or dropped already
+        if self._closed:
+            return
+        log.warning("redis connection lost", extra={"link": link, "redis": self.address.redacted})
+        self._reconnecting[link] = asyncio.create_task(
+            self._reconnect(link), name=f"redis-broker-{link}"
+        )
+
+    def _drop(self, connection: _Connection) -> None:
+        self._lost(connection)
+        connection.abort()
+
+    async def _reconnect(self, link: Link) -> None:
+        delay = self._reconnect_delay_s
+        try:
+            while True:
+                await self._sleep(delay)
+                try:
+                    if link == "publisher":
+                        self._publisher = await self._open_publisher()
+                    else:
+                        self._listener = await self._open_listener()
+                except (BrokerError, *_REDIS_ERRORS) as error:
+                    delay = min(delay * 2, self._max_reconnect_delay_s)
+                    log.warning(
+                        "redis out of reach",
+                        extra={"link": link, "error": repr(error), "retry_in_s": delay},
+                    )
+                else:
+                    log.info("redis reconnected", extra={"link": link})
+                    return
+        finally:
+            del self._reconnecting[link]
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-        if self._connection is not None:
-            self._connection.close()
-        if self._publisher is not None:
-            self._publisher.close()
+        self._closed = True
+        tasks = list(self._reconnecting.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        connections = [c for c in (self._publisher, self._listener) if c is not None]
+        self._publisher = self._listener = None
+        for connection in connections:
+            connection.abort()
+        await asyncio.gather(*(connection.closed for connection in connections))
         self._subscribers.clear()
+
+
+class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
+    """One connection: asyncio-redis's protocol, told of its own loss and, when it
+    listens, of each message and each confirmation of SUBSCRIBE and UNSUBSCRIBE (which
+    asyncio-redis throws away, so that its ``subscribe`` returns before Redis has
+    subscribed)."""
+
+    def __init__(
+        self,
+        on_lost: Callable[[_Connection], None],
+        on_message: Callable[[str, str], None] | None,
+    ) -> None:
+        # No password or db here: given them, asyncio-redis would send AUTH and SELECT
+        # from a task of its own, possibly after our first command.
+        super().__init__()
+        self._on_lost = on_lost
+        self._on_message = on_message
+        self._listening: dict[str, asyncio.Future[bool]] = {}
+        # Redis confirms each SUBSCRIBE and UNSUBSCRIBE in the order they were sent.
+        self._unconfirmed: deque[tuple[bytes, str, asyncio.Future[bool] | None]] = deque()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @property
+    def channels(self) -> set[str]:
+        return set(self._listening)
+
+    def listen(self, channel: str) -> asyncio.Future[bool]:
+        """Subscribe to ``channel``; the future tells whether Redis confirmed it (False:
+        the connection was lost first)."""
+        confirmed = self._listening.get(channel)
+        if confirmed is None:
+            confirmed = asyncio.get_running_loop().create_future()
+            self._listening[channel] = confirmed
+            self._send(b"subscribe", channel, confirmed)
+        return confirmed
+
+    def unlisten(self, channel: str) -> None:
+        if self._listening.pop(channel, None) is not None:
+            self._send(b"unsubscribe", channel, None)
+
+    def _send(self, command: bytes, channel: str, confirmed: asyncio.Future[bool] | None) -> None:
+        if not self.is_connected:
+            if confirmed is not None:
+                confirmed.set_result(False)
+            return
+        self._unconfirmed.append((command, channel, confirmed))
+        self._send_command([command, self.encode_from_native(channel)])
+
+    async def _handle_pubsub_multibulk_reply(self, reply: Any) -> None:
+        kind = await reply._read(decode=False, _one=True)
+        if kind == b"message" and self._on_message is not None:
+            channel, message = await reply._read(count=2)
+            self._on_message(channel, message)
+        elif kind in (b"subscribe", b"unsubscribe"):
+            channel, _count = await reply._read(count=2)
+            self._confirm(kind, channel)
+
+    def _confirm(self, kind: bytes, channel: str) -> None:
+        command, expected, confirmed = self._unconfirmed.popleft()
+        if (command, expected) != (kind, channel):
+            log.error("redis out of step", extra={"expected": expected, "confirmed": channel})
+            self.abort()  # a fresh connection subscribes afresh
+        elif confirmed is not None and not confirmed.done():
+            confirmed.set_result(True)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        for _command, _channel, confirmed in self._unconfirmed:
+            if confirmed is not None and not confirmed.done():
+                confirmed.set_result(False)
+        self._unconfirmed.clear()
+        if not self.closed.done():
+            self.closed.set_result(None)
+        self._on_lost(self)
+
+    def abort(self) -> None:
+        """Close the connection now; ``closed`` is done once it is."""
+        if self.transport is not None:
+            self.transport.abort()
+        elif not self.closed.done():
+            self.closed.set_result(None)

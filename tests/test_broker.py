@@ -46,6 +46,20 @@ async def test_messages_arrive_in_the_order_they_were_published() -> None:
     assert await receive(subscription, 200) == messages
 
 
+async def test_concurrent_publishes_arrive_in_the_order_of_the_calls() -> None:
+    broker = LocalBroker(max_pending_messages=1000)
+    subscription = await broker.subscribe("m")
+    numbers = iter(range(1000))
+
+    async def publish_some() -> None:
+        for number in numbers:  # shared: each publisher takes the next number
+            await broker.publish("m", str(number))
+            await asyncio.sleep(0)  # let the other publishers take turns
+
+    await asyncio.gather(*(publish_some() for _ in range(4)))
+    assert await receive(subscription, 1000) == [str(n) for n in range(1000)]
+
+
 async def test_a_subscriber_receives_nothing_from_other_channels() -> None:
     broker = LocalBroker()
     mine = await broker.subscribe("match:A")
