@@ -340,18 +340,17 @@ class Flooder:
         self._reader = asyncio.create_task(self._read(connection))
 
     async def _drop(self) -> None:
-        """Closes the current connection, briefly, then cuts it. One the server is closing
-        is cut at once: the end of its closing handshake may wait on a server that no
-        longer reads."""
+        """Closes the current connection, briefly, then cuts it, and lets the reader count
+        the replies already received. One the server is closing is cut at once: the end
+        of its closing handshake may wait on a server that no longer reads."""
         self._closing = True
         if self.connection.state is State.OPEN:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.connection.close(), 1)
         self.connection.transport.abort()
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._reader, 1)
 
     def _note_close(self) -> None:
         """Counts a close the server started, once a connection."""
