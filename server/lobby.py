@@ -11,7 +11,7 @@ from typing import Final
 from gaps import Seed
 from server.broker import Broker
 from server.errors import ServerError
-from server.match import Match, MatchOptions
+from server.match import Match, MatchOptions, Sleep
 from server.storage.journal import Journal
 from server.storage.store import Store
 
@@ -34,8 +34,14 @@ class Lobby:
         grace_s: float,
         max_history_events: int,
         retain_finished_s: float = 600.0,
+        max_open_matches_per_player: int = 3,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._retain_finished_s = retain_finished_s
+        self._max_open_matches_per_player = max_open_matches_per_player
+        self._sleep = sleep
+        # The code, host and kind of each match being stored, not yet in ``matches``.
+        self._storing: dict[str, tuple[int, str]] = {}
         self._store = store
         self._journal = journal
         self._broker = broker
@@ -63,31 +69,49 @@ class Lobby:
         A match is rated unless its seed was chosen by someone (``seed`` given): then
         the seed was not secret, and its results count for no board and no rating.
         The server's own choices (a daily challenge's seed) say so with ``rated``.
+
+        A player hosts at most ``max_open_matches_per_player`` matches of their own
+        (``race``) in the lobby at once (``too_many_matches``); the server's matches
+        (quick, tournament, daily) start at once and do not count.
         """
+        if kind == "race":
+            limit = self._max_open_matches_per_player
+            if self.open_hosted_by(host_id) >= limit:
+                raise ServerError(
+                    "too_many_matches",
+                    f"you host {limit} open matches, the most a player may: "
+                    "start or leave one before creating another",
+                    limit=limit,
+                )
         code = new_code()
-        while code in self.matches:
+        while code in self.matches or code in self._storing:
             code = new_code()
         if rated is None:
             rated = seed is None
         seed = seed or Seed.generate()
-        match_id = await self._store.create_match(
-            code=code,
-            ruleset=options.ruleset.name,
-            max_players=options.max_players,
-            time_limit_s=options.time_limit_s,
-            win_by=options.win_by,
-            public=options.public,
-            rated=rated,
-            host_id=host_id,
-            status="lobby",
-            seed=seed.data,
-            commitment=seed.commitment,
-            created_at=datetime.now(UTC),
-            kind=kind,
-            tournament_id=tournament_id,
-            round=round_number,
-            daily_date=daily_date,
-        )
+        # Counted while it is stored: two creations at once cannot both pass the cap.
+        self._storing[code] = (host_id, kind)
+        try:
+            match_id = await self._store.create_match(
+                code=code,
+                ruleset=options.ruleset.name,
+                max_players=options.max_players,
+                time_limit_s=options.time_limit_s,
+                win_by=options.win_by,
+                public=options.public,
+                rated=rated,
+                host_id=host_id,
+                status="lobby",
+                seed=seed.data,
+                commitment=seed.commitment,
+                created_at=datetime.now(UTC),
+                kind=kind,
+                tournament_id=tournament_id,
+                round=round_number,
+                daily_date=daily_date,
+            )
+        finally:
+            del self._storing[code]
         match = Match(
             match_id=match_id,
             code=code,
@@ -103,11 +127,22 @@ class Lobby:
             on_end=self._ended,
             kind=kind,
             daily_date=daily_date,
+            sleep=self._sleep,
         )
         self.matches[code] = match
         for player_id, name in seats:
             await match.join(player_id, name, connected=connected)
         return match
+
+    def open_hosted_by(self, player_id: int) -> int:
+        """How many matches of their own (``race``) ``player_id`` hosts in the lobby,
+        those being stored included."""
+        live = sum(
+            1
+            for match in self.matches.values()
+            if match.kind == "race" and match.status == "lobby" and match.host_id == player_id
+        )
+        return live + sum(1 for entry in self._storing.values() if entry == (player_id, "race"))
 
     def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
         """Call ``listener`` with every match that ends (tournaments wait on rounds)."""

@@ -34,6 +34,10 @@ ENDED_FROM_OUTSIDE = ("time", "disconnected", "left")
 #: How many acknowledgements a seat keeps to answer resent actions.
 CACHED_ACKS = 32
 
+#: How a match waits (its countdown, time limit and grace periods): ``asyncio.sleep``, or a
+#: fake clock's in tests.
+Sleep = Callable[[float], Awaitable[None]]
+
 
 def wire_grid(game: Game) -> list[str]:
     """The grid as four rows of 13 cells (``--`` a gap), as it goes on the wire."""
@@ -127,6 +131,7 @@ class Match:
         on_end: Callable[[Match], Awaitable[None]] | None = None,
         kind: str = "race",
         daily_date: date | None = None,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.id = match_id
         self.kind = kind
@@ -146,6 +151,7 @@ class Match:
         self._journal = journal
         self._broker = broker
         self._grace_s = grace_s
+        self._sleep = sleep
         self._on_end = on_end
         self._started_mono: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -273,13 +279,25 @@ class Match:
             seat.disconnect_timer = None
 
     def disconnect(self, seat: Seat) -> None:
-        """A connection of ``seat`` closed: past the grace period its game ends."""
+        """A connection of ``seat`` closed: past the grace period its game ends or, in the
+        lobby, its seat is given up."""
         seat.connections = max(0, seat.connections - 1)
-        if seat.connections == 0 and self.status in ("countdown", "running") and not seat.finished:
+        if seat.connections > 0 or seat.disconnect_timer is not None:
+            return
+        if self.status == "lobby":
+            seat.disconnect_timer = self._spawn(self._free_seat(seat))
+        elif self.status in ("countdown", "running") and not seat.finished:
             seat.disconnect_timer = self._spawn(self._expire(seat))
 
+    async def _free_seat(self, seat: Seat) -> None:
+        """Leave for a player gone from the lobby, so that nobody waits for them: the host
+        passes on, an empty match is abandoned (a public one is no longer listed)."""
+        await self._sleep(self._grace_s)
+        seat.disconnect_timer = None
+        await self._leave_lobby(seat)
+
     async def _expire(self, seat: Seat) -> None:
-        await asyncio.sleep(self._grace_s)
+        await self._sleep(self._grace_s)
         seat.disconnect_timer = None
         if self.status == "countdown":
             await self._wait_started()
@@ -289,13 +307,25 @@ class Match:
         seat = self.seats.get(player_id)
         if seat is None:
             raise ServerError("not_in_match", f"you are not a player of match {self.code}")
+        if await self._leave_lobby(seat):
+            return
         if self.status in ("countdown", "running"):
             if self.status == "countdown":
                 await self._wait_started()
             await self.finish_seat(seat, "left")
             return
+        if self.status == "lobby":  # another connection of theirs left it meanwhile
+            raise ServerError("not_in_match", f"you are not a player of match {self.code}")
         self._require_lobby()
+
+    async def _leave_lobby(self, seat: Seat) -> bool:
+        """Free ``seat`` if the match is still in the lobby (the host passes on, an empty
+        match is abandoned); whether it was freed."""
+        player_id = seat.player_id
+        # Checked under the lock: the match may start, or the seat go, while it is awaited.
         async with self._state_lock:
+            if self.status != "lobby" or self.seats.get(player_id) is not seat:
+                return False
             del self.seats[player_id]
             await self._store.remove_match_player(self.id, player_id)
         await self.emit("player_left", player_id=player_id)
@@ -304,6 +334,7 @@ class Match:
         elif player_id == self.host_id:
             self.host_id = next(iter(self.seats))
             await self.emit("host_changed", host_id=self.host_id)
+        return True
 
     async def abandon(self) -> None:
         """Give the match up unplayed (everyone left the lobby, or the server did)."""
@@ -313,7 +344,9 @@ class Match:
         await self._store.set_match_status(self.id, "abandoned", ended_at=datetime.now(UTC))
         await self.emit("match_abandoned")
         for task in list(self._tasks):
-            task.cancel()
+            # Not the task abandoning it (a seat given up): it has the ending to finish.
+            if task is not asyncio.current_task():
+                task.cancel()
         if self._on_end is not None:
             await self._on_end(self)
 
@@ -338,6 +371,11 @@ class Match:
         async with self._state_lock:
             self._require_lobby()
             self.status = "countdown"
+        for seat in self.seats.values():
+            # A seat away in the lobby is no longer given up; the deal times it out.
+            if seat.disconnect_timer is not None:
+                seat.disconnect_timer.cancel()
+                seat.disconnect_timer = None
         self._deal_ready = asyncio.Event()
         await self.emit(
             "countdown",
@@ -351,7 +389,7 @@ class Match:
         await self._deal_ready.wait()
 
     async def _count_down(self) -> None:
-        await asyncio.sleep(self.options.countdown_s)
+        await self._sleep(self.options.countdown_s)
         games = {pid: Game(self.seed, self.options.ruleset) for pid in self.seats}
         self.started_at = datetime.now(UTC)
         self._started_mono = time.monotonic()
@@ -379,7 +417,7 @@ class Match:
                 await self.finish_seat(seat, seat.game.result())
 
     async def _time_limit(self) -> None:
-        await asyncio.sleep(self.options.time_limit_s)
+        await self._sleep(self.options.time_limit_s)
         for seat in list(self.seats.values()):
             await self.finish_seat(seat, "time", at_ms=self.options.time_limit_s * 1000)
 

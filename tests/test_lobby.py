@@ -1,0 +1,334 @@
+"""The lobby: seats given up by players gone past the grace period, and the cap on the
+matches one player hosts. On the real storage, each backend; the grace period runs on a
+fake clock, except through the server (its grace period is 1 s)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gaps import Ruleset
+from server.broker import LocalBroker, Subscription
+from server.errors import ServerError
+from server.lobby import Lobby
+from server.match import Match, MatchOptions
+from server.storage.journal import Journal
+from server.storage.models import Match as MatchRow
+from server.storage.store import PlayerRecord, Store
+from tests.client import Client
+from tests.races import registered
+
+GRACE_S = 30.0
+
+
+class FakeClock:
+    """Time that passes only when the test says so: ``sleep`` returns once ``advance``
+    has moved the clock past its end."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._sleepers.append((self.now + seconds, wake))
+        await wake  # cancelled with the sleeping task
+
+    def sleeping(self) -> int:
+        """How many sleeps are under way (a cancelled one is not)."""
+        return sum(1 for _, wake in self._sleepers if not wake.done())
+
+    async def until_sleeping(self, count: int) -> None:
+        """Wait until ``count`` sleeps are under way: a timer starts sleeping only once its
+        task runs, and advancing before would leave it behind."""
+        async with asyncio.timeout(5):
+            while self.sleeping() < count:
+                await asyncio.sleep(0)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for end, wake in self._sleepers:
+            if end <= self.now and not wake.done():
+                wake.set_result(None)
+        self._sleepers = [(end, wake) for end, wake in self._sleepers if not wake.done()]
+
+
+def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: Any) -> Lobby:
+    return Lobby(
+        store=store,
+        journal=Journal(store.engine),
+        broker=broker,
+        grace_s=GRACE_S,
+        max_history_events=512,
+        sleep=clock.sleep,
+        **options,
+    )
+
+
+async def new_player(store: Store, name: str) -> PlayerRecord:
+    return await store.register_player(name, f"hash-{name}", datetime.now(UTC))
+
+
+def options(*, max_players: int, public: bool) -> MatchOptions:
+    return MatchOptions(
+        ruleset=Ruleset.named("classic"),
+        max_players=max_players,
+        time_limit_s=600,
+        win_by="score",
+        public=public,
+        countdown_s=0,
+    )
+
+
+async def hosted(
+    lobby: Lobby,
+    host: PlayerRecord,
+    *,
+    others: Sequence[PlayerRecord] = (),
+    kind: str = "race",
+    daily_date: date | None = None,
+    public: bool = True,
+) -> Match:
+    """A match ``host`` made, with ``others`` seated after them, everyone connected."""
+    match = await lobby.create(
+        host.id,
+        options(max_players=4, public=public),
+        None,
+        seats=[(host.id, host.name)],
+        kind=kind,
+        daily_date=daily_date,
+    )
+    for other in others:
+        await match.join(other.id, other.name)
+    return match
+
+
+class Watcher:
+    """The events of one match as a watcher receives them."""
+
+    def __init__(self, subscription: Subscription) -> None:
+        self._subscription = subscription
+
+    @classmethod
+    async def of(cls, broker: LocalBroker, match: Match) -> Watcher:
+        return cls(await broker.subscribe(match.channel))
+
+    async def event(self, name: str) -> dict[str, Any]:
+        """The next event called ``name`` (the ones before it are passed over)."""
+        while True:
+            event: dict[str, Any] = json.loads(await asyncio.wait_for(self._subscription.get(), 5))
+            if event["event"] == name:
+                return event
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(migrated_engine: AsyncEngine) -> Store:
+    return Store(migrated_engine)
+
+
+@pytest.fixture
+def broker() -> LocalBroker:
+    return LocalBroker()
+
+
+@pytest.fixture
+async def lobby(store: Store, broker: LocalBroker, clock: FakeClock) -> AsyncIterator[Lobby]:
+    lobby = new_lobby(store, broker, clock, max_open_matches_per_player=2)
+    yield lobby
+    await lobby.close()
+
+
+async def stored_status(store: Store, match: Match) -> str:
+    async with store.engine.connect() as connection:
+        status: str = (
+            await connection.execute(select(MatchRow.status).where(MatchRow.id == match.id))
+        ).scalar_one()
+    return status
+
+
+# -- a seat away past the grace period ------------------------------------------------
+
+
+async def test_a_public_match_whose_host_stays_away_past_the_grace_period_is_given_up(
+    lobby: Lobby, store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    ana = await new_player(store, "ana")
+    match = await hosted(lobby, ana)
+    watcher = await Watcher.of(broker, match)
+    match.disconnect(match.seats[ana.id])
+    await clock.until_sleeping(1)
+    clock.advance(GRACE_S - 0.1)
+    assert match.status == "lobby" and match in lobby.open_public()
+    clock.advance(0.1)
+    left = await watcher.event("player_left")
+    assert left["player_id"] == ana.id
+    await watcher.event("match_abandoned")
+    assert match.status == "abandoned" and match not in lobby.open_public()
+    assert await stored_status(store, match) == "abandoned"
+
+
+async def test_a_host_away_past_the_grace_period_passes_the_match_to_the_next_seat(
+    lobby: Lobby, store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    ana, bob, cat = [await new_player(store, name) for name in ("ana", "bob", "cat")]
+    match = await hosted(lobby, ana, others=[bob, cat])
+    watcher = await Watcher.of(broker, match)
+    match.disconnect(match.seats[ana.id])
+    await clock.until_sleeping(1)
+    clock.advance(GRACE_S)
+    changed = await watcher.event("host_changed")
+    assert changed["host_id"] == bob.id == match.host_id
+    assert list(match.seats) == [bob.id, cat.id]
+    assert match.status == "lobby" and match in lobby.open_public()
+
+
+async def test_a_player_back_within_the_grace_period_keeps_their_seat(
+    lobby: Lobby, store: Store, clock: FakeClock
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    match = await hosted(lobby, ana, others=[bob])
+    seat = match.seats[bob.id]
+    match.disconnect(seat)
+    await clock.until_sleeping(1)
+    clock.advance(GRACE_S / 2)
+    assert await match.join(bob.id, bob.name) is seat  # a reconnect
+    assert clock.sleeping() == 0  # the seat's timer is off
+    clock.advance(GRACE_S)
+    assert match.seats[bob.id] is seat and seat.connections == 1
+    assert "player_left" not in [event["event"] for event in match.history.since(0) or []]
+
+
+async def test_a_seat_kept_by_another_connection_is_not_given_up(
+    lobby: Lobby, store: Store, clock: FakeClock
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    match = await hosted(lobby, ana, others=[bob])
+    seat = await match.join(bob.id, bob.name)  # bob's second connection
+    match.disconnect(seat)
+    assert clock.sleeping() == 0 and seat.disconnect_timer is None
+    assert match.seats[bob.id] is seat and seat.connections == 1
+
+
+async def test_a_seat_away_when_the_match_starts_is_timed_out_by_the_deal_not_freed(
+    lobby: Lobby, store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    match = await hosted(lobby, ana, others=[bob])
+    watcher = await Watcher.of(broker, match)
+    match.disconnect(match.seats[bob.id])
+    await clock.until_sleeping(1)
+    await match.start_by(ana.id)
+    started = await watcher.event("started")
+    assert [player["player_id"] for player in started["players"]] == [ana.id, bob.id]
+    await clock.until_sleeping(2)  # the time limit, and bob's grace period from the deal
+    clock.advance(GRACE_S)
+    finished = await watcher.event("player_finished")
+    assert (finished["player_id"], finished["end_reason"]) == (bob.id, "disconnected")
+    assert bob.id in match.seats and match.status == "running"
+
+
+async def test_leaving_a_lobby_that_has_started_meanwhile_ends_the_game_instead(
+    lobby: Lobby, store: Store, broker: LocalBroker
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    match = await hosted(lobby, ana, others=[bob])
+    watcher = await Watcher.of(broker, match)
+    async with match._state_lock:  # a request holds the match: the start waits, then the leave
+        starting = asyncio.create_task(match.start_by(ana.id))
+        await asyncio.sleep(0)
+        leaving = asyncio.create_task(match.leave(bob.id))
+        await asyncio.sleep(0)
+    await asyncio.gather(starting, leaving)
+    finished = await watcher.event("player_finished")
+    assert (finished["player_id"], finished["end_reason"]) == (bob.id, "left")
+    assert bob.id in match.seats
+
+
+# -- how many open matches one player hosts -----------------------------------------------
+
+
+async def test_a_player_hosting_the_most_open_matches_may_create_no_more(
+    lobby: Lobby, store: Store
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    await hosted(lobby, ana)
+    await hosted(lobby, ana, public=False)
+    with pytest.raises(ServerError) as refused:
+        await hosted(lobby, ana)
+    assert refused.value.code == "too_many_matches"
+    assert "2 open matches" in refused.value.message and refused.value.details == {"limit": 2}
+    assert lobby.open_hosted_by(ana.id) == 2
+    await hosted(lobby, bob)  # the cap is each player's
+    # The server's own matches start at once: they are not the host's to hold open.
+    await hosted(lobby, ana, kind="quick")
+    await hosted(lobby, ana, kind="daily", daily_date=datetime.now(UTC).date())
+    assert lobby.open_hosted_by(ana.id) == 2
+
+
+async def test_a_started_abandoned_or_handed_over_match_no_longer_counts(
+    lobby: Lobby, store: Store
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    started = await hosted(lobby, ana)
+    left = await hosted(lobby, ana)
+    await started.start_by(ana.id)
+    assert lobby.open_hosted_by(ana.id) == 1
+    await left.leave(ana.id)
+    assert left.status == "abandoned" and lobby.open_hosted_by(ana.id) == 0
+    handed = await hosted(lobby, ana, others=[bob])
+    await hosted(lobby, bob)
+    await handed.leave(ana.id)  # bob hosts it now: his second
+    assert (lobby.open_hosted_by(ana.id), lobby.open_hosted_by(bob.id)) == (0, 2)
+    with pytest.raises(ServerError) as refused:
+        await hosted(lobby, bob)
+    assert refused.value.code == "too_many_matches"
+
+
+async def test_creations_at_once_cannot_pass_the_cap_together(
+    store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    lobby = new_lobby(store, broker, clock, max_open_matches_per_player=1)
+    try:
+        ana = await new_player(store, "ana")
+        made = await asyncio.gather(
+            *(hosted(lobby, ana) for _ in range(3)), return_exceptions=True
+        )
+        matches = [result for result in made if isinstance(result, Match)]
+        refusals = [result for result in made if isinstance(result, ServerError)]
+        assert len(matches) == 1 and len(lobby.matches) == 1
+        assert [error.code for error in refusals] == ["too_many_matches"] * 2
+    finally:
+        await lobby.close()
+
+
+# -- through the server --------------------------------------------------------------------
+
+
+async def test_a_public_match_is_unlisted_once_its_host_has_been_gone_the_grace_period(
+    connect: Callable[[], Awaitable[Client]],
+) -> None:
+    ana, bob = await registered(connect, "ana", "bob")
+    code = (await ana.ok("create_match", max_players=2, public=True))["match"]["code"]
+    await bob.ok("join_match", code=code, role="spectator")
+    listed = await bob.ok("list_matches")
+    assert code in [match["code"] for match in listed["matches"]]
+    await ana.close()  # the test server's grace period is 1 s
+    await bob.event("match_abandoned", match=code, timeout=5)
+    listed = await bob.ok("list_matches")
+    assert code not in [match["code"] for match in listed["matches"]]
+    assert (await bob.request("join_match", code=code))["code"] == "match_finished"
