@@ -160,9 +160,25 @@ class Match:
     def seed_revealed(self) -> bool:
         """Whether the seed may be published: once the match is over, except that a daily
         challenge's seed stays secret until its day is over (others still play it)."""
-        if self.status != "finished":
-            return False
-        return self.daily_date is None or datetime.now(UTC).date() > self.daily_date
+        return self.status == "finished" and not self.deal_secret()
+
+    def deal_secret(self) -> bool:
+        """Whether the deal is still to be played by others: a daily challenge's is, until
+        its day is over."""
+        return self.daily_date is not None and datetime.now(UTC).date() <= self.daily_date
+
+    def admit_spectator(self, player_id: int) -> None:
+        """Let ``player_id`` see the match's events (watch it, resync it), or refuse with
+        ``not_watchable``: nobody but its own player may see a daily challenge's deal
+        before its day is over, when nobody can play it any more. A spectator would get
+        the deal in the ``started`` event, then play that very deal."""
+        if player_id in self.seats or not self.deal_secret():
+            return
+        raise ServerError(
+            "not_watchable",
+            f"match {self.code} is a daily challenge: it can be watched once "
+            f"{self.daily_date} is over",
+        )
 
     @property
     def channel(self) -> str:

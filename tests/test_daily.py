@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import date
 
-from gaps import Game
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gaps import Game, Ruleset
 from server.app import Server
+from server.broker import LocalBroker
 from server.config import Settings
-from server.daily import daily_seed, today
+from server.daily import Daily, daily_seed, today
+from server.errors import ServerError
+from server.storage.store import Store
 from tests.client import Client
+from tests.test_lobby import FakeClock, new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -97,3 +104,28 @@ async def test_the_daily_deal_is_the_same_after_a_restart(settings: Settings) ->
         finally:
             await server.close()
     assert grids[0] == grids[1]
+
+
+async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is_over(
+    migrated_engine: AsyncEngine,
+) -> None:
+    store = Store(migrated_engine)
+    lobby = new_lobby(store, LocalBroker(), FakeClock())
+    daily = Daily(store=store, lobby=lobby, countdown_s=0)
+    try:
+        ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+        classic = Ruleset.named("classic")
+        attempt = await daily.start(ana.id, ana.name, classic)
+        attempt.admit_spectator(ana.id)
+        with pytest.raises(ServerError) as watching:
+            attempt.admit_spectator(bob.id)
+        assert watching.value.code == "not_watchable"
+        with pytest.raises(ServerError) as seating:  # nor does a player's seat let him in
+            await attempt.join(bob.id, bob.name)
+        assert seating.value.code == "already_started"
+        await daily.start(bob.id, bob.name, classic)  # bob's own attempt: the same deal
+        with pytest.raises(ServerError) as still:
+            attempt.admit_spectator(bob.id)
+        assert still.value.code == "not_watchable"
+    finally:
+        await lobby.close()

@@ -13,16 +13,23 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Game, Seed, parse_action
 from gaps.replay import replay
 from server.app import Server
+from server.broker import LocalBroker
+from server.errors import ServerError
 from server.storage.models import ActionRecord, Match, MatchPlayer
+from server.storage.store import Store
 from tests.client import Client
 from tests.races import registered, start_race
+from tests.test_lobby import FakeClock, hosted, new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"
@@ -419,3 +426,41 @@ async def test_the_deal_comes_after_the_countdown(connect: Connect) -> None:
     assert early["code"] == "not_started"
     await ana.event("started")
     assert asyncio.get_running_loop().time() - counted_at >= 0.9
+
+
+# -- who may watch (unit level, on the real storage) --------------------------------------
+
+
+async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player_today(
+    migrated_engine: AsyncEngine,
+) -> None:
+    store = Store(migrated_engine)
+    lobby = new_lobby(store, LocalBroker(), FakeClock())
+    try:
+        ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+        race = await hosted(lobby, ana, public=False)
+        race.admit_spectator(bob.id)
+        daily = await hosted(lobby, ana, kind="daily", daily_date=datetime.now(UTC).date())
+        await daily.start()  # the deal comes in the `started` event, to every watcher
+        daily.admit_spectator(ana.id)  # a player resyncs their own match
+        with pytest.raises(ServerError) as refused:
+            daily.admit_spectator(bob.id)
+        assert refused.value.code == "not_watchable" and daily.code in refused.value.message
+        assert daily.deal_secret() and not race.deal_secret()
+    finally:
+        await lobby.close()
+
+
+async def test_a_daily_challenge_may_be_watched_once_its_day_is_over(
+    migrated_engine: AsyncEngine,
+) -> None:
+    store = Store(migrated_engine)
+    lobby = new_lobby(store, LocalBroker(), FakeClock())
+    try:
+        ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+        yesterday = datetime.now(UTC).date() - timedelta(days=1)
+        daily = await hosted(lobby, ana, kind="daily", daily_date=yesterday)
+        daily.admit_spectator(bob.id)  # nobody can play that deal any more
+        assert not daily.deal_secret()
+    finally:
+        await lobby.close()
