@@ -7,12 +7,16 @@ turn: a real PostgreSQL started for the session, and an SQLite file.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -354,9 +358,45 @@ async def test_an_in_memory_sqlite_engine_needs_no_directory() -> None:
         await engine.dispose()
 
 
+# --- where the migrations are ------------------------------------------------------------
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
 def test_the_alembic_config_points_at_the_migrations() -> None:
     config = database.alembic_config()
     location = Path(config.get_main_option("script_location") or "")
-    assert location == database.MIGRATIONS_DIR
+    assert location == database.migrations_dir()
     assert (location / "env.py").is_file()
+    assert (location / "script.py.mako").is_file()
     assert any((location / "versions").glob("*.py"))
+
+
+def test_in_a_checkout_the_migrations_package_is_the_top_level_migrations_directory() -> None:
+    # The editable install maps server.storage.migrations onto migrations/, as the wheel
+    # installs it (scripts/check-wheel tries the wheel).
+    assert database.migrations_dir() == REPOSITORY / "migrations"
+
+
+def test_the_alembic_command_line_sees_the_servers_migrations() -> None:
+    by_hand = ScriptDirectory.from_config(Config(REPOSITORY / "alembic.ini"))
+    server = ScriptDirectory.from_config(database.alembic_config())
+    assert Path(by_hand.dir).resolve() == Path(server.dir).resolve()
+    assert by_hand.get_heads() == server.get_heads()
+    assert len(server.get_heads()) == 1
+
+
+async def test_the_alembic_command_line_migrates_the_database_url(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    config = Config(REPOSITORY / "alembic.ini")
+    # env.py runs its own event loop, so not on this one's thread.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        thread.submit(command.upgrade, config, "head").result()
+    engine = database.create_engine(database.database_url(database_url, data_dir=tmp_path))
+    try:
+        assert set(Base.metadata.tables) <= await table_names(engine)
+        assert await revision(engine) == list(ScriptDirectory.from_config(config).get_heads())
+    finally:
+        await engine.dispose()

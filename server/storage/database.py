@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+# The repository's top-level migrations/ directory, which pyproject.toml installs as this
+# package: found the same way in an editable install and in a wheel.
+MIGRATIONS_PACKAGE = "server.storage.migrations"
 
 
 def database_url(configured: str | None, *, data_dir: Path) -> str:
@@ -51,9 +54,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def migrations_dir() -> Path:
+    """The directory of the alembic scripts (env.py, versions/)."""
+    location = resources.files(MIGRATIONS_PACKAGE)
+    if not isinstance(location, Path):
+        # alembic reads its scripts from a directory: a zipped install cannot migrate.
+        raise RuntimeError(f"{MIGRATIONS_PACKAGE} is not a directory on disk: {location!r}")
+    return location
+
+
 def alembic_config(connection: Connection | None = None) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     if connection is not None:
         config.attributes["connection"] = connection
     return config
