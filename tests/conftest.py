@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import secrets
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.app import Server
@@ -18,13 +23,31 @@ from tests.services import Postgres, Redis
 
 
 @pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres | None]:
+def postgres() -> Iterator[str]:
+    """The URL of a PostgreSQL server's maintenance database, on which each test gets a
+    database of its own: TEST_DATABASE_URL's server, or else a cluster for the session."""
     if os.environ.get("TEST_DATABASE_URL"):
-        yield None
+        yield os.environ["TEST_DATABASE_URL"]
         return
     cluster = Postgres()
-    yield cluster
+    yield cluster.url()
     cluster.stop()
+
+
+def _on_postgres(url: str, statement: str) -> None:
+    """Runs ``statement`` on the database at ``url``, in a thread: the tests' event loop
+    stays the only one of the main thread."""
+
+    async def run() -> None:
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        connection = await asyncpg.connect(dsn)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        thread.submit(asyncio.run, run()).result()
 
 
 @pytest.fixture(scope="session")
@@ -38,14 +61,20 @@ def redis_url() -> Iterator[str]:
 
 
 @pytest.fixture(params=["postgres", "sqlite"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh empty database, on each backend in turn."""
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh empty database, on each backend in turn; a PostgreSQL one is dropped after
+    the test."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'gaps.sqlite3'}"
-    cluster: Postgres | None = request.getfixturevalue("postgres")
-    if cluster is None:
-        return os.environ["TEST_DATABASE_URL"]
-    return cluster.create_database()
+        yield f"sqlite:///{tmp_path / 'gaps.sqlite3'}"
+        return
+    server: str = request.getfixturevalue("postgres")
+    name = f"gaps_test_{secrets.token_hex(6)}"
+    _on_postgres(server, f'CREATE DATABASE "{name}"')
+    yield make_url(server).set(drivername="postgresql", database=name).render_as_string(
+        hide_password=False
+    )
+    # FORCE: a connection the test left open must not keep its database alive.
+    _on_postgres(server, f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
