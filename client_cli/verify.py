@@ -17,7 +17,8 @@ Pure: ``verify(document)`` takes the replay (the dict of docs/protocol.md, forma
   action; and no game finishes after the time limit. The time limit is
   ``match.time_limit_s`` when the document gives it, else the finish time of the games
   ended by ``time`` (which must then agree), else unknown;
-* the ranks follow from those results and times as ruled (``win_by`` time or score).
+* the ranks follow from those results and times as ruled (``win_by`` time or score),
+  by ``gaps.ranking``, which the server ranks matches with.
 
 Each failed check is one line of ``Report.discrepancies`` naming the player and the
 field. A document that cannot be read at all (not an object, a field missing or of the
@@ -35,6 +36,7 @@ from gaps import GapsError, Ruleset, Seed
 from gaps.game import Game
 from gaps.move import parse_action
 from gaps.notation import quoted
+from gaps.ranking import WIN_BY, Finish, rank
 
 FORMAT: Final = "gaps-replay/1"
 
@@ -336,23 +338,13 @@ def _verify_finish_times(
             )
 
 
-def _sort_key(timing: _Timing, finish_ms: int, win_by: str) -> tuple[int, ...]:
-    """As ruled (docs/protocol.md, Ranking); smaller is better."""
-    score = timing.check.score
-    if win_by == "score":
-        return (-score, finish_ms)
-    if timing.check.won:
-        return (0, finish_ms)
-    return (1, -score, timing.score_ms)
-
-
 def _verify_ranks(timings: Sequence[_Timing], win_by: object, report: Report) -> None:
-    """Ranks as ruled: equal keys share a rank, the next rank skips (1, 1, 3)."""
-    if win_by not in ("time", "score"):
+    """Ranks as the server gives them (``gaps.ranking``): equal results share a rank."""
+    if win_by not in WIN_BY:
         report.discrepancies.append(f"match.win_by is {_shown(win_by)}, not 'time' or 'score'")
         return
-    keyed = []
-    for timing in timings:
+    finishes = []
+    for index, timing in enumerate(timings):
         name = timing.check.name
         if timing.check.rank is None:
             report.discrepancies.append(f"{name}: no rank recorded, so no rank can be checked")
@@ -362,13 +354,11 @@ def _verify_ranks(timings: Sequence[_Timing], win_by: object, report: Report) ->
                 f"{name}: finish_ms is not a time in milliseconds, so no rank can be checked"
             )
             return
-        keyed.append((_sort_key(timing, timing.finish_ms, str(win_by)), timing.check))
-    keyed.sort(key=lambda item: item[0])
-    expected_rank = 0
-    previous: tuple[int, ...] | None = None
-    for position, (key, check) in enumerate(keyed, start=1):
-        if key != previous:
-            expected_rank, previous = position, key
+        # The index stands for the player: a document's player_id need not be an integer.
+        finishes.append(Finish(player_id=index, won=timing.check.won, score=timing.check.score,
+                               finish_ms=timing.finish_ms, score_ms=timing.score_ms))
+    for expected_rank, finish in rank(finishes, str(win_by)):
+        check = timings[finish.player_id].check
         if check.rank != expected_rank:
             report.discrepancies.append(
                 f"{check.name}: recorded rank {check.rank}, the results give rank {expected_rank}"

@@ -1,44 +1,5 @@
-"""The final table of a match, ranked exactly as ruled (docs/rules.md, Competition)."""
+"""Re-exports gaps.ranking; goes once server/match.py imports gaps.ranking itself."""
 
-from __future__ import annotations
+from gaps.ranking import Finish, rank
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Finish:
-    """How one player's game ended; times are milliseconds from the match start."""
-
-    player_id: int
-    won: bool
-    score: int
-    finish_ms: int  # when the game ended (win, loss, stop, timeout, disconnect)
-    score_ms: int  # when the player reached the final score
-
-
-def sort_key(finish: Finish, win_by: str) -> tuple[int, ...]:
-    """Smaller is better.
-
-    ``time``: winners first by finish time; then the rest by score (higher first),
-    ties by the time they reached it. ``score``: by score, ties by finish time.
-    """
-    if win_by == "time":
-        if finish.won:
-            return (0, finish.finish_ms)
-        return (1, -finish.score, finish.score_ms)
-    if win_by == "score":
-        return (-finish.score, finish.finish_ms)
-    raise ValueError(f"win_by {win_by!r} is not 'time' or 'score'")
-
-
-def rank(finishes: Sequence[Finish], win_by: str) -> list[tuple[int, Finish]]:
-    """(rank, finish) best first; equal keys share a rank and the next rank skips (1, 1, 3)."""
-    ordered = sorted(finishes, key=lambda finish: (sort_key(finish, win_by), finish.player_id))
-    table: list[tuple[int, Finish]] = []
-    for position, finish in enumerate(ordered, start=1):
-        if table and sort_key(table[-1][1], win_by) == sort_key(finish, win_by):
-            table.append((table[-1][0], finish))
-        else:
-            table.append((position, finish))
-    return table
+__all__ = ["Finish", "rank"]

@@ -1,4 +1,4 @@
-"""server.ranking: the final table, as the rulings' Competition section rules it."""
+"""gaps.ranking: the final table, as the rulings' Competition section rules it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.ranking import Finish, rank, sort_key
+from gaps.errors import NotationError
+from gaps.ranking import WIN_BY, Finish, rank, sort_key
 
 
 def finish(player_id: int, *, won: bool = False, score: int = 0, finish_ms: int = 60_000,
@@ -152,12 +153,29 @@ def test_the_table_holds_the_finishes_it_was_given() -> None:
 # --- win_by ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("win_by", ["fastest", "best", "Time", "", "points"])
-def test_an_unknown_win_by_is_refused(win_by: str) -> None:
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("win_by", ["fastest", "best", "Time", "", "points", " time", "ｔｉｍｅ"])
+def test_an_unknown_win_by_is_a_notation_error_naming_it(win_by: str) -> None:
+    with pytest.raises(NotationError, match="is not 'time' or 'score'") as caught:
         sort_key(finish(1), win_by)
-    with pytest.raises(ValueError):
+    assert repr(win_by) in str(caught.value)
+    with pytest.raises(NotationError):
         rank([finish(1), finish(2)], win_by)
+
+
+def test_an_unknown_win_by_is_refused_even_with_no_one_to_rank() -> None:
+    with pytest.raises(NotationError):
+        rank([], "fastest")
+
+
+def test_a_notation_error_is_still_a_value_error_for_callers_that_catch_those() -> None:
+    with pytest.raises(ValueError):
+        rank([finish(1)], "points")
+
+
+def test_the_win_by_modes_are_time_and_score() -> None:
+    assert WIN_BY == ("time", "score")
+    for win_by in WIN_BY:
+        assert rank([finish(1)], win_by) == [(1, finish(1))]
 
 
 def test_sort_keys_are_smaller_for_better_finishes() -> None:
