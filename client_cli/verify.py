@@ -28,6 +28,7 @@ JSON value. The result holds when no discrepancy is found.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -46,6 +47,11 @@ ENDED_FROM_OUTSIDE: Final = ("time", "disconnected", "left")
 
 #: How much of a recorded value a discrepancy quotes.
 _SHOWN_CHARS: Final = 60
+
+#: ``repr`` that stops a few levels down: ``repr`` of a list nested as deep as
+#: ``json.loads`` allows would raise ``RecursionError``.
+_REPR: Final = reprlib.Repr()
+_REPR.maxlevel = 3
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,13 @@ def _shown(value: object) -> str:
     """A recorded value for a message, cut short: a document may hold anything."""
     if isinstance(value, str):
         return quoted(value, max_chars=_SHOWN_CHARS)
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}..."
+
+
+def _named(value: object) -> str:
+    """A code or name as given, or shown cut short when it is no text."""
+    return value if isinstance(value, str) else _shown(value)
 
 
 def _is_int(value: object) -> bool:
@@ -142,7 +153,7 @@ def _verify(document: Mapping[str, Any], report: Report) -> None:
     if found_format != FORMAT:
         raise NotAReplay(f"format is {_shown(found_format)}, expected {FORMAT!r}")
     match = _field(document, "match", Mapping, "the document")
-    report.code = str(match.get("code", "?"))
+    report.code = _named(match.get("code", "?"))
     seed_text = _field(match, "seed", str, "match")
     report.seed = seed_text
     try:
@@ -198,7 +209,7 @@ def _verify_player(
     player: Mapping[str, Any], seed: Seed, ruleset: Ruleset, report: Report
 ) -> _Timing:
     """Replay one player's actions and check their order in time."""
-    name = str(player.get("name", player.get("player_id", "?")))
+    name = _named(player.get("name", player.get("player_id", "?")))
     entries = _entries(_field(player, "actions", list, f"player {name}"), f"player {name}")
     _check_action_order(entries, name, report)
     game = Game(seed, ruleset)

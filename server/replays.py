@@ -33,6 +33,7 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
             "code": match["code"],
             "ruleset": match["ruleset"],
             "win_by": match["win_by"],
+            "time_limit_s": match["time_limit_s"],
             "rated": match["rated"],
             "seed": str(Seed(match["seed"])),
             "commitment": match["commitment"],

@@ -6,6 +6,7 @@ import asyncio
 import copy
 import functools
 import random
+import sys
 from typing import Any
 
 import pytest
@@ -201,6 +202,29 @@ def test_games_ended_by_the_clock_finish_at_the_time_limit() -> None:
     )
 
 
+def test_a_given_time_limit_is_checked_even_when_the_time_finishes_agree() -> None:
+    line = winning_line()[1]
+    players = [
+        recorded_player(1, "ana", list(line[:3]), 1, end_reason="time", finish_ms=59_000),
+        recorded_player(2, "bob", list(line[:2]), 2, end_reason="time", finish_ms=59_000),
+    ]
+    assert verify(local_replay(players=players)).holds  # an older document: no limit given
+    assert verify(local_replay(players=players, time_limit_s=60)).discrepancies == [
+        f"{name}: finish_ms 59000, but a game ended by time finishes at the time limit, 60000"
+        for name in ("ana", "bob")
+    ]
+
+
+@pytest.mark.parametrize("limit", [0, -60, "600", True, 600.0, None, [600]])
+def test_a_time_limit_that_is_no_positive_whole_number_of_seconds_is_one_discrepancy(
+    limit: Any,
+) -> None:
+    def change(document: dict[str, Any]) -> None:
+        document["match"]["time_limit_s"] = limit
+    [found] = tampered(change)
+    assert found.startswith("not a readable gaps replay: match.time_limit_s is ")
+
+
 @pytest.mark.parametrize("reason", ["disconnected", "left"])
 def test_a_game_ended_from_outside_finishes_after_its_last_action_within_the_limit(
     reason: str,
@@ -319,6 +343,46 @@ def test_a_missing_finish_time_or_rank_leaves_the_ranks_unchecked_and_says_so() 
     assert tampered(no_rank) == ["ana: no rank recorded, so no rank can be checked"]
 
 
+def nested(depth: int) -> Any:
+    """A list in a list ... ``depth`` deep, built without recursion."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("where", "words"), [
+    ("document", "the document is not a JSON object"),
+    ("format", "format is [[[[...]]]], expected"),
+    ("seed", "match.seed is [[[[...]]]], of the wrong type"),
+    ("score", "bob: recorded score [[[[...]]]], the replay gives"),
+])
+def test_a_checked_value_nested_as_deep_as_json_allows_is_reported_never_raised(
+    where: str, words: str
+) -> None:
+    deep = nested(sys.getrecursionlimit() - 5)
+    document: Any = local_replay()
+    if where == "document":
+        document = deep
+    elif where == "format":
+        document["format"] = deep
+    elif where == "seed":
+        document["match"]["seed"] = deep
+    else:
+        document["players"][1]["score"] = deep
+    [found] = verify(document).discrepancies
+    assert words in found and len(found) < 200
+
+
+def test_a_code_or_name_nested_as_deep_as_json_allows_is_shown_cut_short() -> None:
+    document = local_replay()
+    document["match"]["code"] = nested(sys.getrecursionlimit() - 5)
+    document["players"][1]["name"] = nested(sys.getrecursionlimit() - 5)
+    report = verify(document)
+    assert report.holds, report.discrepancies
+    assert report.code == report.players[1].name == "[[[[...]]]]"
+
+
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every place in a JSON value, as the keys and indexes that lead there."""
     found = [prefix]
@@ -408,6 +472,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
         await ana.close()
         await bob.close()
     assert over_websocket == document
+    assert document["match"]["time_limit_s"] == 600  # the default: verify need not infer it
     report = verify(document)
     assert report.holds, report.discrepancies
     assert [p.rank for p in report.players] == [1, 2] and report.players[0].won

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+from client_cli.verify import verify
 from gaps import Game, Seed
 from gaps.replay import replay
 from server.replays import FORMAT, replay_document
@@ -76,8 +77,8 @@ def test_the_document_names_its_format() -> None:
 def test_the_document_has_exactly_the_documented_keys() -> None:
     document = replay_document(stored())
     assert list(document) == ["format", "match", "players"]
-    assert set(document["match"]) == {"id", "code", "ruleset", "win_by", "rated", "seed",
-                                      "commitment", "started_at", "ended_at"}
+    assert set(document["match"]) == {"id", "code", "ruleset", "win_by", "time_limit_s",
+                                      "rated", "seed", "commitment", "started_at", "ended_at"}
     for player in document["players"]:
         assert set(player) == {"player_id", "name", "rank", "score", "placed", "redeals",
                                "moves", "won", "end_reason", "finish_ms", "actions"}
@@ -91,8 +92,18 @@ def test_the_match_part_copies_the_stored_match() -> None:
     assert match["code"] == "K7QX2M"
     assert match["ruleset"] == "classic"
     assert match["win_by"] == "score"
+    assert match["time_limit_s"] == 600
     assert match["rated"] is False
     assert match["commitment"] == SEED.commitment
+
+
+def test_the_time_limit_is_the_matchs_own_so_verify_need_not_infer_it() -> None:
+    document = replay_document(dict(stored(), match=match_row(time_limit_s=90)))
+    assert document["match"]["time_limit_s"] == 90
+    report = verify(document)
+    assert report.holds, report.discrepancies
+    late = replay_document(dict(stored(), match=match_row(time_limit_s=8)))
+    assert verify(late).discrepancies == ["ana: finish_ms 9000 is after the time limit, 8000"]
 
 
 def test_the_seed_is_rendered_as_its_share_code() -> None:
@@ -194,7 +205,7 @@ def test_a_match_without_players_has_an_empty_player_list() -> None:
 def test_the_stored_secrets_and_internals_do_not_leak_into_the_document() -> None:
     text = json.dumps(replay_document(stored()))
     for internal in ("host_id", "status", "created_at", "joined_at", "score_ms", "from_slot",
-                     "match_id", "max_players", "time_limit_s"):
+                     "match_id", "max_players"):
         assert internal not in text
 
 
