@@ -1002,6 +1002,8 @@ async def cmd_verify(context: Context) -> int:
         document = json.loads(raw)
     except ValueError as error:
         raise CliError(f"{name} is not JSON: {error}", 2) from None
+    except RecursionError:  # json.loads recurses once per nested array or object
+        raise CliError(f"{name} is not JSON: nested too deep", 2) from None
     report = verify(document)
     print_report(context.out, report)
     return 0 if report.holds else 1

@@ -244,6 +244,34 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
     assert "no match has code ZZZZZZ" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("content", "words"), [
+    ("[" * 100_000, "not JSON: nested too deep"),
+    ('{"a":' * 100_000, "not JSON: nested too deep"),
+    ("[" * 100_000 + "]" * 100_000, "not JSON: nested too deep"),
+    ("{not json", "not JSON: Expecting property name"),
+    ("", "not JSON: Expecting value"),
+])
+async def test_verify_of_a_file_that_is_no_json_exits_2_and_says_why(
+    content: str, words: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "replay.json"
+    path.write_text(content)
+    assert await gaps("verify", str(path)) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"gaps: {path} is {words}")
+    assert "unexpected" not in captured.err and len(captured.err) < 300
+    assert captured.out == ""
+
+
+async def test_verify_of_a_file_that_is_no_text_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "replay.json"
+    path.write_bytes(b"\xff\xfe[")
+    assert await gaps("verify", str(path)) == 2
+    assert "is not text: expected a JSON replay" in capsys.readouterr().err
+
+
 async def test_practice_plays_offline_and_prints_the_deal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
