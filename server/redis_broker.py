@@ -317,11 +317,12 @@ class RedisBroker:
                         self._publisher = await self._open_publisher()
                     else:
                         self._listener = await self._open_listener()
-                except (BrokerError, *_REDIS_ERRORS) as error:
+                except Exception as error:  # whatever it was, give up only when closed
                     delay = min(delay * 2, self._max_reconnect_delay_s)
                     log.warning(
                         "redis out of reach",
                         extra={"link": link, "error": repr(error), "retry_in_s": delay},
+                        exc_info=not isinstance(error, (BrokerError, *_REDIS_ERRORS)),
                     )
                 else:
                     log.info("redis reconnected", extra={"link": link})
@@ -339,7 +340,8 @@ class RedisBroker:
         self._publisher = self._listener = None
         for connection in connections:
             connection.abort()
-        await asyncio.gather(*(connection.closed for connection in connections))
+        if connections:
+            await asyncio.wait([c.closed for c in connections], timeout=self._timeout_s)
         self._subscribers.clear()
 
 
