@@ -20,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from server import leaderboard, protocol
-from server.broker import Broker, LocalBroker, Subscription
+from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
 from server.errors import ServerError
@@ -74,6 +74,7 @@ log = logging.getLogger("gaps.server")
 #: takes from the player's and the address's budget of costly requests.
 COSTLY_REQUESTS: Final = (
     Register,
+    Hello,
     CreateMatch,
     CreateTournament,
     GetReplay,
@@ -472,6 +473,15 @@ class Session:
             return {"id": request_id, **await self.dispatch(request)}
         except ServerError as error:
             return error_message(error, request_id)
+        except BrokerUnavailable:
+            log.warning("broker unavailable", extra={"frame": str(frame)[:200]})
+            return error_message(
+                ServerError(
+                    "broker_unavailable",
+                    "the link between server processes is down: retry in a moment",
+                ),
+                request_id,
+            )
         except Exception as error:
             if is_outage(error):
                 log.warning("storage unavailable", extra={"error": repr(error)[:300]})

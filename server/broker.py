@@ -39,6 +39,9 @@ class Broker(Protocol):
         """Deliver the channel's messages published from now on: the subscription is
         live when this returns. Raises ``BrokerUnavailable`` when it cannot be made."""
 
+    async def ready(self) -> bool:
+        """Whether messages published now reach other server processes."""
+
     async def close(self) -> None: ...
 
 
@@ -95,6 +98,9 @@ class LocalBroker:
             subscribers.discard(subscription)
             if not subscribers:
                 del self._subscribers[channel]
+
+    async def ready(self) -> bool:
+        return True
 
     async def close(self) -> None:
         self._subscribers.clear()

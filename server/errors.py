@@ -32,6 +32,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "no_such_player": "no player has this name",
     "no_such_resource": "(HTTP) nothing is at this path",
     "storage_unavailable": "the action could not be stored; it was not applied, retry",
+    "broker_unavailable": "the link between server processes is down; retry",
     "rate_limited": "too many requests: wait `retry_after_ms` before the next one",
     "method_not_allowed": "(HTTP) only GET is served",
     "internal_error": "a bug on the server; the connection stays usable",
