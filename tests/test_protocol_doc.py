@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from server.config import Limits, limit_flags
 from server.errors import ERROR_CODES
 from server.protocol import REQUEST_TYPES
 
@@ -96,3 +97,12 @@ def test_the_protocol_doc_has_a_section_for_every_request_type() -> None:
     text = DOC.read_text()
     for kind in REQUEST_TYPES:
         assert f"### `{kind}`" in text, f"docs/protocol.md has no section for {kind}"
+
+
+def test_the_limits_table_lists_every_limit_with_its_flag_variable_and_default() -> None:
+    section = DOC.read_text().split("## Limits", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| `(--[\w-]+)` \| `(\w+)` \| ([\d.]+) \|$", section, re.M)
+    defaults = Limits()
+    assert [(name, flag, variable) for name, flag, variable, _ in rows] == limit_flags()
+    for name, _, _, default in rows:
+        assert float(default) == getattr(defaults, name), f"{name}: the doc says {default}"
