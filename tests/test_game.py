@@ -822,6 +822,35 @@ def test_from_layout_refuses_anything_but_4_rows_of_13_cells_with_the_48_cards(l
         Game.from_layout(layout)
 
 
+@pytest.mark.parametrize(
+    "space",
+    ["\u3000", "\u00a0", "\u2003", "\x85", "\x1c", "\u2028"],
+)
+def test_from_layout_refuses_cells_apart_by_anything_but_ascii_whitespace(space: str) -> None:
+    lines = PLAY.strip().splitlines()
+    lines[1] = lines[1].replace(" ", space, 1)
+    with pytest.raises(NotationError):
+        Game.from_layout("\n".join(lines))
+
+
+def test_from_layout_refuses_a_line_split_by_a_unicode_line_separator() -> None:
+    with pytest.raises(NotationError):
+        Game.from_layout(PLAY.strip().replace("\n", "\u2028"))
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        PLAY.replace(" ", "\t"),
+        PLAY.replace("\n", "\r\n"),
+        PLAY.replace(" ", " \t ").replace("\n", " \r\n\t"),
+        "\f" + PLAY.replace(" ", "\x0b") + "\r\n\r\n",
+    ],
+)
+def test_from_layout_reads_cells_apart_by_tabs_and_lines_ending_in_crlf(layout: str) -> None:
+    assert Game.from_layout(layout).grid_codes() == Game.from_layout(PLAY).grid_codes()
+
+
 def test_a_copy_is_independent() -> None:
     game = game_at(PLAY, "addiction")
     copy = game.copy()
