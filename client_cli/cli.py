@@ -236,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="countdown before the deal (default: the server's)")
     create.add_argument("--detach", action="store_true",
                         help="only create it and print the code; `gaps join CODE` takes "
-                             "your seat back")
+                             "your seat back within the server's grace period (30 s by "
+                             "default), after which the seat is given up")
     create.set_defaults(handler=cmd_create)
 
     join = commands.add_parser("join", parents=[common], help="join a match by its code")
@@ -500,7 +501,8 @@ async def cmd_create(context: Context) -> int:
     out.print(f"Race bots with:     gaps bot --join {code}")
     if options.detach:
         await connection.close()
-        out.print(f"Take your seat with: gaps join {code}")
+        out.print(f"Take your seat with: gaps join {code}  (within the server's grace period,"
+                  " 30 s by default, or the seat is given up)")
         return 0
     return await _play(context, connection, reply)
 

@@ -118,6 +118,7 @@ class Server:
             grace_s=settings.grace_s,
             max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
+            max_open_matches_per_player=settings.limits.max_open_matches_per_player,
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
@@ -680,12 +681,17 @@ class Session:
         match = await self.server.lobby.create(
             player.id, options, request.seed, seats=[(player.id, player.name)]
         )
+        try:
+            await self._watch(match)
+        except BrokerUnavailable:
+            await match.leave(player.id)  # refused: the match goes with its only seat
+            raise
         self.seats[match.code] = (match, match.seats[player.id])
-        await self._watch(match)
         return {"type": "match_created", **match.snapshot(player.id)}
 
     async def join(self, player: PlayerRecord, match: Match, role: str) -> dict[str, Any]:
         if role == "spectator" and player.id not in match.seats:
+            match.admit_spectator(player.id)
             if match.code not in self.spectating:
                 self.spectating.add(match.code)
                 match.spectators += 1
@@ -706,6 +712,7 @@ class Session:
         return {"type": "left", "match": match.code}
 
     def resync(self, player: PlayerRecord, match: Match, since: int) -> dict[str, Any]:
+        match.admit_spectator(player.id)
         events = match.history.since(since)
         if events is None:
             return {"type": "snapshot", **match.snapshot(player.id)}

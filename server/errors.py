@@ -32,6 +32,8 @@ ERROR_CODES: Final[dict[str, str]] = {
     "no_such_player": "no player has this name",
     "no_such_resource": "(HTTP) nothing is at this path",
     "storage_unavailable": "the action could not be stored; it was not applied, retry",
+    "not_watchable": "a daily challenge is watched by its own player only, until its day is over",
+    "too_many_matches": "you host as many open lobby matches as a player may",
     "broker_unavailable": "the link between server processes is down; retry",
     "rate_limited": "too many requests: wait `retry_after_ms` before the next one",
     "method_not_allowed": "(HTTP) only GET is served",

@@ -17,12 +17,12 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo
+from gaps.ranking import Finish, rank
 from gaps.replay import replay
-from server.broker import Broker
+from server.broker import Broker, BrokerError
 from server.errors import ServerError
 from server.history import History
 from server.protocol import encode
-from server.ranking import Finish, rank
 from server.storage.journal import Journal
 from server.storage.store import FinishedGame, Store
 
@@ -255,7 +255,11 @@ class Match:
             **data,
         }
         self.history.append(message)
-        await self._broker.publish(self.channel, encode(message))
+        try:
+            await self._broker.publish(self.channel, encode(message))
+        except BrokerError:
+            # Kept in the history: watchers see the gap and resync.
+            log.warning("match event not published", extra={"match": self.code, "event": event})
 
     # -- lobby ----------------------------------------------------------------------
 

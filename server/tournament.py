@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from gaps import Ruleset
-from server.broker import Broker
+from server.broker import Broker, BrokerError
 from server.errors import ServerError
 from server.history import History
 from server.lobby import Lobby, new_code
@@ -394,7 +394,11 @@ class Tournaments:
             **data,
         }
         tournament.history.append(message)
-        await self._broker.publish(tournament.channel, encode(message))
+        try:
+            await self._broker.publish(tournament.channel, encode(message))
+        except BrokerError:
+            # Kept in the history: followers see the gap and ask tournament_resync.
+            log.warning("tournament event not published", extra={"event": event})
 
     # -- restart ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import asyncpg
@@ -15,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.app import Server
-from server.config import Settings
+from server.config import Limits, Settings
 from server.storage.database import create_engine, migrate
 from server.storage.database import database_url as sqlalchemy_url
 from tests.client import Client
@@ -96,22 +97,37 @@ async def migrated_engine(database_url: str, tmp_path: Path) -> AsyncIterator[As
     await engine.dispose()
 
 
+#: The test servers' limits: the tests register, create and read far faster than any
+#: person, all from one address; ``@pytest.mark.limits(...)`` sets tighter ones.
+GENEROUS_LIMITS = Limits(
+    requests_per_s=10_000,
+    request_burst=10_000,
+    costly_requests_per_min=1_000_000,
+    costly_request_burst=10_000,
+    max_connections_per_ip=10_000,
+    max_open_matches_per_player=1_000,
+)
+
+
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
     """The test server's settings; ``@pytest.mark.max_history_events(n)`` shortens its
     event histories, for resync tests."""
     history = request.node.get_closest_marker("max_history_events")
+    limits = request.node.get_closest_marker("limits")
+    grace = request.node.get_closest_marker("grace_s")
     return Settings(
         port=0,
         max_history_events=history.args[0] if history else Settings.max_history_events,
         database_url=database_url,
         data_dir=tmp_path,
         countdown_s=0,
-        grace_s=1.0,
+        grace_s=grace.args[0] if grace else 1.0,
         tournament_countdown_s=0,
         tournament_break_s=0.1,
         quick_wait_s=0.3,
         log_level="WARNING",
+        limits=replace(GENEROUS_LIMITS, **(limits.kwargs if limits else {})),
     )
 
 

@@ -23,6 +23,7 @@ from server.config import Settings
 from tests.client import Client
 from tests.proxy import TcpProxy
 from tests.races import registered, start_race, stop_all
+from tests.services import Redis
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -252,13 +253,13 @@ async def test_costly_requests_have_a_budget_per_player_across_addresses(
     await ana.ok("rating")  # 127.0.0.2: 3 of 3, ana: 2 of 3
     assert ana.token is not None
     elsewhere = await client_from("127.0.0.3")
-    await elsewhere.ok("hello", token=ana.token)
-    await elsewhere.ok("rating")  # 127.0.0.3: 1 of 3, ana: 3 of 3
-    refused = await elsewhere.request("rating")  # the address has some left, ana none
+    await elsewhere.ok("hello", token=ana.token)  # 127.0.0.3: 1 of 3
+    await elsewhere.ok("rating")  # 127.0.0.3: 2 of 3, ana: 3 of 3
+    refused = await elsewhere.request("rating")  # the address has one left, ana none
     assert refused["code"] == "rate_limited"
     fresh = await client_from("127.0.0.3")
-    await fresh.register("bob")  # the same address, another player
-    await fresh.ok("rating")
+    await fresh.register("bob")  # the same address's last, for another player
+    assert (await fresh.request("rating"))["code"] == "rate_limited"
     for client in (ana, elsewhere, fresh):
         await client.close()
 
@@ -416,3 +417,34 @@ async def test_readiness_and_requests_tell_a_database_outage(
     finally:
         await server.close()
         await proxy.close()
+
+
+async def test_readiness_and_requests_tell_a_broker_outage(settings: Settings) -> None:
+    redis = Redis()
+    server = Server(replace(settings, redis_url=redis.url))
+    await server.start()
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        ana = Client(await websocket_connect(url))
+        await ana.register("ana")
+        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+        redis.halt()
+        status, body = await http_get(server, "/healthz")
+        assert status == 503 and body == {"status": "unavailable", "failing": ["broker"]}
+        refused = await ana.request("create_match", public=True)
+        assert refused["code"] == "broker_unavailable"
+        assert (await ana.ok("list_matches"))["matches"] == []  # nothing was left behind
+        redis.resume()
+        await wait_until_ready(server)
+        created = await ana.ok("create_match")
+        assert created["type"] == "match_created"
+        await ana.close()
+    finally:
+        await server.close()
+        redis.stop()
+
+
+async def wait_until_ready(server: Server, *, timeout_s: float = 20) -> None:
+    async with asyncio.timeout(timeout_s):
+        while (await http_get(server, "/healthz"))[0] != 200:
+            await asyncio.sleep(0.05)

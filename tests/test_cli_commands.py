@@ -114,6 +114,9 @@ async def test_usage_errors_exit_2_and_say_what_is_wrong(
     assert says in capsys.readouterr().err
 
 
+# The host detaches and comes back later: within the grace period, or the lobby gives the
+# seat up.
+@pytest.mark.grace_s(60)
 async def test_create_join_matches_watch_and_leave_the_result_in_the_terminal(
     ws_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,

@@ -16,7 +16,8 @@ from server.daily import Daily, daily_seed, today
 from server.errors import ServerError
 from server.storage.store import Store
 from tests.client import Client
-from tests.test_lobby import FakeClock, new_lobby, new_player
+from tests.fake_clock import FakeClock
+from tests.lobbies import new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -129,3 +130,23 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
         assert still.value.code == "not_watchable"
     finally:
         await lobby.close()
+
+
+async def test_another_account_can_neither_watch_nor_resync_a_daily_attempt(
+    connect: Connect,
+) -> None:
+    ana, bob = await connect(), await connect()
+    await ana.register("ana")
+    await bob.register("bob")
+    started = await ana.ok("daily", ruleset="classic")
+    code = started["match"]["code"]
+    watching = await bob.request("join_match", code=code, role="spectator")
+    assert watching["code"] == "not_watchable"
+    resync = await bob.request("resync", code=code, since=0)
+    assert resync["code"] == "not_watchable"
+    await ana.event("started", match=code)
+    own = await ana.ok("resync", code=code, since=0)
+    assert any(event["event"] == "started" for event in own["events"])
+    await ana.act(code, "stop")
+    await ana.event("match_ended", match=code)
+    assert not [event for event in bob.events if event.get("match") == code]

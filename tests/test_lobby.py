@@ -5,130 +5,23 @@ fake clock, except through the server (its grace period is 1 s)."""
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gaps import Ruleset
-from server.broker import LocalBroker, Subscription
+from server.broker import LocalBroker
 from server.errors import ServerError
 from server.lobby import Lobby
-from server.match import Match, MatchOptions
-from server.storage.journal import Journal
+from server.match import Match
 from server.storage.models import Match as MatchRow
-from server.storage.store import PlayerRecord, Store
+from server.storage.store import Store
 from tests.client import Client
+from tests.fake_clock import FakeClock
+from tests.lobbies import GRACE_S, Watcher, hosted, new_lobby, new_player
 from tests.races import registered
-
-GRACE_S = 30.0
-
-
-class FakeClock:
-    """Time that passes only when the test says so: ``sleep`` returns once ``advance``
-    has moved the clock past its end."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
-
-    async def sleep(self, seconds: float) -> None:
-        if seconds <= 0:
-            await asyncio.sleep(0)
-            return
-        wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._sleepers.append((self.now + seconds, wake))
-        await wake  # cancelled with the sleeping task
-
-    def sleeping(self) -> int:
-        """How many sleeps are under way (a cancelled one is not)."""
-        return sum(1 for _, wake in self._sleepers if not wake.done())
-
-    async def until_sleeping(self, count: int) -> None:
-        """Wait until ``count`` sleeps are under way: a timer starts sleeping only once its
-        task runs, and advancing before would leave it behind."""
-        async with asyncio.timeout(5):
-            while self.sleeping() < count:
-                await asyncio.sleep(0)
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        for end, wake in self._sleepers:
-            if end <= self.now and not wake.done():
-                wake.set_result(None)
-        self._sleepers = [(end, wake) for end, wake in self._sleepers if not wake.done()]
-
-
-def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: Any) -> Lobby:
-    return Lobby(
-        store=store,
-        journal=Journal(store.engine),
-        broker=broker,
-        grace_s=GRACE_S,
-        max_history_events=512,
-        sleep=clock.sleep,
-        **options,
-    )
-
-
-async def new_player(store: Store, name: str) -> PlayerRecord:
-    return await store.register_player(name, f"hash-{name}", datetime.now(UTC))
-
-
-def options(*, max_players: int, public: bool) -> MatchOptions:
-    return MatchOptions(
-        ruleset=Ruleset.named("classic"),
-        max_players=max_players,
-        time_limit_s=600,
-        win_by="score",
-        public=public,
-        countdown_s=0,
-    )
-
-
-async def hosted(
-    lobby: Lobby,
-    host: PlayerRecord,
-    *,
-    others: Sequence[PlayerRecord] = (),
-    kind: str = "race",
-    daily_date: date | None = None,
-    public: bool = True,
-) -> Match:
-    """A match ``host`` made, with ``others`` seated after them, everyone connected."""
-    match = await lobby.create(
-        host.id,
-        options(max_players=4, public=public),
-        None,
-        seats=[(host.id, host.name)],
-        kind=kind,
-        daily_date=daily_date,
-    )
-    for other in others:
-        await match.join(other.id, other.name)
-    return match
-
-
-class Watcher:
-    """The events of one match as a watcher receives them."""
-
-    def __init__(self, subscription: Subscription) -> None:
-        self._subscription = subscription
-
-    @classmethod
-    async def of(cls, broker: LocalBroker, match: Match) -> Watcher:
-        return cls(await broker.subscribe(match.channel))
-
-    async def event(self, name: str) -> dict[str, Any]:
-        """The next event called ``name`` (the ones before it are passed over)."""
-        while True:
-            event: dict[str, Any] = json.loads(await asyncio.wait_for(self._subscription.get(), 5))
-            if event["event"] == name:
-                return event
 
 
 @pytest.fixture
@@ -332,3 +225,14 @@ async def test_a_public_match_is_unlisted_once_its_host_has_been_gone_the_grace_
     listed = await bob.ok("list_matches")
     assert code not in [match["code"] for match in listed["matches"]]
     assert (await bob.request("join_match", code=code))["code"] == "match_finished"
+
+
+@pytest.mark.limits(max_open_matches_per_player=2)
+async def test_the_server_refuses_a_third_open_match_from_one_host(
+    connect: Callable[[], Awaitable[Client]],
+) -> None:
+    (ana,) = await registered(connect, "ana")
+    for _ in range(2):
+        await ana.ok("create_match", public=True)
+    refused = await ana.request("create_match", public=True)
+    assert (refused["code"], refused["limit"]) == ("too_many_matches", 2)

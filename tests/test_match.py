@@ -28,8 +28,9 @@ from server.errors import ServerError
 from server.storage.models import ActionRecord, Match, MatchPlayer
 from server.storage.store import Store
 from tests.client import Client
+from tests.fake_clock import FakeClock
+from tests.lobbies import hosted, new_lobby, new_player
 from tests.races import registered, start_race
-from tests.test_lobby import FakeClock, hosted, new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"

@@ -1,0 +1,88 @@
+"""Helpers for tests of lobbies and matches on real storage, without a server: a lobby
+whose timers run on a fake clock, players, matches and what their watchers receive."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from gaps import Ruleset
+from server.broker import LocalBroker, Subscription
+from server.lobby import Lobby
+from server.match import Match, MatchOptions
+from server.storage.journal import Journal
+from server.storage.store import PlayerRecord, Store
+from tests.fake_clock import FakeClock
+
+GRACE_S = 30.0
+
+
+def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: Any) -> Lobby:
+    return Lobby(
+        store=store,
+        journal=Journal(store.engine),
+        broker=broker,
+        grace_s=GRACE_S,
+        max_history_events=512,
+        sleep=clock.sleep,
+        **options,
+    )
+
+
+async def new_player(store: Store, name: str) -> PlayerRecord:
+    return await store.register_player(name, f"hash-{name}", datetime.now(UTC))
+
+
+def options(*, max_players: int, public: bool) -> MatchOptions:
+    return MatchOptions(
+        ruleset=Ruleset.named("classic"),
+        max_players=max_players,
+        time_limit_s=600,
+        win_by="score",
+        public=public,
+        countdown_s=0,
+    )
+
+
+async def hosted(
+    lobby: Lobby,
+    host: PlayerRecord,
+    *,
+    others: Sequence[PlayerRecord] = (),
+    kind: str = "race",
+    daily_date: date | None = None,
+    public: bool = True,
+) -> Match:
+    """A match ``host`` made, with ``others`` seated after them, everyone connected."""
+    match = await lobby.create(
+        host.id,
+        options(max_players=4, public=public),
+        None,
+        seats=[(host.id, host.name)],
+        kind=kind,
+        daily_date=daily_date,
+    )
+    for other in others:
+        await match.join(other.id, other.name)
+    return match
+
+
+class Watcher:
+    """The events of one match as a watcher receives them."""
+
+    def __init__(self, subscription: Subscription) -> None:
+        self._subscription = subscription
+
+    @classmethod
+    async def of(cls, broker: LocalBroker, match: Match) -> Watcher:
+        return cls(await broker.subscribe(match.channel))
+
+    async def event(self, name: str) -> dict[str, Any]:
+        """The next event called ``name`` (the ones before it are passed over)."""
+        while True:
+            event: dict[str, Any] = json.loads(await asyncio.wait_for(self._subscription.get(), 5))
+            if event["event"] == name:
+                return event
