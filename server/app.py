@@ -155,7 +155,7 @@ class Server:
             self.settings.host,
             self.settings.port,
             process_request=self._http,
-            max_size=protocol.MAX_FRAME_BYTES * 4,
+            max_size=protocol.MAX_READ_BYTES,
             write_limit=self.limits.max_pending_bytes,
         )
         log.info(

@@ -315,17 +315,19 @@ async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
 ) -> None:
     host = await Client.connect(ws_url)
     await host.register("ana")
-    for _ in range(40):
+    for _ in range(80):
         await host.ok("create_match", public=True)
     reader = socket.socket()
     reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     reader.setblocking(False)
     await asyncio.get_running_loop().sock_connect(reader, ("127.0.0.1", server.port))
-    silent = await websocket_connect(ws_url, sock=reader, max_queue=1)
+    # Uncompressed: a listing repeats itself and would shrink to a few KB.
+    silent = await websocket_connect(ws_url, sock=reader, max_queue=1, compression=None)
     await silent.send(json.dumps({"type": "register", "id": 0, "name": "silent"}))
-    # Each listing is about 15 KB: far more than the socket buffers and the limit hold.
+    # Each listing is about 22 KB: 600 of them are far more than the kernel's socket
+    # buffers (at most 4 MB here) and the limit hold.
     try:
-        await send_all(silent, [{"type": "list_matches", "id": n} for n in range(400)])
+        await send_all(silent, [{"type": "list_matches", "id": n} for n in range(600)])
     except ConnectionClosed:
         pass  # dropped while still sending
     await wait_until(lambda: server.connections_by_address.get("127.0.0.1") == 1)
