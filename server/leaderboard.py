@@ -8,16 +8,20 @@ Pages are cut with keyset cursors (the last row's sort key), never OFFSET.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
+    Float,
     FromClause,
+    Integer,
+    SmallInteger,
     and_,
     case,
     delete,
@@ -219,16 +223,78 @@ def encode_cursor(key: Sequence[Any], rank: int) -> str:
     return base64.urlsafe_b64encode(json.dumps([list(key), rank]).encode()).decode().rstrip("=")
 
 
+#: The largest rank a cursor may hold: no board has more rows than there are player ids.
+MAX_RANK: Final = 2**63 - 1
+
+
 def decode_cursor(board: Board, cursor: str) -> tuple[list[Any], int]:
+    """The sort key and rank a cursor of ``board`` holds, each value checked against its
+    column: a forged value must be refused here, as the database would refuse it as a bug."""
     try:
-        key, rank = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if len(key) != len(board.key) or not isinstance(rank, int):
-            raise ValueError(cursor)
-    except (ValueError, TypeError, binascii.Error):
-        raise ServerError(
-            "bad_message", f"cursor {cursor[:40]!r} is not one of ours", field="cursor"
-        ) from None
-    return key, rank
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, RecursionError):  # binascii.Error and bad UTF-8 are ValueErrors
+        raise _bad_cursor(cursor, "is not base64 of JSON") from None
+    if not (isinstance(decoded, list) and len(decoded) == 2):
+        raise _bad_cursor(cursor, "is not a [key, rank] pair")
+    key, rank = decoded
+    if not (isinstance(key, list) and len(key) == len(board.key)):
+        raise _bad_cursor(
+            cursor, f"has no key of the {len(board.key)} values of the {board.name} board"
+        )
+    values = [
+        _key_value(board.table.c[name].type, name, value, cursor)
+        for (name, _), value in zip(board.key, key, strict=True)
+    ]
+    if not (_is_int(rank) and 0 <= rank <= MAX_RANK):
+        raise _bad_cursor(cursor, f"has rank {_shown(rank)}, not an integer from 0 to {MAX_RANK}")
+    return values, rank
+
+
+def _int_bounds(column_type: Any) -> tuple[int, int] | None:
+    """The values an integer column holds (None: not an integer column)."""
+    if isinstance(column_type, SmallInteger):
+        return -(2**15), 2**15 - 1
+    if isinstance(column_type, BigInteger):
+        return -(2**63), 2**63 - 1
+    if isinstance(column_type, Integer):
+        return -(2**31), 2**31 - 1
+    return None
+
+
+def _key_value(column_type: Any, name: str, value: Any, cursor: str) -> Any:
+    bounds = _int_bounds(column_type)
+    if bounds is not None:
+        low, high = bounds
+        if _is_int(value) and low <= value <= high:
+            return value
+        raise _bad_cursor(
+            cursor, f"has {name} {_shown(value)}, not an integer from {low} to {high}"
+        )
+    if isinstance(column_type, Float):
+        if _is_int(value) or isinstance(value, float):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer past the largest double
+                number = math.inf
+            if math.isfinite(number):  # JSON reads NaN, Infinity and 1e999 too
+                return number
+        raise _bad_cursor(cursor, f"has {name} {_shown(value)}, not a finite number")
+    raise AssertionError(f"the {name} column of a board is of type {column_type!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is not 1
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 24 else f"{text[:21]}..."
+
+
+def _bad_cursor(cursor: str, problem: str) -> ServerError:
+    return ServerError(
+        "bad_message", f"cursor {cursor[:40]!r} is not one of ours: it {problem}", field="cursor"
+    )
 
 
 def _row(board: Board, row: Any, rank: int, provisional_games: int) -> dict[str, Any]:

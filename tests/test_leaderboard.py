@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -14,8 +15,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.app import Server
 from server.errors import ServerError
-from server.leaderboard import Result, around, page, period_start, rebuild, record_results
-from server.storage.models import BoardEntry, Player
+from server.leaderboard import (
+    MAX_RANK,
+    Result,
+    around,
+    encode_cursor,
+    page,
+    period_start,
+    rebuild,
+    record_results,
+)
+from server.storage.models import BoardEntry, Player, Rating
 from tests.client import Client
 from tests.races import registered, start_race, stop_all
 
@@ -158,6 +168,139 @@ async def test_a_forged_cursor_is_refused(engine: AsyncEngine) -> None:
     with pytest.raises(ServerError) as refused:
         await board(engine, "score", cursor="not-a-cursor")
     assert refused.value.code == "bad_message" and refused.value.details["field"] == "cursor"
+
+
+#: Each board's sort key, column by column, with the values its columns hold at their edges.
+KEY_EDGES: dict[str, list[tuple[float, float]]] = {
+    "score": [(-(2**15), 2**15 - 1), (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)],
+    "time": [(-(2**31), 2**31 - 1), (-(2**15), 2**15 - 1), (-(2**63), 2**63 - 1)],
+    "wins": [(-(2**31), 2**31 - 1), (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)],
+    "rating": [(-1.7e308, 1.7e308), (-(2**63), 2**63 - 1)],
+}
+KEY_COLUMNS = {
+    "score": ["best_score", "best_score_ms", "player_id"],
+    "time": ["fastest_win_ms", "fastest_win_score", "player_id"],
+    "wins": ["wins", "games", "player_id"],
+    "rating": ["ordinal", "player_id"],
+}
+#: What no column of any board holds: values the fuzzer sent, and text with a NUL.
+NOT_A_KEY_VALUE = [None, [1], {"a": 1}, True, False, "\x00", "7", ""]
+
+
+async def refusal(engine: AsyncEngine, by: str, cursor: str) -> str:
+    """The message of the bad_message a page with ``cursor`` is refused with."""
+    with pytest.raises(ServerError) as refused:
+        await board(engine, by, cursor=cursor)
+    assert refused.value.code == "bad_message" and refused.value.details["field"] == "cursor"
+    return refused.value.message
+
+
+@pytest.mark.parametrize("by", KEY_EDGES)
+async def test_a_cursor_with_a_value_of_the_wrong_type_names_its_column(
+    engine: AsyncEngine, by: str
+) -> None:
+    for place, column in enumerate(KEY_COLUMNS[by]):
+        for value in NOT_A_KEY_VALUE:
+            key: list[object] = [edges[0] for edges in KEY_EDGES[by]]
+            key[place] = value
+            message = await refusal(engine, by, encode_cursor(key, 5))
+            assert f"has {column} " in message, (key, message)
+
+
+@pytest.mark.parametrize("by", KEY_EDGES)
+async def test_a_cursor_with_an_integer_past_its_columns_range_or_a_fraction_is_refused(
+    engine: AsyncEngine, by: str
+) -> None:
+    for place, (low, high) in enumerate(KEY_EDGES[by]):
+        if isinstance(low, float):
+            continue  # a double's range ends in overflow: the next test
+        for value in (low - 1, high + 1, 10**30, -(10**30), 0.5, 1.0):
+            key: list[object] = [edges[0] for edges in KEY_EDGES[by]]
+            key[place] = value
+            message = await refusal(engine, by, encode_cursor(key, 5))
+            assert f"not an integer from {low} to {high}" in message, (key, message)
+
+
+async def rate(engine: AsyncEngine, *ordinals: tuple[int, float]) -> None:
+    async with engine.begin() as connection:
+        for player_id, ordinal in ordinals:
+            await connection.execute(
+                insert(Rating).values(
+                    player_id=player_id,
+                    ruleset="classic",
+                    mu=ordinal + 3,
+                    sigma=1.0,
+                    ordinal=ordinal,
+                    games=20,
+                    updated_at=NOV_30_LATE,
+                )
+            )
+
+
+@pytest.mark.parametrize(
+    ("by", "after_lowest", "after_highest"),
+    [
+        ("score", [], [8]),  # best_score sorts descending: every row is after the highest
+        ("time", [8], []),  # fastest_win_ms sorts ascending
+        ("wins", [], [8]),
+        ("rating", [], [8]),
+    ],
+)
+async def test_a_cursor_at_the_edges_of_its_columns_ranges_reads_a_page(
+    engine: AsyncEngine, by: str, after_lowest: list[int], after_highest: list[int]
+) -> None:
+    (a,) = await make_players(engine, 1)
+    await record(engine, NOV_30_LATE, Result(a, 40, 1_000, True))
+    await rate(engine, (a, 25.0))
+    for edge, ranks in ((0, after_lowest), (1, after_highest)):
+        key = [edges[edge] for edges in KEY_EDGES[by]]
+        result = await board(engine, by, cursor=encode_cursor(key, 7))
+        assert [e["rank"] for e in result["entries"]] == ranks, (key, result)
+
+
+@pytest.mark.parametrize("ordinal", [float("nan"), float("inf"), float("-inf"), 10**400])
+async def test_a_rating_cursor_without_a_finite_ordinal_is_refused(
+    engine: AsyncEngine, ordinal: float
+) -> None:
+    message = await refusal(engine, "rating", encode_cursor([ordinal, 1], 5))
+    assert "not a finite number" in message
+
+
+async def test_a_rating_cursor_takes_an_ordinal_written_as_an_integer(
+    engine: AsyncEngine,
+) -> None:
+    a, b = await make_players(engine, 2)
+    await rate(engine, (a, 30.0), (b, 10.0))
+    result = await board(engine, "rating", cursor=encode_cursor([20, 0], 4))
+    assert [(e["rank"], e["name"]) for e in result["entries"]] == [(5, "p1")]
+
+
+@pytest.mark.parametrize("rank", [-1, MAX_RANK + 1, True, 1.0, "5", None])
+async def test_a_cursor_whose_rank_is_not_a_count_is_refused(
+    engine: AsyncEngine, rank: object
+) -> None:
+    message = await refusal(engine, "score", encode_cursor([1, 1, 1], rank))  # type: ignore[arg-type]
+    assert f"not an integer from 0 to {MAX_RANK}" in message
+
+
+@pytest.mark.parametrize(
+    ("shape", "problem"),
+    [
+        ("[[1, 1, 1], 5, 6]", "is not a [key, rank] pair"),
+        ('{"key": [1, 1, 1], "rank": 5}', "is not a [key, rank] pair"),
+        ("[[1, 1], 5]", "has no key of the 3 values of the score board"),
+        ("[[1, 1, 1, 1], 5]", "has no key of the 3 values of the score board"),
+        ('["abc", 5]', "has no key of the 3 values of the score board"),
+        ("[1, 1, 1]", "is not a [key, rank] pair"),
+        ("[[1, 1, 1], 5", "is not base64 of JSON"),
+        ("[" * 5000 + "]" * 5000, "is not base64 of JSON"),
+    ],
+)
+async def test_a_cursor_that_is_not_a_key_and_a_rank_says_what_it_is(
+    engine: AsyncEngine, shape: str, problem: str
+) -> None:
+    cursor = base64.urlsafe_b64encode(shape.encode()).decode()
+    assert problem in await refusal(engine, "score", cursor)
 
 
 async def test_periods_split_at_utc_midnight_and_month_ends(engine: AsyncEngine) -> None:
