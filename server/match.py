@@ -24,6 +24,7 @@ from server.errors import ServerError
 from server.history import History
 from server.protocol import encode
 from server.storage.journal import Journal
+from server.storage.outage import until_stored
 from server.storage.store import FinishedGame, Store
 
 log = logging.getLogger("gaps.match")
@@ -132,6 +133,7 @@ class Match:
         kind: str = "race",
         daily_date: date | None = None,
         sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.id = match_id
         self.kind = kind
@@ -152,6 +154,11 @@ class Match:
         self._broker = broker
         self._grace_s = grace_s
         self._sleep = sleep
+        self._clock = clock
+        # Sleeping timers (countdown, time limit, grace periods): the end of the match
+        # cancels them. A timer that has fired leaves this set and ends what it started.
+        self._timers: set[asyncio.Task[None]] = set()
+        self._ending = False
         self._on_end = on_end
         self._started_mono: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -188,7 +195,7 @@ class Match:
         """Server milliseconds since the match started (0 before)."""
         if self._started_mono is None:
             return 0
-        return int((time.monotonic() - self._started_mono) * 1000)
+        return int((self._clock() - self._started_mono) * 1000)
 
     # -- what clients see -----------------------------------------------------------
 
@@ -305,19 +312,21 @@ class Match:
         if seat.connections > 0 or seat.disconnect_timer is not None:
             return
         if self.status == "lobby":
-            seat.disconnect_timer = self._spawn(self._free_seat(seat))
+            seat.disconnect_timer = self._spawn_timer(self._free_seat(seat))
         elif self.status in ("countdown", "running") and not seat.finished:
-            seat.disconnect_timer = self._spawn(self._expire(seat))
+            seat.disconnect_timer = self._spawn_timer(self._expire(seat))
 
     async def _free_seat(self, seat: Seat) -> None:
         """Leave for a player gone from the lobby, so that nobody waits for them: the host
         passes on, an empty match is abandoned (a public one is no longer listed)."""
         await self._sleep(self._grace_s)
+        self._fired()
         seat.disconnect_timer = None
         await self._leave_lobby(seat)
 
     async def _expire(self, seat: Seat) -> None:
         await self._sleep(self._grace_s)
+        self._fired()
         seat.disconnect_timer = None
         if self.status == "countdown":
             await self._wait_started()
@@ -403,21 +412,27 @@ class Match:
             commitment=self.seed.commitment,
             players=[seat.player_id for seat in self.seats.values()],
         )
-        self._spawn(self._count_down())
+        self._spawn_timer(self._count_down())
 
     async def _wait_started(self) -> None:
         await self._deal_ready.wait()
 
     async def _count_down(self) -> None:
         await self._sleep(self.options.countdown_s)
+        self._fired()
         games = {pid: Game(self.seed, self.options.ruleset) for pid in self.seats}
         self.started_at = datetime.now(UTC)
-        self._started_mono = time.monotonic()
+        self._started_mono = self._clock()
         for pid, game in games.items():
             self.seats[pid].game = game
         self.status = "running"
         self._deal_ready.set()
-        await self._store.set_match_status(self.id, "running", started_at=self.started_at)
+        started_at = self.started_at
+        await until_stored(
+            lambda: self._store.set_match_status(self.id, "running", started_at=started_at),
+            what=f"the start of match {self.code}",
+            sleep=self._sleep,
+        )
         first = next(iter(games.values()))
         await self.emit(
             "started",
@@ -428,18 +443,23 @@ class Match:
             grid=wire_grid(first),
             players=[seat.progress() for seat in self.seats.values()],
         )
-        self._spawn(self._time_limit())
+        self._spawn_timer(self._time_limit())
         for seat in list(self.seats.values()):
             # A seat whose player left during the countdown, or who dropped, is timed out.
             if seat.connections == 0 and not seat.finished and seat.disconnect_timer is None:
-                seat.disconnect_timer = self._spawn(self._expire(seat))
+                seat.disconnect_timer = self._spawn_timer(self._expire(seat))
             if seat.game is not None and seat.game.is_over():
                 await self.finish_seat(seat, seat.game.result())
 
     async def _time_limit(self) -> None:
         await self._sleep(self.options.time_limit_s)
+        self._fired()
         for seat in list(self.seats.values()):
             await self.finish_seat(seat, "time", at_ms=self.options.time_limit_s * 1000)
+
+    @property
+    def time_limit_ms(self) -> int:
+        return self.options.time_limit_s * 1000
 
     # -- play -----------------------------------------------------------------------
 
@@ -461,11 +481,27 @@ class Match:
                 raise ServerError(
                     "game_over", f"your game in {self.code} has ended ({seat.end_reason})"
                 )
-            ack = await self._apply(seat, seq, action)
+            # The timer may not have run yet: the clock decides, not the timer.
+            timed_out = (
+                await self._store_end(seat, "time", at_ms=self.time_limit_ms)
+                if self.now_ms() >= self.time_limit_ms
+                else None
+            )
+            if timed_out is None:
+                ack = await self._apply(seat, seq, action)
+                # Ended under the lock, when the server took the action: no timer can end
+                # the game otherwise in between.
+                ended = (
+                    await self._store_end(seat, seat.game.result(), at_ms=ack["t_ms"])
+                    if seat.game.is_over()
+                    else None
+                )
+        if timed_out is not None:
+            await self._announce_end(timed_out)
+            raise ServerError("game_over", f"your game in {self.code} has ended (time)")
         await self.emit("progress", **seat.progress())
-        if seat.game.is_over():
-            # The game ended when the server took the action, not when it was stored.
-            await self.finish_seat(seat, seat.game.result(), at_ms=ack["t_ms"])
+        if ended is not None:
+            await self._announce_end(ended)
         return ack
 
     async def _apply(self, seat: Seat, seq: int, action: Action) -> dict[str, Any]:
@@ -532,49 +568,76 @@ class Match:
         """End ``seat``'s game (won, lost, stopped, time, disconnected, left) and, once
         every game has ended, the match."""
         async with seat.lock:
-            if seat.finished:
-                return
-            seat.end_reason = reason
-            seat.finish_ms = self.now_ms() if at_ms is None else min(at_ms, self.now_ms())
-            if seat.disconnect_timer is not None and reason != "disconnected":
-                seat.disconnect_timer.cancel()
-                seat.disconnect_timer = None
-            progress = seat.progress()
-            await self._store.save_result(
-                self.id,
-                seat.player_id,
-                score=progress["score"],
-                placed=progress["placed"],
-                redeals=progress["redeals_used"],
-                moves=progress["moves_made"],
-                won=progress["won"],
-                end_reason=reason,
-                finish_ms=seat.finish_ms,
-                score_ms=seat.score_ms,
-            )
+            progress = await self._store_end(seat, reason, at_ms=at_ms)
+        if progress is not None:
+            await self._announce_end(progress)
+
+    async def _store_end(
+        self, seat: Seat, reason: str, *, at_ms: int | None
+    ) -> dict[str, Any] | None:
+        """With ``seat.lock`` held: store the end of ``seat``'s game, retrying until the
+        database takes it, and only then count the seat finished (the match ends on the
+        stored results, never on some still in flight). Its progress, or None if it had
+        ended already."""
+        if seat.finished:
+            return None
+        finish_ms = self.now_ms() if at_ms is None else min(at_ms, self.now_ms())
+        game = seat.game
+        result = {
+            "score": game.score if game else 0,
+            "placed": game.placed if game else 0,
+            "redeals": game.redeals_used if game else 0,
+            "moves": game.moves_made if game else 0,
+            "won": bool(game and game.is_won()),
+            "end_reason": reason,
+            "finish_ms": finish_ms,
+            "score_ms": seat.score_ms,
+        }
+        await until_stored(
+            lambda: self._store.save_result(self.id, seat.player_id, **result),
+            what=f"the end of player {seat.player_id}'s game in match {self.code}",
+            sleep=self._sleep,
+        )
+        seat.end_reason = reason
+        seat.finish_ms = finish_ms
+        if seat.disconnect_timer is not None and reason != "disconnected":
+            seat.disconnect_timer.cancel()
+            seat.disconnect_timer = None
+        return seat.progress()
+
+    async def _announce_end(self, progress: dict[str, Any]) -> None:
         await self.emit("player_finished", **progress)
-        if all(s.finished for s in self.seats.values()):
-            await self._end()
+        if not self._ending and all(s.finished for s in self.seats.values()):
+            # Off the path of the reply to whoever ended the last game.
+            self._ending = True
+            self._spawn(self._end())
 
     async def _end(self) -> None:
         async with self._state_lock:
             if self.status == "finished":
                 return
             self.status = "finished"
+        for timer in list(self._timers):
+            timer.cancel()
         table = self.ranking()
         ended_at = datetime.now(UTC)
-        ratings = await self._store.finish_match(
-            self.id,
-            ended_at,
-            [
-                FinishedGame(
-                    row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0, row["won"]
-                )
-                for row in table
-            ],
-            ruleset=self.options.ruleset.name,
-            rated=self.rated,
-            daily_date=self.daily_date,
+        finished = [
+            FinishedGame(
+                row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0, row["won"]
+            )
+            for row in table
+        ]
+        ratings = await until_stored(
+            lambda: self._store.finish_match(
+                self.id,
+                ended_at,
+                finished,
+                ruleset=self.options.ruleset.name,
+                rated=self.rated,
+                daily_date=self.daily_date,
+            ),
+            what=f"the end of match {self.code}",
+            sleep=self._sleep,
         )
         await self.emit(
             "match_ended",
@@ -584,9 +647,6 @@ class Match:
             ended_at=ended_at.isoformat(),
             ratings=ratings,
         )
-        for task in list(self._tasks):
-            if task is not asyncio.current_task():
-                task.cancel()
         if self._on_end is not None:
             await self._on_end(self)
 
@@ -615,6 +675,20 @@ class Match:
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task
+
+    def _spawn_timer(self, coroutine: Awaitable[None]) -> asyncio.Task[None]:
+        """A task that sleeps, then calls ``_fired`` and acts."""
+        task = self._spawn(coroutine)
+        self._timers.add(task)
+        task.add_done_callback(self._timers.discard)
+        return task
+
+    def _fired(self) -> None:
+        """Called by a timer once it has slept: what it does now, it finishes, even if
+        the match ends meanwhile."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._timers.discard(task)
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

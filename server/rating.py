@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from openskill.models import PlackettLuce
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.models import Rating, RatingChange
@@ -26,38 +27,55 @@ async def update_ratings(
     at: datetime,
 ) -> list[dict[str, Any]]:
     """Rate the match's (player id, rank) table (ties share a rank) in the caller's
-    transaction; returns each player's new rating. A match of one player rates nobody."""
+    transaction; returns each player's new rating. A match of one player rates nobody.
+
+    The players' rating rows are made if missing, then locked, in player id order: two
+    matches of one player that end at once rate one after the other (no update lost), and
+    two that share players cannot each hold a row the other waits for."""
     if len(ranking) < 2:
         return []
-    ids = [player_id for player_id, _ in ranking]
+    ids = sorted(player_id for player_id, _ in ranking)
+    default = MODEL.rating()
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    for player_id in ids:
+        await connection.execute(
+            insert(Rating)
+            .values(
+                player_id=player_id,
+                ruleset=ruleset,
+                games=0,
+                mu=default.mu,
+                sigma=default.sigma,
+                ordinal=default.ordinal(),
+                updated_at=at,
+            )
+            .on_conflict_do_nothing(index_elements=["player_id", "ruleset"])
+        )
     known = {
         row.player_id: row
         for row in (
             await connection.execute(
-                select(Rating.__table__).where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
+                select(Rating.__table__)
+                .where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
+                .order_by(Rating.player_id)
+                .with_for_update()
             )
         ).all()
     }
     teams = [
-        [MODEL.rating(mu=known[pid].mu, sigma=known[pid].sigma) if pid in known else MODEL.rating()]
-        for pid in ids
+        [MODEL.rating(mu=known[pid].mu, sigma=known[pid].sigma)] for pid, _ in ranking
     ]
     rated = MODEL.rate(teams, ranks=[rank for _, rank in ranking])
     changes = []
     for (player_id, rank), [new] in zip(ranking, rated, strict=True):
-        values = {"mu": new.mu, "sigma": new.sigma, "ordinal": new.ordinal(), "updated_at": at}
-        if player_id in known:
-            games = known[player_id].games + 1
-            await connection.execute(
-                update(Rating)
-                .where(Rating.ruleset == ruleset, Rating.player_id == player_id)
-                .values(games=games, **values)
+        games = known[player_id].games + 1
+        await connection.execute(
+            update(Rating)
+            .where(Rating.ruleset == ruleset, Rating.player_id == player_id)
+            .values(
+                games=games, mu=new.mu, sigma=new.sigma, ordinal=new.ordinal(), updated_at=at
             )
-        else:
-            games = 1
-            await connection.execute(
-                insert(Rating).values(player_id=player_id, ruleset=ruleset, games=games, **values)
-            )
+        )
         await connection.execute(
             insert(RatingChange).values(
                 player_id=player_id,
@@ -72,6 +90,25 @@ async def update_ratings(
         )
         changes.append(view(player_id, ruleset, new.mu, new.sigma, new.ordinal(), games))
     return changes
+
+
+async def changes_of_match(
+    connection: AsyncConnection, *, ruleset: str, match_id: int
+) -> list[dict[str, Any]]:
+    """What ``update_ratings`` returned for ``match_id``, read back (for a match end that
+    is stored again after its first commit went unanswered)."""
+    rows = (
+        await connection.execute(
+            select(RatingChange.__table__, Rating.games)
+            .join(
+                Rating,
+                (Rating.player_id == RatingChange.player_id) & (Rating.ruleset == ruleset),
+            )
+            .where(RatingChange.match_id == match_id)
+            .order_by(RatingChange.id)
+        )
+    ).all()
+    return [view(r.player_id, ruleset, r.mu, r.sigma, r.ordinal, r.games) for r in rows]
 
 
 def view(

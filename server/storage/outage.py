@@ -1,8 +1,12 @@
-"""Telling a database outage from a bug, and asking whether the database answers."""
+"""Telling a database outage from a bug, asking whether the database answers, and
+storing what must not be lost until the database takes it."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from asyncpg import (  # type: ignore[import-untyped]
     ConnectionDoesNotExistError,
@@ -10,6 +14,9 @@ from asyncpg import (  # type: ignore[import-untyped]
 )
 from sqlalchemy import exc, text
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+log = logging.getLogger("gaps.storage")
+T = TypeVar("T")
 
 # Errors that say the database could not be reached or could not answer, as opposed to
 # errors that say the request itself was wrong (a bug).
@@ -44,3 +51,44 @@ async def database_answers(engine: AsyncEngine, *, timeout_s: float) -> bool:
             return False
         raise
     return True
+
+
+#: SQLSTATEs of a transaction the database gave up so that another could go on: the same
+#: transaction, run again, succeeds.
+_RETRY_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether running the failed transaction again may succeed: an outage, a deadlock,
+    a serialization failure (SQLite's "database is locked" is an outage)."""
+    if is_outage(error):
+        return True
+    orig = getattr(error, "orig", None)
+    return getattr(orig, "sqlstate", None) in _RETRY_SQLSTATES
+
+
+async def until_stored(
+    write: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    first_delay_s: float = 0.05,
+    max_delay_s: float = 2.0,
+) -> T:
+    """Run ``write`` (one transaction) until it succeeds: after a transient failure it
+    waits, twice as long each time up to ``max_delay_s``, and runs it again. For writes
+    that must not be lost, like the end of a game; ``write`` must be idempotent, since a
+    commit whose answer was lost is run again. Other errors (bugs) are raised."""
+    delay_s = first_delay_s
+    while True:
+        try:
+            return await write()
+        except Exception as error:
+            if not is_transient(error):
+                raise
+            log.warning(
+                "storing failed; retrying",
+                extra={"what": what, "error": repr(error)[:300], "retry_in_s": delay_s},
+            )
+        await sleep(delay_s)
+        delay_s = min(max_delay_s, delay_s * 2)

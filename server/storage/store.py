@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.leaderboard import Result, record_results
-from server.rating import update_ratings
+from server.rating import changes_of_match, update_ratings
 from server.storage.models import ActionRecord, DailyEntry, Match, MatchPlayer, Player
 
 #: Every name a player can have, those registered before names had to start with a
@@ -138,8 +138,22 @@ class Store:
         daily_date: date | None = None,
     ) -> list[dict[str, Any]]:
         """In one transaction: store each rank, mark the match finished and, for a rated
-        match, fold the results into the leaderboards and the ratings (returned)."""
+        match, fold the results into the leaderboards and the ratings (returned).
+
+        Idempotent: for a match already finished it changes nothing and returns the
+        ratings stored then, so a commit whose answer was lost can be run again. Rows are
+        taken in player id order, so that matches ending at once never deadlock."""
+        table = sorted(table, key=lambda game: game.player_id)
         async with self.engine.begin() as connection:
+            status = (
+                await connection.execute(
+                    select(Match.status).where(Match.id == match_id).with_for_update()
+                )
+            ).scalar_one()
+            if status == "finished":
+                if not rated:
+                    return []
+                return await changes_of_match(connection, ruleset=ruleset, match_id=match_id)
             for game in table:
                 await connection.execute(
                     update(MatchPlayer)
