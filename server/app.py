@@ -596,7 +596,7 @@ class Session:
                 return {"type": "standings", **await self.server.tournaments.standings(code)}
             case ResyncTournament(code=code, since=since):
                 # Followed first: what is published from now on comes after the reply.
-                await self._follow(self.server.tournaments.get(code).channel)
+                await self._follow((await self.server.tournaments.get(code)).channel)
                 return await self.server.tournaments.resync(code, since)
             case PlayDaily(ruleset=ruleset):
                 match = await self.server.daily.start(player.id, player.name, ruleset)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Row, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from gaps import Ruleset
 from server.broker import Broker, BrokerError
@@ -153,17 +155,30 @@ class Tournaments:
             tournament.task = asyncio.create_task(self._start_at(tournament))
         return tournament
 
-    def get(self, code: str) -> LiveTournament:
+    async def get(self, code: str) -> LiveTournament:
+        """The tournament ``code``: a live one, or a finished one read back from the
+        database (they are not kept in memory, but stay visible after a restart)."""
         tournament = self.live.get(code.upper())
-        if tournament is None:
+        if tournament is not None:
+            return tournament
+        async with self._store.engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    select(Tournament.__table__).where(
+                        Tournament.code == code.upper(), Tournament.status == "finished"
+                    )
+                )
+            ).all()
+            loaded = await self._loaded(connection, rows)
+        if not loaded:
             raise ServerError("no_such_tournament", f"no tournament has code {code!r}")
-        return tournament
+        return loaded[0]
 
     def listed(self) -> list[LiveTournament]:
         return [t for t in self.live.values() if t.status in ("open", "running")]
 
     async def join(self, code: str, player_id: int, name: str) -> LiveTournament:
-        tournament = self.get(code)
+        tournament = await self.get(code)
         if player_id in tournament.entrants:
             return tournament
         if tournament.status != "open":
@@ -192,22 +207,24 @@ class Tournaments:
         return tournament
 
     async def start_by(self, code: str, player_id: int) -> LiveTournament:
-        tournament = self.get(code)
+        tournament = await self.get(code)
         if player_id != tournament.host_id:
             raise ServerError("not_host", f"only the host starts tournament {tournament.code}")
         await self._begin(tournament)
         return tournament
 
     async def standings(self, code: str) -> dict[str, Any]:
-        return await self._view_and_standings(self.get(code))
+        return await self._view_and_standings(await self.get(code))
 
     async def resync(self, code: str, since: int) -> dict[str, Any]:
         """The events after ``since`` (``tournament_events``) while the history keeps them
         all; otherwise (or for a ``since`` beyond the last event: the server restarted and
         numbers anew) a ``tournament`` snapshot of the view and standings, with its seq."""
-        tournament = self.get(code)
+        tournament = await self.get(code)
         last_seq = tournament.history.last_seq
-        events = tournament.history.since(since) if since <= last_seq else None
+        # A finished tournament read back from the database has no events: a snapshot.
+        kept = since <= last_seq and tournament.code in self.live
+        events = tournament.history.since(since) if kept else None
         if events is not None:
             return {"type": "tournament_events", "tournament": tournament.code, "events": events}
         snapshot = await self._view_and_standings(tournament)
@@ -402,6 +419,44 @@ class Tournaments:
 
     # -- restart ---------------------------------------------------------------------------
 
+    async def _loaded(
+        self, connection: AsyncConnection, rows: Sequence[Row[Any]]
+    ) -> list[LiveTournament]:
+        """The tournaments of these rows of ``tournaments``, with their entrants."""
+        entrants: dict[int, dict[int, str]] = {}
+        for entry in (
+            await connection.execute(
+                select(TournamentEntry.tournament_id, Player.id, Player.name)
+                .join(Player, Player.id == TournamentEntry.player_id)
+                .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
+                .order_by(TournamentEntry.joined_at, Player.id)
+            )
+        ).all():
+            entrants.setdefault(entry.tournament_id, {})[entry.id] = entry.name
+        tournaments = []
+        for row in rows:
+            start_at = row.start_at
+            if start_at is not None and start_at.tzinfo is None:
+                start_at = start_at.replace(tzinfo=UTC)
+            tournaments.append(
+                LiveTournament(
+                    row.id,
+                    row.code,
+                    row.name,
+                    row.host_id,
+                    Ruleset.named(row.ruleset),
+                    row.rounds,
+                    row.max_players,
+                    row.round_time_limit_s,
+                    start_at,
+                    row.status,
+                    row.current_round,
+                    entrants.get(row.id, {}),
+                    History(max_events=self._max_history_events),
+                )
+            )
+        return tournaments
+
     async def resume(self) -> None:
         """Load every unfinished tournament and carry on where the last process stopped."""
         async with self._store.engine.begin() as connection:
@@ -410,16 +465,7 @@ class Tournaments:
                     select(Tournament.__table__).where(Tournament.status.in_(("open", "running")))
                 )
             ).all()
-            entrants: dict[int, dict[int, str]] = {}
-            for entry in (
-                await connection.execute(
-                    select(TournamentEntry.tournament_id, Player.id, Player.name)
-                    .join(Player, Player.id == TournamentEntry.player_id)
-                    .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
-                    .order_by(TournamentEntry.joined_at, Player.id)
-                )
-            ).all():
-                entrants.setdefault(entry.tournament_id, {})[entry.id] = entry.name
+            tournaments = await self._loaded(connection, rows)
             # A round match still unfinished died with the old process: give it up.
             await connection.execute(
                 update(MatchRow)
@@ -441,31 +487,14 @@ class Tournaments:
                     )
                 ).all()
             )
-        for row in rows:
-            start_at = row.start_at
-            if start_at is not None and start_at.tzinfo is None:
-                start_at = start_at.replace(tzinfo=UTC)
-            tournament = LiveTournament(
-                row.id,
-                row.code,
-                row.name,
-                row.host_id,
-                Ruleset.named(row.ruleset),
-                row.rounds,
-                row.max_players,
-                row.round_time_limit_s,
-                start_at,
-                row.status,
-                row.current_round,
-                entrants.get(row.id, {}),
-                History(max_events=self._max_history_events),
-            )
+        for tournament in tournaments:
             self.live[tournament.code] = tournament
-            if row.status == "running":
-                next_round = (finished_rounds.get(row.id) or 0) + 1
-                log.info("resuming tournament", extra={"tournament": row.code, "round": next_round})
+            if tournament.status == "running":
+                next_round = (finished_rounds.get(tournament.id) or 0) + 1
+                resumed = {"tournament": tournament.code, "round": next_round}
+                log.info("resuming tournament", extra=resumed)
                 tournament.task = asyncio.create_task(self._run(tournament, first_round=next_round))
-            elif start_at is not None:
+            elif tournament.start_at is not None:
                 tournament.task = asyncio.create_task(self._start_at(tournament))
 
     async def close(self) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -134,6 +136,9 @@ async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
     assert again["tournament"]["status"] == "finished" and again["standings"] == standings
 
 
+# Bob never takes his round-2 seat before the restart: a long grace period keeps that
+# round from ending by his absence before the server goes down.
+@pytest.mark.grace_s(60)
 async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -> None:
     first = Server(settings)
     await first.start()
@@ -288,3 +293,56 @@ async def test_tournament_resync_refuses_an_unknown_code_and_a_bad_since(
         assert (bad["code"], bad["field"]) == ("bad_message", "since"), since
     no_code = await ana.request("tournament_resync", since=0)
     assert (no_code["code"], no_code["field"]) == ("bad_message", "code")
+
+
+async def test_a_finished_tournament_and_its_standings_are_there_after_a_restart(
+    settings: Settings,
+) -> None:
+    first = Server(settings)
+    await first.start()
+    ana = await Client.connect(f"ws://127.0.0.1:{first.port}")
+    await ana.register("ana")
+    code = (await ana.ok("tournament_create", rounds=1, max_players=1))["tournament"]["code"]
+    await ana.ok("tournament_join", code=code)
+    await ana.ok("tournament_start", code=code)
+    await play_round(ana, 1, bot_level=None, rng=random.Random(3))
+    ended = await ana.event("tournament_ended")
+    before = await ana.ok("tournament_standings", code=code)
+    token = ana.token
+    assert token is not None
+    await ana.close()
+    await first.close()
+
+    second = Server(settings)
+    await second.start()
+    try:
+        again = await Client.connect(f"ws://127.0.0.1:{second.port}")
+        await again.ok("hello", token=token)
+        after = await again.ok("tournament_standings", code=code.lower())
+        assert after["tournament"]["status"] == "finished"
+        assert after["standings"] == before["standings"] == ended["standings"]
+        assert after["tournament"]["entrants"] == before["tournament"]["entrants"]
+        snapshot = await again.ok("tournament_resync", code=code, since=0)
+        assert snapshot["type"] == "tournament" and snapshot["standings"] == ended["standings"]
+        rejoined = await again.ok("tournament_join", code=code)  # an entrant: its view
+        assert rejoined["tournament"]["status"] == "finished"
+        latecomer = await Client.connect(f"ws://127.0.0.1:{second.port}")
+        await latecomer.register("bob")
+        late = await latecomer.request("tournament_join", code=code)
+        assert late["code"] == "already_started"
+        await latecomer.close()
+        listed = await again.ok("tournament_list")
+        assert code not in [t["code"] for t in listed["tournaments"]]  # listed: open ones
+        status, body = await http_get_json(second.port, f"/tournaments/{code}")
+        assert status == 200 and body["standings"] == ended["standings"]
+        await again.close()
+    finally:
+        await second.close()
+
+
+async def http_get_json(port: int, path: str) -> tuple[int, Any]:
+    def fetch() -> tuple[int, Any]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return reply.status, json.loads(reply.read())
+
+    return await asyncio.to_thread(fetch)
