@@ -374,6 +374,20 @@ def _address(connection: ServerConnection) -> str:
     return str(peer[0]) if peer else "unknown"
 
 
+def _unavailable(error: Exception) -> ServerError | None:
+    """The refusal for a request that failed because a part the server needs is down,
+    or None for any other failure (a bug)."""
+    if isinstance(error, BrokerUnavailable):
+        return ServerError(
+            "broker_unavailable", "the link between server processes is down: retry in a moment"
+        )
+    if is_outage(error):
+        return ServerError(
+            "storage_unavailable", "the database could not be reached: nothing was changed, retry"
+        )
+    return None
+
+
 def rate_limited(wait_s: float) -> ServerError:
     retry_after_ms = max(1, int(wait_s * 1000 + 0.999))
     return ServerError(
@@ -474,25 +488,11 @@ class Session:
             return {"id": request_id, **await self.dispatch(request)}
         except ServerError as error:
             return error_message(error, request_id)
-        except BrokerUnavailable:
-            log.warning("broker unavailable", extra={"frame": str(frame)[:200]})
-            return error_message(
-                ServerError(
-                    "broker_unavailable",
-                    "the link between server processes is down: retry in a moment",
-                ),
-                request_id,
-            )
         except Exception as error:
-            if is_outage(error):
-                log.warning("storage unavailable", extra={"error": repr(error)[:300]})
-                return error_message(
-                    ServerError(
-                        "storage_unavailable",
-                        "the database could not be reached: nothing was changed, retry",
-                    ),
-                    request_id,
-                )
+            refusal = _unavailable(error)
+            if refusal is not None:
+                log.warning(refusal.code, extra={"error": repr(error)[:300]})
+                return error_message(refusal, request_id)
             log.exception("request failed", extra={"frame": str(frame)[:200]})
             return error_message(
                 ServerError("internal_error", "the server failed on this request"), request_id
