@@ -1,0 +1,103 @@
+"""Rebuilding the boards and the ratings from the stored results of every rated match.
+
+``Store.finish_match`` folds each rated match into ``board_entries``, ``ratings`` and
+``rating_history`` as it ends. The rebuild empties those tables and folds every finished
+rated match again, in the order the matches ended, through the same two functions with
+the same inputs: it is the reference the incremental rows must equal (after an import,
+a change to the rating model, or to check them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, or_, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from server.leaderboard import Result, record_results
+from server.rating import update_ratings
+from server.storage.models import BoardEntry, Match, MatchPlayer, Rating, RatingChange
+
+
+async def rebuild_boards_and_ratings(engine: AsyncEngine, *, batch_matches: int = 1000) -> int:
+    """In one transaction, replace the boards, the ratings and the rating history by the
+    fold of every finished rated match, ordered by end time then id; returns how many
+    matches were folded. Matches are read ``batch_matches`` at a time."""
+    async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Matches ending meanwhile wait for the rebuild (they write these tables), then
+            # fold on top of it: a match is either read below or folded after, never both.
+            # Leaderboard reads go on, on the old rows.
+            await connection.execute(
+                text("LOCK TABLE board_entries, ratings, rating_history IN EXCLUSIVE MODE")
+            )
+        # Deleted first: on SQLite the first write takes the database's write lock, so
+        # that no match ends between the reads below and the commit.
+        await connection.execute(delete(RatingChange))
+        await connection.execute(delete(Rating))
+        await connection.execute(delete(BoardEntry))
+        folded = 0
+        after: tuple[datetime, int] | None = None
+        while matches := await _matches_after(connection, after, limit=batch_matches):
+            games = await _games_of(connection, [match.id for match in matches])
+            for match in matches:
+                await _fold(connection, match, games[match.id])
+            folded += len(matches)
+            after = (matches[-1].ended_at, matches[-1].id)
+        return folded
+
+
+async def _matches_after(
+    connection: AsyncConnection, after: tuple[datetime, int] | None, *, limit: int
+) -> list[Any]:
+    """Up to ``limit`` finished rated matches ending after ``after`` (end time, id)."""
+    query = select(Match.id, Match.ruleset, Match.ended_at).where(
+        Match.status == "finished", Match.rated.is_(True)
+    )
+    if after is not None:
+        ended_at, match_id = after
+        query = query.where(
+            or_(Match.ended_at > ended_at, and_(Match.ended_at == ended_at, Match.id > match_id))
+        )
+    rows = await connection.execute(query.order_by(Match.ended_at, Match.id).limit(limit))
+    return list(rows.all())
+
+
+async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[int, list[Any]]:
+    """Each match's result rows, in player id order (the order ``finish_match`` takes)."""
+    rows = await connection.execute(
+        select(
+            MatchPlayer.match_id,
+            MatchPlayer.player_id,
+            MatchPlayer.score,
+            MatchPlayer.finish_ms,
+            MatchPlayer.won,
+            MatchPlayer.rank,
+        )
+        .where(MatchPlayer.match_id.in_(match_ids))
+        .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
+    )
+    games: dict[int, list[Any]] = defaultdict(list)
+    for row in rows:
+        games[row.match_id].append(row)
+    return games
+
+
+async def _fold(connection: AsyncConnection, match: Any, games: list[Any]) -> None:
+    """What ``Store.finish_match`` does for a rated match, from its stored rows (a
+    finish time the match never stored is 0, as the match passes it)."""
+    await record_results(
+        connection,
+        ruleset=match.ruleset,
+        ended_at=match.ended_at,
+        results=[Result(g.player_id, g.score, g.finish_ms or 0, g.won) for g in games],
+    )
+    await update_ratings(
+        connection,
+        ruleset=match.ruleset,
+        match_id=match.id,
+        ranking=[(g.player_id, g.rank) for g in games],
+        at=match.ended_at,
+    )
