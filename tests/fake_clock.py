@@ -7,11 +7,15 @@ import asyncio
 
 class FakeClock:
     """Time that passes only when the test says so: ``sleep`` returns once ``advance``
-    has moved the clock past its end."""
+    has moved the clock past its end. Called, it reads the time (seconds), as a match's
+    ``clock`` does."""
 
     def __init__(self) -> None:
         self.now = 0.0
         self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    def __call__(self) -> float:
+        return self.now
 
     async def sleep(self, seconds: float) -> None:
         if seconds <= 0:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gaps import Ruleset
+from gaps import Ruleset, Seed
 from server.broker import LocalBroker, Subscription
-from server.lobby import Lobby
+from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
 from server.storage.journal import Journal
 from server.storage.store import PlayerRecord, Store
@@ -67,6 +67,66 @@ async def hosted(
     )
     for other in others:
         await match.join(other.id, other.name)
+    return match
+
+
+async def clocked_match(
+    store: Store,
+    journal: Journal,
+    broker: LocalBroker,
+    clock: FakeClock,
+    players: Sequence[PlayerRecord],
+    *,
+    ruleset: str,
+    seed: Seed,
+    win_by: str,
+    time_limit_s: int,
+    grace_s: float = GRACE_S,
+) -> Match:
+    """A rated match of ``players``, all connected, in the lobby: its timers and its own
+    clock (``now_ms``, action and finish times) both run on ``clock``. Made as the lobby
+    makes one (the lobby takes no clock), with room for every event in its history."""
+    host = players[0]
+    options = MatchOptions(
+        ruleset=Ruleset.named(ruleset),
+        max_players=len(players),
+        time_limit_s=time_limit_s,
+        win_by=win_by,
+        public=False,
+        countdown_s=0,
+    )
+    code = new_code()
+    match_id = await store.create_match(
+        code=code,
+        ruleset=options.ruleset.name,
+        max_players=options.max_players,
+        time_limit_s=time_limit_s,
+        win_by=win_by,
+        public=False,
+        rated=True,
+        host_id=host.id,
+        status="lobby",
+        seed=seed.data,
+        commitment=seed.commitment,
+        created_at=datetime.now(UTC),
+    )
+    match = Match(
+        match_id=match_id,
+        code=code,
+        options=options,
+        seed=seed,
+        rated=True,
+        host_id=host.id,
+        store=store,
+        journal=journal,
+        broker=broker,
+        grace_s=grace_s,
+        max_history_events=100_000,
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    for player in players:
+        await match.join(player.id, player.name)
     return match
 
 

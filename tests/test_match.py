@@ -11,25 +11,35 @@ The deal of seed AAAA-BBBB-CCCC-DDDD (classic), used where a known position help
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gaps import Game, Seed, parse_action
+from client_cli.verify import verify
+from gaps import Action, Game, Seed, Stop, parse_action
+from gaps.ranking import Finish, rank
 from gaps.replay import replay
 from server.app import Server
 from server.broker import LocalBroker
 from server.errors import ServerError
+from server.match import Match as LiveMatch
+from server.replays import replay_document
+from server.storage.journal import Journal
 from server.storage.models import ActionRecord, Match, MatchPlayer
 from server.storage.store import Store
 from tests.client import Client
 from tests.fake_clock import FakeClock
-from tests.lobbies import hosted, new_lobby, new_player
+from tests.lobbies import clocked_match, hosted, new_lobby, new_player
 from tests.races import registered, start_race
 
 Connect = Callable[[], Awaitable[Client]]
@@ -465,3 +475,263 @@ async def test_a_daily_challenge_may_be_watched_once_its_day_is_over(
         assert not daily.deal_secret()
     finally:
         await lobby.close()
+
+
+# -- every way a game ends, in any order, at the same instants (on a fake clock) ----------
+#
+# Each seat makes a few random moves at one step of the clock (steps are STEP_S apart),
+# then ends its game one way: it stops, leaves, plays on until the game ends by itself
+# (won on the winnable deal, else mostly lost), disconnects (and stays away past the grace
+# period), or waits for the time limit, maybe acting just as it passes. Seats that act at
+# one step act at once, beside the timers that fire at that instant.
+
+STEP_S = 10
+GRACE_STEPS = 3  # the grace period, 30 s
+LIMIT_STEP = 6  # the time limit, 60 s
+ENDINGS = ("stop", "leave", "play_out", "disconnect", "time", "late")
+NAMES = itertools.count()
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one seat does: ``moves`` random moves at step ``step``, then ``ending``."""
+
+    moves: int
+    ending: str
+    step: int
+
+
+@dataclass(frozen=True)
+class Race:
+    ruleset: str
+    seed: Seed
+    win_by: str
+    parts: tuple[Part, ...]
+    rng_seed: int
+
+
+@functools.cache
+def winnable() -> tuple[Seed, tuple[Action, ...]]:
+    seed, line = winning_line("no-redeal")
+    return seed, tuple(parse_action(action) for action in line)
+
+
+@st.composite
+def races(draw: st.DrawFn) -> Race:
+    endings: tuple[str, ...]
+    if draw(st.booleans()):
+        seed, ruleset, endings = winnable()[0], "no-redeal", (*ENDINGS, "win")
+    else:
+        seed = Seed(draw(st.binary(min_size=10, max_size=10)))
+        ruleset, endings = draw(st.sampled_from(["no-redeal", "classic"])), ENDINGS
+    parts = st.builds(
+        Part,
+        moves=st.integers(0, 6),
+        ending=st.sampled_from(endings),
+        step=st.integers(0, LIMIT_STEP - 1),
+    ).map(lambda part: replace(part, moves=0) if part.ending == "win" else part)
+    return Race(
+        ruleset=ruleset,
+        seed=seed,
+        win_by=draw(st.sampled_from(["time", "score"])),
+        parts=tuple(draw(st.lists(parts, min_size=2, max_size=6))),
+        rng_seed=draw(st.integers(0, 2**32)),
+    )
+
+
+async def until(condition: Callable[[], bool], what: str, *, timeout_s: float = 5.0) -> None:
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not condition():
+                await asyncio.sleep(0.001)
+    except TimeoutError:
+        raise AssertionError(f"not within {timeout_s} s: {what}") from None
+
+
+def events_called(match: LiveMatch, name: str) -> list[dict[str, Any]]:
+    return [event for event in match.history.since(0) or [] if event["event"] == name]
+
+
+async def games_ended(match: LiveMatch, players: set[int], what: str) -> None:
+    await until(
+        lambda: {e["player_id"] for e in events_called(match, "player_finished")} >= players,
+        what,
+    )
+
+
+async def timers_sleeping(clock: FakeClock, count: int) -> None:
+    await until(lambda: clock.sleeping() == count, f"{count} timers sleep")
+
+
+class Seating:
+    """One seat of a race: its part, a local copy of its game, and what it sent."""
+
+    def __init__(
+        self, match: LiveMatch, player_id: int, part: Part, rng: random.Random
+    ) -> None:
+        self.match = match
+        self.player_id = player_id
+        self.part = part
+        self.rng = rng
+        self.game = Game(match.seed, match.options.ruleset)
+        self.sent: list[str] = []
+        self.seq = 0
+        # The end reasons it may have, and the step it ends at (once it has acted).
+        self.expected: tuple[frozenset[str], int] | None = None
+        # The step its grace period would be over at, once it has gone.
+        self.back_by: int | None = None
+
+    async def play(self, action: Action) -> dict[str, Any]:
+        self.seq += 1
+        ack: dict[str, Any] = await self.match.play(self.player_id, self.seq, action)
+        self.game.push(action)
+        self.sent.append(str(action))
+        assert (ack["score"], ack["placed"]) == (self.game.score, self.game.placed)
+        return ack
+
+    async def act(self) -> None:
+        """Its moves, then its ending, at its step."""
+        part, step = self.part, self.part.step
+        for _ in range(part.moves):
+            legal = self.game.legal_moves()
+            if self.game.is_over() or not legal:
+                break
+            await self.play(self.rng.choice(legal))
+        if self.game.is_over():  # ended by its own play before its ending
+            self.expected = frozenset({self.game.result()}), step
+            return
+        if part.ending in ("play_out", "win"):
+            if part.ending == "win":
+                line = list(winnable()[1])
+            else:
+                line = self.game.copy().random_playout(self.rng)
+            for action in line:
+                await self.play(action)
+            assert self.game.is_over()
+            self.expected = frozenset({self.game.result()}), step
+        elif part.ending == "stop":
+            await self.play(Stop())
+            self.expected = frozenset({"stopped"}), step
+        elif part.ending == "leave":
+            await self.match.leave(self.player_id)
+            self.expected = frozenset({"left"}), step
+        elif part.ending == "disconnect":
+            self.match.disconnect(self.match.seats[self.player_id])
+            back = self.back_by = step + GRACE_STEPS
+            if back < LIMIT_STEP:
+                self.expected = frozenset({"disconnected"}), back
+            else:  # the time limit comes first, or at the same instant
+                reasons = {"time", "disconnected"} if back == LIMIT_STEP else {"time"}
+                self.expected = frozenset(reasons), LIMIT_STEP
+        else:  # time, late
+            self.expected = frozenset({"time"}), LIMIT_STEP
+
+    def sleeping_at(self, step: int) -> bool:
+        """Whether its grace period is running after ``step`` (before the time limit)."""
+        return self.back_by is not None and step < self.back_by
+
+    async def act_late(self) -> None:
+        """An action as the time limit passes: refused, whether or not the timer has run."""
+        self.seq += 1
+        with pytest.raises(ServerError) as refused:
+            await self.match.play(self.player_id, self.seq, Stop())
+        assert refused.value.code == "game_over"
+
+
+async def race_to_the_end(store: Store, race: Race) -> None:
+    clock, broker = FakeClock(), LocalBroker()
+    journal = Journal(store.engine)
+    journal.start()
+    players = [await new_player(store, f"end{next(NAMES)}") for _ in race.parts]
+    match = await clocked_match(
+        store, journal, broker, clock, players, ruleset=race.ruleset, seed=race.seed,
+        win_by=race.win_by, time_limit_s=LIMIT_STEP * STEP_S, grace_s=GRACE_STEPS * STEP_S,
+    )
+    try:
+        await match.start()
+        await clock.until_sleeping(1)  # dealt: the time limit runs
+        seats = [
+            Seating(match, player.id, part, random.Random(f"{race.rng_seed}/{number}"))
+            for number, (player, part) in enumerate(zip(players, race.parts, strict=True))
+        ]
+        step = 0
+        while True:
+            acting = [seat.act() for seat in seats if seat.part.step == step]
+            if step == LIMIT_STEP:
+                acting += [seat.act_late() for seat in seats if seat.part.ending == "late"]
+            await asyncio.gather(*acting)
+            due = {s.player_id for s in seats if s.expected and s.expected[1] <= step}
+            await games_ended(match, due, f"the games due by step {step} end")
+            finished = [e["player_id"] for e in events_called(match, "player_finished")]
+            assert sorted(finished) == sorted(due), f"step {step}"
+            if len(due) == len(seats):
+                break
+            # Every timer sleeps before the clock moves on: the time limit and each grace
+            # period under way, and no other.
+            await timers_sleeping(clock, 1 + sum(seat.sleeping_at(step) for seat in seats))
+            assert step < LIMIT_STEP, "the time limit passed and games are still running"
+            step += 1
+            clock.advance(STEP_S)
+        await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
+        await timers_sleeping(clock, 0)  # the end of the match stops every timer
+        clock.advance(10 * LIMIT_STEP * STEP_S)
+        for _ in range(10):
+            await asyncio.sleep(0)
+        await check_the_end(store, match, race, seats)
+    finally:
+        await match.close()
+        await journal.close()
+
+
+async def check_the_end(
+    store: Store, match: LiveMatch, race: Race, seats: list[Seating]
+) -> None:
+    """One end per game and one for the match; every stored result complete, as the
+    stored actions replay, ranked by gaps.ranking; the replay document verifies."""
+    finished = [event["player_id"] for event in events_called(match, "player_finished")]
+    assert sorted(finished) == sorted(seat.player_id for seat in seats)
+    [ended] = events_called(match, "match_ended")
+    assert match.status == "finished"
+    stored = await store.replay(match.code)
+    assert stored is not None and stored["match"]["status"] == "finished"
+    results = {row["player_id"]: row for row in stored["players"]}
+    assert sorted(results) == sorted(seat.player_id for seat in seats)
+    for seat in seats:
+        row = results[seat.player_id]
+        assert seat.expected is not None
+        reasons, step = seat.expected
+        assert row["end_reason"] in reasons, (seat.part, row)
+        assert row["finish_ms"] == step * STEP_S * 1000, (seat.part, row)
+        actions = [a["action"] for a in stored["actions"] if a["player_id"] == seat.player_id]
+        assert actions == seat.sent
+        replayed = replay(race.seed, race.ruleset, actions)
+        game = replayed.game
+        assert replayed.ok
+        assert (row["score"], row["placed"], row["moves"], row["redeals"], row["won"]) == (
+            game.score,
+            game.placed,
+            game.moves_made,
+            game.redeals_used,
+            game.is_won(),
+        )
+    finishes = [
+        Finish(pid, row["won"], row["score"], row["finish_ms"], row["score_ms"])
+        for pid, row in results.items()
+    ]
+    ranks = {finish.player_id: position for position, finish in rank(finishes, race.win_by)}
+    assert {pid: row["rank"] for pid, row in results.items()} == ranks
+    assert {row["player_id"]: row["rank"] for row in ended["ranking"]} == ranks
+    report = verify(replay_document(stored))
+    assert report.discrepancies == []
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(race=races())
+async def test_however_and_whenever_the_games_end_every_result_is_stored_whole(
+    migrated_engine: AsyncEngine, race: Race
+) -> None:
+    await race_to_the_end(Store(migrated_engine), race)
