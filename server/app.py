@@ -148,6 +148,9 @@ class Server:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
             self._build_services()
         self.journal.start()
+        restored = await self.lobby.restore(default_countdown_s=self.settings.countdown_s)
+        if restored:
+            log.info("restored matches", extra={"matches": [m.code for m in restored]})
         await self.tournaments.resume()
         self.matchmaker.start()
         self._websocket_server = await serve(
@@ -713,7 +716,8 @@ class Session:
 
     def resync(self, player: PlayerRecord, match: Match, since: int) -> dict[str, Any]:
         match.admit_spectator(player.id)
-        events = match.history.since(since)
+        # Beyond the last seq: numbers the match gave before a restart; they start anew.
+        events = match.history.since(since) if since <= match.history.last_seq else None
         if events is None:
             return {"type": "snapshot", **match.snapshot(player.id)}
         return {"type": "events", "match": match.code, "events": events}

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Final
 
-from gaps import Seed
+from gaps import Ruleset, Seed
 from server.broker import Broker
 from server.errors import ServerError
 from server.match import Match, MatchOptions, Sleep
@@ -18,6 +18,8 @@ from server.storage.store import Store
 # No 0/O, 1/I/L: codes are read aloud and typed.
 CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 6
+#: The matches a restart takes back (a tournament deals its interrupted round again).
+RESTORED_KINDS: Final = ("race", "quick", "daily")
 
 
 def new_code() -> str:
@@ -105,6 +107,7 @@ class Lobby:
                 seed=seed.data,
                 commitment=seed.commitment,
                 created_at=datetime.now(UTC),
+                countdown_s=options.countdown_s,
                 kind=kind,
                 tournament_id=tournament_id,
                 round=round_number,
@@ -112,7 +115,44 @@ class Lobby:
             )
         finally:
             del self._storing[code]
-        match = Match(
+        match = self._new_match(
+            match_id=match_id,
+            code=code,
+            options=options,
+            seed=seed,
+            rated=rated,
+            host_id=host_id,
+            kind=kind,
+            daily_date=daily_date,
+        )
+        self.matches[code] = match
+        for player_id, name in seats:
+            await match.join(player_id, name, connected=connected)
+        return match
+
+    def open_hosted_by(self, player_id: int) -> int:
+        """How many matches of their own (``race``) ``player_id`` hosts in the lobby,
+        those being stored included."""
+        live = sum(
+            1
+            for match in self.matches.values()
+            if match.kind == "race" and match.status == "lobby" and match.host_id == player_id
+        )
+        return live + sum(1 for entry in self._storing.values() if entry == (player_id, "race"))
+
+    def _new_match(
+        self,
+        *,
+        match_id: int,
+        code: str,
+        options: MatchOptions,
+        seed: Seed,
+        rated: bool,
+        host_id: int,
+        kind: str,
+        daily_date: date | None,
+    ) -> Match:
+        return Match(
             match_id=match_id,
             code=code,
             options=options,
@@ -129,20 +169,42 @@ class Lobby:
             daily_date=daily_date,
             sleep=self._sleep,
         )
-        self.matches[code] = match
-        for player_id, name in seats:
-            await match.join(player_id, name, connected=connected)
-        return match
 
-    def open_hosted_by(self, player_id: int) -> int:
-        """How many matches of their own (``race``) ``player_id`` hosts in the lobby,
-        those being stored included."""
-        live = sum(
-            1
-            for match in self.matches.values()
-            if match.kind == "race" and match.status == "lobby" and match.host_id == player_id
-        )
-        return live + sum(1 for entry in self._storing.values() if entry == (player_id, "race"))
+    async def restore(self, *, default_countdown_s: int) -> list[Match]:
+        """Take back every race, quick match and daily challenge the database holds in
+        its lobby or running (``Match.restore``), after a restart. Tournament rounds are
+        the tournaments' to deal again. A lobby whose seats were all ready (its countdown
+        was cut short) counts down again."""
+        restored = []
+        now = datetime.now(UTC)
+        for stored in await self._store.unfinished_matches(kinds=RESTORED_KINDS):
+            row = stored.match
+            countdown_s = default_countdown_s if row.countdown_s is None else row.countdown_s
+            options = MatchOptions(
+                ruleset=Ruleset.named(row.ruleset),
+                max_players=row.max_players,
+                time_limit_s=row.time_limit_s,
+                win_by=row.win_by,
+                public=row.public,
+                countdown_s=countdown_s,
+            )
+            match = self._new_match(
+                match_id=row.id,
+                code=row.code,
+                options=options,
+                seed=Seed(row.seed),
+                rated=row.rated,
+                host_id=row.host_id,
+                kind=row.kind,
+                daily_date=row.daily_date,
+            )
+            match.restore(stored, now=now)
+            self.matches[match.code] = match
+            restored.append(match)
+            seats = match.seats.values()
+            if match.status == "lobby" and seats and all(seat.ready for seat in seats):
+                await match.start()
+        return restored
 
     def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
         """Call ``listener`` with every match that ends (tournaments wait on rounds)."""

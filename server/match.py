@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo
+from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo, parse_action
 from gaps.ranking import Finish, rank
 from gaps.replay import replay
 from server.broker import Broker, BrokerError
@@ -25,7 +25,7 @@ from server.history import History
 from server.protocol import encode
 from server.storage.journal import Journal
 from server.storage.outage import until_stored
-from server.storage.store import FinishedGame, Store
+from server.storage.store import FinishedGame, Store, StoredMatch
 
 log = logging.getLogger("gaps.match")
 
@@ -362,6 +362,7 @@ class Match:
             await self.abandon()
         elif player_id == self.host_id:
             self.host_id = next(iter(self.seats))
+            await self._store.set_host(self.id, self.host_id)
             await self.emit("host_changed", host_id=self.host_id)
         return True
 
@@ -384,6 +385,7 @@ class Match:
         if seat is None:
             raise ServerError("not_in_match", f"you are not a player of match {self.code}")
         self._require_lobby()
+        await self._store.set_ready(self.id, player_id, ready)
         seat.ready = ready
         await self.emit("ready", player_id=player_id, ready=ready)
         if all(s.ready for s in self.seats.values()):
@@ -451,8 +453,8 @@ class Match:
             if seat.game is not None and seat.game.is_over():
                 await self.finish_seat(seat, seat.game.result())
 
-    async def _time_limit(self) -> None:
-        await self._sleep(self.options.time_limit_s)
+    async def _time_limit(self, delay_s: float | None = None) -> None:
+        await self._sleep(self.options.time_limit_s if delay_s is None else delay_s)
         self._fired()
         for seat in list(self.seats.values()):
             await self.finish_seat(seat, "time", at_ms=self.options.time_limit_s * 1000)
@@ -460,6 +462,51 @@ class Match:
     @property
     def time_limit_ms(self) -> int:
         return self.options.time_limit_s * 1000
+
+    # -- restart --------------------------------------------------------------------
+
+    def restore(self, stored: StoredMatch, *, now: datetime) -> None:
+        """Take the match back as the database holds it, after a restart: its seats and
+        ready flags and, once dealt, every game replayed from its stored actions (last
+        seq, acknowledgements for resends, ends of games) on the match's clock, which is
+        the wall clock since the deal: the downtime counts. Nobody is connected: every
+        seat has the grace period from now to come back. A time limit that passed during
+        the downtime ends the games still running at once; a match whose games had all
+        ended is ended (its end stored) now."""
+        actions: dict[int, list[Any]] = {}
+        for action in stored.actions:
+            actions.setdefault(action.player_id, []).append(action)
+        for row in stored.seats:
+            self.seats[row.player_id] = Seat(row.player_id, row.name, ready=row.ready)
+        if stored.match.status == "lobby":
+            for seat in self.seats.values():
+                seat.disconnect_timer = self._spawn_timer(self._free_seat(seat))
+            return
+        started_at = stored.match.started_at
+        if started_at.tzinfo is None:  # SQLite keeps no zone: the server stores UTC
+            started_at = started_at.replace(tzinfo=UTC)
+        self.started_at = started_at
+        self._started_mono = self._clock() - (now - started_at).total_seconds()
+        self.status = "running"
+        self._deal_ready = asyncio.Event()
+        self._deal_ready.set()
+        for row in stored.seats:
+            seat = self.seats[row.player_id]
+            seat.game = Game(self.seed, self.options.ruleset)
+            for action in actions.get(row.player_id, ()):
+                played = parse_action(action.action)
+                ack, _ = self._push(seat, action.seq, played, action.t_ms)
+                self._acknowledged(seat, action.seq, played, ack)
+            if row.end_reason is not None:
+                seat.end_reason, seat.finish_ms = row.end_reason, row.finish_ms
+            else:
+                seat.disconnect_timer = self._spawn_timer(self._expire(seat))
+        if all(seat.finished for seat in self.seats.values()):
+            self._ending = True
+            self._spawn(self._end())
+        else:
+            remaining_s = self.options.time_limit_s - self.now_ms() / 1000
+            self._spawn_timer(self._time_limit(max(0.0, remaining_s)))
 
     # -- play -----------------------------------------------------------------------
 
@@ -505,9 +552,42 @@ class Match:
         return ack
 
     async def _apply(self, seat: Seat, seq: int, action: Action) -> dict[str, Any]:
+        """Apply ``action`` to ``seat``'s game, store it, and only then acknowledge it."""
+        t_ms = self.now_ms()
+        ack, row = self._push(seat, seq, action, t_ms)
+        try:
+            await self._journal.append(row)
+        except Exception:
+            log.exception("journal append failed", extra={"match": self.code})
+            # Nothing acknowledged is lost, nothing unacknowledged stays: rebuild the game
+            # from the committed actions.
+            seat.game = replay(self.seed, self.options.ruleset, seat.committed).game
+            raise ServerError(
+                "storage_unavailable", "the action could not be stored and was not applied"
+            ) from None
+        self._acknowledged(seat, seq, action, ack)
+        return ack
+
+    def _acknowledged(
+        self, seat: Seat, seq: int, action: Action, ack: dict[str, Any]
+    ) -> None:
+        """Count ``action``, stored, as ``seat``'s: its seq, its ack kept for a resend."""
+        seat.committed.append(action)
+        seat.last_seq = seq
+        if ack["score"] != ack["score_before"]:
+            seat.score_ms = ack["t_ms"]
+        del ack["score_before"]
+        seat.acks[seq] = ack
+        while len(seat.acks) > CACHED_ACKS:
+            seat.acks.popitem(last=False)
+
+    def _push(
+        self, seat: Seat, seq: int, action: Action, t_ms: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Play ``action`` on ``seat``'s game at ``t_ms``: its acknowledgement (with the
+        score before it, for ``_acknowledged``) and its row for the journal."""
         game = seat.game
         assert game is not None
-        t_ms = self.now_ms()
         score_before = game.score
         # The card a move or undo displaces, and where from, for the ack and the journal.
         card = came_from = None
@@ -545,24 +625,7 @@ class Match:
             "t_ms": t_ms,
             "score": game.score,
         }
-        try:
-            await self._journal.append(row)
-        except Exception:
-            log.exception("journal append failed", extra={"match": self.code})
-            # Nothing acknowledged is lost, nothing unacknowledged stays: rebuild the game
-            # from the committed actions.
-            seat.game = replay(self.seed, self.options.ruleset, seat.committed).game
-            raise ServerError(
-                "storage_unavailable", "the action could not be stored and was not applied"
-            ) from None
-        seat.committed.append(action)
-        seat.last_seq = seq
-        if game.score != score_before:
-            seat.score_ms = t_ms
-        seat.acks[seq] = ack
-        while len(seat.acks) > CACHED_ACKS:
-            seat.acks.popitem(last=False)
-        return ack
+        return {**ack, "score_before": score_before}, row
 
     async def finish_seat(self, seat: Seat, reason: str, *, at_ms: int | None = None) -> None:
         """End ``seat``'s game (won, lost, stopped, time, disconnected, left) and, once
@@ -613,10 +676,7 @@ class Match:
             self._spawn(self._end())
 
     async def _end(self) -> None:
-        async with self._state_lock:
-            if self.status == "finished":
-                return
-            self.status = "finished"
+        """Store the end of the match (once: ``_ending`` guards it), then say so."""
         for timer in list(self._timers):
             timer.cancel()
         table = self.ranking()
@@ -639,6 +699,7 @@ class Match:
             what=f"the end of match {self.code}",
             sleep=self._sleep,
         )
+        self.status = "finished"
         await self.emit(
             "match_ended",
             ranking=table,

@@ -220,7 +220,12 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
             score_ms=game.finish_ms,
         )
     ended = started + timedelta(minutes=1)
-    first = await store.finish_match(match_id, ended, table, ruleset="classic", rated=True)
+    # Two at once (a retry racing the first attempt) and one later: one of them folds.
+    first, racing = await asyncio.gather(
+        store.finish_match(match_id, ended, table, ruleset="classic", rated=True),
+        store.finish_match(match_id, ended, table, ruleset="classic", rated=True),
+    )
+    assert racing == first
     once = await boards_and_ratings(migrated_engine)
     again = await store.finish_match(
         match_id, ended + timedelta(seconds=5), table, ruleset="classic", rated=True

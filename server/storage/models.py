@@ -16,6 +16,7 @@ from sqlalchemy import (
     LargeBinary,
     SmallInteger,
     String,
+    false,
     func,
     text,
 )
@@ -70,6 +71,8 @@ class Match(Base):
     round: Mapped[int | None] = mapped_column(SmallInteger)
     # A daily challenge's day: its seed stays secret until that day is over.
     daily_date: Mapped[date | None] = mapped_column(Date)
+    # The countdown before the deal; None for matches stored before it was.
+    countdown_s: Mapped[int | None] = mapped_column(SmallInteger)
 
     __table_args__ = (Index("ix_matches_status_public", "status", "public"),)
 
@@ -82,6 +85,7 @@ class MatchPlayer(Base):
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
     joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ready: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     score: Mapped[int] = mapped_column(SmallInteger, default=0)
     placed: Mapped[int] = mapped_column(SmallInteger, default=0)
     redeals: Mapped[int] = mapped_column(SmallInteger, default=0)

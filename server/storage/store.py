@@ -43,6 +43,16 @@ class FinishedGame:
 
 
 @dataclass(frozen=True)
+class StoredMatch:
+    """A match as stored: its ``matches`` row, its ``match_players`` rows (with the
+    player's ``name``) and its ``actions`` rows (by player, then seq)."""
+
+    match: Any
+    seats: list[Any]
+    actions: list[Any]
+
+
+@dataclass(frozen=True)
 class PlayerRecord:
     id: int
     name: str
@@ -119,6 +129,57 @@ class Store:
                 update(Match).where(Match.id == match_id).values(status=status, **times)
             )
 
+    async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                update(MatchPlayer)
+                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
+                .values(ready=ready)
+            )
+
+    async def set_host(self, match_id: int, host_id: int) -> None:
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(host_id=host_id)
+            )
+
+    async def unfinished_matches(self, *, kinds: Sequence[str]) -> list[StoredMatch]:
+        """Every match of these kinds still in its lobby or running, with its seats (in
+        the order they were taken, names included) and every stored action, for a
+        restart to restore them."""
+        async with self.engine.connect() as connection:
+            matches = (
+                await connection.execute(
+                    select(Match.__table__)
+                    .where(Match.status.in_(("lobby", "running")), Match.kind.in_(kinds))
+                    .order_by(Match.id)
+                )
+            ).all()
+            ids = [match.id for match in matches]
+            seats: dict[int, list[Any]] = {}
+            for seat in (
+                await connection.execute(
+                    select(MatchPlayer.__table__, Player.name)
+                    .join(Player, Player.id == MatchPlayer.player_id)
+                    .where(MatchPlayer.match_id.in_(ids))
+                    .order_by(MatchPlayer.joined_at, MatchPlayer.player_id)
+                )
+            ).all():
+                seats.setdefault(seat.match_id, []).append(seat)
+            actions: dict[int, list[Any]] = {}
+            for action in (
+                await connection.execute(
+                    select(ActionRecord.__table__)
+                    .where(ActionRecord.match_id.in_(ids))
+                    .order_by(ActionRecord.match_id, ActionRecord.player_id, ActionRecord.seq)
+                )
+            ).all():
+                actions.setdefault(action.match_id, []).append(action)
+        return [
+            StoredMatch(match, seats.get(match.id, []), actions.get(match.id, []))
+            for match in matches
+        ]
+
     async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -145,12 +206,14 @@ class Store:
         taken in player id order, so that matches ending at once never deadlock."""
         table = sorted(table, key=lambda game: game.player_id)
         async with self.engine.begin() as connection:
-            status = (
-                await connection.execute(
-                    select(Match.status).where(Match.id == match_id).with_for_update()
-                )
-            ).scalar_one()
-            if status == "finished":
+            # The write comes first: it takes the match's row (and, on SQLite, the
+            # database) before anything is read, so two of these cannot both go on.
+            claimed = await connection.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.status != "finished")
+                .values(status="finished", ended_at=ended_at)
+            )
+            if claimed.rowcount == 0:
                 if not rated:
                     return []
                 return await changes_of_match(connection, ruleset=ruleset, match_id=match_id)
@@ -162,11 +225,6 @@ class Store:
                     )
                     .values(rank=game.rank)
                 )
-            await connection.execute(
-                update(Match)
-                .where(Match.id == match_id)
-                .values(status="finished", ended_at=ended_at)
-            )
             if daily_date is not None:
                 for game in table:
                     await connection.execute(

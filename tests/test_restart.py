@@ -1,0 +1,247 @@
+"""A restart, even kill -9, loses no match: lobby and running matches come back from the
+database, with every acknowledged action, on each backend. The server runs as a process
+of its own here, so that it can be killed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client_cli.verify import verify
+from gaps import Game
+from tests.client import Client
+
+
+class ServerProcess:
+    """``gaps-server`` on a database, started and killed as a whole process."""
+
+    def __init__(self, database_url: str, data_dir: Path) -> None:
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.process: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-m", "server", "--port", "0",
+                "--database-url", self.database_url, "--data-dir", str(self.data_dir),
+                "--grace-s", "60", "--countdown-s", "0", "--log-level", "WARNING",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "REDIS_URL": ""},
+        )
+        assert self.process.stdout is not None
+        banner = self.process.stdout.readline()
+        listening = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
+        assert listening, f"the server did not start: {banner!r}"
+        self.port = int(listening.group(1))
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def replay(self, code: str) -> dict[str, Any]:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.port}/matches/{code}/replay", timeout=10
+        ) as reply:
+            document: dict[str, Any] = json.loads(reply.read())
+        return document
+
+
+@pytest.fixture
+async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[ServerProcess]:
+    process = ServerProcess(database_url, tmp_path)
+    process.start()
+    yield process
+    process.stop()
+
+
+async def back(server: ServerProcess, token: str) -> Client:
+    client = await Client.connect(server.url)
+    await client.ok("hello", token=token)
+    return client
+
+
+async def play_until_killed(
+    client: Client, code: str, game: Game, acknowledged: list[tuple[int, str]], *,
+    kill_after: int,
+    kill: Callable[[], None],
+) -> None:
+    """Legal moves, one after the other as fast as they are acknowledged; the server is
+    killed after ``kill_after`` of them, while the next is on its way."""
+    while True:
+        moves = game.legal_moves()
+        if not moves:
+            return
+        move = moves[0]
+        seq = client.seq.get(code, 0) + 1
+        if len(acknowledged) == kill_after:
+            await client.connection.send(
+                json.dumps({"type": "action", "id": "last", "code": code, "seq": seq,
+                            "action": str(move)})
+            )
+            kill()
+            return
+        reply = await client.act(code, str(move), seq=seq)
+        assert reply["type"] == "action_ok", reply
+        acknowledged.append((seq, str(move)))
+        game.push(move)
+
+
+async def test_a_running_match_survives_kill_9_with_every_acknowledged_action(
+    server_process: ServerProcess,
+) -> None:
+    ana, bob = await Client.connect(server_process.url), await Client.connect(server_process.url)
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await bob.ok("join_match", code=code)
+    await ana.ok("ready", code=code)
+    await bob.ok("ready", code=code)
+    started = await ana.event("started", match=code)
+    game = Game.from_layout("\n".join(started["grid"]))
+    await bob.act(code, "stop")
+    acknowledged: list[tuple[int, str]] = []
+    await play_until_killed(
+        ana, code, game, acknowledged, kill_after=8, kill=server_process.kill
+    )
+    tokens = [ana.token, bob.token]
+    assert None not in tokens and len(acknowledged) == 8
+    for client in (ana, bob):
+        await client.close()
+
+    server_process.start()
+    ana = await back(server_process, str(tokens[0]))
+    joined = await ana.ok("join_match", code=code)
+    you = joined["you"]
+    # Every acknowledged action is there; the one in flight at the kill may be too.
+    assert you["last_seq"] in (8, 9)
+    assert joined["match"]["status"] == "running"
+    assert you["game"]["moves_made"] == you["last_seq"]
+    # Events are numbered anew: a resync from a seq of the old process gets a snapshot.
+    resynced = await ana.ok("resync", code=code, since=40)
+    assert resynced["type"] == "snapshot" and resynced["you"]["last_seq"] == you["last_seq"]
+    # The last acknowledged action, sent again, gets its original reply.
+    last_seq, last_action = acknowledged[-1]
+    again = await ana.act(code, last_action, seq=last_seq)
+    assert again.get("duplicate") is True and again["seq"] == 8
+    ana.seq[code] = you["last_seq"]
+    players = {p["name"]: p for p in joined["players"]}
+    assert players["bob"]["status"] == "stopped" and players["bob"]["finished"]
+    assert (await ana.act(code, "stop"))["type"] == "action_ok"
+    ended = await ana.event("match_ended", match=code)
+    assert [row["name"] for row in ended["ranking"]] and len(ended["ranking"]) == 2
+    report = verify(server_process.replay(code))
+    assert report.holds, report.discrepancies
+    ana_check = next(p for p in report.players if p.name == "ana")
+    assert ana_check.actions == you["last_seq"] + 1
+    await ana.close()
+
+
+async def test_a_lobby_survives_kill_9_with_its_seats_and_ready_flags(
+    server_process: ServerProcess,
+) -> None:
+    ana, bob = await Client.connect(server_process.url), await Client.connect(server_process.url)
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0, public=True))["match"][
+        "code"
+    ]
+    await bob.ok("join_match", code=code)
+    await ana.ok("ready", code=code)
+    tokens = [str(ana.token), str(bob.token)]
+    server_process.kill()
+    for client in (ana, bob):
+        await client.close()
+
+    server_process.start()
+    ana, bob = [await back(server_process, token) for token in tokens]
+    listed = await ana.ok("list_matches")
+    assert [m["code"] for m in listed["matches"]] == []  # full: not open
+    joined = await bob.ok("join_match", code=code)
+    assert [(p["name"], p["ready"]) for p in joined["players"]] == [("ana", True), ("bob", False)]
+    assert joined["match"]["host_id"] == joined["players"][0]["player_id"]
+    await ana.ok("join_match", code=code)
+    await bob.ok("ready", code=code)
+    await ana.event("started", match=code)
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    await ana.event("match_ended", match=code)
+    report = verify(server_process.replay(code))
+    assert report.holds, report.discrepancies
+    for client in (ana, bob):
+        await client.close()
+
+
+async def test_a_countdown_cut_short_counts_down_again_after_a_restart(
+    server_process: ServerProcess,
+) -> None:
+    ana = await Client.connect(server_process.url)
+    await ana.register("ana")
+    code = (await ana.ok("create_match", max_players=1, countdown_s=60))["match"]["code"]
+    await ana.ok("ready", code=code)
+    await ana.event("countdown", match=code)
+    token = str(ana.token)
+    server_process.kill()
+    await ana.close()
+
+    server_process.start()
+    ana = await back(server_process, token)
+    joined = await ana.ok("join_match", code=code)
+    assert joined["match"]["status"] == "countdown"
+    await ana.close()
+
+
+async def test_a_time_limit_passed_while_the_server_was_down_ends_the_games_at_restore(
+    server_process: ServerProcess,
+) -> None:
+    ana = await Client.connect(server_process.url)
+    await ana.register("ana")
+    code = (
+        await ana.ok("create_match", max_players=1, countdown_s=0, time_limit_s=1)
+    )["match"]["code"]
+    await ana.ok("ready", code=code)
+    await ana.event("started", match=code)
+    token = str(ana.token)
+    server_process.kill()
+    await ana.close()
+    await asyncio.sleep(1.2)  # the server is down: nothing to wait on but the time
+
+    server_process.start()
+    ana = await back(server_process, token)
+    joined = await ana.ok("join_match", code=code)
+    if joined["match"]["status"] != "finished":
+        await ana.event("match_ended", match=code)
+    document = server_process.replay(code)
+    assert document["players"][0]["end_reason"] == "time"
+    assert document["players"][0]["finish_ms"] == 1000
+    report = verify(document)
+    assert report.holds, report.discrepancies
+    await ana.close()
