@@ -7,6 +7,10 @@ user's account.
 Every failure ends as one line on stderr (``gaps: ...``) and an exit code, never a
 traceback: 1 when something went wrong (the server refused, could not be reached, a
 replay does not hold), 2 for a usage error (bad arguments, a file that cannot be read).
+
+What the server says (names, codes, messages) and what a replay file holds is printed as
+``printable`` text and never read as Rich markup: a name like ``[link=...]x`` or one with
+``ESC[2J`` in it shows as it is, it does not make a link or clear the screen.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from client_cli.duration import DurationError, format_duration, format_ms, parse
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
+from client_cli.render import printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
     board_title,
@@ -423,7 +428,7 @@ async def run_async(
 
 
 def _fail(message: str, code: int = 1) -> int:
-    print(f"gaps: {message}", file=sys.stderr)
+    print(f"gaps: {printable(message)}", file=sys.stderr)
     return code
 
 
@@ -457,8 +462,10 @@ async def cmd_register(context: Context) -> int:
     player = reply["player"]
     context.config.set_account(server, Account(player["name"], reply["token"], player["id"]))
     context.config.save()
-    context.out.print(f"Registered {player['name']} (player #{player['id']}) on {server}.")
-    context.out.print(f"Your token is saved in {context.config.path}; keep that file private.")
+    context.out.print(printable_text(
+        f"Registered {player['name']} (player #{player['id']}) on {server}."))
+    context.out.print(Text(f"Your token is saved in {context.config.path}; keep that file "
+                           "private."))
     return 0
 
 
@@ -468,7 +475,8 @@ async def cmd_whoami(context: Context) -> int:
         player = connection.player or {}
     finally:
         await connection.close()
-    context.out.print(f"{player.get('name')} (player #{player.get('id')}) on {context.server}")
+    context.out.print(printable_text(
+        f"{player.get('name')} (player #{player.get('id')}) on {context.server}"))
     return 0
 
 
@@ -491,18 +499,18 @@ async def cmd_create(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    code = reply["match"]["code"]
+    code = printable(reply["match"]["code"])
     out = context.out
     out.print(Text.assemble(("Match ", ""), (code, "bold"), (
         f" created: {options.rules}, {options.players} player(s), "
         f"{format_duration(options.time)}, win by {options.win_by}"
         f"{', public' if options.public else ''}{', unrated' if options.seed else ''}.", "")))
-    out.print(f"Others join with:   gaps join {code}")
-    out.print(f"Race bots with:     gaps bot --join {code}")
+    out.print(Text(f"Others join with:   gaps join {code}"))
+    out.print(Text(f"Race bots with:     gaps bot --join {code}"))
     if options.detach:
         await connection.close()
-        out.print(f"Take your seat with: gaps join {code}  (within the server's grace period,"
-                  " 30 s by default, or the seat is given up)")
+        out.print(Text(f"Take your seat with: gaps join {code}  (within the server's grace "
+                       "period, 30 s by default, or the seat is given up)"))
         return 0
     return await _play(context, connection, reply)
 
@@ -555,9 +563,11 @@ async def _play(
     if state.phase is Phase.FINISHED and state.ranking is not None:
         context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
         if state.seed is None:
-            context.out.print(f"The seed stays secret for now. Replay: gaps replay {state.code}")
+            context.out.print(printable_text(
+                f"The seed stays secret for now. Replay: gaps replay {state.code}"))
         else:
-            context.out.print(f"Seed {state.seed}. Replay: gaps replay {state.code}")
+            context.out.print(printable_text(
+                f"Seed {state.seed}. Replay: gaps replay {state.code}"))
     else:
         _left(context, state)
     return 0
@@ -565,8 +575,9 @@ async def _play(
 
 def _left(context: Context, state: MatchState) -> None:
     if state.role == "player" and state.phase in (Phase.LOBBY, Phase.COUNTDOWN, Phase.RUNNING):
-        context.out.print(f"You left match {state.code}; `gaps join {state.code}` takes your "
-                          "seat back (a running game ends if you stay away too long).")
+        context.out.print(printable_text(
+            f"You left match {state.code}; `gaps join {state.code}` takes your seat back (a "
+            "running game ends if you stay away too long)."))
 
 
 async def cmd_matches(context: Context) -> int:
@@ -575,15 +586,16 @@ async def cmd_matches(context: Context) -> int:
     if not matches:
         out.print("No open public match right now. Start one: gaps create --public")
         return 0
-    table = Table(title=f"Open public matches on {context.server}", title_justify="left")
+    table = Table(title=printable_text(f"Open public matches on {context.server}"),
+                  title_justify="left")
     for column in ("code", "rules", "players", "time", "win by", "rated"):
         table.add_column(column)
-    for match in matches:
+    for match in matches:  # every cell is the server's text: Text, never markup
         table.add_row(
-            str(match.get("code")), str(match.get("ruleset")),
-            f"{match.get('players')}/{match.get('max_players')}",
-            format_duration(int(match.get("time_limit_s", 0))), str(match.get("win_by")),
-            "yes" if match.get("rated") else "no",
+            printable_text(match.get("code")), printable_text(match.get("ruleset")),
+            printable_text(f"{match.get('players')}/{match.get('max_players')}"),
+            Text(format_duration(int(match.get("time_limit_s", 0)))),
+            printable_text(match.get("win_by")), Text("yes" if match.get("rated") else "no"),
         )
     out.print(table)
     out.print("Join one: gaps join CODE")
@@ -597,8 +609,8 @@ async def cmd_bot(context: Context) -> int:
     options = context.options
     out = context.out
 
-    def report(line: str) -> None:
-        out.print(line, markup=False)
+    def report(line: str) -> None:  # lines with the server's names and words
+        out.print(printable_text(line))
 
     bot_options = BotOptions(level=options.level, count=options.count, pace_s=options.pace,
                              seed=options.seed)
@@ -649,8 +661,8 @@ async def cmd_play(context: Context) -> int:
         await connection.close()
         if matched.done() and not matched.cancelled() and matched.exception() is None:
             code = matched.result()["match"]["code"]
-            out.print(f"You were matched just before (match {code}): `gaps join {code}` "
-                      "takes your seat.")
+            out.print(printable_text(f"You were matched just before (match {code}): "
+                                     f"`gaps join {code}` takes your seat."))
         else:
             out.print("Stopped looking for a match.")
         return 0
@@ -661,8 +673,9 @@ async def cmd_play(context: Context) -> int:
         connection.remove_listener(listen)
     others = [p["name"] for p in snapshot.get("players", [])
               if p.get("player_id") != (connection.player or {}).get("id")]
-    out.print(Text.assemble(("Matched", "bold #4fb86b"), f" with {', '.join(others) or 'nobody'}"
-                            f" in match {snapshot['match']['code']}."))
+    out.print(Text.assemble(("Matched", "bold #4fb86b"), printable(
+        f" with {', '.join(str(name) for name in others) or 'nobody'} in match "
+        f"{snapshot['match']['code']}.")))
     return await _play(context, connection, snapshot, heading="quick match")
 
 
@@ -707,18 +720,19 @@ async def cmd_daily(context: Context) -> int:
     if state.phase is Phase.FINISHED:
         out.print(Text.assemble(
             (f"Daily challenge ({options.rules}, {day})", "bold"),
-            f": score {me.get('score')}, placed {me.get('placed')}/48, {me.get('end_reason')}"
-            f" at {format_ms(me.get('finish_ms'))}."))
+            printable(f": score {me.get('score')}, placed {me.get('placed')}/48, "
+                      f"{me.get('end_reason')} at {format_ms(me.get('finish_ms'))}.")))
         try:
             board = await http.daily_board(context.server, options.rules, day)
         except ClientError:  # the board is a bonus: the game is over and stored
             board = {}
         mine = [e for e in board.get("entries", []) if e.get("player_id") == state.you_id]
         if mine:
-            out.print(f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
-                      f"board: gaps daily --board{_rules_option(options.rules)}")
-        out.print(f"The deal stays secret until the day is over (UTC); then: "
-                  f"gaps replay {state.code}")
+            out.print(printable_text(
+                f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
+                f"board: gaps daily --board{_rules_option(options.rules)}"))
+        out.print(printable_text(f"The deal stays secret until the day is over (UTC); then: "
+                                 f"gaps replay {state.code}"))
     else:
         _left(context, state)
     return 0
@@ -731,8 +745,9 @@ def _rules_option(rules: str) -> str:
 async def _daily_board(context: Context, rules: str, day: str | None) -> int:
     board = await http.daily_board(context.server, rules, day)
     if not board.get("entries"):
-        context.out.print(f"Nobody has finished the {rules} daily challenge of {board.get('day')} "
-                          f"yet. Play it: gaps daily{_rules_option(rules)}")
+        context.out.print(printable_text(
+            f"Nobody has finished the {rules} daily challenge of {board.get('day')} yet. "
+            f"Play it: gaps daily{_rules_option(rules)}"))
         return 0
     context.out.print(daily_table(board, you=_my_name(context)))
     return 0
@@ -774,10 +789,10 @@ async def cmd_leaderboard(context: Context) -> int:
     out.print(leaderboard_table(reply, you=you, focus=around))
     if around is not None:
         who = "You are" if options.around_me else f"{around} is"
-        out.print(f"{who} #{reply['rank']} on this board.")
+        out.print(printable_text(f"{who} #{reply['rank']} on this board."))
     elif reply.get("next_cursor"):
-        out.print("Next page: " + " ".join(_board_argv(options, reply["next_cursor"])),
-                  markup=False)
+        out.print(printable_text(
+            "Next page: " + " ".join(_board_argv(options, str(reply["next_cursor"])))))
     return 0
 
 
@@ -807,7 +822,7 @@ async def cmd_rating(context: Context) -> int:
     out = context.out
     player = reply.get("player") or {}
     if not reply.get("ratings"):
-        out.print(Text.assemble((str(player.get("name", name)), "bold"),
+        out.print(Text.assemble((printable(player.get("name", name)), "bold"),
                                 " has no rating yet: ratings come from rated matches of two or "
                                 "more players (gaps play)."))
         return 0
@@ -836,18 +851,19 @@ async def cmd_tournament_create(context: Context) -> int:
     try:
         view = (await connection.tournament_create(**request))["tournament"]
         code = view["code"]
+        shown = printable(code)
         out = context.out
-        out.print(Text.assemble("Tournament ", (str(view["name"]), "bold"), " (",
-                                (code, "bold"), f") created: {view['ruleset']}, "
-                                f"{view['rounds']} round(s) of "
-                                f"{format_duration(view['round_time_limit_s'])}, up to "
-                                f"{view['max_players']} entrants."))
+        out.print(Text.assemble("Tournament ", (printable(view["name"]), "bold"), " (",
+                                (shown, "bold"), printable(
+                                    f") created: {view['ruleset']}, {view['rounds']} round(s) "
+                                    f"of {format_duration(view['round_time_limit_s'])}, up to "
+                                    f"{view['max_players']} entrants.")))
         if view.get("start_at"):
-            out.print(f"It starts by itself at {_local(view['start_at'])}.")
+            out.print(printable_text(f"It starts by itself at {_local(view['start_at'])}."))
         else:
-            out.print(f"Start it when everyone is in:  gaps tournament start {code}")
-        out.print(f"Players enter with:             gaps tournament join {code}")
-        out.print(f"Bots enter with:                gaps bot --tournament {code}")
+            out.print(Text(f"Start it when everyone is in:  gaps tournament start {shown}"))
+        out.print(Text(f"Players enter with:             gaps tournament join {shown}"))
+        out.print(Text(f"Bots enter with:                gaps bot --tournament {shown}"))
         if not options.join:
             return 0
         reply = await connection.tournament_join(code)
@@ -918,7 +934,7 @@ async def cmd_tournament_standings(context: Context) -> int:
         return 0
     if view.get("status") == "open":
         names = ", ".join(str(row.get("name")) for row in rows)
-        out.print(f"Entrants ({len(rows)}/{view.get('max_players')}): {names}", markup=False)
+        out.print(printable_text(f"Entrants ({len(rows)}/{view.get('max_players')}): {names}"))
         if not view.get("start_at"):
             out.print(f"The host starts it with: gaps tournament start {code}")
         return 0
@@ -942,10 +958,10 @@ async def cmd_tournament_start(context: Context) -> int:
     finally:
         await connection.close()
     entrants = len(view.get("entrants") or [])
-    context.out.print(Text.assemble("Tournament ", (str(view.get("name")), "bold"), f" ({code}) "
-                                    f"started: {view.get('rounds')} round(s), {entrants} "
-                                    f"entrant{'s' if entrants != 1 else ''}. The rounds follow "
-                                    "by themselves."))
+    context.out.print(Text.assemble(
+        "Tournament ", (printable(view.get("name")), "bold"),
+        printable(f" ({code}) started: {view.get('rounds')} round(s), {entrants} "
+                  f"entrant{'s' if entrants != 1 else ''}. The rounds follow by themselves.")))
     return 0
 
 
@@ -1012,13 +1028,14 @@ async def cmd_verify(context: Context) -> int:
 
 
 def print_report(out: Console, report: Report) -> None:
-    out.print(Text.assemble(("Match ", ""), (report.code, "bold"),
-                            f" · {report.ruleset} · seed {report.seed}"))
-    for check in report.players:
-        out.print(f"  {check.rank if check.rank is not None else '?':>2}. {check.name}: "
-                  f"{check.actions} actions replayed → score {check.score}, placed "
-                  f"{check.placed}/48, {check.redeals} redeal(s), {check.moves} moves"
-                  f"{', won' if check.won else ''}", markup=False)
+    out.print(Text.assemble(("Match ", ""), (printable(report.code), "bold"),
+                            printable(f" · {report.ruleset} · seed {report.seed}")))
+    for check in report.players:  # names from the file: whoever wrote it chose them
+        out.print(printable_text(
+            f"  {check.rank if check.rank is not None else '?':>2}. {check.name}: "
+            f"{check.actions} actions replayed → score {check.score}, placed "
+            f"{check.placed}/48, {check.redeals} redeal(s), {check.moves} moves"
+            f"{', won' if check.won else ''}"))
     if report.holds:
         out.print(Text("✓ The recorded result holds: the seed matches its commitment and "
                        "every score, total and rank replays exactly.", style="bold green"))
@@ -1027,4 +1044,4 @@ def print_report(out: Console, report: Report) -> None:
     out.print(Text(f"✗ The recorded result does NOT hold ({count} discrepanc"
                    f"{'y' if count == 1 else 'ies'}):", style="bold red"))
     for line in report.discrepancies:
-        out.print(f"  - {line}", markup=False)
+        out.print(printable_text(f"  - {line}"))

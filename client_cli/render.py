@@ -52,6 +52,13 @@ def printable(value: object) -> str:
     )
 
 
+def printable_text(value: object, style: str = "") -> Text:
+    """A text from the server as ``Text`` of its ``printable`` characters: printed or drawn,
+    it is shown as it is, never read as Rich or Textual markup (``[bold]`` stays
+    ``[bold]``)."""
+    return Text(printable(value), style=style)
+
+
 def card_label(card: Card) -> str:
     """``10♥``, `` 8♣``: rank (10 for ten) and suit symbol, three characters wide."""
     rank = "10" if card.rank == 10 else str(card)[0]

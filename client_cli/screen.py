@@ -4,6 +4,9 @@ It shows the lobby, the countdown, the board with the server's clock, every play
 progress as it happens, and the final ranking with the revealed seed. Moves are typed
 (``8c``, ``2h>3``) or picked on the board with the keyboard or the mouse; the server
 answers each one, and a refusal shows its reason on the message line.
+
+Whatever the server says (names, codes, reasons, the heading's tournament name) is drawn
+as ``Text`` of ``printable`` characters: never markup, never a control sequence.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms
 from client_cli.match_state import MatchState, Phase
-from client_cli.render import action_text
+from client_cli.render import action_text, printable, printable_text
 from client_cli.widgets import BoardApp, BoardView, MessageLine, players_table
 from gaps import NotationError, parse_action
 
@@ -62,15 +65,15 @@ def result_line(reply: Mapping[str, Any]) -> Text:
     """What an ``action_ok`` did, in words: ``8♣ r3c7 → r1c5 · score 3``."""
     kind = reply.get("kind")
     if kind == "redeal":
-        text = Text(f"Redealt: {reply.get('redeals_left')} redeal(s) left")
+        text = printable_text(f"Redealt: {reply.get('redeals_left')} redeal(s) left")
     elif kind == "stop":
         text = Text("Stopped: your score stands")
     elif kind == "undo":
-        text = Text(f"Took back {reply.get('card')}")
+        text = printable_text(f"Took back {reply.get('card')}")
     else:
         text = action_text(str(reply.get("card", reply.get("action", ""))))
-        text.append(f"  {reply.get('from')} → {reply.get('to')}")
-    text.append(f" · score {reply.get('score')} · placed {reply.get('placed')}/48")
+        text.append(printable(f"  {reply.get('from')} → {reply.get('to')}"))
+    text.append(printable(f" · score {reply.get('score')} · placed {reply.get('placed')}/48"))
     if reply.get("status") == "blocked":
         text.append(" · blocked: r to redeal, s to stop", style="bold #e0c040")
     elif reply.get("status") == "won":
@@ -104,42 +107,43 @@ class RankingScreen(Screen[None]):
 
     def _table(self) -> Table:
         state = self.state
-        table = Table(title=f"Match {state.code}: final ranking", expand=True,
+        table = Table(title=printable_text(f"Match {state.code}: final ranking"), expand=True,
                       title_style="bold", box=None, padding=(0, 1))
         for column, justify in (("#", "right"), ("player", "left"), ("score", "right"),
                                 ("placed", "right"), ("redeals", "right"), ("moves", "right"),
                                 ("result", "left"), ("time", "right")):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for row in state.ranking or []:
-            name = Text(str(row.get("name")))
+            name = printable_text(row.get("name"))
             if row.get("player_id") == state.you_id:
                 name.stylize("bold #8fd3ff")
                 name.append(" (you)", style="dim")
             medal = {1: "bold #e0c040", 2: "bold #c0c0c0", 3: "bold #c08040"}.get(
                 int(row.get("rank", 0)), "")
             table.add_row(
-                Text(str(row.get("rank")), style=medal), name, str(row.get("score")),
-                f"{row.get('placed')}/48", str(row.get("redeals_used")),
-                str(row.get("moves_made")), str(row.get("end_reason")),
-                format_ms(row.get("finish_ms")),
+                printable_text(row.get("rank"), medal), name, printable_text(row.get("score")),
+                printable_text(f"{row.get('placed')}/48"), printable_text(row.get("redeals_used")),
+                printable_text(row.get("moves_made")), printable_text(row.get("end_reason")),
+                printable_text(format_ms(row.get("finish_ms"))),
             )
         return table
 
     def _reveal(self) -> Text:
         state = self.state
+        code, commitment = printable(state.code), printable(state.commitment)
         text = Text()
         if state.seed is None:  # a daily challenge: secret until its day is over
             text.append("The seed stays secret until the day is over (UTC): ", style="bold")
             text.append("then ")
-            text.append(f"gaps replay {state.code}", style="bold")
+            text.append(f"gaps replay {code}", style="bold")
             text.append(" gets the replay, to check with ")
             text.append("gaps verify", style="bold")
             text.append(".\n")
-            text.append(f"Commitment {state.commitment}\n", style="dim")
+            text.append(f"Commitment {commitment}\n", style="dim")
             text.append("\nq quit · b back to the board", style="dim")
             return text
         text.append("Seed ", style="bold")
-        text.append(str(state.seed), style="bold #8fd3ff")
+        text.append(printable(state.seed), style="bold #8fd3ff")
         verified = state.verified_commitment()
         if verified:
             text.append("  ✓ its SHA-256 is the commitment published at the start",
@@ -147,12 +151,12 @@ class RankingScreen(Screen[None]):
         elif verified is False:
             text.append("  ✗ its SHA-256 is NOT the commitment published at the start",
                         style="bold #ff6b6b")
-        text.append(f"\nCommitment {state.commitment}\n", style="dim")
+        text.append(f"\nCommitment {commitment}\n", style="dim")
         text.append("\nReplay: ", style="bold")
-        text.append(f"gaps replay {state.code}", style="bold")
-        text.append(f"   (or {http_base(self.server)}/matches/{state.code}/replay)\n", style="dim")
+        text.append(f"gaps replay {code}", style="bold")
+        text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
         text.append("Check every score: ", style="bold")
-        text.append(f"gaps verify gaps-replay-{state.code}.json\n")
+        text.append(f"gaps verify gaps-replay-{code}.json\n")
         text.append("\nq quit · b back to the board", style="dim")
         return text
 
@@ -298,7 +302,7 @@ class MatchApp(BoardApp):
             started=state.phase not in (Phase.LOBBY, Phase.COUNTDOWN),
         ), layout=len(state.players) != self._heights[0])
         log = state.log[-4:]
-        self.query_one("#log", Static).update(Text("\n".join(log)),
+        self.query_one("#log", Static).update(Text("\n".join(printable(line) for line in log)),
                                               layout=len(log) != self._heights[1])
         self._heights = (len(state.players), len(log))
         self._tick()
@@ -315,8 +319,8 @@ class MatchApp(BoardApp):
         if state.phase is Phase.LOBBY and state.kind != "race":
             return "Seated: the match starts by itself in a moment…"
         if state.phase is Phase.LOBBY:
-            lines = [f"In the lobby of match {state.code}: others join with"
-                     f"  gaps join {state.code}"]
+            code = printable(state.code)
+            lines = [f"In the lobby of match {code}: others join with  gaps join {code}"]
             if state.role == "player":
                 ready = bool(state.me and state.me.get("ready"))
                 lines.append("You are ready: waiting for the others." if ready
@@ -345,13 +349,13 @@ class MatchApp(BoardApp):
         me = state.me or {}
         reason = own.end_reason or me.get("end_reason")
         if reason:
-            text.append(f"finished: {reason} at {format_ms(me.get('finish_ms'))}",
+            text.append(printable(f"finished: {reason} at {format_ms(me.get('finish_ms'))}"),
                         style="bold #4fb86b" if reason == "won" else "bold #e0c040")
             if state.phase is not Phase.FINISHED:
                 text.append("\nWaiting for the others to finish…", style="dim")
         else:
             status_style = "bold #e0c040" if own.status == "blocked" else ""
-            text.append(own.status, style=status_style)
+            text.append(printable(own.status), style=status_style)
             if own.status == "blocked":
                 hint = "r redeals (-5), s stops" if own.redeals_left else "s stops"
                 text.append(f"\nBlocked: {hint}", style="#e0c040")
@@ -364,7 +368,7 @@ class MatchApp(BoardApp):
     def _draw_title(self) -> None:
         state = self.state
         title = Text()
-        title.append(f"Gaps Arena {state.code}", style="bold")
+        title.append(f"Gaps Arena {printable(state.code)}", style="bold")
         # The clock first: on a narrow terminal the end of the line is cut off.
         if state.phase is Phase.RUNNING or state.phase is Phase.FINISHED:
             now = state.clock.now_ms()
@@ -378,9 +382,11 @@ class MatchApp(BoardApp):
             self.query_one(BoardView).waiting = self._waiting_text()
             self.query_one(BoardView).refresh()
         if self.heading:
-            title.append(f"  {self.heading}", style="bold #e0c040")
-        title.append(f"  ·  {state.ruleset.name} · win by {state.summary.get('win_by', 'time')}"
-                     f"{'' if state.summary.get('rated', True) else ' · unrated'}", style="dim")
+            title.append(f"  {printable(self.heading)}", style="bold #e0c040")
+        title.append(printable(f"  ·  {state.ruleset.name} · win by "
+                               f"{state.summary.get('win_by', 'time')}"
+                               f"{'' if state.summary.get('rated', True) else ' · unrated'}"),
+                     style="dim")
         if state.role != "player":
             title.append(f" · watching ({state.spectators} spectating)", style="#8fd3ff")
         self.query_one("#title", Static).update(title, layout=False)

@@ -11,6 +11,10 @@ The connection hands over the tournament's events once each and in order, fetchi
 those it missed (``tournament_resync``, after a gap or a reconnect) so that they are
 followed as if they had come live; when the server no longer has them, its snapshot (the
 view and the standings) tells where the tournament is.
+
+What the server says (names, codes, the tournament's name) is printed and notified as
+``printable`` text, never as markup: a name like ``[link=...]`` or ``ESC[2J`` shows as
+typed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from textual.app import App
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import Phase
+from client_cli.render import printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
     podium_text,
@@ -98,11 +103,12 @@ class TournamentFollower:
             app.exit()  # a finished round's screen gives way to the next round's
         elif name == "round_ended":
             app.notify(f"Standings: {standings_line(event.get('standings', []))}",
-                       title=f"Round {event.get('round')}/{rounds} is over", timeout=30)
+                       title=printable(f"Round {event.get('round')}/{rounds} is over"),
+                       timeout=30, markup=False)
         elif name == "tournament_ended":
             app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
                        "q shows the final standings", title="The tournament is over",
-                       timeout=60)
+                       timeout=60, markup=False)
 
     def _join_soon(self, code: str) -> asyncio.Task[Message]:
         task = self.joins.get(code)
@@ -136,13 +142,14 @@ class TournamentFollower:
         with self.out.status(self._waiting_for(), spinner="dots"):
             return await self.queue.get()
 
-    def _waiting_for(self) -> str:
+    def _waiting_for(self) -> Text:
         view = self.view
         if view.get("status") == "open":
             if view.get("start_at"):
-                return f"Waiting for the start at {view['start_at']} (Ctrl-C stops following)…"
-            return "Waiting for the host to start it (Ctrl-C stops following)…"
-        return "Waiting for the next round (Ctrl-C stops following)…"
+                return printable_text(f"Waiting for the start at {view['start_at']} "
+                                      "(Ctrl-C stops following)…")
+            return Text("Waiting for the host to start it (Ctrl-C stops following)…")
+        return Text("Waiting for the next round (Ctrl-C stops following)…")
 
     async def _catch_up(self, view: Mapping[str, Any],
                         standings: list[Message] | None = None) -> None:
@@ -184,13 +191,13 @@ class TournamentFollower:
         if name == "entrant_joined":
             entrants = self.view.setdefault("entrants", [])
             entrants.append({"player_id": message.get("player_id"), "name": message.get("name")})
-            out.print(Text.assemble("  + ", (str(message.get("name")), "bold"),
-                                    f" entered ({len(entrants)}/{self.view.get('max_players')})"))
+            out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
+                f" entered ({len(entrants)}/{self.view.get('max_players')})")))
         elif name == "tournament_started":
             self.view["status"] = "running"
             names = ", ".join(str(e.get("name")) for e in message.get("entrants", []))
-            out.print(Text.assemble(("Tournament started", "bold #4fb86b"),
-                                    f": {message.get('rounds')} round(s), entrants {names}."))
+            out.print(Text.assemble(("Tournament started", "bold #4fb86b"), printable(
+                f": {message.get('rounds')} round(s), entrants {names}.")))
         elif name == "round_starting":
             self.view.update(current_round=message.get("round"), round_match=message.get("match"))
             await self._play_round(int(message.get("round") or 0), str(message.get("match")))
@@ -207,13 +214,14 @@ class TournamentFollower:
             return
         self.played.add(code)
         rounds = self.view.get("rounds")
-        self.out.print(Text(f"Round {number}/{rounds} (match {code}) is starting.", style="bold"))
+        self.out.print(printable_text(f"Round {number}/{rounds} (match {code}) is starting.",
+                                      "bold"))
         try:
             snapshot = await self._join_soon(code)
         except ServerRefused as refusal:
             if refusal.code not in ROUND_GONE:
                 raise
-            self.out.print(f"Round {number} is over already: {refusal}")
+            self.out.print(printable_text(f"Round {number} is over already: {refusal}"))
             return
         app = MatchApp(self.connection, snapshot,
                        heading=f"{self.view.get('name')} · round {number}/{rounds}")
@@ -233,8 +241,8 @@ class TournamentFollower:
                               "game: it ends after the server's grace period. "
                               f"`gaps tournament join {self.code}` follows the tournament again")
         else:
-            self.out.print(f"Your game of round {number} is over; the others are still "
-                           "playing.")
+            self.out.print(Text(f"Your game of round {number} is over; the others are still "
+                                "playing."))
 
 
 def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],
@@ -248,8 +256,8 @@ def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],
 
 def intro(view: Mapping[str, Any]) -> Text:
     """``Tournament Cup (Q4M2ZK): classic, 3 rounds of 10:00, 2/16 entrants.``"""
-    return Text.assemble("Tournament ", (str(view.get("name")), "bold"), " (",
-                         (str(view.get("code")), "bold"), f"): {tournament_summary(view)}.")
+    return Text.assemble("Tournament ", (printable(view.get("name")), "bold"), " (",
+                         (printable(view.get("code")), "bold"), f"): {tournament_summary(view)}.")
 
 
 async def follow(
@@ -263,11 +271,11 @@ async def follow(
         final = await follower.run()
     except asyncio.CancelledError:  # Ctrl-C
         handled()
-        out.print(f"Stopped following tournament {follower.code}; `gaps tournament join "
-                  f"{follower.code}` follows it again.")
+        out.print(printable_text(f"Stopped following tournament {follower.code}; `gaps "
+                                 f"tournament join {follower.code}` follows it again."))
         return 0
     except Interrupted as quit_:
-        out.print(f"You {quit_}.")
+        out.print(printable_text(f"You {quit_}."))
         return 0
     print_final(out, final, follower.view, you)
     return 0

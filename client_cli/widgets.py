@@ -26,6 +26,8 @@ from client_cli.render import (
     LABEL_WIDTH,
     ROWS,
     board_text,
+    printable,
+    printable_text,
     progress_bar,
     slot_at,
 )
@@ -192,8 +194,10 @@ class MessageLine(Static):
     text: str | Text = ""
 
     def say(self, text: str | Text, *, error: bool = False) -> None:
+        """Show ``text``; a ``str`` is shown as it is (it may hold the server's words: a
+        refusal's message, a name), never as markup."""
         if isinstance(text, str):
-            text = Text(text, style="bold #ff6b6b" if error else "#c8c8c8")
+            text = printable_text(text, style="bold #ff6b6b" if error else "#c8c8c8")
         self.text = text
         self.update(text, layout=False)
 
@@ -202,7 +206,9 @@ def players_table(
     players: Iterable[Mapping[str, Any]], *, you_id: int | None, host_id: int | None,
     started: bool,
 ) -> Table:
-    """Every player's progress: name, placed/48 bar, score, redeals, state."""
+    """Every player's progress: name, placed/48 bar, score, redeals, state. Every value
+    from the server is a ``printable_text`` cell: a name is never markup nor a control
+    sequence."""
     table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
     table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=8)
     table.add_column("placed", no_wrap=True, width=14)
@@ -214,7 +220,7 @@ def players_table(
         you = player.get("player_id") == you_id
         name = Text()
         name.append("▸ " if you else "  ", style="bold #8fd3ff")
-        name.append(str(player.get("name")), style="bold #8fd3ff" if you else "")
+        name.append(printable(player.get("name")), style="bold #8fd3ff" if you else "")
         if player.get("player_id") == host_id and not started:
             name.append(" ★", style="#e0c040")
         if not player.get("connected", True):
@@ -222,7 +228,8 @@ def players_table(
         placed = int(player.get("placed", 0))
         bar = progress_bar(placed, width=8)
         bar.append(f" {placed:>2}/48")
-        table.add_row(name, bar, str(player.get("score", 0)), str(player.get("redeals_used", 0)),
+        table.add_row(name, bar, printable_text(player.get("score", 0)),
+                      printable_text(player.get("redeals_used", 0)),
                       player_state(player, started=started))
     return table
 
@@ -234,10 +241,10 @@ def player_state(player: Mapping[str, Any], *, started: bool) -> Text:
     if reason == "won":
         return Text(f"won {format_ms(player.get('finish_ms'))}", style="bold #4fb86b")
     if reason:
-        return Text(f"{reason} {format_ms(player.get('finish_ms'))}", style="#d0a040")
+        return printable_text(f"{reason} {format_ms(player.get('finish_ms'))}", "#d0a040")
     if not player.get("connected", True):
         return Text("away", style="dim")
-    status = str(player.get("status", "playing"))
+    status = printable(player.get("status", "playing"))
     return Text(status, style="#e0c040" if status == "blocked" else "")
 
 

@@ -1,7 +1,9 @@
 """Every ``gaps`` subcommand against a real server: output, config, exit codes, errors.
 
 The match screen and practice are driven by a test frontend (Textual's Pilot) instead of
-the terminal; bots have their own file (test_cli_bot.py).
+the terminal; bots have their own file (test_cli_bot.py). A hostile server (``Hostile``)
+that speaks the protocol with names, codes and messages made to attack the terminal
+checks that every command prints them as inert text.
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
 
 from client_cli.config import Config
 from client_cli.match_state import Phase
@@ -44,6 +50,104 @@ def created_code(out: str) -> str:
 
 def name(prefix: str) -> str:
     return f"{prefix}-{random.randrange(10**6)}"
+
+
+# -- a hostile server -----------------------------------------------------------------------
+
+Message = dict[str, Any]
+
+#: What a hostile server may put in any text: a control sequence that clears the screen, a
+#: bidi override that reverses what follows, and Rich and Textual markup.
+HOSTILE = "ana\x1b[2J\u202e[bold]x[/bold][link=http://x]y[/link]"
+#: How the client must show it: the two unprintable characters replaced, the markup as typed.
+SHOWN = "ana\ufffd[2J\ufffd[bold]x[/bold][link=http://x]y[/link]"
+#: Shorter ones, for table cells and titles that would cut a long one short.
+HOSTILE_CODES = {"\x1b[2J[b]K7": "\ufffd[2J[b]K7", "\u202e[i]Q4[/i]": "\ufffd[i]Q4[/i]"}
+ME: Message = {"id": 7, "name": "me"}
+
+
+def assert_inert(out: str, *shown: str) -> None:
+    """Each of ``shown`` is in ``out`` as typed, and nothing the terminal would act on is."""
+    for text in shown:
+        assert text in out, (text, out)
+    assert "\x1b" not in out and "\u202e" not in out, out
+
+
+class Hostile:
+    """A server that speaks the protocol but chooses its words to attack the client.
+
+    Each request type gets its scripted messages: the first is the reply (it takes the
+    request's id), the others follow unasked; ``push`` sends more later. ``hello`` is
+    welcomed as ``ME``. A GET gets the JSON body scripted for its path (404 otherwise).
+    """
+
+    def __init__(
+        self, answers: Mapping[str, list[Message]] | None = None,
+        pages: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.answers = {"hello": [{"type": "welcome", "player": ME}], **(answers or {})}
+        self.pages = dict(pages or {})
+        self.requests: list[Message] = []
+        self._sockets: set[ServerConnection] = set()
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def __aenter__(self) -> Hostile:
+        self._server = await serve(self._session, "127.0.0.1", 0, process_request=self._http)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def push(self, *messages: Message) -> None:
+        for socket in list(self._sockets):
+            for message in messages:
+                await socket.send(json.dumps(message))
+
+    async def _session(self, socket: ServerConnection) -> None:
+        self._sockets.add(socket)
+        try:
+            async for frame in socket:
+                request = json.loads(frame)
+                self.requests.append(request)
+                reply, *more = self.answers.get(request["type"], [
+                    {"type": "error", "code": "unknown_type", "message": "not scripted"}])
+                await socket.send(json.dumps({**reply, "id": request["id"]}))
+                await self.push(*more)
+        finally:
+            self._sockets.discard(socket)
+
+    def _http(self, _: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return None
+        path = request.path.partition("?")[0]
+        status = HTTPStatus.OK if path in self.pages else HTTPStatus.NOT_FOUND
+        data = json.dumps(self.pages.get(path, {"message": f"nothing at {path}"})).encode()
+        headers = Headers([("Content-Type", "application/json"),
+                           ("Content-Length", str(len(data))), ("Connection", "close")])
+        return Response(status.value, status.phrase, headers, data)
+
+
+def lobby(code: str, *players: Message, **match: Any) -> Message:
+    """A ``joined`` snapshot of a lobby of ``players`` (``ME`` among them), as the
+    protocol shapes it."""
+    return {"type": "joined", "seq": 0, "spectators": 0, "you": {"role": "player"},
+            "match": {"code": code, "ruleset": "classic", "time_limit_s": 600,
+                      "status": "lobby", "host_id": ME["id"], "win_by": "time", "rated": True,
+                      "kind": "race", **match},
+            "players": [{"player_id": ME["id"], "name": ME["name"], "placed": 0, "score": 0,
+                         "redeals_used": 0, "ready": False, "connected": True}, *players]}
+
+
+def seated(player_id: int, name: str, **fields: Any) -> Message:
+    return {"player_id": player_id, "name": name, "placed": 0, "score": 0, "redeals_used": 0,
+            "ready": False, "connected": True, **fields}
 
 
 async def test_register_stores_the_token_and_whoami_checks_it(
@@ -241,6 +345,12 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
     assert "✗ The recorded result does NOT hold (2 discrepancies)" in out
     assert "recorded score 7, the rules give 0" in out and "recorded placed 3" in out
 
+    document["players"][0]["name"] = HOSTILE  # whoever wrote the file chose the names
+    forged.write_text(json.dumps(document))
+    assert await gaps("verify", str(forged)) == 1
+    assert_inert(capsys.readouterr().out, f"1. {SHOWN}: 2 actions replayed",
+                 f"- {SHOWN}: recorded placed 3")
+
     assert await gaps("verify", str(tmp_path / "missing.json")) == 2
     assert "cannot read" in capsys.readouterr().err
     assert await gaps("replay", "ZZZZZZ") == 1
@@ -291,3 +401,109 @@ async def test_practice_plays_offline_and_prints_the_deal(
 
 def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
     assert Config.load().path == config_dir / "config.json"
+
+
+# -- what a hostile server says is printed as typed ------------------------------------------
+
+
+async def test_a_hostile_servers_names_and_refusals_are_printed_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    player = {"id": 7, "name": HOSTILE}
+    async with Hostile({
+        "register": [{"type": "registered", "player": player, "token": "t" * 43}],
+        "hello": [{"type": "welcome", "player": player}],
+        "join_match": [{"type": "error", "code": "no_such_match", "message": HOSTILE}],
+    }) as hostile:
+        assert await gaps("register", "ana", "--server", hostile.url) == 0
+        assert await gaps("whoami") == 0
+        assert_inert(capsys.readouterr().out, f"Registered {SHOWN} (player #7) on",
+                     f"{SHOWN} (player #7) on {hostile.url}")
+        assert await gaps("join", "K7QX2M") == 1
+        assert capsys.readouterr().err == f"gaps: {SHOWN}\n"
+
+
+async def test_the_open_matches_of_a_hostile_server_are_listed_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (code, code_shown), (rules, rules_shown) = HOSTILE_CODES.items()
+    listed = {"code": code, "ruleset": rules, "players": 1, "max_players": "[i]2", "rated": True,
+              "time_limit_s": 60, "win_by": "\u202e[b]t"}
+    async with Hostile(pages={"/matches": {"matches": [listed]}}) as hostile:
+        assert await gaps("matches", "--server", hostile.url) == 0
+    assert_inert(capsys.readouterr().out, code_shown, rules_shown, "1/[i]2", "\ufffd[b]t")
+
+
+async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (code, code_shown), _ = HOSTILE_CODES.items()
+    matched = {**lobby(code, seated(8, HOSTILE), kind="quick"), "type": "matched"}
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "quick_match": [{"type": "queued", "waiting": 1}, matched],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+
+        async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
+            await pilot.press("ctrl+q")
+
+        assert await gaps("play", frontend=driving(leave)) == 0
+    assert_inert(capsys.readouterr().out, f"Matched with {SHOWN} in match {code_shown}.",
+                 f"You left match {code_shown}; `gaps join {code_shown}` takes your seat")
+
+
+async def test_a_hostile_servers_boards_and_ratings_are_printed_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    board = {"board": "score", "ruleset": "classic", "period": "all", "rank": HOSTILE,
+             "entries": [{"rank": 1, "player_id": 8, "name": "bob", "best_score": 3,
+                          "best_score_ms": 1000, "games": 1}]}
+    page = {**board, "rank": None, "next_cursor": HOSTILE}
+    async with Hostile(pages={"/ratings/bob": {"player": {"name": HOSTILE}, "ratings": []},
+                              "/leaderboards/classic": board}) as hostile:
+        assert await gaps("rating", "bob", "--server", hostile.url) == 0
+        assert await gaps("leaderboard", "--around", "bob", "--server", hostile.url) == 0
+        assert_inert(capsys.readouterr().out, f"{SHOWN} has no rating yet",
+                     f"bob is #{SHOWN} on this board.")
+        hostile.pages["/leaderboards/classic"] = page
+        assert await gaps("leaderboard", "--server", hostile.url) == 0
+        assert_inert(capsys.readouterr().out, f"--cursor {SHOWN}")
+
+
+async def test_a_hostile_servers_tournaments_are_printed_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (code, code_shown), _ = HOSTILE_CODES.items()
+    view = {"code": code, "name": HOSTILE, "ruleset": "classic", "rounds": 3,
+            "max_players": "[i]4", "round_time_limit_s": 600, "start_at": HOSTILE,
+            "status": "open", "current_round": 0, "round_match": None,
+            "entrants": [{"player_id": 8, "name": HOSTILE}]}
+    standings = [{"rank": 1, "player_id": 8, "name": HOSTILE, "total_score": 0,
+                  "total_time_ms": 0, "rounds_played": 0}]
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "tournament_create": [{"type": "tournament", "tournament": view}],
+        "tournament_start": [{"type": "tournament", "tournament": view}],
+    }, pages={"/tournaments/Q4M2ZK": {"tournament": view, "standings": standings}}) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        capsys.readouterr()
+        assert await gaps("tournament", "create", "--name", "Cup") == 0
+        assert_inert(capsys.readouterr().out, f"Tournament {SHOWN} ({code_shown}) created",
+                     "up to [i]4 entrants.", f"It starts by itself at {SHOWN}.",
+                     f"gaps tournament join {code_shown}")
+        assert await gaps("tournament", "standings", "Q4M2ZK") == 0
+        assert_inert(capsys.readouterr().out, f"Tournament {SHOWN} ({code_shown})",
+                     f"Entrants (1/[i]4): {SHOWN}")
+        assert await gaps("tournament", "start", "Q4M2ZK") == 0
+        assert_inert(capsys.readouterr().out, f"Tournament {SHOWN} (Q4M2ZK) started: 3 round(s)")
+
+
+async def test_a_replay_files_code_and_seed_are_printed_as_typed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps({"format": "gaps-replay/1", "match": {
+        "code": HOSTILE, "ruleset": "classic", "seed": HOSTILE}, "players": []}))
+    assert await gaps("verify", str(path)) == 1
+    assert_inert(capsys.readouterr().out, f"Match {SHOWN} · ", f"seed {SHOWN}")

@@ -2,7 +2,8 @@
 whole one, a human against a bot), the daily challenge and quick match.
 
 Screens are driven by Textual's Pilot; every wait is on something the server or the
-client has done (an event, a queue, an entrant), never a fixed sleep.
+client has done (an event, a queue, an entrant), never a fixed sleep. A hostile server's
+tournament is followed too: its names are printed and notified as typed.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ import asyncio
 import io
 import random
 import re
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
+from textual.app import App
 from textual.pilot import Pilot
+from textual.widgets._toast import Toast
 
 from client_cli import http
 from client_cli.connection import Connection
@@ -27,6 +31,7 @@ from client_cli.screen import MatchApp, RankingScreen
 from client_cli.tournament import TournamentFollower
 from server.app import Server
 from tests.cli_support import Script, driving, gaps, no_screen
+from tests.test_cli_commands import HOSTILE, ME, SHOWN, Hostile, assert_inert, lobby, seated
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -517,3 +522,65 @@ async def test_quick_match_pairs_two_players_and_ctrl_c_leaves_the_queue(
     assert f"Matched with {bob} in match {code}." in out
     assert f"Matched with {ana} in match {code}." in out
     assert out.count(f"Match {code}: final ranking") == 2
+
+
+async def test_a_hostile_tournament_is_followed_with_its_names_printed_and_notified_as_typed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, match = "\x1b[2J[b]Q4", "\u202e[i]K7"
+    shown_code, shown_match = "\ufffd[2J[b]Q4", "\ufffd[i]K7"
+    view = {"code": code, "name": HOSTILE, "ruleset": "classic", "rounds": 1,
+            "max_players": 4, "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "current_round": 1, "round_match": match, "entrants": [{"player_id": 7, "name": "me"}]}
+    standings = [{"rank": 1, "player_id": 8, "name": HOSTILE, "total_score": 9,
+                  "total_time_ms": 1000, "rounds_played": 1},
+                 {"rank": 2, "player_id": ME["id"], "name": "me", "total_score": 0,
+                  "total_time_ms": 1000, "rounds_played": 1}]
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
+                **fields}
+
+    ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
+             "seed": None, "commitment": None,
+             "ranking": [{**seated(8, HOSTILE), "rank": 1, "moves_made": 0,
+                          "end_reason": "stopped", "finish_ms": 1000},
+                         {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0,
+                          "end_reason": "stopped", "finish_ms": 1000}]}
+    toasts: list[str] = []
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "tournament_join": [{"type": "tournament", "tournament": view, "seq": 0}],
+        "join_match": [lobby(match, seated(8, HOSTILE), kind="tournament"), ended],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+
+        async def see_the_news(app: MatchApp, pilot: Pilot[Any]) -> None:
+            """The round's screen is open: the follower listens. What it hears while the
+            screen is open, it prints once the screen closes."""
+            await wait_for(lambda: isinstance(app.screen, RankingScreen))
+            await hostile.push(
+                event(1, "entrant_joined", player_id=8, name=HOSTILE),
+                event(2, "tournament_started", rounds=1, entrants=[
+                    {"player_id": ME["id"], "name": "me"}, {"player_id": 8, "name": HOSTILE}]),
+                event(3, "round_ended", round=1, match=match, standings=standings),
+                event(4, "tournament_ended", standings=standings, podium=standings))
+            await wait_for(lambda: len(app.screen.query(Toast)) == 2)
+            toasts.extend(toast.render().plain for toast in app.screen.query(Toast))
+            await pilot.press("q")
+
+        async def with_toasts(app: App[Any]) -> None:
+            """``driving``, with the notifications drawn (run_test leaves them out)."""
+            streams = sys.stdout, sys.stderr
+            try:
+                async with app.run_test(size=(130, 40), notifications=True) as pilot:
+                    await see_the_news(cast(MatchApp, app), pilot)
+            finally:
+                sys.stdout, sys.stderr = streams
+
+        assert await gaps("tournament", "join", "Q4M2ZK", frontend=with_toasts) == 0
+    out = capsys.readouterr().out
+    assert_inert(out, f"Tournament {SHOWN} ({shown_code})", f"+ {SHOWN} entered (2/4)",
+                 f"entrants me, {SHOWN}.", f"Round 1/1 (match {shown_match}) is starting.")
+    assert_inert("\n".join(toasts), "Round 1/1 is over", f"1. {SHOWN} 9",
+                 "The tournament is over")

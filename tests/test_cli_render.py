@@ -1,7 +1,11 @@
-"""client_cli.render: cards with suit symbols and colours, the grid, where cells are."""
+"""client_cli.render: cards with suit symbols and colours, the grid, where cells are, and
+the server's text as inert ``Text``."""
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
 from rich.text import Text
 
 from client_cli.render import (
@@ -11,6 +15,7 @@ from client_cli.render import (
     board_lines,
     card_label,
     preserved_indices,
+    printable_text,
     slot_at,
 )
 from gaps import Card, Game, Seed, Slot
@@ -60,3 +65,14 @@ def test_every_cell_is_found_back_from_where_it_is_drawn() -> None:
 
 def test_text_is_rich_text() -> None:
     assert isinstance(board_lines(Game(KNOWN, "classic"))[0], Text)
+
+
+def test_printable_text_prints_a_servers_text_as_typed_never_as_markup() -> None:
+    hostile = "ana\x1b[2J\u202e[bold]x[/bold] [link=http://x]y[/link] :smile:"
+    text = printable_text(hostile, "dim")
+    assert text.plain == "ana\ufffd[2J\ufffd[bold]x[/bold] [link=http://x]y[/link] :smile:"
+    assert text.style == "dim" and text.spans == []  # no bold, no link: markup is not read
+    console = Console(file=io.StringIO(), width=200, force_terminal=True, color_system=None)
+    console.print(text)
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert printed == f"{text.plain}\n"  # no control sequence, no hyperlink, no emoji

@@ -2,7 +2,8 @@
 
 Two players race on their own screens: moves typed, picked with the keyboard and
 clicked with the mouse, a refusal shown with the server's reason, a stop, a win, and
-the final ranking with the revealed seed on both screens. A spectator watches live.
+the final ranking with the revealed seed on both screens. A spectator watches live. What a
+hostile server says (names, codes, refusals) is drawn as typed, never as markup.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from client_cli.render import CELL_WIDTH, LABEL_WIDTH
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView, HelpScreen, MessageLine
 from gaps import Card, Game, Move, Seed, Slot
+from tests.test_cli_commands import HOSTILE, ME, SHOWN, Hostile, assert_inert, lobby, seated
 
 SIZE = (134, 24)
 
@@ -230,3 +232,45 @@ async def test_a_spectator_watches_live_and_the_host_starts_the_match(ws_url: st
         for connection in (ana, bob, eve):
             await connection.close()
 
+
+
+async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
+    """Names, codes, scores, reasons, a refusal, the seed and the heading (a tournament's
+    name): each on the screen with its control and bidi characters replaced and its
+    markup as typed. Short ones where a column would cut a long one short."""
+    code, name, later = "\x1b[2J[b]K7", "\u202e[b]bo\x1b[2J", "\x1b]0;[i]cy"
+    shown_code, shown_name, shown_later = "\ufffd[2J[b]K7", "\ufffd[b]bo\ufffd[2J", "\ufffd]0;[i]cy"
+    ended = {"type": "event", "match": code, "seq": 2, "event": "match_ended", "t_ms": 1000,
+             "seed": HOSTILE, "commitment": "[b]c\u202e", "ranking": [
+                 {**seated(8, name, score="[i]9"), "rank": 1, "moves_made": "[u]3",
+                  "end_reason": "\u202e[b]gone", "finish_ms": 1000},
+                 {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
+                  "finish_ms": 1000}]}
+    async with Hostile({
+        "join_match": [lobby(code, seated(8, name, score="[i]9"), win_by="[b]x\x1b[2J")],
+        "ready": [{"type": "error", "code": "bad_message", "message": HOSTILE}],
+    }) as hostile:
+        connection = await Connection.open(hostile.url, token="t")
+        try:
+            app = MatchApp(connection, await connection.join_match("K7QX2M"),
+                           heading=f"{HOSTILE} · round 1/3")
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause()
+                assert_inert(screen_text(app), f"Gaps Arena {shown_code}  {SHOWN} · round 1/3",
+                             "win by [b]x\ufffd[2J", f"  {shown_name}", "[i]9",
+                             f"In the lobby of match {shown_code}")
+                await pilot.press("r")  # refused, in the server's words
+                await until(pilot, lambda: message(app) == SHOWN)
+                await hostile.push({"type": "event", "match": code, "seq": 1,
+                                    "event": "player_joined", "player": seated(9, later)})
+                await until(pilot, lambda: 9 in app.state.players)
+                assert_inert(screen_text(app), SHOWN, f"{shown_later} joined",
+                             f"  {shown_later}")
+                await hostile.push(ended)
+                await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+                await pilot.pause()
+                assert_inert(screen_text(app), f"Match {shown_code}: final ranking", shown_name,
+                             "[i]9", "[u]3", "\ufffd[b]gone", f"Seed {SHOWN}",
+                             "Commitment [b]c\ufffd", f"gaps replay {shown_code}")
+        finally:
+            await connection.close()
