@@ -1,13 +1,20 @@
-"""Helpers for client tests: run ``gaps`` commands, with or without a screen."""
+"""Helpers for client tests: run ``gaps`` commands, with or without a screen, against a
+real server or a hostile one (``Hostile``) whose names, codes and messages are made to
+attack the terminal."""
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
 
 from client_cli.cli import run_async
 
@@ -22,8 +29,9 @@ def no_screen() -> Frontend:
     return frontend
 
 
-def driving(script: Script) -> Frontend:
-    """A frontend that runs the app headless and lets ``script`` play it.
+def driving(script: Script, *, notifications: bool = False) -> Frontend:
+    """A frontend that runs the app headless and lets ``script`` play it; with
+    ``notifications``, the app's notifications are drawn too (``run_test`` leaves them out).
 
     Each running app redirects stdout and stderr; two at once (two players in one test)
     undo that out of order, so the streams of the test are put back after each."""
@@ -31,7 +39,7 @@ def driving(script: Script) -> Frontend:
 
     async def frontend(app: App[Any]) -> None:
         try:
-            async with app.run_test(size=(130, 40)) as pilot:
+            async with app.run_test(size=(130, 40), notifications=notifications) as pilot:
                 await script(app, pilot)
         finally:
             sys.stdout, sys.stderr = streams
@@ -42,3 +50,101 @@ def driving(script: Script) -> Frontend:
 async def gaps(*argv: str, frontend: Frontend | None = None) -> int:
     """Run ``gaps ARGV`` in-process; returns its exit code."""
     return await run_async(list(argv), frontend=frontend or no_screen())
+
+
+# -- a hostile server -----------------------------------------------------------------------
+
+Message = dict[str, Any]
+
+#: What a hostile server may put in any text: a control sequence that clears the screen, a
+#: bidi override that reverses what follows, and Rich and Textual markup.
+HOSTILE = "ana\x1b[2J\u202e[bold]x[/bold][link=http://x]y[/link]"
+#: How the client must show it: the two unprintable characters replaced, the markup as typed.
+SHOWN = "ana\ufffd[2J\ufffd[bold]x[/bold][link=http://x]y[/link]"
+#: Shorter ones, for table cells and titles that would cut a long one short.
+HOSTILE_CODES = {"\x1b[2J[b]K7": "\ufffd[2J[b]K7", "\u202e[i]Q4[/i]": "\ufffd[i]Q4[/i]"}
+ME: Message = {"id": 7, "name": "me"}
+
+
+def assert_inert(out: str, *shown: str) -> None:
+    """Each of ``shown`` is in ``out`` as typed, and nothing the terminal would act on is."""
+    for text in shown:
+        assert text in out, (text, out)
+    assert "\x1b" not in out and "\u202e" not in out, out
+
+
+class Hostile:
+    """A server that speaks the protocol but chooses its words to attack the client.
+
+    Each request type gets its scripted messages: the first is the reply (it takes the
+    request's id), the others follow unasked; ``push`` sends more later. ``hello`` is
+    welcomed as ``ME``. A GET gets the JSON body scripted for its path (404 otherwise).
+    """
+
+    def __init__(
+        self, answers: Mapping[str, list[Message]] | None = None,
+        pages: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.answers = {"hello": [{"type": "welcome", "player": ME}], **(answers or {})}
+        self.pages = dict(pages or {})
+        self.requests: list[Message] = []
+        self._sockets: set[ServerConnection] = set()
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def __aenter__(self) -> Hostile:
+        self._server = await serve(self._session, "127.0.0.1", 0, process_request=self._http)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def push(self, *messages: Message) -> None:
+        for socket in list(self._sockets):
+            for message in messages:
+                await socket.send(json.dumps(message))
+
+    async def _session(self, socket: ServerConnection) -> None:
+        self._sockets.add(socket)
+        try:
+            async for frame in socket:
+                request = json.loads(frame)
+                self.requests.append(request)
+                reply, *more = self.answers.get(request["type"], [
+                    {"type": "error", "code": "unknown_type", "message": "not scripted"}])
+                await socket.send(json.dumps({**reply, "id": request["id"]}))
+                await self.push(*more)
+        finally:
+            self._sockets.discard(socket)
+
+    def _http(self, _: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return None
+        path = request.path.partition("?")[0]
+        status = HTTPStatus.OK if path in self.pages else HTTPStatus.NOT_FOUND
+        data = json.dumps(self.pages.get(path, {"message": f"nothing at {path}"})).encode()
+        headers = Headers([("Content-Type", "application/json"),
+                           ("Content-Length", str(len(data))), ("Connection", "close")])
+        return Response(status.value, status.phrase, headers, data)
+
+
+def lobby(code: str, *players: Message, **match: Any) -> Message:
+    """A ``joined`` snapshot of a lobby of ``players`` (``ME`` among them), as the
+    protocol shapes it."""
+    return {"type": "joined", "seq": 0, "spectators": 0, "you": {"role": "player"},
+            "match": {"code": code, "ruleset": "classic", "time_limit_s": 600,
+                      "status": "lobby", "host_id": ME["id"], "win_by": "time", "rated": True,
+                      "kind": "race", **match},
+            "players": [{"player_id": ME["id"], "name": ME["name"], "placed": 0, "score": 0,
+                         "redeals_used": 0, "ready": False, "connected": True}, *players]}
+
+
+def seated(player_id: int, name: str, **fields: Any) -> Message:
+    return {"player_id": player_id, "name": name, "placed": 0, "score": 0, "redeals_used": 0,
+            "ready": False, "connected": True, **fields}

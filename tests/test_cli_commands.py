@@ -11,23 +11,30 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Mapping
-from http import HTTPStatus
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
 
 from client_cli.config import Config
 from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
-from tests.cli_support import driving, gaps
+from tests.cli_support import (
+    HOSTILE,
+    HOSTILE_CODES,
+    ME,
+    SHOWN,
+    Hostile,
+    assert_inert,
+    driving,
+    gaps,
+    lobby,
+    seated,
+)
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -50,104 +57,6 @@ def created_code(out: str) -> str:
 
 def name(prefix: str) -> str:
     return f"{prefix}-{random.randrange(10**6)}"
-
-
-# -- a hostile server -----------------------------------------------------------------------
-
-Message = dict[str, Any]
-
-#: What a hostile server may put in any text: a control sequence that clears the screen, a
-#: bidi override that reverses what follows, and Rich and Textual markup.
-HOSTILE = "ana\x1b[2J\u202e[bold]x[/bold][link=http://x]y[/link]"
-#: How the client must show it: the two unprintable characters replaced, the markup as typed.
-SHOWN = "ana\ufffd[2J\ufffd[bold]x[/bold][link=http://x]y[/link]"
-#: Shorter ones, for table cells and titles that would cut a long one short.
-HOSTILE_CODES = {"\x1b[2J[b]K7": "\ufffd[2J[b]K7", "\u202e[i]Q4[/i]": "\ufffd[i]Q4[/i]"}
-ME: Message = {"id": 7, "name": "me"}
-
-
-def assert_inert(out: str, *shown: str) -> None:
-    """Each of ``shown`` is in ``out`` as typed, and nothing the terminal would act on is."""
-    for text in shown:
-        assert text in out, (text, out)
-    assert "\x1b" not in out and "\u202e" not in out, out
-
-
-class Hostile:
-    """A server that speaks the protocol but chooses its words to attack the client.
-
-    Each request type gets its scripted messages: the first is the reply (it takes the
-    request's id), the others follow unasked; ``push`` sends more later. ``hello`` is
-    welcomed as ``ME``. A GET gets the JSON body scripted for its path (404 otherwise).
-    """
-
-    def __init__(
-        self, answers: Mapping[str, list[Message]] | None = None,
-        pages: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.answers = {"hello": [{"type": "welcome", "player": ME}], **(answers or {})}
-        self.pages = dict(pages or {})
-        self.requests: list[Message] = []
-        self._sockets: set[ServerConnection] = set()
-        self._server: Server | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    async def __aenter__(self) -> Hostile:
-        self._server = await serve(self._session, "127.0.0.1", 0, process_request=self._http)
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
-
-    async def push(self, *messages: Message) -> None:
-        for socket in list(self._sockets):
-            for message in messages:
-                await socket.send(json.dumps(message))
-
-    async def _session(self, socket: ServerConnection) -> None:
-        self._sockets.add(socket)
-        try:
-            async for frame in socket:
-                request = json.loads(frame)
-                self.requests.append(request)
-                reply, *more = self.answers.get(request["type"], [
-                    {"type": "error", "code": "unknown_type", "message": "not scripted"}])
-                await socket.send(json.dumps({**reply, "id": request["id"]}))
-                await self.push(*more)
-        finally:
-            self._sockets.discard(socket)
-
-    def _http(self, _: ServerConnection, request: Request) -> Response | None:
-        if request.headers.get("Upgrade", "").lower() == "websocket":
-            return None
-        path = request.path.partition("?")[0]
-        status = HTTPStatus.OK if path in self.pages else HTTPStatus.NOT_FOUND
-        data = json.dumps(self.pages.get(path, {"message": f"nothing at {path}"})).encode()
-        headers = Headers([("Content-Type", "application/json"),
-                           ("Content-Length", str(len(data))), ("Connection", "close")])
-        return Response(status.value, status.phrase, headers, data)
-
-
-def lobby(code: str, *players: Message, **match: Any) -> Message:
-    """A ``joined`` snapshot of a lobby of ``players`` (``ME`` among them), as the
-    protocol shapes it."""
-    return {"type": "joined", "seq": 0, "spectators": 0, "you": {"role": "player"},
-            "match": {"code": code, "ruleset": "classic", "time_limit_s": 600,
-                      "status": "lobby", "host_id": ME["id"], "win_by": "time", "rated": True,
-                      "kind": "race", **match},
-            "players": [{"player_id": ME["id"], "name": ME["name"], "placed": 0, "score": 0,
-                         "redeals_used": 0, "ready": False, "connected": True}, *players]}
-
-
-def seated(player_id: int, name: str, **fields: Any) -> Message:
-    return {"player_id": player_id, "name": name, "placed": 0, "score": 0, "redeals_used": 0,
-            "ready": False, "connected": True, **fields}
 
 
 async def test_register_stores_the_token_and_whoami_checks_it(

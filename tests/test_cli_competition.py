@@ -12,15 +12,13 @@ import asyncio
 import io
 import random
 import re
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
@@ -30,8 +28,19 @@ from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.tournament import TournamentFollower
 from server.app import Server
-from tests.cli_support import Script, driving, gaps, no_screen
-from tests.test_cli_commands import HOSTILE, ME, SHOWN, Hostile, assert_inert, lobby, seated
+from tests.cli_support import (
+    HOSTILE,
+    ME,
+    SHOWN,
+    Hostile,
+    Script,
+    assert_inert,
+    driving,
+    gaps,
+    lobby,
+    no_screen,
+    seated,
+)
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -556,8 +565,8 @@ async def test_a_hostile_tournament_is_followed_with_its_names_printed_and_notif
         assert await gaps("register", "me", "--server", hostile.url) == 0
 
         async def see_the_news(app: MatchApp, pilot: Pilot[Any]) -> None:
-            """The round's screen is open: the follower listens. What it hears while the
-            screen is open, it prints once the screen closes."""
+            """The round's screen is open, its notifications drawn: the follower listens.
+            What it hears while the screen is open, it prints once the screen closes."""
             await wait_for(lambda: isinstance(app.screen, RankingScreen))
             await hostile.push(
                 event(1, "entrant_joined", player_id=8, name=HOSTILE),
@@ -569,16 +578,8 @@ async def test_a_hostile_tournament_is_followed_with_its_names_printed_and_notif
             toasts.extend(toast.render().plain for toast in app.screen.query(Toast))
             await pilot.press("q")
 
-        async def with_toasts(app: App[Any]) -> None:
-            """``driving``, with the notifications drawn (run_test leaves them out)."""
-            streams = sys.stdout, sys.stderr
-            try:
-                async with app.run_test(size=(130, 40), notifications=True) as pilot:
-                    await see_the_news(cast(MatchApp, app), pilot)
-            finally:
-                sys.stdout, sys.stderr = streams
-
-        assert await gaps("tournament", "join", "Q4M2ZK", frontend=with_toasts) == 0
+        news = driving(see_the_news, notifications=True)
+        assert await gaps("tournament", "join", "Q4M2ZK", frontend=news) == 0
     out = capsys.readouterr().out
     assert_inert(out, f"Tournament {SHOWN} ({shown_code})", f"+ {SHOWN} entered (2/4)",
                  f"entrants me, {SHOWN}.", f"Round 1/1 (match {shown_match}) is starting.")

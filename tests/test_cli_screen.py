@@ -27,7 +27,7 @@ from client_cli.render import CELL_WIDTH, LABEL_WIDTH
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView, HelpScreen, MessageLine
 from gaps import Card, Game, Move, Seed, Slot
-from tests.test_cli_commands import HOSTILE, ME, SHOWN, Hostile, assert_inert, lobby, seated
+from tests.cli_support import HOSTILE, ME, SHOWN, Hostile, assert_inert, lobby, seated
 
 SIZE = (134, 24)
 
