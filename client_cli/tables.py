@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
-from client_cli.render import printable
+from client_cli.render import printable, printable_text
 
 Row = Mapping[str, Any]
 
@@ -37,7 +37,7 @@ BOARD_TITLES: Final = {
 
 def cell(value: Any, style: str = "") -> Text:
     """A value from the server as a cell: its printable text, not markup."""
-    return Text(printable(value), style=style)
+    return printable_text(value, style)
 
 
 def rank_text(rank: Any) -> Text:
