@@ -644,6 +644,10 @@ class Match:
         ended already."""
         if seat.finished:
             return None
+        if self.status == "running" and self.now_ms() >= self.time_limit_ms:
+            # Past the limit the game has ended by time, whatever else ends it now (a
+            # grace period, a leave, a timer late behind an outage).
+            reason, at_ms = "time", self.time_limit_ms
         finish_ms = self.now_ms() if at_ms is None else min(at_ms, self.now_ms())
         game = seat.game
         result = {

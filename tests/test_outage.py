@@ -125,13 +125,6 @@ async def test_a_match_whose_games_end_during_an_outage_ends_once_the_database_i
     await ana.close()
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    strict=True,
-    reason="bug, for the lead (server/match.py): _time_limit ends the seats one after the "
-    "other, so a seat whose grace period ends while another seat's end is retried is stored "
-    "as disconnected at now_ms, past the time limit: _store_end caps only at_ms",
-)
 @pytest.mark.grace_s(1.0)
 async def test_a_grace_period_ending_past_the_time_limit_during_an_outage_finishes_within_it(
     outage: Outage,
