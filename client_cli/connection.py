@@ -22,6 +22,10 @@ with ``tournament_resync`` from the last event seen, so the events of the drop a
 delivered as if they had come live. When the server no longer has them all, its
 snapshot ``{"type": "tournament", "tournament": view, "standings": [...], "seq": N}`` is
 delivered instead, and the events after it follow.
+
+A listener added late (after a join's reply) asks ``add_listener`` for a replay: of a
+match, every snapshot and event delivered so far; of a tournament, every event (or
+snapshot) delivered after the ``tournament_join`` reply, which reflects those before.
 """
 
 from __future__ import annotations
@@ -98,9 +102,14 @@ class EventTrack:
     last_event: int = 0
     resyncing: bool = False
     held: list[Message] = field(default_factory=list)
+    #: What was delivered, for listeners that come late (``add_listener``'s replays).
+    delivered: list[Message] = field(default_factory=list)
 
     def remember(self, message: Message) -> None:
-        """Keep ``message``, delivered, for listeners that come late (if it is kept)."""
+        """Keep ``message``, delivered, for listeners that come late."""
+        if len(self.delivered) >= MAX_DELIVERED:
+            del self.delivered[1 : MAX_DELIVERED // 2]  # keep the first (a snapshot)
+        self.delivered.append(message)
 
 
 @dataclass
@@ -114,22 +123,23 @@ class MatchTrack(EventTrack):
     next_seq: int = 1
     unacked: tuple[int, str] | None = None
     rejoining: bool = False
-    #: The first snapshot and every event and snapshot since, for listeners that come late.
-    delivered: list[Message] = field(default_factory=list)
     action_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    def remember(self, message: Message) -> None:
-        if len(self.delivered) >= MAX_DELIVERED:
-            del self.delivered[1 : MAX_DELIVERED // 2]  # keep the first snapshot
-        self.delivered.append(message)
 
 
 @dataclass
 class TournamentTrack(EventTrack):
-    """What the client remembers about one tournament to deliver its events in order."""
+    """What the client remembers about one tournament to deliver its events in order.
+
+    Its ``delivered`` messages are those after the last ``tournament_join`` reply (or
+    resync snapshot): what a follower that starts from that reply has not seen."""
 
     resync_request: ClassVar[str] = "tournament_resync"
     events_reply: ClassVar[str] = "tournament_events"
+
+    def reflected(self, seq: int) -> None:
+        """A reply reflects the events up to ``seq``: those are not news any more."""
+        self.last_event = max(self.last_event, seq)
+        self.delivered = [m for m in self.delivered if int(m.get("seq", 0)) > seq]
 
 
 async def _open_socket(url: str, timeout: float) -> ClientConnection:
@@ -228,11 +238,19 @@ class Connection:
     def connected(self) -> bool:
         return self._connected.is_set()
 
-    def add_listener(self, listener: Listener, *, replay: str | None = None) -> None:
+    def add_listener(
+        self, listener: Listener, *, replay: str | None = None,
+        replay_tournament: str | None = None,
+    ) -> None:
         """Hand ``listener`` every message from now on; with ``replay``, first every
-        snapshot and event of that match delivered so far (so nothing falls between
-        a join's reply and a listener added after it)."""
-        track = self.tracks.get(replay) if replay is not None else None
+        snapshot and event of that match delivered so far; with ``replay_tournament``,
+        first every event of that tournament delivered since its ``tournament_join``
+        reply. So nothing falls between a join's reply and a listener added after it."""
+        track: EventTrack | None = None
+        if replay is not None:
+            track = self.tracks.get(replay)
+        elif replay_tournament is not None:
+            track = self.tournaments.get(replay_tournament)
         for message in list(track.delivered) if track is not None else []:
             listener(message)
         self._listeners.append(listener)
@@ -451,7 +469,7 @@ class Connection:
             # A join's reply reflects the events up to its seq: those that follow it on
             # the wire (already sent when we subscribed) are not delivered again.
             track = self._tournament(str(message["tournament"]["code"]))
-            track.last_event = max(track.last_event, int(message["seq"]))
+            track.reflected(int(message["seq"]))
         waiter = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
         if waiter is not None and not waiter.done():
             waiter.set_result(message)
@@ -534,7 +552,8 @@ class Connection:
                     track.held.extend(reply.get("events", []))
                 elif isinstance(track, TournamentTrack):  # its count starts again from here
                     track.last_event = int(reply.get("seq", 0))
-                    self._notify(reply)
+                    track.delivered.clear()  # the snapshot tells all that went before
+                    self._deliver(track, reply)
                 # A match's ``snapshot`` reply was delivered by ``_on_snapshot`` already.
                 if self._deliver_held(track):
                     return

@@ -122,7 +122,8 @@ class TournamentFollower:
         """Play every round; returns the ``tournament_ended`` event (or, for a tournament
         that had ended already, a standings reply). Raises ``Interrupted`` when the
         entrant quits a round in the middle of their game."""
-        self.connection.add_listener(self._on_message)
+        # The events that came right behind the join's reply, before this listener: first.
+        self.connection.add_listener(self._on_message, replay_tournament=self.code)
         try:
             await self._catch_up(self.view)
             while self.final is None:

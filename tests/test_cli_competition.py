@@ -585,3 +585,45 @@ async def test_a_hostile_tournament_is_followed_with_its_names_printed_and_notif
                  f"entrants me, {SHOWN}.", f"Round 1/1 (match {shown_match}) is starting.")
     assert_inert("\n".join(toasts), "Round 1/1 is over", f"1. {SHOWN} 9",
                  "The tournament is over")
+
+
+async def test_a_round_that_starts_right_behind_the_join_reply_is_played(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The server sends ``round_starting`` in the same breath as the ``tournament_join``
+    reply: the follower, whose listener comes after the reply, still gets it."""
+    code, match = "Q4M2ZK", "K7QX2M"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 1, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "current_round": 0, "round_match": None,
+            "entrants": [{"player_id": ME["id"], "name": "me"}]}
+    standings = [{"rank": 1, "player_id": ME["id"], "name": "me", "total_score": 0,
+                  "total_time_ms": 1000, "rounds_played": 1}]
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
+                **fields}
+
+    ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
+             "seed": None, "commitment": None,
+             "ranking": [{**seated(ME["id"], "me"), "rank": 1, "moves_made": 0,
+                          "end_reason": "stopped", "finish_ms": 1000}]}
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "tournament_join": [{"type": "tournament", "tournament": view, "seq": 3},
+                            event(4, "round_starting", round=1, match=match)],
+        "join_match": [lobby(match, kind="tournament"), ended],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+
+        async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
+            await wait_for(lambda: isinstance(app.screen, RankingScreen))
+            await hostile.push(event(5, "tournament_ended", standings=standings,
+                                     podium=standings))
+            await pilot.press("q")
+
+        following = gaps("tournament", "join", code, frontend=driving(play))
+        assert await asyncio.wait_for(following, 10) == 0
+    out = capsys.readouterr().out
+    assert f"Round 1/1 (match {match}) is starting." in out
+    assert f"Cup ({code}): final standings" in out and "Stopped following" not in out

@@ -308,6 +308,29 @@ async def test_tournament_events_missed_while_away_are_delivered_after_the_recon
         await ana.close()
 
 
+async def test_a_listener_added_after_the_join_gets_the_tournament_events_that_followed_it(
+    ws_url: str,
+) -> None:
+    """The events after the ``tournament_join`` reply are replayed to a late listener;
+    those the reply reflects (even if delivered before it, to the host) are not."""
+    ana, recorder = await player(ws_url, "ana")
+    try:
+        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        await enter(ws_url, "bob", code)  # seq 1: the host hears it
+        await recorder.wait(lambda: tournament_seqs(recorder) == [1])
+        assert (await ana.tournament_join(code))["seq"] == 2
+        await enter(ws_url, "cid", code)  # seq 3: after the reply
+        await recorder.wait(lambda: tournament_seqs(recorder) == [1, 3])
+        late = Recorder()
+        ana.add_listener(late, replay_tournament=code)
+        assert tournament_seqs(late) == [3]
+        await enter(ws_url, "dan", code)  # and the live ones follow
+        await late.wait(lambda: tournament_seqs(late) == [3, 4])
+        assert [e["name"].split("-")[0] for e in late.messages] == ["cid", "dan"]
+    finally:
+        await ana.close()
+
+
 @pytest.mark.max_history_events(1)
 async def test_a_tournament_resync_further_back_than_the_history_delivers_the_snapshot(
     ws_url: str, monkeypatch: pytest.MonkeyPatch
