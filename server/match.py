@@ -691,7 +691,7 @@ class Match:
             )
             for row in table
         ]
-        ratings = await until_stored(
+        end = await until_stored(
             lambda: self._store.finish_match(
                 self.id,
                 ended_at,
@@ -709,8 +709,8 @@ class Match:
             ranking=table,
             seed=str(self.seed) if self.seed_revealed() else None,
             commitment=self.seed.commitment,
-            ended_at=ended_at.isoformat(),
-            ratings=ratings,
+            ended_at=end.ended_at.isoformat(),
+            ratings=end.ratings,
         )
         if self._on_end is not None:
             await self._on_end(self)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from openskill.models import PlackettLuce
-from sqlalchemy import select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,34 +34,10 @@ async def update_ratings(
     two that share players cannot each hold a row the other waits for."""
     if len(ranking) < 2:
         return []
-    ids = sorted(player_id for player_id, _ in ranking)
-    default = MODEL.rating()
+    known = await lock_ratings(
+        connection, ruleset=ruleset, player_ids=[player_id for player_id, _ in ranking], at=at
+    )
     insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
-    for player_id in ids:
-        await connection.execute(
-            insert(Rating)
-            .values(
-                player_id=player_id,
-                ruleset=ruleset,
-                games=0,
-                mu=default.mu,
-                sigma=default.sigma,
-                ordinal=default.ordinal(),
-                updated_at=at,
-            )
-            .on_conflict_do_nothing(index_elements=["player_id", "ruleset"])
-        )
-    known = {
-        row.player_id: row
-        for row in (
-            await connection.execute(
-                select(Rating.__table__)
-                .where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
-                .order_by(Rating.player_id)
-                .with_for_update()
-            )
-        ).all()
-    }
     teams = [
         [MODEL.rating(mu=known[pid].mu, sigma=known[pid].sigma)] for pid, _ in ranking
     ]
@@ -90,6 +66,41 @@ async def update_ratings(
         )
         changes.append(view(player_id, ruleset, new.mu, new.sigma, new.ordinal(), games))
     return changes
+
+
+async def lock_ratings(
+    connection: AsyncConnection, *, ruleset: str, player_ids: Sequence[int], at: datetime
+) -> dict[int, Row[Any]]:
+    """The players' rating rows in ``ruleset``, made (unrated: 0 games) where missing,
+    then locked until the caller's transaction ends, in player id order."""
+    ids = sorted(player_ids)
+    default = MODEL.rating()
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    for player_id in ids:
+        await connection.execute(
+            insert(Rating)
+            .values(
+                player_id=player_id,
+                ruleset=ruleset,
+                games=0,
+                mu=default.mu,
+                sigma=default.sigma,
+                ordinal=default.ordinal(),
+                updated_at=at,
+            )
+            .on_conflict_do_nothing(index_elements=["player_id", "ruleset"])
+        )
+    return {
+        row.player_id: row
+        for row in (
+            await connection.execute(
+                select(Rating.__table__)
+                .where(Rating.ruleset == ruleset, Rating.player_id.in_(ids))
+                .order_by(Rating.player_id)
+                .with_for_update()
+            )
+        ).all()
+    }
 
 
 async def changes_of_match(

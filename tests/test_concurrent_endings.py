@@ -11,12 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Seed
 from gaps.ranking import WIN_BY, Finish, rank
-from server.storage.models import Match, RatingChange
 from server.storage.outage import until_stored
 from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.store import FinishedGame, Store
@@ -128,33 +126,6 @@ async def end_at_once(store: Store, endings: list[Ending], ended_at: datetime) -
     await asyncio.gather(*(end(ending) for ending in endings))
 
 
-async def rated_order(engine: AsyncEngine) -> list[int]:
-    """The rated matches in the order their ratings were written. A match locks its
-    players' rating rows before it writes its history, so of two matches sharing a
-    player, the one rated second has the higher history ids."""
-    async with engine.connect() as connection:
-        rows = await connection.execute(
-            select(RatingChange.match_id)
-            .group_by(RatingChange.match_id)
-            .order_by(func.min(RatingChange.id))
-        )
-        return list(rows.scalars())
-
-
-async def end_in_order(engine: AsyncEngine, order: list[int]) -> None:
-    """Move each match's end forward by its position in ``order`` microseconds, so that
-    the matches ended in that order (none leaves its day: no period changes)."""
-    async with engine.begin() as connection:
-        ended = (await connection.execute(select(Match.id, Match.ended_at))).all()
-        ended_at: dict[int, datetime] = {row.id: row.ended_at for row in ended}
-        for position, match_id in enumerate(order):
-            await connection.execute(
-                update(Match)
-                .where(Match.id == match_id)
-                .values(ended_at=ended_at[match_id] + timedelta(microseconds=position))
-            )
-
-
 def untimed(rows: Derived) -> Derived:
     """The rows without the rating times (the end times of the matches last folded)."""
     return Derived(
@@ -192,11 +163,9 @@ async def test_matches_sharing_players_ending_at_once_are_stored_and_fold_as_a_r
     assert {player_id: values[0] for (player_id, _), values in incremental.ratings.items()} == (
         games_of
     )
-    # A match is rated on the ratings its players have when it locks their rows, in an
-    # order no stored result records when matches end at the same instant: the rebuild
-    # is given that order (see the test below for why it has to be).
-    await end_in_order(engine, await rated_order(engine))
-
+    # Matches ending at the same instant are rated one after another as they lock their
+    # players' rows; each stores an end after its players' last rating, so the rebuild,
+    # in the order of the stored ends, rates them in that same order.
     assert await rebuild_boards_and_ratings(engine) == ROUNDS * MATCHES_PER_ROUND
 
     assert_same_rows(untimed(await derived_rows(engine)), untimed(incremental))
@@ -229,14 +198,6 @@ async def two_matches_of_two_players(engine: AsyncEngine) -> tuple[Ending, Endin
     return first, second
 
 
-FOLDED_OUT_OF_ORDER = (
-    "bug, for the lead (server/storage/store.py finish_match): a match is rated in the order "
-    "it locks its players' rating rows, which its stored ended_at does not record; the "
-    "rebuild folds by (ended_at, id)"
-)
-
-
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason=FOLDED_OUT_OF_ORDER)
 async def test_two_matches_ending_at_one_instant_stored_last_one_first_rebuild_the_same(
     migrated_engine: AsyncEngine,
 ) -> None:
@@ -250,7 +211,6 @@ async def test_two_matches_ending_at_one_instant_stored_last_one_first_rebuild_t
     assert_same_rows(await derived_rows(migrated_engine), incremental)
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason=FOLDED_OUT_OF_ORDER)
 async def test_a_match_end_stored_after_a_later_one_rebuilds_the_same(
     migrated_engine: AsyncEngine,
 ) -> None:

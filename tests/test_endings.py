@@ -231,8 +231,10 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
         match_id, ended + timedelta(seconds=5), table, ruleset="classic", rated=True
     )
     assert again == first
-    assert sorted(rating["player_id"] for rating in first) == sorted([ana.id, bob.id, cat.id])
-    assert all(rating["games"] == 1 for rating in first)
+    assert sorted(rating["player_id"] for rating in first.ratings) == sorted(
+        [ana.id, bob.id, cat.id]
+    )
+    assert all(rating["games"] == 1 for rating in first.ratings)
     assert await boards_and_ratings(migrated_engine) == once
     assert [row.games for row in once["boards"]] == [1] * 9  # all, month and day each
     assert [row.games for row in once["ratings"]] == [1] * 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
 from sqlalchemy import delete, func, insert, select, update
@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.leaderboard import Result, record_results
-from server.rating import changes_of_match, update_ratings
+from server.rating import changes_of_match, lock_ratings, update_ratings
 from server.storage.models import ActionRecord, DailyEntry, Match, MatchPlayer, Player
 
 #: Every name a player can have, those registered before names had to start with a
@@ -40,6 +40,20 @@ class FinishedGame:
     score: int
     finish_ms: int
     won: bool
+
+
+@dataclass(frozen=True)
+class MatchEnd:
+    """A match's end as stored: when (see ``Store.finish_match``), and each player's
+    new rating (empty for an unrated match or one of a single player)."""
+
+    ended_at: datetime
+    ratings: list[dict[str, Any]]
+
+
+def _utc(moment: datetime) -> datetime:
+    """``moment`` with its zone: SQLite keeps none, and the server stores UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -197,14 +211,20 @@ class Store:
         ruleset: str,
         rated: bool,
         daily_date: date | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> MatchEnd:
         """In one transaction: store each rank, mark the match finished and, for a rated
-        match, fold the results into the leaderboards and the ratings (returned).
+        match, fold the results into the leaderboards and the ratings.
 
-        Idempotent: for a match already finished it changes nothing and returns the
-        ratings stored then, so a commit whose answer was lost can be run again. Rows are
-        taken in player id order, so that matches ending at once never deadlock."""
+        Idempotent: for a match already finished it changes nothing and returns the end
+        stored then, so a commit whose answer was lost can be run again. Rows are taken
+        in player id order, so that matches ending at once never deadlock.
+
+        The end stored may be a little later than ``ended_at``: never before the last
+        rating of any of its players, so that the order of ``ended_at`` is the order in
+        which matches were rated, and boards and ratings can be rebuilt in that order
+        (``server.storage.rebuild``) to the same rows."""
         table = sorted(table, key=lambda game: game.player_id)
+        ids = [game.player_id for game in table]
         async with self.engine.begin() as connection:
             # The write comes first: it takes the match's row (and, on SQLite, the
             # database) before anything is read, so two of these cannot both go on.
@@ -214,9 +234,26 @@ class Store:
                 .values(status="finished", ended_at=ended_at)
             )
             if claimed.rowcount == 0:
-                if not rated:
-                    return []
-                return await changes_of_match(connection, ruleset=ruleset, match_id=match_id)
+                stored = (
+                    await connection.execute(select(Match.ended_at).where(Match.id == match_id))
+                ).scalar_one()
+                assert stored is not None  # finished matches have ended
+                ratings = (
+                    await changes_of_match(connection, ruleset=ruleset, match_id=match_id)
+                    if rated
+                    else []
+                )
+                return MatchEnd(_utc(stored), ratings)
+            if rated and len(table) >= 2:
+                locked = await lock_ratings(
+                    connection, ruleset=ruleset, player_ids=ids, at=ended_at
+                )
+                rated_last = [_utc(row.updated_at) for row in locked.values() if row.games]
+                if rated_last and max(rated_last) >= ended_at:
+                    ended_at = max(rated_last) + timedelta(microseconds=1)
+                    await connection.execute(
+                        update(Match).where(Match.id == match_id).values(ended_at=ended_at)
+                    )
             for game in table:
                 await connection.execute(
                     update(MatchPlayer)
@@ -235,7 +272,7 @@ class Store:
                         .values(score=game.score, finish_ms=game.finish_ms)
                     )
             if not rated:
-                return []
+                return MatchEnd(ended_at, [])
             await record_results(
                 connection,
                 ruleset=ruleset,
@@ -244,13 +281,14 @@ class Store:
                     Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
                 ],
             )
-            return await update_ratings(
+            ratings = await update_ratings(
                 connection,
                 ruleset=ruleset,
                 match_id=match_id,
                 ranking=[(game.player_id, game.rank) for game in table],
                 at=ended_at,
             )
+            return MatchEnd(ended_at, ratings)
 
     async def replay(self, code: str) -> dict[str, Any] | None:
         """The stored match ``code`` with its results and every action (seed included)."""
