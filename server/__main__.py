@@ -12,6 +12,7 @@ from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
 from server.storage.database import create_engine, database_url, migrate
+from server.storage.rebuild import rebuild_boards_and_ratings
 
 log = logging.getLogger("gaps.server")
 
@@ -23,9 +24,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "migrate"),
+        choices=("serve", "migrate", "rebuild-boards"),
         default="serve",
-        help="serve (default) or migrate: apply the database migrations and exit",
+        help="serve (default); migrate: apply the database migrations and exit; "
+        "rebuild-boards: recompute the leaderboards and ratings from the stored results",
     )
     add_arguments(parser)
     options = parser.parse_args(argv)
@@ -33,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     logs.configure(settings.log_level)
     if options.command == "migrate":
         asyncio.run(_migrate(settings.database_url, settings.data_dir))
+    elif options.command == "rebuild-boards":
+        asyncio.run(_rebuild_boards(settings.database_url, settings.data_dir))
     else:
         asyncio.run(_serve(settings))
 
@@ -42,6 +46,14 @@ async def _migrate(url: str | None, data_dir: Path) -> None:
     await migrate(engine)
     await engine.dispose()
     log.info("migrated", extra={"database": engine.url.get_backend_name()})
+
+
+async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
+    engine = create_engine(database_url(url, data_dir=data_dir))
+    await migrate(engine)
+    folded = await rebuild_boards_and_ratings(engine)
+    await engine.dispose()
+    print(f"rebuilt the leaderboards and ratings from {folded} rated matches", flush=True)
 
 
 async def _serve(settings: Settings) -> None:

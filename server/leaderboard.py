@@ -73,11 +73,12 @@ async def record_results(
     connection: AsyncConnection, *, ruleset: str, ended_at: datetime, results: Sequence[Result]
 ) -> None:
     """Fold each result into its player's all-time, month and day rows (in the caller's
-    transaction)."""
+    transaction), in player id order: transactions that take the same rows take them in
+    the same order, and never deadlock."""
     insert = _insert_for(connection)
     table = BoardEntry.__table__
     day = ended_at.date()
-    for result in results:
+    for result in sorted(results, key=lambda result: result.player_id):
         for period in PERIODS:
             row = {
                 "ruleset": ruleset,

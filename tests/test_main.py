@@ -54,3 +54,15 @@ def test_the_server_serves_health_checks_and_stops_cleanly_on_sigterm(tmp_path: 
     assert process.returncode == 0, stderr
     logged = [line for line in stderr.splitlines() if line.startswith("{")]
     assert any('"message": "stopped"' in line for line in logged), stderr
+
+
+def test_rebuild_boards_refolds_the_stored_results_and_says_how_many(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "server", "rebuild-boards", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DATABASE_URL": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rebuilt the leaderboards and ratings from 0 rated matches" in result.stdout
