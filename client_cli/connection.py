@@ -9,6 +9,9 @@
   token, ``join_match`` for every match it was in (its snapshot goes to the listener),
   then ``resync`` from the last event seen. An action that was sent but not acknowledged
   is sent again with the same ``seq``: the server applies it at most once.
+* A message whose count (a ``seq``, ``round``, ``rank``, ``time_limit_s``...) is not a
+  whole number breaks the protocol: the connection stops for good (``ProtocolError``'s
+  message, naming the field, is its ``failure``), without a reconnect.
 
 The listener receives plain dicts: every ``event``; every snapshot (the ``match_created``,
 ``joined``, ``snapshot`` and ``daily_started`` replies, and the unasked ``matched`` of a
@@ -58,6 +61,44 @@ RECONNECT_FOR_S: Final = 60.0
 STORAGE_RETRIES: Final = 5
 #: Messages of one match kept for late listeners.
 MAX_DELIVERED: Final = 20_000
+#: Fields the client counts with (``int``), wherever they come in a message: whole numbers.
+WHOLE_NUMBERS: Final = frozenset({
+    "seq", "last_seq", "player_id", "placed", "round", "rounds", "current_round",
+    "rounds_played", "time_limit_s", "round_time_limit_s", "countdown_s", "countdown_ms",
+    "t_ms", "spectators", "waiting", "wins", "games",
+})
+#: Whole numbers that may be null (a board's ``rank`` when you have no row).
+WHOLE_OR_NULL: Final = frozenset({"rank"})
+#: The counters of your own game (``action_ok`` and a snapshot's ``you.game``): whole numbers.
+COUNTERS: Final = frozenset({"score", "placed", "redeals_used", "redeals_left", "moves_made"})
+
+
+def check_message(message: Message) -> None:
+    """Raise ``ProtocolError`` if a field the client counts with is not a whole number.
+
+    What the client only shows (names, a player's score in the table) is shown as sent;
+    what it counts with is checked here, once, so that a malformed message is a clear
+    error naming the field rather than a crash wherever the number is used."""
+    kind = str(message.get("type", "message"))
+    _check_fields(message, kind, "", counters=kind == "action_ok")
+
+
+def _check_fields(value: Any, kind: str, path: str, *, counters: bool) -> None:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_fields(item, kind, f"{path}[{index}]", counters=False)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        where = f"{path}.{key}" if path else str(key)
+        whole = key in WHOLE_NUMBERS or (counters and key in COUNTERS) or (
+            key in WHOLE_OR_NULL and item is not None)
+        if whole and (not isinstance(item, int) or isinstance(item, bool)):
+            shown = repr(item) if len(repr(item)) <= 40 else repr(item)[:37] + "..."
+            raise ProtocolError(f"the server broke the protocol: in a {kind!r} message, "
+                                f"{where} is {shown}, not a whole number")
+        _check_fields(item, kind, where, counters=key == "game" and path == "you")
 
 
 class ClientError(Exception):
@@ -70,6 +111,11 @@ class ConnectError(ClientError):
 
 class ConnectionLost(ClientError):
     """The connection dropped before the reply came."""
+
+
+class ProtocolError(ClientError):
+    """The server sent what the protocol does not allow (a count that is not a number):
+    the connection stops, its message names the field."""
 
 
 class ServerRefused(ClientError):
@@ -447,6 +493,14 @@ class Connection:
                     continue
                 if not isinstance(message, dict):
                     continue
+                try:
+                    check_message(message)
+                except ProtocolError as error:  # stop: no reconnect to the same server
+                    log.warning("%s", error)
+                    self._failed = str(error)
+                    with contextlib.suppress(Exception):
+                        await socket.close(1002, "protocol error")
+                    break
                 if message.get("type") == "event":
                     self._on_event(message)
                 elif message.get("type") == "tournament_event":
@@ -574,6 +628,10 @@ class Connection:
 
     def _dropped(self) -> None:
         self._connected.clear()
+        if self._failed is not None:  # the server broke the protocol
+            self._fail_pending(self._failed)
+            self._notify({"type": "connection", "state": "failed", "detail": self._failed})
+            return
         self._fail_pending(f"lost the connection to {self.url}")
         if self._closing:
             self._notify({"type": "connection", "state": "closed", "detail": "closed"})

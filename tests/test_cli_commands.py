@@ -416,3 +416,22 @@ async def test_a_replay_files_code_and_seed_are_printed_as_typed(
         "code": HOSTILE, "ruleset": "classic", "seed": HOSTILE}, "players": []}))
     assert await gaps("verify", str(path)) == 1
     assert_inert(capsys.readouterr().out, f"Match {SHOWN} · ", f"seed {SHOWN}")
+
+
+@pytest.mark.parametrize(("summary", "row", "field"), [
+    ({"time_limit_s": "600"}, {}, "match.time_limit_s is '600'"),
+    ({}, {"placed": None}, "players[1].placed is None"),
+])
+async def test_a_hostile_matchs_malformed_number_is_a_protocol_error_naming_it(
+    summary: dict[str, Any], row: dict[str, Any], field: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [lobby("K7QX2M", seated(8, "bob", **row), **summary)],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        capsys.readouterr()
+        assert await gaps("join", "K7QX2M") == 1
+    err = capsys.readouterr().err
+    assert err == (f"gaps: the server broke the protocol: in a 'joined' message, {field}, "
+                   "not a whole number\n")

@@ -627,3 +627,33 @@ async def test_a_round_that_starts_right_behind_the_join_reply_is_played(
     out = capsys.readouterr().out
     assert f"Round 1/1 (match {match}) is starting." in out
     assert f"Cup ({code}): final standings" in out and "Stopped following" not in out
+
+
+@pytest.mark.parametrize(("bad", "field"), [
+    ({"view": {"rounds": "3"}}, "in a 'tournament' message, tournament.rounds is '3'"),
+    ({"round": "[b]1"}, "in a 'tournament_event' message, round is '[b]1'"),
+    ({"standings": [{"rank": 1.5}]}, "message, standings[0].rank is 1.5"),
+])
+async def test_a_hostile_tournaments_malformed_number_is_a_protocol_error_naming_it(
+    bad: dict[str, Any], field: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = "Q4M2ZK"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 1, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "current_round": 0, "round_match": None, "entrants": [], **bad.get("view", {})}
+    ended = {"type": "tournament_event", "tournament": code, "seq": 1, "event": "round_ended",
+             "round": bad.get("round", 1), "match": "K7QX2M",
+             "standings": [{"rank": 1, "player_id": ME["id"], "name": "me", "total_score": 0,
+                            "total_time_ms": 0, "rounds_played": 1, **row}
+                           for row in bad.get("standings", [{}])]}
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "tournament_join": [{"type": "tournament", "tournament": view, "seq": 0}, ended],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        capsys.readouterr()
+        following = gaps("tournament", "join", code)
+        assert await asyncio.wait_for(following, 10) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gaps: the server broke the protocol: ") and err.count("\n") == 1
+    assert f"{field}, not a whole number" in err and "unexpected" not in err

@@ -12,6 +12,7 @@ import pytest
 
 from client_cli import connection as connection_module
 from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
+from tests.cli_support import ME, Hostile
 from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
@@ -358,3 +359,31 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
         await recorder.wait(lambda: tournament_seqs(recorder) == [4])
     finally:
         await ana.close()
+
+
+async def test_a_malformed_number_stops_the_connection_with_the_field_named() -> None:
+    """A ``tournament_event`` whose ``round`` is no number: the listener is told the
+    connection failed, and why; it does not reconnect, and requests say why too."""
+    view = {"code": "Q4M2ZK", "name": "Cup", "rounds": 2, "status": "running"}
+    bad = {"type": "tournament_event", "tournament": "Q4M2ZK", "seq": 1, "event": "round_ended",
+           "round": "2nd", "standings": []}
+    async with Hostile({"tournament_join": [{"type": "tournament", "tournament": view,
+                                             "seq": 0}, bad]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            assert connection.player == ME
+            await connection.tournament_join("Q4M2ZK")
+            [failed] = await recorder.wait(lambda: [
+                m for m in recorder.messages if m.get("state") == "failed"])
+            why = ("the server broke the protocol: in a 'tournament_event' message, round is "
+                   "'2nd', not a whole number")
+            assert failed["detail"] == why and connection.failure == why
+            assert not [m for m in recorder.messages if m.get("type") == "tournament_event"]
+            with pytest.raises(ConnectionLost, match="round is '2nd'"):
+                await connection.ping()
+            assert [r["type"] for r in hostile.requests] == ["hello", "tournament_join"]
+        finally:
+            await connection.close()
+
