@@ -433,6 +433,7 @@ class Session:
             burst=limits.refusals_before_close, per_s=1.0, clock=server.clock
         )
         self._abusive = False
+        self._closing: asyncio.Future[None] | None = None
         self.player: PlayerRecord | None = None
         self.watching: dict[str, tuple[Subscription, asyncio.Task[None] | None]] = {}
         self.seats: dict[str, tuple[Match, Seat]] = {}
@@ -469,7 +470,8 @@ class Session:
     def _auth_expired(self) -> None:
         if self.player is None:
             seconds = self.server.limits.auth_timeout_s
-            asyncio.ensure_future(
+            # Kept: the loop holds only a weak reference to a task.
+            self._closing = asyncio.ensure_future(
                 self.connection.close(1008, f"send hello or register within {seconds:g} s")
             )
 

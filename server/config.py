@@ -43,6 +43,12 @@ class Limits:
         10.0, "how long a connection may stay without register or hello before it is closed"
     )
 
+    def __post_init__(self) -> None:
+        for limit in fields(self):
+            value = getattr(self, limit.name)
+            if not value > 0:
+                raise ValueError(f"limit {limit.name} must be above 0, got {value}")
+
 
 def limit_flags() -> list[tuple[str, str, str]]:
     """(field, flag, environment variable) of every limit, in order."""

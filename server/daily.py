@@ -99,6 +99,7 @@ class Daily:
             options,
             daily_seed(await self.key(), ruleset.name, day),
             seats=[(player_id, name)],
+            connected=False,  # the session attaches the player's connection
             kind="daily",
             daily_date=day,
             rated=True,

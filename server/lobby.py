@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
@@ -13,7 +14,9 @@ from server.broker import Broker
 from server.errors import ServerError
 from server.match import Match, MatchOptions, Sleep
 from server.storage.journal import Journal
-from server.storage.store import Store
+from server.storage.store import Store, StoredMatch
+
+log = logging.getLogger("gaps.lobby")
 
 # No 0/O, 1/I/L: codes are read aloud and typed.
 CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -173,38 +176,60 @@ class Lobby:
     async def restore(self, *, default_countdown_s: int) -> list[Match]:
         """Take back every race, quick match and daily challenge the database holds in
         its lobby or running (``Match.restore``), after a restart. Tournament rounds are
-        the tournaments' to deal again. A lobby whose seats were all ready (its countdown
-        was cut short) counts down again."""
+        the tournaments' to deal again. A lobby whose seats were all ready, and a quick
+        match or daily challenge still in its lobby (their countdown was cut short),
+        count down again. A match that cannot be taken back is abandoned, and logged."""
         restored = []
         now = datetime.now(UTC)
         for stored in await self._store.unfinished_matches(kinds=RESTORED_KINDS):
-            row = stored.match
-            countdown_s = default_countdown_s if row.countdown_s is None else row.countdown_s
-            options = MatchOptions(
-                ruleset=Ruleset.named(row.ruleset),
-                max_players=row.max_players,
-                time_limit_s=row.time_limit_s,
-                win_by=row.win_by,
-                public=row.public,
-                countdown_s=countdown_s,
-            )
-            match = self._new_match(
-                match_id=row.id,
-                code=row.code,
-                options=options,
-                seed=Seed(row.seed),
-                rated=row.rated,
-                host_id=row.host_id,
-                kind=row.kind,
-                daily_date=row.daily_date,
-            )
-            match.restore(stored, now=now)
-            self.matches[match.code] = match
+            try:
+                match = await self._restored(
+                    stored, now=now, default_countdown_s=default_countdown_s
+                )
+            except Exception:
+                # One match the server cannot take back must not keep the others down.
+                log.exception("match not restored: abandoned", extra={"match": stored.match.code})
+                await self._store.set_match_status(stored.match.id, "abandoned", ended_at=now)
+                continue
             restored.append(match)
-            seats = match.seats.values()
-            if match.status == "lobby" and seats and all(seat.ready for seat in seats):
-                await match.start()
         return restored
+
+    async def _restored(
+        self, stored: StoredMatch, *, now: datetime, default_countdown_s: int
+    ) -> Match:
+        row = stored.match
+        countdown_s = default_countdown_s if row.countdown_s is None else row.countdown_s
+        options = MatchOptions(
+            ruleset=Ruleset.named(row.ruleset),
+            max_players=row.max_players,
+            time_limit_s=row.time_limit_s,
+            win_by=row.win_by,
+            public=row.public,
+            countdown_s=countdown_s,
+        )
+        match = self._new_match(
+            match_id=row.id,
+            code=row.code,
+            options=options,
+            seed=Seed(row.seed),
+            rated=row.rated,
+            host_id=row.host_id,
+            kind=row.kind,
+            daily_date=row.daily_date,
+        )
+        try:
+            match.restore(stored, now=now)
+        except Exception:
+            await match.close()  # its timers, if any had started
+            raise
+        self.matches[match.code] = match
+        seats = match.seats.values()
+        # A lobby all ready, or the server's own match (quick, daily: they start at once),
+        # was counting down when the server stopped.
+        counting_down = match.kind != "race" or all(seat.ready for seat in seats)
+        if match.status == "lobby" and seats and counting_down:
+            await match.start()
+        return match
 
     def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
         """Call ``listener`` with every match that ends (tournaments wait on rounds)."""

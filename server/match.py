@@ -445,7 +445,8 @@ class Match:
             grid=wire_grid(first),
             players=[seat.progress() for seat in self.seats.values()],
         )
-        self._spawn_timer(self._time_limit())
+        # From the deal: storing the start may have waited out an outage.
+        self._spawn_timer(self._time_limit(max(0.0, self.time_limit_ms - self.now_ms()) / 1000))
         for seat in list(self.seats.values()):
             # A seat whose player left during the countdown, or who dropped, is timed out.
             if seat.connections == 0 and not seat.finished and seat.disconnect_timer is None:
@@ -499,6 +500,10 @@ class Match:
                 self._acknowledged(seat, action.seq, played, ack)
             if row.end_reason is not None:
                 seat.end_reason, seat.finish_ms = row.end_reason, row.finish_ms
+            elif seat.game.is_over():
+                # Its last action ended it, and the server stopped before storing that.
+                last_ms = max((a.t_ms for a in actions.get(row.player_id, ())), default=0)
+                self._spawn(self.finish_seat(seat, seat.game.result(), at_ms=last_ms))
             else:
                 seat.disconnect_timer = self._spawn_timer(self._expire(seat))
         if all(seat.finished for seat in self.seats.values()):
@@ -644,7 +649,8 @@ class Match:
         ended already."""
         if seat.finished:
             return None
-        if self.status == "running" and self.now_ms() >= self.time_limit_ms:
+        ends_ms = self.now_ms() if at_ms is None else at_ms
+        if self.status == "running" and ends_ms >= self.time_limit_ms:
             # Past the limit the game has ended by time, whatever else ends it now (a
             # grace period, a leave, a timer late behind an outage).
             reason, at_ms = "time", self.time_limit_ms

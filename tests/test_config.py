@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.config import Settings, add_arguments, from_arguments
+from server.config import Limits, Settings, add_arguments, from_arguments
 
 ENVIRONMENT = ("GAPS_HOST", "GAPS_PORT", "DATABASE_URL", "REDIS_URL", "GAPS_DATA_DIR",
                "GAPS_COUNTDOWN_S", "GAPS_GRACE_S", "GAPS_MAX_HISTORY_EVENTS", "GAPS_LOG_LEVEL")
@@ -187,3 +187,10 @@ def test_the_help_names_each_environment_variable() -> None:
     text = parser.format_help()
     for name in ("GAPS_HOST", "GAPS_PORT", "DATABASE_URL", "REDIS_URL", "GAPS_DATA_DIR"):
         assert name in text
+
+
+def test_a_limit_of_zero_or_less_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="request_burst must be above 0, got 0"):
+        Limits(request_burst=0)
+    with pytest.raises(ValueError, match="send_timeout_s must be above 0"):
+        Limits(send_timeout_s=-1.0)

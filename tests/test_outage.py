@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from sqlalchemy import make_url
+from sqlalchemy import exc, make_url
 
 from client_cli.verify import verify
 from gaps import Game
 from server.app import Server
 from server.config import Settings
+from server.storage.outage import is_transient, until_stored
 from tests.client import Client
 from tests.proxy import TcpProxy
 from tests.races import start_race
@@ -150,3 +152,26 @@ async def test_a_grace_period_ending_past_the_time_limit_during_an_outage_finish
     finish_ms = {row["player_id"]: row["finish_ms"] for row in stored["players"]}
     assert max(finish_ms.values()) <= TIME_LIMIT_S * 1000, finish_ms
     await ana.close()
+
+
+def test_a_locked_sqlite_database_is_an_outage_but_a_missing_table_is_a_bug() -> None:
+    def wrapped(message: str) -> exc.OperationalError:
+        return exc.OperationalError("SELECT 1", {}, sqlite3.OperationalError(message))
+
+    assert is_transient(wrapped("database is locked"))
+    assert is_transient(wrapped("disk I/O error"))
+    assert not is_transient(wrapped("no such table: matches"))
+    assert not is_transient(wrapped('near "SELEC": syntax error'))
+
+
+async def test_until_stored_raises_a_bug_at_once_instead_of_retrying_it() -> None:
+    calls = 0
+
+    async def broken() -> None:
+        nonlocal calls
+        calls += 1
+        raise exc.OperationalError("SELECT 1", {}, sqlite3.OperationalError("no such table: x"))
+
+    with pytest.raises(exc.OperationalError):
+        await until_stored(broken, what="a test write")
+    assert calls == 1

@@ -245,3 +245,29 @@ async def test_a_time_limit_passed_while_the_server_was_down_ends_the_games_at_r
     report = verify(document)
     assert report.holds, report.discrepancies
     await ana.close()
+
+
+async def test_a_daily_challenge_survives_kill_9(server_process: ServerProcess) -> None:
+    ana = await Client.connect(server_process.url)
+    await ana.register("ana")
+    started = await ana.ok("daily", ruleset="classic")
+    code = started["match"]["code"]
+    dealt = await ana.event("started", match=code)
+    game = Game.from_layout("\n".join(dealt["grid"]))
+    move = game.legal_moves()[0]
+    assert (await ana.act(code, str(move)))["type"] == "action_ok"
+    token = str(ana.token)
+    server_process.kill()
+    await ana.close()
+
+    server_process.start()
+    ana = await back(server_process, token)
+    joined = await ana.ok("join_match", code=code)
+    assert joined["match"]["kind"] == "daily" and joined["you"]["last_seq"] == 1
+    assert (await ana.request("daily", ruleset="classic"))["code"] == "daily_already_played"
+    ana.seq[code] = 1
+    assert (await ana.act(code, "stop"))["type"] == "action_ok"
+    await ana.event("match_ended", match=code)
+    board = await ana.ok("daily_board", ruleset="classic")
+    assert [entry["name"] for entry in board["entries"]] == ["ana"]
+    await ana.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -33,10 +34,20 @@ _OUTAGES = (
 )
 
 
+# SQLite reports bugs ("no such table", a syntax error) as OperationalError too: of its
+# errors, only these say the file is busy or cannot be read or written now.
+_SQLITE_OUTAGES = ("database is locked", "database table is locked", "disk i/o error",
+                   "unable to open database", "database or disk is full")
+
+
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` means the database is down or unreachable, now."""
+    """Whether ``error`` means the database is down, busy or unreachable, now."""
     if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
         return True
+    orig = getattr(error, "orig", None)
+    if isinstance(orig, sqlite3.Error):
+        text = str(orig).lower()
+        return any(outage in text for outage in _SQLITE_OUTAGES)
     return isinstance(error, _OUTAGES)
 
 
