@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import urllib.error
+import urllib.request
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -94,3 +96,17 @@ class Client:
             await self._reader
         except (asyncio.CancelledError, Exception):
             pass
+
+
+async def http_get(port: int, path: str) -> tuple[int, Any]:
+    """A plain HTTP GET on the server's port: the status and the JSON body (of an error
+    too)."""
+
+    def fetch() -> tuple[int, Any]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    return await asyncio.to_thread(fetch)

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import make_url
+
+from server.app import Server
+from server.config import Settings
 
 
 class TcpProxy:
@@ -61,3 +69,24 @@ class TcpProxy:
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+
+
+@contextlib.asynccontextmanager
+async def proxied_server(settings: Settings) -> AsyncIterator[tuple[Server, TcpProxy]]:
+    """A running server whose PostgreSQL database is behind a proxy the test can cut
+    (the test is skipped on SQLite: a file has no outage to simulate)."""
+    assert settings.database_url is not None
+    if not settings.database_url.startswith("postgresql"):
+        pytest.skip("the embedded SQLite file has no outage to simulate")
+    url = make_url(settings.database_url)
+    assert url.host is not None and url.port is not None
+    proxy = TcpProxy(url.host, url.port)
+    await proxy.start()
+    proxied = url.set(port=proxy.port).render_as_string(hide_password=False)
+    server = Server(replace(settings, database_url=proxied))
+    await server.start()
+    try:
+        yield server, proxy
+    finally:
+        await server.close()
+        await proxy.close()

@@ -13,40 +13,26 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from sqlalchemy import make_url
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as websocket_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import Server
 from server.config import Settings
-from tests.client import Client
-from tests.proxy import TcpProxy
+from tests.client import Client, http_get
+from tests.proxy import proxied_server
 from tests.races import registered, start_race, stop_all
 from tests.services import Redis
 
 Connect = Callable[[], Awaitable[Client]]
 
 
-async def http_get(server: Server, path: str) -> tuple[int, dict[str, Any]]:
-    def fetch() -> tuple[int, dict[str, Any]]:
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{server.port}{path}", timeout=5
-            ) as reply:
-                return reply.status, json.loads(reply.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
-
-    return await asyncio.to_thread(fetch)
-
-
 async def test_healthz_answers_ok_over_plain_http(server: Server) -> None:
-    assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+    assert await http_get(server.port, "/healthz") == (200, {"status": "ok"})
 
 
 async def test_an_unknown_path_is_a_json_404(server: Server) -> None:
-    status, body = await http_get(server, "/nothing/here")
+    status, body = await http_get(server.port, "/nothing/here")
     assert status == 404 and body["code"] == "no_such_resource"
     assert "/nothing/here" in body["message"]
 
@@ -56,7 +42,7 @@ async def test_open_public_matches_are_listed_over_http(server: Server, connect:
     await ana.register("ana")
     public = (await ana.ok("create_match", public=True))["match"]["code"]
     await ana.ok("create_match", public=False)
-    status, body = await http_get(server, "/matches")
+    status, body = await http_get(server.port, "/matches")
     assert status == 200 and [m["code"] for m in body["matches"]] == [public]
 
 
@@ -66,16 +52,16 @@ async def test_a_replay_is_served_over_http_only_once_the_match_is_over(
     ana = await connect()
     await ana.register("ana")
     code = (await ana.ok("create_match", max_players=1, countdown_s=0))["match"]["code"]
-    assert (await http_get(server, f"/matches/{code}/replay"))[0] == 409
+    assert (await http_get(server.port, f"/matches/{code}/replay"))[0] == 409
     assert (await ana.request("get_replay", code=code))["code"] == "not_finished"
     await ana.ok("ready", code=code)
     await ana.event("started")
     await ana.act(code, "stop")
     await ana.event("match_ended")
-    status, document = await http_get(server, f"/matches/{code.lower()}/replay")
+    status, document = await http_get(server.port, f"/matches/{code.lower()}/replay")
     assert status == 200 and document["format"] == "gaps-replay/1"
     assert document == (await ana.ok("get_replay", code=code))["replay"]
-    assert (await http_get(server, "/matches/ZZZZZZ/replay"))[0] == 404
+    assert (await http_get(server.port, "/matches/ZZZZZZ/replay"))[0] == 404
 
 
 async def test_a_registered_player_comes_back_with_the_token_on_a_new_connection(
@@ -150,33 +136,32 @@ async def test_boards_ratings_tournaments_and_the_daily_board_are_served_over_ht
     ana, bob = await registered(connect, "ana", "bob")
     await stop_all([ana, bob], await start_race([ana, bob]))
 
-    status, first = await http_get(server, "/leaderboards/classic?by=score&period=day&limit=1")
+    status, first = await http_get(server.port, "/leaderboards/classic?by=score&period=day&limit=1")
     assert status == 200 and len(first["entries"]) == 1 and first["next_cursor"]
-    status, rest = await http_get(
-        server, f"/leaderboards/classic?by=score&period=day&limit=1&cursor={first['next_cursor']}"
-    )
+    next_page = f"/leaderboards/classic?by=score&period=day&limit=1&cursor={first['next_cursor']}"
+    status, rest = await http_get(server.port, next_page)
     assert status == 200 and [e["rank"] for e in rest["entries"]] == [2]
     assert rest["next_cursor"] is None
-    status, mine = await http_get(server, "/leaderboards/classic?by=rating&player=bob")
+    status, mine = await http_get(server.port, "/leaderboards/classic?by=rating&player=bob")
     assert status == 200 and mine["rank"] in (1, 2) and len(mine["entries"]) == 2
-    assert (await http_get(server, "/leaderboards/classic?by=nonsense"))[0] == 400
+    assert (await http_get(server.port, "/leaderboards/classic?by=nonsense"))[0] == 400
     # The query cannot turn the request into another one.
-    status, typed = await http_get(server, "/leaderboards/classic?type=register&name=eve")
+    status, typed = await http_get(server.port, "/leaderboards/classic?type=register&name=eve")
     assert status == 200 and typed["board"] == "score"
-    assert (await http_get(server, "/leaderboards/classic?player=nobody"))[0] == 404
-    status, rating = await http_get(server, "/ratings/ana")
+    assert (await http_get(server.port, "/leaderboards/classic?player=nobody"))[0] == 404
+    status, rating = await http_get(server.port, "/ratings/ana")
     assert status == 200 and rating["ratings"][0]["games"] == 1
-    assert (await http_get(server, "/ratings/nobody"))[0] == 404
+    assert (await http_get(server.port, "/ratings/nobody"))[0] == 404
 
     tournament = (await ana.ok("tournament_create", name="Cup"))["tournament"]
-    status, listed = await http_get(server, "/tournaments")
+    status, listed = await http_get(server.port, "/tournaments")
     assert status == 200 and [t["code"] for t in listed["tournaments"]] == [tournament["code"]]
-    status, standings = await http_get(server, f"/tournaments/{tournament['code']}")
+    status, standings = await http_get(server.port, f"/tournaments/{tournament['code']}")
     assert status == 200 and standings["standings"] == []
-    assert (await http_get(server, "/tournaments/NOPE42"))[0] == 404
-    status, daily = await http_get(server, "/daily/classic")
+    assert (await http_get(server.port, "/tournaments/NOPE42"))[0] == 404
+    status, daily = await http_get(server.port, "/daily/classic")
     assert status == 200 and daily["entries"] == []
-    assert (await http_get(server, "/daily/classic?day=yesterday"))[0] == 400
+    assert (await http_get(server.port, "/daily/classic?day=yesterday"))[0] == 400
 
 
 # -- limits ---------------------------------------------------------------------------
@@ -266,13 +251,13 @@ async def test_costly_requests_have_a_budget_per_player_across_addresses(
 
 @pytest.mark.limits(costly_request_burst=1, costly_requests_per_min=0.1)
 async def test_http_reads_share_the_address_budget_and_say_when_to_retry(server: Server) -> None:
-    assert (await http_get(server, "/matches"))[0] == 200
-    status, body = await http_get(server, "/tournaments")
+    assert (await http_get(server.port, "/matches"))[0] == 200
+    status, body = await http_get(server.port, "/tournaments")
     assert status == 429 and body["code"] == "rate_limited"
     headers = await http_headers(server, "/tournaments")
     assert int(headers["Retry-After"]) >= 60
     # Health checks are never limited.
-    assert (await http_get(server, "/livez"))[0] == 200
+    assert (await http_get(server.port, "/livez"))[0] == 200
 
 
 @pytest.mark.limits(max_connections_per_ip=2)
@@ -387,38 +372,23 @@ async def test_an_http_request_with_a_body_is_refused_by_closing_the_connection(
 
 
 async def test_liveness_answers_while_the_process_runs(server: Server) -> None:
-    assert await http_get(server, "/livez") == (200, {"status": "alive"})
+    assert await http_get(server.port, "/livez") == (200, {"status": "alive"})
 
 
-async def test_readiness_and_requests_tell_a_database_outage(
-    settings: Settings, connect: Connect
-) -> None:
-    assert settings.database_url is not None
-    if not settings.database_url.startswith("postgresql"):
-        pytest.skip("the embedded SQLite file has no outage to simulate")
-    url = make_url(settings.database_url)
-    assert url.host is not None and url.port is not None
-    proxy = TcpProxy(url.host, url.port)
-    await proxy.start()
-    proxied = url.set(port=proxy.port).render_as_string(hide_password=False)
-    server = Server(replace(settings, database_url=proxied))
-    await server.start()
-    try:
-        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+async def test_readiness_and_requests_tell_a_database_outage(settings: Settings) -> None:
+    async with proxied_server(settings) as (server, proxy):
+        assert await http_get(server.port, "/healthz") == (200, {"status": "ok"})
         client = Client(await websocket_connect(f"ws://127.0.0.1:{server.port}"))
         await proxy.cut()
-        status, body = await http_get(server, "/healthz")
+        status, body = await http_get(server.port, "/healthz")
         assert status == 503 and body == {"status": "unavailable", "failing": ["database"]}
-        assert await http_get(server, "/livez") == (200, {"status": "alive"})
+        assert await http_get(server.port, "/livez") == (200, {"status": "alive"})
         refused = await client.request("register", name="ana")
         assert refused["code"] == "storage_unavailable"
         await proxy.restore()
-        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+        assert await http_get(server.port, "/healthz") == (200, {"status": "ok"})
         assert (await client.register("ana"))["type"] == "registered"
         await client.close()
-    finally:
-        await server.close()
-        await proxy.close()
 
 
 async def test_readiness_and_requests_tell_a_broker_outage(settings: Settings) -> None:
@@ -429,9 +399,9 @@ async def test_readiness_and_requests_tell_a_broker_outage(settings: Settings) -
         url = f"ws://127.0.0.1:{server.port}"
         ana = Client(await websocket_connect(url))
         await ana.register("ana")
-        assert await http_get(server, "/healthz") == (200, {"status": "ok"})
+        assert await http_get(server.port, "/healthz") == (200, {"status": "ok"})
         redis.halt()
-        status, body = await http_get(server, "/healthz")
+        status, body = await http_get(server.port, "/healthz")
         assert status == 503 and body == {"status": "unavailable", "failing": ["broker"]}
         refused = await ana.request("create_match", public=True)
         assert refused["code"] == "broker_unavailable"
@@ -448,5 +418,5 @@ async def test_readiness_and_requests_tell_a_broker_outage(settings: Settings) -
 
 async def wait_until_ready(server: Server, *, timeout_s: float = 20) -> None:
     async with asyncio.timeout(timeout_s):
-        while (await http_get(server, "/healthz"))[0] != 200:
+        while (await http_get(server.port, "/healthz"))[0] != 200:
             await asyncio.sleep(0.05)

@@ -6,11 +6,8 @@ once."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
-import urllib.error
-import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -26,25 +23,12 @@ from server.lobby import new_code
 from server.storage.models import BoardEntry, MatchPlayer, Rating, RatingChange
 from server.storage.models import Match as MatchRow
 from server.storage.store import FinishedGame, Store
-from tests.client import Client
+from tests.client import Client, http_get
 from tests.lobbies import new_player
 from tests.races import registered, start_race
 
 Connect = Callable[[], Awaitable[Client]]
 GRACE_S = 0.3
-
-
-async def http_get(server: Server, path: str) -> tuple[int, dict[str, Any]]:
-    def fetch() -> tuple[int, dict[str, Any]]:
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{server.port}{path}", timeout=5
-            ) as reply:
-                return reply.status, json.loads(reply.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
-
-    return await asyncio.to_thread(fetch)
 
 
 async def players(connect: Connect, count: int, prefix: str) -> list[Client]:
@@ -78,7 +62,7 @@ async def replay_once_over(server: Server, code: str, *, timeout_s: float = 15.0
     """The replay document, once the match has ended (409 until then)."""
     async with asyncio.timeout(timeout_s):
         while True:
-            status, body = await http_get(server, f"/matches/{code}/replay")
+            status, body = await http_get(server.port, f"/matches/{code}/replay")
             if status == 200:
                 return body
             assert status == 409, (status, body)

@@ -12,11 +12,11 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from sqlalchemy import exc, make_url
+from sqlalchemy import exc
 
 from client_cli.verify import verify
 from gaps import Game
@@ -24,7 +24,7 @@ from server.app import Server
 from server.config import Settings
 from server.storage.outage import is_transient, until_stored
 from tests.client import Client
-from tests.proxy import TcpProxy
+from tests.proxy import TcpProxy, proxied_server
 from tests.races import start_race
 
 TIME_LIMIT_S = 2
@@ -47,21 +47,8 @@ class Outage:
 
 @pytest.fixture
 async def outage(settings: Settings) -> AsyncIterator[Outage]:
-    assert settings.database_url is not None
-    if not settings.database_url.startswith("postgresql"):
-        pytest.skip("the embedded SQLite file has no outage to simulate")
-    url = make_url(settings.database_url)
-    assert url.host is not None and url.port is not None
-    proxy = TcpProxy(url.host, url.port)
-    await proxy.start()
-    proxied = url.set(port=proxy.port).render_as_string(hide_password=False)
-    server = Server(replace(settings, database_url=proxied))
-    await server.start()
-    try:
+    async with proxied_server(settings) as (server, proxy):
         yield Outage(server, proxy, f"ws://127.0.0.1:{server.port}")
-    finally:
-        await server.close()
-        await proxy.close()
 
 
 async def make_moves(client: Client, code: str, count: int) -> None:

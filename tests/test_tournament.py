@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +16,7 @@ from gaps.bots import bot_for_level
 from server.app import Server
 from server.config import Settings
 from server.storage.models import Match, MatchPlayer
-from tests.client import Client
+from tests.client import Client, http_get
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -333,16 +331,9 @@ async def test_a_finished_tournament_and_its_standings_are_there_after_a_restart
         await latecomer.close()
         listed = await again.ok("tournament_list")
         assert code not in [t["code"] for t in listed["tournaments"]]  # listed: open ones
-        status, body = await http_get_json(second.port, f"/tournaments/{code}")
+        status, body = await http_get(second.port, f"/tournaments/{code}")
         assert status == 200 and body["standings"] == ended["standings"]
         await again.close()
     finally:
         await second.close()
 
-
-async def http_get_json(port: int, path: str) -> tuple[int, Any]:
-    def fetch() -> tuple[int, Any]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
-            return reply.status, json.loads(reply.read())
-
-    return await asyncio.to_thread(fetch)
