@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -25,16 +25,18 @@ async def update_ratings(
     match_id: int,
     ranking: Sequence[tuple[int, int]],
     at: datetime,
+    locked: Mapping[int, Row[Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Rate the match's (player id, rank) table (ties share a rank) in the caller's
     transaction; returns each player's new rating. A match of one player rates nobody.
 
     The players' rating rows are made if missing, then locked, in player id order: two
     matches of one player that end at once rate one after the other (no update lost), and
-    two that share players cannot each hold a row the other waits for."""
+    two that share players cannot each hold a row the other waits for. A caller that has
+    locked them already in this transaction (``lock_ratings``) passes them as ``locked``."""
     if len(ranking) < 2:
         return []
-    known = await lock_ratings(
+    known = locked or await lock_ratings(
         connection, ruleset=ruleset, player_ids=[player_id for player_id, _ in ranking], at=at
     )
     insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert

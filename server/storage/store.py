@@ -225,6 +225,7 @@ class Store:
         (``server.storage.rebuild``) to the same rows."""
         table = sorted(table, key=lambda game: game.player_id)
         ids = [game.player_id for game in table]
+        locked = None
         async with self.engine.begin() as connection:
             # The write comes first: it takes the match's row (and, on SQLite, the
             # database) before anything is read, so two of these cannot both go on.
@@ -287,6 +288,7 @@ class Store:
                 match_id=match_id,
                 ranking=[(game.player_id, game.rank) for game in table],
                 at=ended_at,
+                locked=locked,
             )
             return MatchEnd(ended_at, ratings)
 
