@@ -87,6 +87,11 @@ COSTLY_REQUESTS: Final = (
 #: How long a connection closed for abuse has to answer the close.
 ABUSER_CLOSE_TIMEOUT_S: Final = 1.0
 
+#: How long a shutdown keeps refusing requests with ``shutting_down`` once every request
+#: it took is answered, before it closes the connections: the requests already on their
+#: way get a refusal rather than a close.
+DRAIN_LINGER_S: Final = 0.2
+
 #: How long the readiness check waits for the database.
 READINESS_TIMEOUT_S: Final = 2.0
 
@@ -107,6 +112,9 @@ class Server:
         self.broker: Broker = LocalBroker()
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
+        self.sessions: set[Session] = set()
+        #: Set when a shutdown begins: sessions refuse requests with ``shutting_down``.
+        self.draining = False
 
     def _build_services(self) -> None:
         """The lobby and what runs matches in it, all linked through ``self.broker``."""
@@ -171,9 +179,27 @@ class Server:
             },
         )
 
-    async def close(self) -> None:
-        """Stop accepting, close every connection, flush the journal, close the database."""
+    async def close(self, *, drain_timeout_s: float = 10.0) -> None:
+        """Shut down gracefully: stop accepting connections; answer every request taken
+        and refuse later ones with ``shutting_down`` (for at most ``drain_timeout_s``);
+        close every connection with 1001 (going away); let the matches answer what they
+        have queued; commit the journal; close the database. Nothing is abandoned or
+        ended: the next start restores every match."""
         if self._websocket_server is not None:
+            self._websocket_server.server.close()  # the listening sockets only
+            self.draining = True
+            answering = [
+                asyncio.ensure_future(session.idle.wait())
+                for session in self.sessions
+                if not session.idle.is_set()
+            ]
+            if answering:
+                _, pending = await asyncio.wait(answering, timeout=drain_timeout_s)
+                for waiting in pending:
+                    waiting.cancel()
+                if pending:
+                    log.warning("requests unanswered at shutdown", extra={"count": len(pending)})
+            await asyncio.sleep(DRAIN_LINGER_S)
             self._websocket_server.close()
             await self._websocket_server.wait_closed()
         await self.matchmaker.close()
@@ -439,16 +465,24 @@ class Session:
         self.seats: dict[str, tuple[Match, Seat]] = {}
         self.spectating: set[str] = set()
         self._after_reply: list[Callable[[], None]] = []
+        #: Clear while a request is being answered: a shutdown waits for it.
+        self.idle = asyncio.Event()
+        self.idle.set()
 
     async def run(self) -> None:
         connections = self.server.connections_by_address
         connections[self.address] += 1
+        self.server.sessions.add(self)
         auth_deadline = asyncio.get_running_loop().call_later(
             self.server.limits.auth_timeout_s, self._auth_expired
         )
         try:
             async for frame in self.connection:
-                await self._send_then_forward(await self.handle(frame))
+                self.idle.clear()
+                try:
+                    await self._send_then_forward(await self.handle(frame))
+                finally:
+                    self.idle.set()
                 if self._abusive:
                     # Its unread requests keep the server from reading the close reply:
                     # do not wait the usual close timeout for it.
@@ -461,6 +495,7 @@ class Session:
         except (ConnectionClosed, _Dropped):
             pass
         finally:
+            self.server.sessions.discard(self)
             auth_deadline.cancel()
             connections[self.address] -= 1
             if not connections[self.address]:
@@ -487,6 +522,10 @@ class Session:
                 request_id = error.details.get("id")
             else:
                 request_id = request.id
+            if self.server.draining:
+                raise ServerError(
+                    "shutting_down", "the server is shutting down: reconnect in a moment"
+                )
             if wait_s:
                 raise self._refuse(wait_s)
             self._charge(request)

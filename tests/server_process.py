@@ -1,0 +1,93 @@
+"""``gaps-server`` as a process of its own, so that tests can kill it or stop it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.client import Client
+
+
+class ServerProcess:
+    """``gaps-server`` on a database, started and killed as a whole process, with
+    ``args`` added to its command line."""
+
+    def __init__(self, database_url: str, data_dir: Path, *, args: Sequence[str] = ()) -> None:
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.args = list(args)
+        self.process: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-m", "server", "--port", "0",
+                "--database-url", self.database_url, "--data-dir", str(self.data_dir),
+                "--grace-s", "60", "--countdown-s", "0", "--log-level", "WARNING",
+                *self.args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "REDIS_URL": ""},
+        )
+        assert self.process.stdout is not None
+        banner = self.process.stdout.readline()
+        listening = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
+        assert listening, f"the server did not start: {banner!r}"
+        self.port = int(listening.group(1))
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def terminate(self) -> None:
+        """SIGTERM: the graceful shutdown."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def replay(self, code: str) -> dict[str, Any]:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.port}/matches/{code}/replay", timeout=10
+        ) as reply:
+            document: dict[str, Any] = json.loads(reply.read())
+        return document
+
+
+@pytest.fixture
+async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[ServerProcess]:
+    process = ServerProcess(database_url, tmp_path)
+    process.start()
+    yield process
+    process.stop()
+
+
+async def back(server: ServerProcess, token: str) -> Client:
+    """A new connection of the player with ``token``."""
+    client = await Client.connect(server.url)
+    await client.ok("hello", token=token)
+    return client
