@@ -281,6 +281,22 @@ async def test_an_address_may_keep_only_so_many_connections_open(
         assert json.loads(await again.recv())["type"] == "pong"
 
 
+@pytest.mark.limits(max_connections_per_ip=3)
+async def test_handshakes_at_the_same_instant_cannot_all_pass_the_connection_limit(
+    server: Server, ws_url: str
+) -> None:
+    attempts = await asyncio.gather(
+        *(websocket_connect(ws_url) for _ in range(8)), return_exceptions=True
+    )
+    opened = [a for a in attempts if not isinstance(a, BaseException)]
+    refused = [a for a in attempts if isinstance(a, InvalidStatus)]
+    assert len(opened) == 3 and len(refused) == 5
+    assert all(r.response.status_code == 429 for r in refused)
+    for connection in opened:
+        await connection.close()
+    await wait_until(lambda: not server.connections_by_address)
+
+
 @pytest.mark.limits(auth_timeout_s=0.3)
 async def test_a_connection_that_never_authenticates_is_closed(ws_url: str) -> None:
     async with websocket_connect(ws_url) as idle, websocket_connect(ws_url) as player:
