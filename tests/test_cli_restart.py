@@ -27,6 +27,7 @@ from client_cli.connection import Connection
 from client_cli.match_state import MatchState, Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.verify import verify
+from gaps import Action
 from gaps.bots import GreedyBot
 from server.app import Server
 from server.config import Settings
@@ -150,9 +151,9 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
         greedy = GreedyBot(7)
         acknowledged: dict[int, str] = {}
 
-        async def act() -> None:
+        async def act(chosen: Action | None = None) -> None:
             assert state.own is not None
-            action = str(greedy.choose(state.own.game()))
+            action = str(chosen or greedy.choose(state.own.game()))
             reply = await ana.act(code, action)
             acknowledged[reply["seq"]] = action
             state.apply_ack(reply)
@@ -169,11 +170,16 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
             take_reply(message)
 
         ana._on_reply = lose_the_ack  # type: ignore[method-assign]
-        unanswered = asyncio.create_task(act())
+        assert state.own is not None
+        ahead = state.own.game()
+        first = greedy.choose(ahead)
+        ahead.push(first)
+        unanswered = asyncio.create_task(act(first))
         await asyncio.wait_for(lost.wait(), 10)
         later: list[asyncio.Task[None]] = []
         # The next move is played while the server is down: it goes once it is back.
-        await restartable.restart(meanwhile=lambda: later.append(asyncio.create_task(act())))
+        await restartable.restart(
+            meanwhile=lambda: later.append(asyncio.create_task(act(greedy.choose(ahead)))))
         await asyncio.wait_for(unanswered, 20)
         await asyncio.wait_for(later[0], 20)
         await wait_for(lambda: "connection restored: back in the match" in bob_state.log)
