@@ -727,7 +727,8 @@ class Connection:
                     last_error = f"the server refused the reconnect for now: {refusal}"
                     with contextlib.suppress(Exception):
                         await socket.close()
-                    await asyncio.sleep(refusal.pause_s(delay))
+                    left_s = max(0.0, deadline - time.monotonic())
+                    await asyncio.sleep(min(refusal.pause_s(delay), left_s))
                     delay = min(delay * 2, RETRY_MOST_S)
                     continue
                 self._failed = f"the server refused the reconnect: {refusal}"

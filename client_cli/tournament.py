@@ -246,7 +246,7 @@ class TournamentFollower:
         finally:
             self.app = None
         state = app.state
-        if self.connection.failure is not None:
+        if state.phase is not Phase.FINISHED and self.connection.failure is not None:
             raise ClientError(self.connection.failure)
         if state.phase is not Phase.FINISHED and (code in self.gone or state.gone is not None):
             self._round_gone(number, code, self.gone.get(code) or str(state.gone))
@@ -262,7 +262,6 @@ class TournamentFollower:
         else:
             self.out.print(Text(f"Your game of round {number} is over; the others are still "
                                 "playing."))
-
 
     def _round_gone(self, number: int, code: str, why: str) -> None:
         self.connection.forget(code)
