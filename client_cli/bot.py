@@ -4,6 +4,13 @@ Each bot is a player of its own (named ``bot-XXXX``); its token is kept in the c
 so the same bots come back next time. A bot joins the match, says it is ready, and once
 the cards are dealt plays the moves ``gaps.bots`` chooses, pausing between them like a
 person would (``pace_s`` seconds on average, 0 for no pause).
+
+A bot follows a server restart as its connection does (``client_cli.connection``): it
+rejoins and goes on from the acknowledged state of its game. A refusal for now (the
+database is down) is retried by the connection; one that outlasts its retries fails the
+bot with a ``ClientError`` and leaves its game to the server's grace period. A match the
+server no longer has fails the bot with ``MatchGone``; in a tournament, the bot then waits
+for the next round.
 """
 
 from __future__ import annotations
@@ -11,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from client_cli.config import Account, Config
 from client_cli.connection import ClientError, Connection, ServerRefused
@@ -24,8 +31,16 @@ from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
 
 Report = Callable[[str], None]
+T = TypeVar("T")
 #: Refusals after which a bot has nothing left to do in the match.
 ENDED_CODES = frozenset({"game_over", "match_finished"})
+#: Refusals of an action that mean the server no longer has the match (or the bot's seat).
+GONE_CODES = frozenset({"no_such_match", "not_in_match"})
+
+
+class MatchGone(ClientError):
+    """The bot's match is gone from the server (its rejoin after a reconnect was refused):
+    the message names the bot, the match and the server's reason."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +120,7 @@ class BotPlayer:
     def _on_server(self, message: dict[str, Any]) -> None:
         match = message.get("match")
         code = match.get("code") if isinstance(match, dict) else match
-        if code == self.code:
+        if code == self.code or message.get("type") == "connection":
             self.state.apply(message)
         self._changed.set()
 
@@ -123,9 +138,14 @@ class BotPlayer:
         self.connection.remove_listener(self._on_server)
 
     async def play(self) -> MatchState:
-        """Play until the match ends; returns the final state."""
+        """Play until the match ends; returns the final state.
+
+        Raises ``MatchGone`` when the server no longer has the match, and ``ClientError``
+        when the connection gave up reconnecting or the server kept refusing an action
+        for now (its database down) longer than the connection retries."""
         state = self.state
         while state.phase not in (Phase.FINISHED, Phase.ABANDONED):
+            self._check_gone()
             if self.connection.failure is not None:  # gave up reconnecting
                 raise ClientError(f"{self.name}: {self.connection.failure}")
             if not state.playing or state.own is None:
@@ -142,19 +162,54 @@ class BotPlayer:
             try:
                 reply = await self.connection.act(self.code, str(action))
             except ServerRefused as refusal:
+                self._check_gone()
                 if refusal.code in ENDED_CODES:
                     state.own.end_reason = state.own.end_reason or refusal.code
                     continue
+                if refusal.code in GONE_CODES:
+                    raise MatchGone(f"{self.name}: match {self.code} is gone: the server "
+                                    f"refused {action}: {refusal}") from None
+                if refusal.transient:  # the connection retried for reconnect_for_s
+                    raise ClientError(
+                        f"{self.name}: the server could not take {action} in match "
+                        f"{self.code} for {self.connection.reconnect_for_s:g} s ({refusal}); "
+                        "the game ends after the server's grace period") from None
+                if refusal.code != "illegal_action":
+                    raise ClientError(f"{self.name}: the server refused {action} in match "
+                                      f"{self.code}: {refusal}") from None
+                # The rules engine here and the server's disagree: no move can be trusted.
                 self.report(f"{self.name}: the server refused {action}: {refusal}; stopping")
                 state.own.end_reason = "refused"
                 await self._stop_quietly()
                 continue
+            except ClientError:
+                self._check_gone()  # the match was dropped while the action waited
+                raise
             state.apply_ack(reply)
             if state.own.over:
                 self.report(f"{self.name} finished: {reply['status']}, score {reply['score']} "
                             f"(placed {reply['placed']}/48, {reply['redeals_used']} redeal(s), "
                             f"{reply['moves_made']} moves) at {format_ms(reply.get('t_ms'))}")
+        if state.phase is Phase.FINISHED and state.ranking is None:
+            await self._fetch_ranking()
         return state
+
+    def _check_gone(self) -> None:
+        if self.state.gone is not None and self.state.phase is not Phase.FINISHED:
+            raise MatchGone(f"{self.name}: {self.state.gone}")
+
+    async def _fetch_ranking(self) -> None:
+        """A match that ended unseen (while the server was down, say) came back as a
+        finished snapshot: its ranking is in its last event."""
+        try:
+            reply = await self.connection.request(
+                "resync", code=self.code, since=max(0, self.state.last_seq - 1), retry=True)
+        except ClientError as error:  # the ranking is a bonus: the match is over
+            self.report(f"{self.name}: match {self.code} is over; no ranking ({error})")
+            return
+        for event in reply.get("events", []):
+            if event.get("event") == "match_ended":
+                self.state.apply(event)
 
     async def _stop_quietly(self) -> None:
         try:
@@ -194,7 +249,7 @@ async def run_bots(
                 await connection.close()
                 raise
             players.append(player)
-        states = await asyncio.gather(*(player.play() for player in players))
+        states = await together(player.play() for player in players)
     finally:
         for player in players:
             await player.connection.close()
@@ -237,15 +292,27 @@ async def run_tournament_bots(
                    f"{view['code']} ({len(view.get('entrants', []))}/{view['max_players']})")
             entered.append((connection, account, queue))
             views.append(view)
-        finals = await asyncio.gather(*(
+        finals = await together(
             _tournament_bot(connection, account, queue, options,
                             random.Random(rng.randrange(2**32)), report, speaker=index == 0)
             for index, (connection, account, queue) in enumerate(entered)
-        ))
+        )
     finally:
         for connection, _, _ in entered:
             await connection.close()
     return views[0], finals[0]
+
+
+async def together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run ``coroutines`` at once and return their results in order; the first to fail
+    cancels the others (no bot is left playing alone after its peers gave up)."""
+    tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]
+    try:
+        return await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def tournament_news(
@@ -262,7 +329,8 @@ def tournament_news(
             elif view.get("status") == "running" and view.get("round_match"):
                 queue.put_nowait({"event": "round_starting", "round": view["current_round"],
                                   "match": view["round_match"]})
-        elif kind == "connection" and message.get("state") == "failed":
+        elif kind == "connection" and (message.get("state") == "failed" or (
+                message.get("state") == "gone" and message.get("tournament") == code)):
             queue.put_nowait({"event": "failed", "detail": message.get("detail")})
     return listen
 
@@ -292,6 +360,8 @@ async def _tournament_bot(
             try:
                 await player.join(ready=False)
                 await player.play()
+            except MatchGone as gone:  # a restart lost the round: the next one may come
+                report(f"{gone}; round {event.get('round')} is lost, waiting for the next")
             except ServerRefused as refusal:  # the round ended before the bot came
                 report(f"{account.name} missed round {event.get('round')}: {refusal}")
             finally:

@@ -545,12 +545,15 @@ async def _open_screen(
     context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
     heading: str | None = None,
 ) -> MatchState:
-    """Open the match screen on ``snapshot``; close the connection once it closes."""
+    """Open the match screen on ``snapshot``; close the connection once it closes. A match
+    gone from the server (or a connection that gave up) before its end is a failure."""
     app = MatchApp(connection, snapshot, heading=heading)
     try:
         await context.frontend(app)
     finally:
         await connection.close()
+    if app.state.gone is not None and app.state.phase is not Phase.FINISHED:
+        raise CliError(app.state.gone)
     return app.state
 
 

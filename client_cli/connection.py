@@ -9,6 +9,15 @@
   token, ``join_match`` for every match it was in (its snapshot goes to the listener),
   then ``resync`` from the last event seen. An action that was sent but not acknowledged
   is sent again with the same ``seq``: the server applies it at most once.
+* A server restart (a deploy, a crash) is one of those drops. The restarted server numbers
+  each match's events anew: a rejoin's snapshot whose ``seq`` is below the last event seen
+  says so, and the count goes on from that snapshot. A refusal that means "not now"
+  (``TRANSIENT_CODES``: the database or the broker is down, the server is shutting down,
+  too many requests) is tried again with a growing pause, for up to ``reconnect_for_s``:
+  during a reconnect (the whole ``hello`` and rejoin again), and for requests that are
+  safe to repeat (actions included: the server promises it applied none of them).
+  A match the server no longer has (its rejoin is refused otherwise) is dropped, with a
+  ``gone`` notice naming it and the server's reason.
 * A message whose count (a ``seq``, ``round``, ``rank``, ``time_limit_s``...) is not a
   whole number breaks the protocol: the connection stops for good (``ProtocolError``'s
   message, naming the field, is its ``failure``), without a reconnect.
@@ -16,8 +25,10 @@
 The listener receives plain dicts: every ``event``; every snapshot (the ``match_created``,
 ``joined``, ``snapshot`` and ``daily_started`` replies, and the unasked ``matched`` of a
 quick match); every ``tournament_event`` of the tournaments followed (each once, in
-order); and ``{"type": "connection", "state": ...}`` notices, ``state`` being ``lost``,
-``restored``, ``failed`` or ``closed``.
+order); and ``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state``
+being ``lost`` (reconnecting), ``restored``, ``retrying`` (a request refused for now goes
+again), ``failed`` (for good: the connection gave up), ``closed``, or ``gone`` with the
+``match`` (or ``tournament``) that could not be rejoined (followed) after a reconnect.
 
 Tournament events are numbered too: a gap in their ``seq`` is filled with
 ``tournament_resync``, and after a reconnect each tournament entered is followed again
@@ -56,9 +67,19 @@ SNAPSHOT_TYPES: Final = frozenset(
     {"match_created", "joined", "snapshot", "daily_started", "matched"}
 )
 REQUEST_TIMEOUT_S: Final = 15.0
-#: How long the client keeps trying to reconnect before it gives up.
-RECONNECT_FOR_S: Final = 60.0
-STORAGE_RETRIES: Final = 5
+#: How long the client keeps trying to reconnect (and to repeat a request refused for now)
+#: before it gives up: long enough for a deploy that migrates the database.
+RECONNECT_FOR_S: Final = 180.0
+#: The first pause before a refused request (or a reconnect) is tried again; each pause
+#: doubles, up to ``RETRY_MOST_S``.
+RETRY_FIRST_S: Final = 0.2
+RETRY_MOST_S: Final = 2.0
+#: Refusals that mean "not now, nothing was changed": the same request may go again.
+TRANSIENT_CODES: Final = frozenset(
+    {"storage_unavailable", "broker_unavailable", "shutting_down", "rate_limited"}
+)
+#: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
+GOING_AWAY: Final = 1001
 #: Messages of one match kept for late listeners.
 MAX_DELIVERED: Final = 20_000
 #: Fields the client counts with (``int``), wherever they come in a message: whole numbers.
@@ -128,6 +149,19 @@ class ServerRefused(ClientError):
         self.reason: str | None = reply.get("reason")
         self.field: str | None = reply.get("field")
         super().__init__(self.message)
+
+    @property
+    def transient(self) -> bool:
+        """Whether the refusal means "not now": the same request may go again later."""
+        return self.code in TRANSIENT_CODES
+
+    def pause_s(self, pause_s: float) -> float:
+        """How long to wait before trying again: ``pause_s``, or longer if the server
+        said how long (``retry_after_ms`` of ``rate_limited``)."""
+        after_ms = self.reply.get("retry_after_ms")
+        if isinstance(after_ms, int | float) and not isinstance(after_ms, bool):
+            return max(pause_s, after_ms / 1000)
+        return pause_s
 
     def __str__(self) -> str:
         if self.reason:
@@ -317,9 +351,14 @@ class Connection:
     async def request(self, kind: str, *, retry: bool = False, **fields: Any) -> Message:
         """Send a request and return its reply; an ``error`` reply raises ``ServerRefused``.
 
-        With ``retry``, a request cut by a dropped connection is sent again once the
-        connection is back (only for requests that are safe to repeat).
+        With ``retry`` (only for requests that are safe to repeat), a request cut by a
+        dropped connection is sent again once the connection is back, and one refused for
+        now (``TRANSIENT_CODES``) is sent again after a pause that grows from
+        ``RETRY_FIRST_S`` to ``RETRY_MOST_S``, until ``reconnect_for_s`` has passed since
+        the first such refusal: then that refusal is raised.
         """
+        deadline: float | None = None
+        pause_s = RETRY_FIRST_S
         while True:
             await self._wait_connected()
             try:
@@ -327,6 +366,21 @@ class Connection:
             except ConnectionLost:
                 if not retry or self._closing or not self.reconnect:
                     raise
+            except ServerRefused as refusal:
+                if not retry or not refusal.transient or self._closing:
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.reconnect_for_s
+                    self._notify({
+                        "type": "connection", "state": "retrying", "code": refusal.code,
+                        "detail": f"the server refused {kind} for now ({refusal}): trying "
+                                  f"again for up to {self.reconnect_for_s:g} s"})
+                wait_s = refusal.pause_s(pause_s)
+                if now + wait_s > deadline:
+                    raise
+                await asyncio.sleep(wait_s)
+                pause_s = min(pause_s * 2, RETRY_MOST_S)
 
     async def _wait_connected(self) -> None:
         if self._failed is not None:
@@ -457,8 +511,11 @@ class Connection:
         """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
 
         Actions of one match go one at a time, each with the next ``seq``. If the
-        connection drops before the reply, the same action goes again with the same
-        ``seq`` once reconnected; ``storage_unavailable`` is retried a few times.
+        connection drops before the reply (a server restart, say), the same action goes
+        again with the same ``seq`` once reconnected: the server applies it at most once,
+        and answers a resend of one it had applied with its original reply
+        (``duplicate``). A refusal for now (``storage_unavailable``, ``shutting_down``...)
+        is retried as ``request`` says: the server applied nothing.
         """
         track = self.tracks.get(code)
         if track is None:
@@ -468,16 +525,8 @@ class Connection:
             track.next_seq += 1
             track.unacked = (seq, action)
             try:
-                for attempt in range(STORAGE_RETRIES):
-                    try:
-                        return await self.request(
-                            "action", retry=True, code=code, seq=seq, action=action
-                        )
-                    except ServerRefused as refusal:
-                        if refusal.code != "storage_unavailable" or attempt + 1 == STORAGE_RETRIES:
-                            raise
-                        await asyncio.sleep(0.2 * (attempt + 1))
-                raise AssertionError("unreachable")
+                return await self.request("action", retry=True, code=code, seq=seq,
+                                          action=action)
             finally:
                 track.unacked = None
 
@@ -511,7 +560,7 @@ class Connection:
             pass
         finally:
             if socket is self._socket:
-                self._dropped()
+                self._dropped(going_away=socket.close_code == GOING_AWAY)
 
     def _on_reply(self, message: Message) -> None:
         kind = message.get("type")
@@ -537,9 +586,12 @@ class Connection:
         track = self.tracks.get(code)
         if track is None:
             track = self.tracks[code] = MatchTrack(code, role=str(you.get("role", "player")))
-        if not track.rejoining:
+        seq = int(message.get("seq", 0))
+        if not track.rejoining or seq < track.last_event:
             # A rejoin keeps the last event seen: the resync that follows fills the gap.
-            track.last_event = int(message.get("seq", 0))
+            # Unless the server restarted: it numbers the events anew, so a rejoin's seq
+            # below the last seen starts the count again from this snapshot.
+            track.last_event = seq
         last_seq = you.get("last_seq")
         if isinstance(last_seq, int):
             track.next_seq = max(track.next_seq, last_seq + 1)
@@ -626,7 +678,7 @@ class Connection:
 
     # -- reconnecting --------------------------------------------------------------------
 
-    def _dropped(self) -> None:
+    def _dropped(self, *, going_away: bool = False) -> None:
         self._connected.clear()
         if self._failed is not None:  # the server broke the protocol
             self._fail_pending(self._failed)
@@ -642,11 +694,15 @@ class Connection:
             return
         if self._reconnector is not None and not self._reconnector.done():
             return  # the reconnect under way sees the drop and tries again
-        self._notify({"type": "connection", "state": "lost",
-                      "detail": f"lost the connection to {self.url}; reconnecting"})
+        why = ("the server is restarting" if going_away
+               else f"lost the connection to {self.url}")
+        self._notify({"type": "connection", "state": "lost", "detail": f"{why}; reconnecting"})
         self._reconnector = asyncio.create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
+        """Open a new socket and restore on it, until that works or ``reconnect_for_s``
+        has passed. A server that is down, or that refuses for now (it restarts, its
+        database is not back yet), is tried again; any other refusal is final."""
         deadline = time.monotonic() + self.reconnect_for_s
         delay = 0.05
         last_error = "no attempt"
@@ -661,34 +717,52 @@ class Connection:
             except ConnectError as error:
                 last_error = str(error)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, RETRY_MOST_S)
                 continue
             self._attach(socket)
             try:
                 await self._restore()
             except ServerRefused as refusal:
+                if refusal.transient:  # not now: this socket goes, a new one tries again
+                    last_error = f"the server refused the reconnect for now: {refusal}"
+                    with contextlib.suppress(Exception):
+                        await socket.close()
+                    left_s = max(0.0, deadline - time.monotonic())
+                    await asyncio.sleep(min(refusal.pause_s(delay), left_s))
+                    delay = min(delay * 2, RETRY_MOST_S)
+                    continue
                 self._failed = f"the server refused the reconnect: {refusal}"
                 self._notify({"type": "connection", "state": "failed", "detail": self._failed})
                 self._connected.set()
                 return
             except ClientError as error:  # dropped again: try again
                 last_error = str(error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MOST_S)
                 continue
-            self._notify({"type": "connection", "state": "restored", "detail": "reconnected"})
+            self._notify({"type": "connection", "state": "restored",
+                          "detail": f"reconnected to {self.url}"})
             self._connected.set()
             return
 
     async def _restore(self) -> None:
         """hello, join every match again and resync each from the last event seen, resync
-        every tournament entered, queue again for a quick match."""
+        every tournament entered, queue again for a quick match. A refusal for now is
+        raised (the reconnect tries again); a match whose rejoin is refused otherwise is
+        gone: it is dropped, with a notice."""
         assert self.token is not None
         await self.hello(self.token)
         for track in list(self.tracks.values()):
             track.resyncing = track.rejoining = True
+            # Events held back from before the drop come again with the resync (or, after
+            # a restart, numbered anew): held ones of the old numbering would mislead.
+            track.held = []
             try:
                 await self._request_now("join_match", code=track.code, role=track.role)
             except ServerRefused as refusal:
                 track.resyncing = False
+                if refusal.transient:
+                    raise
                 self.tracks.pop(track.code, None)
                 self._notify({"type": "connection", "state": "gone", "match": track.code,
                               "detail": f"cannot rejoin match {track.code}: {refusal}"})
@@ -702,6 +776,8 @@ class Connection:
             try:
                 await self._resync(followed, inline=True)
             except ServerRefused as refusal:
+                if refusal.transient:
+                    raise
                 self.entered.discard(code)
                 self._notify({"type": "connection", "state": "gone", "tournament": code,
                               "detail": f"cannot follow tournament {code} again: {refusal}"})

@@ -157,6 +157,10 @@ class MatchState:
     log: list[str] = field(default_factory=list)
     spectators: int = 0
     last_seq: int = 0
+    #: Why this client can no longer follow the match, if it cannot, naming the match: the
+    #: server no longer has it (its rejoin after a reconnect was refused), or the
+    #: connection gave up.
+    gone: str | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -201,12 +205,28 @@ class MatchState:
     # -- applying what the server says ---------------------------------------------------------
 
     def apply(self, message: Message) -> None:
-        """Apply an event or a snapshot (``match_created``, ``joined``, ``snapshot``, and
-        ``daily_started`` and ``matched``, shaped like ``joined``)."""
+        """Apply an event, a snapshot (``match_created``, ``joined``, ``snapshot``, and
+        ``daily_started`` and ``matched``, shaped like ``joined``) or a connection notice
+        (``client_cli.connection``: lost, restored, failed, and gone for this match)."""
         if message.get("type") == "event":
             self._event(message)
         elif message.get("type") in SNAPSHOT_TYPES:
             self._snapshot(message)
+        elif message.get("type") == "connection":
+            self._connection(message)
+
+    def _connection(self, notice: Message) -> None:
+        state, detail = notice.get("state"), str(notice.get("detail", ""))
+        if state == "lost":
+            self._note(f"connection lost: {detail}")
+        elif state == "restored":
+            self._note("connection restored: back in the match")
+        elif state == "gone" and notice.get("match") == self.code:
+            self.gone = f"match {self.code} is gone: {detail}"
+            self._note(self.gone)
+        elif state == "failed":
+            self.gone = f"lost match {self.code}: {detail}"
+            self._note(self.gone)
 
     def _note(self, line: str) -> None:
         self.log.append(line)
@@ -220,7 +240,9 @@ class MatchState:
         self.commitment = summary.get("commitment") or self.commitment
         self.seed = summary.get("seed") or self.seed
         self.spectators = int(message.get("spectators", 0))
-        self.last_seq = max(self.last_seq, int(message.get("seq", 0)))
+        # A snapshot reflects every event up to its seq; after a server restart the seq is
+        # numbered anew, lower than those seen before: it is the count from now on.
+        self.last_seq = int(message.get("seq", 0))
         self.players = {int(p["player_id"]): dict(p) for p in message.get("players", [])}
         you = message.get("you") or {}
         self.role = str(you.get("role", self.role))
@@ -230,6 +252,9 @@ class MatchState:
         self.phase = phase if self.phase is not Phase.FINISHED else self.phase
         if phase in (Phase.RUNNING, Phase.FINISHED) and summary.get("started_at"):
             self.clock.sync(int(summary.get("t_ms", 0)))
+        ranking = message.get("ranking")
+        if phase is Phase.FINISHED and isinstance(ranking, list):  # when the server sends it
+            self.ranking = [dict(row) for row in ranking]
         view = you.get("game")
         if isinstance(view, Mapping):
             last_seq = int(you.get("last_seq", 0))

@@ -199,6 +199,8 @@ class MatchApp(BoardApp):
         self._heights = (-1, -1)
         self._refresh_pending = False
         self._said: Text | None = None
+        #: Whether the ranking of a match that ended unseen is being fetched.
+        self._fetching = False
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -225,6 +227,7 @@ class MatchApp(BoardApp):
         self.set_interval(0.25, self._tick)
         self.refresh_view()
         if self.state.phase is Phase.FINISHED and self.state.ranking is None:
+            self._fetching = True
             self.run_worker(self._fetch_ranking(), exit_on_error=False)
 
     def on_unmount(self) -> None:
@@ -256,6 +259,7 @@ class MatchApp(BoardApp):
             if message.get("state") != "gone" or message.get("match") == self.state.code:
                 self.connection_note = (str(message.get("detail")),
                                         message.get("state") != "restored")
+                self.state.apply(message)
         else:
             match = message.get("match")
             code = match.get("code") if isinstance(match, Mapping) else match
@@ -265,11 +269,21 @@ class MatchApp(BoardApp):
         self.post_message(ServerUpdate())
 
     def on_server_update(self, _: ServerUpdate) -> None:
+        state = self.state
+        if state.gone is not None and state.phase is not Phase.FINISHED:
+            # Nothing more can happen here: whoever opened the screen says why.
+            self.exit()
+            return
         if self.connection_note is not None:
             text, error = self.connection_note
             self.connection_note = None
             with contextlib.suppress(NoMatches):
                 self.query_one(MessageLine).say(text, error=error)
+        if state.phase is Phase.FINISHED and state.ranking is None and not self._fetching:
+            # A snapshot of a match that ended meanwhile (while the server was down, say):
+            # its ranking is in its last event.
+            self._fetching = True
+            self.run_worker(self._fetch_ranking(), exit_on_error=False)
         self.schedule_refresh()
 
     # -- drawing ---------------------------------------------------------------------------

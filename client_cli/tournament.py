@@ -7,6 +7,10 @@ prints the round's ranking and the standings in the terminal, and at the end the
 standings and the podium. A screen still open on a finished round closes by itself when
 the next round starts.
 
+After a server restart the connection rejoins the round's match and the screen goes on.
+A round's match the server no longer has (its rejoin is refused) is reported, its screen
+closes, and the follower waits for the next round.
+
 The connection hands over the tournament's events once each and in order, fetching
 those it missed (``tournament_resync``, after a gap or a reconnect) so that they are
 followed as if they had come live; when the server no longer has them, its snapshot (the
@@ -76,6 +80,8 @@ class TournamentFollower:
         self.final: Message | None = None
         #: The last round whose standings were printed.
         self.standings_shown = 0
+        #: Round matches the server no longer has (a rejoin refused), with why.
+        self.gone: dict[str, str] = {}
 
     # -- what the server says ----------------------------------------------------------
 
@@ -88,6 +94,11 @@ class TournamentFollower:
             self.queue.put_nowait(message)
         elif kind == "tournament" and message.get("tournament", {}).get("code") == self.code:
             self.queue.put_nowait(message)  # a resync's snapshot: events were lost
+        elif kind == "connection" and message.get("state") == "gone" and message.get("match"):
+            code = str(message["match"])
+            self.gone[code] = str(message.get("detail"))
+            if self.app is not None and self.app.state.code == code:
+                self.app.exit()  # (its own screen says so too)
         elif kind == "connection" and (message.get("state") == "failed" or (
                 message.get("state") == "gone" and message.get("tournament") == self.code)):
             self.queue.put_nowait(message)
@@ -224,6 +235,9 @@ class TournamentFollower:
                 raise
             self.out.print(printable_text(f"Round {number} is over already: {refusal}"))
             return
+        if code in self.gone:  # lost in a restart before its screen opened
+            self._round_gone(number, code, self.gone[code])
+            return
         app = MatchApp(self.connection, snapshot,
                        heading=f"{self.view.get('name')} · round {number}/{rounds}")
         self.app = app
@@ -232,7 +246,11 @@ class TournamentFollower:
         finally:
             self.app = None
         state = app.state
-        if state.phase is Phase.FINISHED and state.ranking is not None:
+        if state.phase is not Phase.FINISHED and self.connection.failure is not None:
+            raise ClientError(self.connection.failure)
+        if state.phase is not Phase.FINISHED and (code in self.gone or state.gone is not None):
+            self._round_gone(number, code, self.gone.get(code) or str(state.gone))
+        elif state.phase is Phase.FINISHED and state.ranking is not None:
             self.connection.forget(code)
             self.out.print(ranking_table(state.ranking, state.you_id,
                                          title=f"Round {number}/{rounds} (match {code})"))
@@ -244,6 +262,12 @@ class TournamentFollower:
         else:
             self.out.print(Text(f"Your game of round {number} is over; the others are still "
                                 "playing."))
+
+    def _round_gone(self, number: int, code: str, why: str) -> None:
+        self.connection.forget(code)
+        self.out.print(printable_text(
+            f"Round {number}'s match {code} is gone ({why}); waiting for the next round.",
+            "bold #e0c040"))
 
 
 def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],

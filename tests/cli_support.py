@@ -77,15 +77,20 @@ class Hostile:
     """A server that speaks the protocol but chooses its words to attack the client.
 
     Each request type gets its scripted messages: the first is the reply (it takes the
-    request's id), the others follow unasked; ``push`` sends more later. ``hello`` is
-    welcomed as ``ME``. A GET gets the JSON body scripted for its path (404 otherwise).
+    request's id), the others follow unasked; ``push`` sends more later. ``once`` holds
+    replies given first, one per request of that type, before the scripted ones (a
+    refusal for now, then the answer). ``hello`` is welcomed as ``ME``. ``drop`` closes
+    every connection, as a server that stops does. A GET gets the JSON body scripted for
+    its path (404 otherwise).
     """
 
     def __init__(
         self, answers: Mapping[str, list[Message]] | None = None,
         pages: Mapping[str, Any] | None = None,
+        once: Mapping[str, list[Message]] | None = None,
     ) -> None:
         self.answers = {"hello": [{"type": "welcome", "player": ME}], **(answers or {})}
+        self.once = {kind: list(replies) for kind, replies in (once or {}).items()}
         self.pages = dict(pages or {})
         self.requests: list[Message] = []
         self._sockets: set[ServerConnection] = set()
@@ -110,12 +115,25 @@ class Hostile:
             for message in messages:
                 await socket.send(json.dumps(message))
 
+    async def drop(self, code: int = 1001) -> None:
+        """Close every connection with ``code`` (1001: going away, as a restart does)."""
+        for socket in list(self._sockets):
+            await socket.close(code, "going away")
+
+    def sent(self, kind: str) -> list[Message]:
+        """The requests of type ``kind`` received so far."""
+        return [request for request in self.requests if request["type"] == kind]
+
     async def _session(self, socket: ServerConnection) -> None:
         self._sockets.add(socket)
         try:
             async for frame in socket:
                 request = json.loads(frame)
                 self.requests.append(request)
+                once = self.once.get(request["type"])
+                if once:
+                    await socket.send(json.dumps({**once.pop(0), "id": request["id"]}))
+                    continue
                 reply, *more = self.answers.get(request["type"], [
                     {"type": "error", "code": "unknown_type", "message": "not scripted"}])
                 await socket.send(json.dumps({**reply, "id": request["id"]}))

@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 
 from client_cli import http
-from client_cli.bot import think_time, tournament_news
+from client_cli.bot import BotPlayer, MatchGone, think_time, together, tournament_news
 from client_cli.cli import run_async
-from client_cli.connection import Connection
+from client_cli.config import Account
+from client_cli.connection import ClientError, Connection
 from client_cli.verify import verify
-from gaps import Move
+from gaps import Game, Move, Seed
+from gaps.bots import bot_for_level
 from gaps.move import REDEAL, STOP
+from tests.cli_support import ME, Hostile, lobby
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -116,3 +119,93 @@ def test_a_tournament_snapshot_tells_the_bots_the_round_to_play_or_the_end() -> 
     assert queue.get_nowait() == {"event": "tournament_ended", "standings": rows, "podium": rows}
     listen({"type": "tournament", "tournament": {**finished, "code": "OTHER"}, "seq": 1})
     assert queue.empty()
+
+
+def test_a_tournament_gone_after_a_reconnect_fails_its_bots_and_a_round_gone_does_not() -> None:
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    listen = tournament_news("Q4M2ZK", queue)
+    listen({"type": "connection", "state": "gone", "match": "M2",
+            "detail": "cannot rejoin match M2: no live match has code 'M2'"})
+    listen({"type": "connection", "state": "gone", "tournament": "OTHER",
+            "detail": "cannot follow tournament OTHER again"})
+    assert queue.empty()  # a round's match gone: the bot playing it says so, and goes on
+    why = "cannot follow tournament Q4M2ZK again: no tournament has code 'Q4M2ZK'"
+    listen({"type": "connection", "state": "gone", "tournament": "Q4M2ZK", "detail": why})
+    assert queue.get_nowait() == {"event": "failed", "detail": why}
+
+
+async def test_bots_together_stop_when_one_fails() -> None:
+    cancelled: list[str] = []
+
+    async def waits() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append("waiting bot")
+            raise
+        return "never"
+
+    async def fails() -> str:
+        raise ClientError("bot-ab12: match K7QX2M is gone")
+
+    with pytest.raises(ClientError, match="is gone"):
+        await asyncio.wait_for(together([waits(), fails()]), 5)
+    assert cancelled == ["waiting bot"]
+    assert await together([asyncio.sleep(0, "a"), asyncio.sleep(0, "b")]) == ["a", "b"]
+
+
+def running(code: str) -> dict[str, Any]:
+    """A ``joined`` snapshot of a running match where ME (the bot here) plays a deal."""
+    game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
+    snapshot = lobby(code, status="running", started_at="2026-01-01T00:00:00+00:00", t_ms=0)
+    snapshot["players"][0] |= {"status": "playing", "moves_made": 0, "finished": False}
+    snapshot["you"] = {"role": "player", "last_seq": 0, "game": {
+        "grid": game.layout().splitlines(), "score": 0, "placed": 0, "redeals_used": 0,
+        "redeals_left": 2, "moves_made": 0, "status": "playing", "can_undo": False}}
+    return snapshot
+
+
+def a_bot(connection: Connection, code: str, said: list[str]) -> BotPlayer:
+    return BotPlayer(connection, Account("bot-ab12", "t" * 43, ME["id"]), code,
+                     bot_for_level(2, seed=1), pace_s=0, rng=random.Random(1),
+                     report=said.append, level=2)
+
+
+async def test_a_bot_refused_for_now_past_its_retries_fails_and_does_not_stop_its_game() -> None:
+    refusal = {"type": "error", "code": "storage_unavailable", "message": "database down"}
+    async with Hostile({"join_match": [running("K7QX2M")], "action": [refusal]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=0.3)
+        said: list[str] = []
+        player = a_bot(connection, "K7QX2M", said)
+        try:
+            await player.join(ready=False)
+            with pytest.raises(ClientError) as failed:
+                await asyncio.wait_for(player.play(), 10)
+            assert not isinstance(failed.value, MatchGone)
+            assert str(failed.value).startswith("bot-ab12: the server could not take ")
+            assert str(failed.value).endswith(
+                " in match K7QX2M for 0.3 s (database down); the game ends after the "
+                "server's grace period")
+            actions = {request["action"] for request in hostile.sent("action")}
+            assert len(actions) == 1 and "stop" not in actions  # the same action, again
+            assert not [line for line in said if "stopping" in line]
+        finally:
+            await connection.close()
+
+
+async def test_a_bot_whose_match_is_not_taken_back_after_a_restart_raises_match_gone() -> None:
+    async with Hostile({"join_match": [lobby("K7QX2M")]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        player = a_bot(connection, "K7QX2M", [])
+        try:
+            await player.join(ready=False)  # in the lobby: the bot waits
+            playing = asyncio.create_task(player.play())
+            hostile.answers["join_match"] = [{"type": "error", "code": "no_such_match",
+                                              "message": "no live match has code 'K7QX2M'"}]
+            await hostile.drop(1001)
+            with pytest.raises(MatchGone) as gone:
+                await asyncio.wait_for(playing, 10)
+            assert str(gone.value) == ("bot-ab12: match K7QX2M is gone: cannot rejoin match "
+                                       "K7QX2M: no live match has code 'K7QX2M'")
+        finally:
+            await connection.close()

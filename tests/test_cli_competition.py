@@ -657,3 +657,44 @@ async def test_a_hostile_tournaments_malformed_number_is_a_protocol_error_naming
     err = capsys.readouterr().err
     assert err.startswith("gaps: the server broke the protocol: ") and err.count("\n") == 1
     assert f"{field}, not a whole number" in err and "unexpected" not in err
+
+
+async def test_a_round_gone_in_a_server_restart_is_reported_and_the_next_deal_is_played(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The server restarts without round 1's match: the rejoin is refused, the round's
+    screen closes, the terminal says so, and the round the server deals next is opened."""
+    code, first, again = "Q4M2ZK", "M1AAAA", "M2BBBB"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 2, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "current_round": 1, "round_match": first,
+            "entrants": [{"player_id": ME["id"], "name": "me"}]}
+    gone = {"type": "error", "code": "no_such_match",
+            "message": f"no live match has code '{first}'"}
+    opened: list[str] = []
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "tournament_join": [{"type": "tournament", "tournament": view, "seq": 0}],
+        "tournament_resync": [{"type": "tournament", "tournament": view | {"round_match": again},
+                               "standings": [], "seq": 0}],
+    }, once={"join_match": [lobby(first, kind="tournament"), gone,
+                            lobby(again, kind="tournament")]}) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+
+        async def restart_then_quit(app: MatchApp, pilot: Pilot[Any]) -> None:
+            opened.append(app.state.code)
+            if len(opened) == 1:
+                await hostile.drop(1001)  # the server restarts
+                await wait_for(lambda: not app.is_running)
+                return
+            await pilot.press("ctrl+q")
+
+        assert await gaps("tournament", "join", code,
+                          frontend=driving(restart_then_quit)) == 0
+        assert [r["code"] for r in hostile.sent("join_match")] == [first, first, again]
+    out = capsys.readouterr().out
+    assert opened == [first, again]
+    assert f"Round 1's match {first} is gone (cannot rejoin match {first}: no live match has " \
+        f"code '{first}'); waiting for the next round." in out
+    assert f"Round 1/2 (match {again}) is starting." in out
+    assert "You left round 1 of tournament Q4M2ZK during your game" in out

@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 
 from client_cli import connection as connection_module
-from client_cli.connection import ConnectError, Connection, ConnectionLost, ServerRefused
-from tests.cli_support import ME, Hostile
+from client_cli.connection import (
+    ClientError,
+    ConnectError,
+    Connection,
+    ConnectionLost,
+    ServerRefused,
+)
+from tests.cli_support import ME, Hostile, lobby
 from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
@@ -387,3 +393,121 @@ async def test_a_malformed_number_stops_the_connection_with_the_field_named() ->
         finally:
             await connection.close()
 
+
+
+# -- a server that restarts, or refuses for now ------------------------------------------------
+
+def refused(code: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": f"not now ({code})", **fields}
+
+
+def notices(recorder: Recorder) -> list[str]:
+    return [m["state"] for m in recorder.messages if m.get("type") == "connection"]
+
+
+async def test_an_action_refused_for_now_goes_again_with_its_seq_until_it_is_taken() -> None:
+    taken = {"type": "action_ok", "match": "K7QX2M", "seq": 1, "score": 0, "placed": 0,
+             "redeals_used": 0, "redeals_left": 2, "moves_made": 1, "status": "playing"}
+    async with Hostile({"join_match": [lobby("K7QX2M")], "action": [taken]}, once={"action": [
+            refused("storage_unavailable"), refused("shutting_down"),
+            refused("rate_limited", retry_after_ms=10)]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            await connection.join_match("K7QX2M")
+            assert (await connection.act("K7QX2M", "3H"))["moves_made"] == 1
+            assert [(r["seq"], r["action"]) for r in hostile.sent("action")] == [(1, "3H")] * 4
+            [retrying] = [m for m in recorder.messages if m.get("type") == "connection"]
+            assert retrying["state"] == "retrying" and retrying["code"] == "storage_unavailable"
+            assert "the server refused action for now (not now (storage_unavailable))" \
+                in retrying["detail"]
+        finally:
+            await connection.close()
+
+
+async def test_an_action_still_refused_for_now_after_the_window_is_raised() -> None:
+    async with Hostile({"join_match": [lobby("K7QX2M")],
+                        "action": [refused("storage_unavailable")]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=0.5)
+        try:
+            await connection.join_match("K7QX2M")
+            with pytest.raises(ServerRefused) as refusal:
+                await asyncio.wait_for(connection.act("K7QX2M", "3H"), 5)
+            assert refusal.value.code == "storage_unavailable" and refusal.value.transient
+            assert 2 <= len(hostile.sent("action")) <= 3  # pauses 0.2 s, then 0.4 s: past 0.5
+            with pytest.raises(ServerRefused, match="storage_unavailable"):
+                await connection.request("action", code="K7QX2M", seq=2, action="3H")
+        finally:
+            await connection.close()
+
+
+async def test_a_restarted_server_numbers_anew_and_the_count_follows_its_snapshot() -> None:
+    """Before the restart the match was at event 40; the restarted server's rejoin snapshot
+    is at 2: the resync asks from 2, and the events after it are delivered, in order."""
+    code = "K7QX2M"
+
+    def numbered(seq: int) -> dict[str, Any]:
+        return {"type": "event", "match": code, "seq": seq, "event": "progress", "t_ms": seq,
+                "player_id": 8, "name": "bob", "moves_made": seq}
+
+    async with Hostile({"join_match": [lobby(code) | {"seq": 40}],
+                        "resync": [{"type": "events", "match": code,
+                                    "events": [numbered(3)]}]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            await connection.join_match(code)
+            hostile.answers["join_match"] = [lobby(code) | {"seq": 2}]
+            await hostile.drop(1001)
+            await recorder.wait(lambda: "restored" in notices(recorder))
+            await hostile.push(numbered(4))
+            await recorder.wait(lambda: [4] == [e["seq"] for e in recorder.events()][-1:])
+            assert [r["since"] for r in hostile.sent("resync")] == [2]
+            assert event_seqs(recorder) == [3, 4] and connection.tracks[code].last_event == 4
+            lost = next(m for m in recorder.messages if m.get("state") == "lost")
+            assert lost["detail"] == "the server is restarting; reconnecting"
+        finally:
+            await connection.close()
+
+
+async def test_a_reconnect_refused_for_now_tries_again_and_a_match_not_taken_back_is_gone() -> None:
+    code = "K7QX2M"
+    async with Hostile({"join_match": [lobby(code)]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            await connection.join_match(code)
+            hostile.once["hello"] = [refused("storage_unavailable")]
+            hostile.answers["join_match"] = [{
+                "type": "error", "code": "no_such_match",
+                "message": f"no live match has code '{code}'"}]
+            await hostile.drop(1001)
+            await recorder.wait(lambda: "restored" in notices(recorder))
+            assert notices(recorder) == ["lost", "gone", "restored"]
+            assert len(hostile.sent("hello")) == 3  # the first, refused for now, welcomed
+            [gone] = [m for m in recorder.messages if m.get("state") == "gone"]
+            assert gone["match"] == code and gone["detail"] == \
+                f"cannot rejoin match {code}: no live match has code '{code}'"
+            assert code not in connection.tracks and connection.failure is None
+            with pytest.raises(ClientError, match=f"not in match {code}: join it first"):
+                await connection.act(code, "3H")
+        finally:
+            await connection.close()
+
+
+async def test_a_reconnect_refused_for_good_fails_the_connection_with_the_reason() -> None:
+    async with Hostile() as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            hostile.answers["hello"] = [refused("bad_token")]
+            await hostile.drop(1001)
+            await recorder.wait(lambda: "failed" in notices(recorder))
+            assert connection.failure == "the server refused the reconnect: not now (bad_token)"
+            assert len(hostile.sent("hello")) == 2
+        finally:
+            await connection.close()

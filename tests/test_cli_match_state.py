@@ -131,3 +131,61 @@ def test_the_clock_runs_on_the_servers_time_and_never_goes_back() -> None:
     clock.freeze(3100)
     now[0] = 200.0
     assert clock.now_ms() == 3100
+
+
+def rejoined(seq: int, last_seq: int, game: Game, **match: Any) -> dict[str, Any]:
+    """The ``joined`` snapshot of a running match K7QX2M, ana's game in it as ``game``."""
+    snapshot = created() | {"type": "joined", "seq": seq}
+    snapshot["match"] = snapshot["match"] | {
+        "status": "running", "started_at": "2026-01-01T00:00:00+00:00", "t_ms": 5000, **match}
+    snapshot["you"] = {"role": "player", "last_seq": last_seq, "game": {
+        "grid": game.layout().splitlines(), "score": game.score, "placed": game.placed,
+        "redeals_used": 0, "redeals_left": 2, "moves_made": game.moves_made,
+        "status": "playing", "can_undo": False}}
+    return snapshot
+
+
+def test_a_snapshot_after_a_server_restart_numbers_anew_and_keeps_the_acknowledged_game() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    game = Game(KNOWN, "classic")
+    state.apply(rejoined(40, 0, game))
+    assert state.last_seq == 40
+    game.play(Move.parse("3H"))
+    # The restarted server numbers its events from 1: its snapshot is the count now.
+    state.apply(rejoined(2, 1, game))
+    assert state.last_seq == 2 and state.own is not None and state.own.last_seq == 1
+    assert state.own.game().layout() == game.layout()
+    state.apply(event(3, "progress", 5100, **progress(1, "ana", status="playing",
+                                                     moves_made=1)))
+    assert state.last_seq == 3
+
+
+def test_a_finished_snapshot_brings_its_ranking_when_the_server_sends_it() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    game = Game(KNOWN, "classic")
+    state.apply(rejoined(3, 0, game, status="finished"))
+    assert state.phase is Phase.FINISHED and state.ranking is None
+    ranking = [{"rank": 1, **progress(1, "ana", end_reason="time", finish_ms=600_000)}]
+    state.apply(rejoined(3, 0, game, status="finished") | {"ranking": ranking})
+    assert state.ranking == ranking
+
+
+def test_connection_notices_are_logged_and_a_match_gone_says_which_and_why() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    state.apply({"type": "connection", "state": "lost",
+                 "detail": "the server is restarting; reconnecting"})
+    state.apply({"type": "connection", "state": "restored", "detail": "reconnected to ws://x"})
+    assert state.log == ["connection lost: the server is restarting; reconnecting",
+                         "connection restored: back in the match"]
+    state.apply({"type": "connection", "state": "gone", "match": "OTHER1",
+                 "detail": "cannot rejoin match OTHER1: no live match has code 'OTHER1'"})
+    assert state.gone is None
+    state.apply({"type": "connection", "state": "gone", "match": "K7QX2M",
+                 "detail": "cannot rejoin match K7QX2M: no live match has code 'K7QX2M'"})
+    assert state.gone == ("match K7QX2M is gone: cannot rejoin match K7QX2M: "
+                          "no live match has code 'K7QX2M'")
+    assert state.log[-1] == state.gone
+    failed = MatchState("K7QX2M", you_id=1)
+    failed.apply({"type": "connection", "state": "failed",
+                  "detail": "could not reconnect to ws://x: connection refused"})
+    assert failed.gone == "lost match K7QX2M: could not reconnect to ws://x: connection refused"

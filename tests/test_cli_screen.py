@@ -274,3 +274,58 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
                              "Commitment [b]c\ufffd", f"gaps replay {shown_code}")
         finally:
             await connection.close()
+
+
+async def test_the_screen_says_the_server_restarted_and_closes_when_its_match_is_gone() -> None:
+    code = "K7QX2M"
+    async with Hostile({"join_match": [lobby(code)], "resync": [
+            {"type": "events", "match": code, "events": []}]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t", reconnect_for_s=10)
+        try:
+            app = MatchApp(connection, await connection.join_match(code))
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause()
+                await hostile.drop(1001)
+                await until(pilot, lambda: message(app) == f"reconnected to {hostile.url}")
+                await until(pilot, lambda: "back in the match" in screen_text(app))
+                assert_inert(screen_text(app),
+                             "connection lost: the server is restarting; reconnecting",
+                             "connection restored: back in the match")
+                hostile.answers["join_match"] = [{
+                    "type": "error", "code": "no_such_match",
+                    "message": f"no live match has code '{code}'"}]
+                await hostile.drop(1001)
+                await until(pilot, lambda: not app.is_running)
+            assert app.state.gone == (f"match {code} is gone: cannot rejoin match {code}: "
+                                      f"no live match has code '{code}'")
+        finally:
+            await connection.close()
+
+
+async def test_a_match_that_ended_while_the_server_was_down_shows_its_ranking() -> None:
+    """The restarted server ended the match at restore (its time limit passed): the
+    rejoin's snapshot says it is over, and its ranking is fetched from its last event."""
+    code = "K7QX2M"
+    ended = {"type": "event", "match": code, "seq": 5, "event": "match_ended", "t_ms": 600_000,
+             "seed": "AAAA-BBBB-CCCC-DDDD", "commitment": "c", "ranking": [
+                 {**seated(ME["id"], "me"), "rank": 1, "moves_made": 0, "end_reason": "time",
+                  "finish_ms": 600_000}]}
+    over = lobby(code, status="finished", started_at="2026-01-01T00:00:00+00:00",
+                 t_ms=600_000) | {"seq": 5}
+    async with Hostile({"join_match": [lobby(code) | {"seq": 9}]}, once={"resync": [
+            {"type": "events", "match": code, "events": []}]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t", reconnect_for_s=10)
+        try:
+            app = MatchApp(connection, await connection.join_match(code))
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause()
+                hostile.answers["join_match"] = [over]
+                hostile.answers["resync"] = [{"type": "events", "match": code,
+                                              "events": [ended]}]
+                await hostile.drop(1001)
+                await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+                assert app.state.ranking is not None and app.state.ranking[0]["end_reason"] \
+                    == "time"
+                assert [r["since"] for r in hostile.sent("resync")] == [5, 4]
+        finally:
+            await connection.close()
