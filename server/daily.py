@@ -18,7 +18,7 @@ from gaps import Ruleset, Seed
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
-from server.storage.daily import AlreadyEntered
+from server.storage.daily_entries import AlreadyEntered
 from server.storage.store import Store
 
 SECRET_NAME: Final = "daily"

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.boards import Boards
-from server.storage.daily import DailyEntries
+from server.storage.daily_entries import DailyEntries
 from server.storage.database import Database
 from server.storage.matches import STORED_CODE, Matches, StoredMatch
 from server.storage.players import STORED_NAME, NameTaken, PlayerRecord, Players
