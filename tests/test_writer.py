@@ -290,3 +290,13 @@ async def test_a_foreign_lock_held_past_the_busy_timeout_is_an_outage(path: Path
         await asyncio.to_thread(other.join)
         await impatient.dispose()
 
+
+
+async def test_the_database_answers_a_health_check_while_a_write_is_open(
+    database: Database,
+) -> None:
+    async with database.write() as connection:
+        await connection.execute(
+            insert(Player).values(name="ana", token_hash="a" * 64, created_at=NOW)
+        )
+        assert await database.answers(timeout_s=2)
