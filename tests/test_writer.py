@@ -8,6 +8,7 @@ before each commit, as a slow fsync would, so that callers pile up behind the wr
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -24,9 +25,11 @@ from server.storage.database import SQLITE_BUSY_TIMEOUT_S, Database, create_engi
 from server.storage.journal import Journal
 from server.storage.matches import Matches
 from server.storage.models import ActionRecord, Player
-from server.storage.outage import is_outage
+from server.storage.outage import is_outage, until_stored
 from server.storage.players import Players
+from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.results import FinishedGame, Results
+from tests.test_rebuild import assert_same_rows, derived_rows
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CALLERS = 120
@@ -300,3 +303,68 @@ async def test_the_database_answers_a_health_check_while_a_write_is_open(
             insert(Player).values(name="ana", token_hash="a" * 64, created_at=NOW)
         )
         assert await database.answers(timeout_s=2)
+
+
+async def test_many_matches_ending_at_once_beside_a_writer_load_log_no_storage_error(
+    database: Database, path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 18's reproduction at the storage seam: every match ends at the same instant,
+    while the journal takes a flood of actions and another connection holds the file for
+    a while; nothing is retried, and the boards and ratings equal a rebuild."""
+    players = Players(database)
+    matches = Matches(database)
+    results = Results(database)
+    ids = [(await players.register(f"p{n}", f"{n:064x}", NOW)).id for n in range(10)]
+    ends = []
+    for number in range(60):
+        seats = [ids[(number + offset) % len(ids)] for offset in range(1 + number % 4)]
+        match_id = await matches.create(
+            code=f"E{number:05d}", ruleset="classic", max_players=len(seats), time_limit_s=600,
+            win_by="score", public=False, rated=True, host_id=seats[0], status="running",
+            seed=b"\x01" * 10, commitment="c" * 64, created_at=NOW, started_at=NOW,
+        )
+        for player_id in seats:
+            await matches.add_player(match_id, player_id, NOW)
+        ends.append((match_id, [FinishedGame(player_id, rank, 40 - rank - number % 7,
+                                             1000 * (rank + number), rank == 1 and number % 3 == 0)
+                                for rank, player_id in enumerate(seats, start=1)]))
+    journal = Journal(database)
+    journal.start()
+    held = threading.Event()
+    other = threading.Thread(target=hold_the_file, args=(path,),
+                             kwargs={"held": held, "hold_s": 0.5})
+    caplog.set_level(logging.WARNING, logger="gaps.storage")
+
+    async def end(match_id: int, table: list[FinishedGame]) -> None:
+        for game in table:
+            await until_stored(
+                lambda game=game: matches.save_result(  # type: ignore[misc]
+                    match_id, game.player_id, score=game.score, finish_ms=game.finish_ms,
+                    won=game.won, end_reason="won" if game.won else "stopped"),
+                what="a seat's end",
+            )
+        await until_stored(
+            lambda: results.finish_match(match_id, NOW, table, ruleset="classic", rated=True),
+            what="a match's end",
+        )
+
+    other.start()
+    try:
+        await asyncio.to_thread(held.wait, 5)
+        await asyncio.gather(
+            *(end(match_id, table) for match_id, table in ends),
+            *(journal.append({"match_id": ends[0][0], "player_id": ids[0], "seq": seq,
+                              "action": "redeal", "kind": "redeal", "t_ms": seq, "score": 0})
+              for seq in range(1, 301)),
+        )
+    finally:
+        await asyncio.to_thread(other.join)
+        await journal.close()
+    assert [record.getMessage() for record in caplog.records] == []
+    async with database.read() as connection:
+        statuses = list((await connection.execute(text(
+            "SELECT status FROM matches WHERE code LIKE 'E%'"))).scalars())
+    assert statuses == ["finished"] * 60
+    incremental = await derived_rows(database.engine)
+    assert await rebuild_boards_and_ratings(database) == 60
+    assert_same_rows(await derived_rows(database.engine), incremental)
