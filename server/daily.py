@@ -14,14 +14,11 @@ import secrets
 from datetime import UTC, date, datetime
 from typing import Any, Final
 
-from sqlalchemy import insert, select
-from sqlalchemy.exc import IntegrityError
-
 from gaps import Ruleset, Seed
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
-from server.storage.models import DailyEntry, Player, ServerSecret
+from server.storage.daily_entries import AlreadyEntered
 from server.storage.store import Store
 
 SECRET_NAME: Final = "daily"
@@ -46,43 +43,13 @@ class Daily:
 
     async def key(self) -> bytes:
         if self._key is None:
-            engine = self._store.engine
-            async with engine.begin() as connection:
-                found = (
-                    await connection.execute(
-                        select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
-                    )
-                ).scalar_one_or_none()
-                if found is None:
-                    found = secrets.token_bytes(32)
-                    try:
-                        async with connection.begin_nested():
-                            await connection.execute(
-                                insert(ServerSecret).values(name=SECRET_NAME, value=found)
-                            )
-                    except IntegrityError:  # another process made it first: use theirs
-                        found = (
-                            await connection.execute(
-                                select(ServerSecret.value).where(ServerSecret.name == SECRET_NAME)
-                            )
-                        ).scalar_one()
-            self._key = bytes(found)
+            self._key = await self._store.daily.secret(SECRET_NAME, secrets.token_bytes(32))
         return self._key
 
     async def start(self, player_id: int, name: str, ruleset: Ruleset) -> Match:
         """Deal today's challenge to the player, once per day and ruleset."""
         day = today()
-        async with self._store.engine.connect() as connection:
-            played = (
-                await connection.execute(
-                    select(DailyEntry.match_id).where(
-                        DailyEntry.ruleset == ruleset.name,
-                        DailyEntry.day == day,
-                        DailyEntry.player_id == player_id,
-                    )
-                )
-            ).first()
-        if played is not None:
+        if await self._store.daily.played(ruleset=ruleset.name, day=day, player_id=player_id):
             raise ServerError(
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             )
@@ -105,13 +72,10 @@ class Daily:
             rated=True,
         )
         try:
-            async with self._store.engine.begin() as connection:
-                await connection.execute(
-                    insert(DailyEntry).values(
-                        ruleset=ruleset.name, day=day, player_id=player_id, match_id=match.id
-                    )
-                )
-        except IntegrityError:
+            await self._store.daily.enter(
+                ruleset=ruleset.name, day=day, player_id=player_id, match_id=match.id
+            )
+        except AlreadyEntered:
             await match.abandon()
             raise ServerError(
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
@@ -121,22 +85,7 @@ class Daily:
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
         """The day's ranking: score (higher first), then finish time (earlier first)."""
-        async with self._store.engine.connect() as connection:
-            rows = (
-                await connection.execute(
-                    select(
-                        DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms
-                    )
-                    .join(Player, Player.id == DailyEntry.player_id)
-                    .where(
-                        DailyEntry.ruleset == ruleset,
-                        DailyEntry.day == day,
-                        DailyEntry.score.is_not(None),
-                    )
-                    .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
-                    .limit(limit)
-                )
-            ).all()
+        rows = await self._store.daily.results(ruleset=ruleset, day=day, limit=limit)
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
             tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (

@@ -15,12 +15,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from sqlalchemy import select
-
 from gaps import Ruleset
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
-from server.storage.models import Rating
 from server.storage.store import Store
 
 log = logging.getLogger("gaps.matchmaker")
@@ -78,14 +75,7 @@ class Matchmaker:
     ) -> int:
         """Queue the player (again: the newer request wins); returns the queue's length."""
         self.cancel(player_id)
-        async with self._store.engine.connect() as connection:
-            rating = (
-                await connection.execute(
-                    select(Rating.ordinal).where(
-                        Rating.player_id == player_id, Rating.ruleset == ruleset.name
-                    )
-                )
-            ).scalar_one_or_none()
+        rating = await self._store.ratings.ordinal(player_id, ruleset.name)
         queue = self.queues.setdefault(ruleset.name, [])
         queue.append(Waiting(player_id, name, rating or 0.0, time.monotonic(), on_match))
         return len(queue)

@@ -23,7 +23,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import database
 from server.storage.models import ActionRecord, Base, Match, MatchPlayer, Player
-from server.storage.store import NameTaken, Store
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TABLES = {"players", "matches", "match_players", "actions"}
@@ -208,46 +207,6 @@ async def test_player_names_are_unique_in_any_case(engine: AsyncEngine) -> None:
             async with engine.begin() as connection:
                 await connection.execute(insert(Player).values(
                     name=name, token_hash=str(index) * 64, created_at=NOW))
-
-
-async def test_the_store_refuses_a_name_another_player_has_in_another_case(
-    engine: AsyncEngine,
-) -> None:
-    await database.migrate(engine)
-    store = Store(engine)
-    ana = await store.register_player("Ana", "a" * 64, NOW)
-    with pytest.raises(NameTaken):
-        await store.register_player("aNA", "b" * 64, NOW)
-    assert await store.player_named("Ana") == ana
-    assert ana.name == "Ana"
-
-
-async def test_the_store_finds_a_player_by_name_in_any_case(engine: AsyncEngine) -> None:
-    await database.migrate(engine)
-    store = Store(engine)
-    ana = await store.register_player("Ana_b", "a" * 64, NOW)
-    for name in ("Ana_b", "ana_b", "ANA_B"):
-        assert await store.player_named(name) == ana
-    assert await store.player_named("ana_") is None
-
-
-@pytest.mark.parametrize("name", ["", "a" * 25, "an\x00a", "an\ud800a", "ana%", "an a", "ána"])
-async def test_the_store_finds_nobody_by_a_name_no_player_can_have(
-    engine: AsyncEngine, name: str
-) -> None:
-    # Without asking the database: PostgreSQL refuses NUL in text, and UTF-8 a surrogate.
-    await database.migrate(engine)
-    assert await Store(engine).player_named(name) is None
-
-
-@pytest.mark.parametrize("code", ["", "k7qx2m", "K7QX2\x00", "K7QX2\ud800", "K" * 9])
-async def test_the_store_has_no_replay_of_a_code_no_match_can_have(
-    engine: AsyncEngine, code: str
-) -> None:
-    await database.migrate(engine)
-    await seed_rows(engine)
-    assert await Store(engine).replay(code) is None
-    assert await Store(engine).replay("K7QX2M") is not None
 
 
 async def migrate_to(engine: AsyncEngine, revision: str) -> None:

@@ -1,20 +1,61 @@
-"""The database: which one (Postgres or the embedded SQLite file), its engine, migrations."""
+"""The database: which one (Postgres or the embedded SQLite file), how it is written and
+read, and its migrations.
+
+Every repository goes through one :class:`Database`: ``database.write()`` for a
+transaction that writes, ``database.read()`` for one that only reads.
+
+On PostgreSQL both are transactions of one pooled engine: the database serializes
+writers row by row itself.
+
+SQLite has one writer: the file takes one write transaction at a time, and a second
+connection that wants to write waits for the lock (its busy timeout) and then fails with
+"database is locked". So the server writes through exactly one connection, and its write
+transactions queue for it in the order they asked (``write()``), the action journal
+included. Each write transaction begins ``IMMEDIATE``: it takes the file's write lock
+before it reads, where pysqlite's deferred ``BEGIN`` would take it at the first write and
+fail at once, without waiting, if another process wrote meanwhile. Reads go to a pool of
+other connections that cannot write (``PRAGMA query_only``) and, in WAL mode, read the
+last committed state without waiting for the writer.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from server.storage.outage import is_outage
 
 # The repository's top-level migrations/ directory, which pyproject.toml installs as this
 # package: found the same way in an editable install and in a wheel.
 MIGRATIONS_PACKAGE = "server.storage.migrations"
+
+#: How long an SQLite connection waits for a lock another connection holds, in seconds.
+#:
+#: The server's own writes never wait on each other: they queue for its one writing
+#: connection. What the writer can wait for is another process writing the same file
+#: (``gaps-server migrate`` or ``rebuild-boards`` run beside a live server, an ``sqlite3``
+#: shell), and what a reader can wait for is WAL recovery after a crash. Ten seconds
+#: outlasts such a transaction or a recovery on a loaded two-core host, several times
+#: over; a foreign lock held longer is reported as an outage ("database is locked"),
+#: which the ending path of a match retries and a mover is told about, instead of every
+#: write of the server freezing behind it unseen.
+SQLITE_BUSY_TIMEOUT_S: Final = 10.0
+
+#: SQLite connections that serve reads, beside the one that writes.
+SQLITE_READ_CONNECTIONS: Final = 4
+
+_DATABASES: weakref.WeakKeyDictionary[AsyncEngine, Database] = weakref.WeakKeyDictionary()
 
 
 def database_url(configured: str | None, *, data_dir: Path) -> str:
@@ -34,24 +75,152 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+class Database:
+    """One database, written through ``write()`` and read through ``read()``.
+
+    ``engine`` is the engine migrations, health checks and not yet switched callers use;
+    on SQLite it is the one writing connection (a pool of one), so that even a caller
+    using it directly cannot write beside the queue. Disposing of it disposes of the
+    read connections too.
+
+    :param url: a SQLAlchemy URL, as :func:`database_url` gives.
+    :param pool_size: PostgreSQL: the pooled connections (as many again may overflow).
+    :param busy_timeout_s: SQLite: see :data:`SQLITE_BUSY_TIMEOUT_S`.
+    :param read_connections: SQLite: the pooled read-only connections.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S,
+        read_connections: int = SQLITE_READ_CONNECTIONS,
+    ) -> None:
+        self.url = url
+        self.is_sqlite = is_sqlite(url)
+        self._write_lock: asyncio.Lock | None = None
+        if not self.is_sqlite:
+            self.engine = create_async_engine(
+                url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+            )
+            self._read_engine = self.engine
+        else:
+            self._write_lock = asyncio.Lock()
+            database = make_url(url).database
+            in_memory = not database or database == ":memory:"
+            if database and not in_memory:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            busy_timeout_ms = round(busy_timeout_s * 1000)
+            # One connection, never given back to a second writer: the queue is the pool.
+            # (An in-memory database is one connection anyway: SQLAlchemy's StaticPool.)
+            one = {} if in_memory else {"pool_size": 1, "max_overflow": 0}
+            self.engine = create_async_engine(url, **one)
+            _on_sqlite(self.engine, begin="BEGIN IMMEDIATE", busy_timeout_ms=busy_timeout_ms)
+            if in_memory:  # a second connection would open another, empty database
+                self._read_engine = self.engine
+            else:
+                self._read_engine = create_async_engine(
+                    url, pool_size=read_connections, max_overflow=0
+                )
+                _on_sqlite(
+                    self._read_engine,
+                    begin="BEGIN",
+                    busy_timeout_ms=busy_timeout_ms,
+                    read_only=True,
+                )
+                event.listen(self.engine.sync_engine, "engine_disposed", self._dispose_readers)
+        _DATABASES[self.engine] = self
+
+    @classmethod
+    def of(cls, engine: AsyncEngine) -> Database:
+        """The database ``engine`` writes (the one :func:`create_engine` made it for, or
+        one around an engine made elsewhere, whose every connection may write)."""
+        found = _DATABASES.get(engine)
+        if found is None:
+            found = cls.__new__(cls)
+            found.url = engine.url.render_as_string(hide_password=False)
+            found.is_sqlite = engine.dialect.name == "sqlite"
+            found.engine = found._read_engine = engine
+            found._write_lock = asyncio.Lock() if found.is_sqlite else None
+            _DATABASES[engine] = found
+        return found
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that may write, committed when the block ends (rolled back if it
+        raises). On SQLite, write transactions run one at a time, in the order asked.
+
+        Never open a second ``write()`` (nor use ``engine``) inside one: on SQLite it would
+        wait for the one that holds the writer, forever."""
+        if self._write_lock is None:
+            async with self.engine.begin() as connection:
+                yield connection
+            return
+        async with self._write_lock, self.engine.begin() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that only reads (one snapshot); on SQLite its connection
+        refuses writes and never waits for the writer."""
+        async with self._read_engine.connect() as connection:
+            yield connection
+
+    async def migrate(self) -> None:
+        """Bring the database to the newest migration."""
+        await migrate(self.engine)
+
+    async def dispose(self) -> None:
+        """Close every connection (the read-only ones included)."""
+        await self.engine.dispose()
+
+    async def answers(self, *, timeout_s: float) -> bool:
+        """Whether the database answers a trivial query within ``timeout_s`` (on a read
+        connection: on SQLite, a health check does not queue behind the writes)."""
+        try:
+            async with asyncio.timeout(timeout_s), self.read() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception as error:
+            if is_outage(error):
+                return False
+            raise
+        return True
+
+    def _dispose_readers(self, _engine: Any) -> None:
+        # Called inside the writer's dispose(), in SQLAlchemy's greenlet: the sync
+        # dispose of the read pool may await there.
+        if self._read_engine is not self.engine:
+            self._read_engine.sync_engine.dispose()
+
+
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    if is_sqlite(url):
-        database = make_url(url).database
-        if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        return engine
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    """The engine of a new :class:`Database` of ``url`` (``Database.of`` finds it back)."""
+    return Database(url, pool_size=pool_size).engine
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
-    cursor.close()
+def _on_sqlite(
+    engine: AsyncEngine, *, begin: str, busy_timeout_ms: int, read_only: bool = False
+) -> None:
+    def connected(dbapi_connection: Any, _record: Any) -> None:
+        # pysqlite's own transaction handling would BEGIN (deferred) at the first write
+        # only: the driver is told to leave transactions alone, and ``begin`` says how.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+        if read_only:
+            cursor.execute("PRAGMA query_only=ON")
+        else:
+            cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    def began(connection: Connection) -> None:
+        connection.exec_driver_sql(begin)
+
+    event.listen(engine.sync_engine, "connect", connected)
+    event.listen(engine.sync_engine, "begin", began)
 
 
 def migrations_dir() -> Path:
@@ -73,5 +242,6 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 async def migrate(engine: AsyncEngine) -> None:
     """Bring the database to the newest migration."""
-    async with engine.begin() as connection:
+    async with Database.of(engine).write() as connection:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
+

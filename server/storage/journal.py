@@ -5,6 +5,9 @@ would cap throughput at one commit latency per action, so ``append`` queues the 
 one writer task commits everything queued in one transaction (group commit). When the
 database refuses a batch for what a row holds (a constraint, a bad value), its rows are
 committed again one by one, so that only the refused rows fail.
+
+Batches are written through ``Database.write()``: on SQLite they queue for the one
+writing connection with every other write of the server.
 """
 
 from __future__ import annotations
@@ -16,14 +19,21 @@ from sqlalchemy import insert
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.storage.database import Database
 from server.storage.models import ActionRecord
 
 _STOP = object()
 
 
 class Journal:
-    def __init__(self, engine: AsyncEngine, *, max_batch_rows: int = 1000) -> None:
-        self._engine = engine
+    """The action rows of every match, appended in the order ``append`` is called.
+
+    :param database: the database, or (until every caller passes one) its engine.
+    :param max_batch_rows: the most rows committed in one transaction.
+    """
+
+    def __init__(self, database: Database | AsyncEngine, *, max_batch_rows: int = 1000) -> None:
+        self._database = database if isinstance(database, Database) else Database.of(database)
         self._max_batch_rows = max_batch_rows
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
@@ -68,7 +78,7 @@ class Journal:
 
     async def _commit(self, batch: list[tuple[dict[str, Any], asyncio.Future[None]]]) -> None:
         try:
-            async with self._engine.begin() as connection:
+            async with self._database.write() as connection:
                 await connection.execute(insert(ActionRecord), [row for row, _ in batch])
         except (IntegrityError, DataError) as error:
             if len(batch) == 1:

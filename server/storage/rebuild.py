@@ -1,6 +1,6 @@
 """Rebuilding the boards and the ratings from the stored results of every rated match.
 
-``Store.finish_match`` folds each rated match into ``board_entries``, ``ratings`` and
+``Results.finish_match`` folds each rated match into ``board_entries``, ``ratings`` and
 ``rating_history`` as it ends. The rebuild empties those tables and folds every finished
 rated match again, in the order the matches ended, through the same two functions with
 the same inputs: it is the reference the incremental rows must equal (after an import,
@@ -16,16 +16,21 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from server.leaderboard import Result, record_results
-from server.rating import update_ratings
+from server.storage.boards import Result, record_results
+from server.storage.database import Database
 from server.storage.models import BoardEntry, Match, MatchPlayer, Rating, RatingChange
+from server.storage.ratings import update_ratings
 
 
-async def rebuild_boards_and_ratings(engine: AsyncEngine, *, batch_matches: int = 1000) -> int:
-    """In one transaction, replace the boards, the ratings and the rating history by the
+async def rebuild_boards_and_ratings(
+    database: Database | AsyncEngine, *, batch_matches: int = 1000
+) -> int:
+    """In one (write) transaction, replace the boards, the ratings and the rating history by the
     fold of every finished rated match, ordered by end time then id; returns how many
     matches were folded. Matches are read ``batch_matches`` at a time."""
-    async with engine.begin() as connection:
+    if not isinstance(database, Database):
+        database = Database.of(database)
+    async with database.write() as connection:
         if connection.dialect.name == "postgresql":
             # Matches ending meanwhile wait for the rebuild (they write these tables), then
             # fold on top of it: a match is either read below or folded after, never both.
@@ -33,8 +38,8 @@ async def rebuild_boards_and_ratings(engine: AsyncEngine, *, batch_matches: int 
             await connection.execute(
                 text("LOCK TABLE board_entries, ratings, rating_history IN EXCLUSIVE MODE")
             )
-        # Deleted first: on SQLite the first write takes the database's write lock, so
-        # that no match ends between the reads below and the commit.
+        # On SQLite the transaction took the database's write lock as it began: no match
+        # ends between the reads below and the commit.
         await connection.execute(delete(RatingChange))
         await connection.execute(delete(Rating))
         await connection.execute(delete(BoardEntry))
@@ -86,7 +91,7 @@ async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[i
 
 
 async def _fold(connection: AsyncConnection, match: Any, games: list[Any]) -> None:
-    """What ``Store.finish_match`` does for a rated match, from its stored rows (a
+    """What ``Results.finish_match`` does for a rated match, from its stored rows (a
     finish time the match never stored is 0, as the match passes it)."""
     await record_results(
         connection,

@@ -1,4 +1,4 @@
-"""Leaderboards on real databases: ordering, tie-breaks, cursors, periods, around-me."""
+"""server.storage.boards on real databases: ordering, tie-breaks, cursors, periods, around-me."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.app import Server
 from server.errors import ServerError
-from server.leaderboard import (
+from server.storage.boards import (
     MAX_RANK,
+    Boards,
     Result,
     around,
     encode_cursor,
@@ -25,6 +26,7 @@ from server.leaderboard import (
     rebuild,
     record_results,
 )
+from server.storage.database import Database
 from server.storage.models import BoardEntry, Player, Rating
 from tests.client import Client
 from tests.races import registered, start_race, stop_all
@@ -402,3 +404,35 @@ def test_the_benchmark_fills_builds_and_times_a_small_database(tmp_path: Path) -
     assert "database holds 400 results" in lines[2]
     timings = [line for line in lines if " ms median, " in line]
     assert len(timings) == 12 and all("(3 queries)" in line for line in timings)
+
+
+async def test_the_boards_repository_reads_a_page_and_around_me_from_its_database(
+    engine: AsyncEngine,
+) -> None:
+    a, b, c = await make_players(engine, 3)
+    await record(
+        engine, NOV_30_LATE, Result(a, 40, 9000, False), Result(b, 52, 8000, False),
+        Result(c, 30, 7000, False),
+    )
+    boards = Boards(Database.of(engine), provisional_games=10)
+    first = await boards.page(ruleset="classic", by="score", period="all", day=NOV_30,
+                              cursor=None, limit=2)
+    assert names(first) == ["p1", "p0"]
+    rest = await boards.page(ruleset="classic", by="score", period="all", day=NOV_30,
+                             cursor=first["next_cursor"], limit=2)
+    assert names(rest) == ["p2"] and rest["entries"][0]["rank"] == 3
+    mine = await boards.around(ruleset="classic", by="score", period="all", day=NOV_30,
+                               player_id=c, neighbours=1)
+    assert mine["rank"] == 3 and names(mine) == ["p0", "p2"]
+
+
+async def test_the_boards_repository_rebuilds_the_rows_it_recorded(engine: AsyncEngine) -> None:
+    a, b = await make_players(engine, 2)
+    await record(engine, NOV_30_LATE, Result(a, 40, 9000, False), Result(b, 58, 8000, True))
+    before = await board(engine, "time")
+    async with engine.begin() as connection:
+        await connection.execute(delete(BoardEntry))
+    # The rebuild reads stored results: there are none (no match rows), so it writes none.
+    assert await Boards(Database.of(engine), provisional_games=10).rebuild() == 0
+    assert names(before) == ["p1"]
+    assert names(await board(engine, "time")) == []

@@ -1,4 +1,4 @@
-"""Ratings: openskill updates from a match's ranking, history, and the rating request."""
+"""server.storage.ratings: openskill updates from a ranking, history, the rating request."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.rating import PROVISIONAL_GAMES, rating_of, update_ratings
+from server.storage.database import Database
 from server.storage.models import Match, Player, RatingChange
+from server.storage.ratings import PROVISIONAL_GAMES, Ratings, rating_of, update_ratings
 from tests.client import Client
 from tests.races import registered, start_race, stop_all
 
@@ -133,3 +134,21 @@ async def test_a_rated_race_updates_both_ratings_and_the_rating_request_shows_th
     board = await ana.ok("leaderboard", by="rating")
     assert {entry["name"] for entry in board["entries"]} == {"ana", "bob"}
     assert (await ana.request("rating", name="nobody"))["code"] == "no_such_player"
+
+
+async def test_the_ratings_repository_reads_a_players_ordinal_and_history(
+    engine: AsyncEngine,
+) -> None:
+    match_id, (a, b) = await setup_match(engine, 2)
+    ratings = Ratings(Database.of(engine))
+    assert await ratings.ordinal(a, "classic") is None
+    async with engine.begin() as connection:
+        changes = await update_ratings(
+            connection, ruleset="classic", match_id=match_id, ranking=[(a, 1), (b, 2)], at=NOW
+        )
+    winner = await ratings.ordinal(a, "classic")
+    assert winner is not None and round(winner, 3) == changes[0]["ordinal"]
+    assert await ratings.ordinal(a, "addiction") is None
+    mine = await ratings.of_player(a)
+    assert [r["ordinal"] for r in mine["ratings"]] == [changes[0]["ordinal"]]
+    assert [h["match_id"] for h in mine["history"]] == [match_id]

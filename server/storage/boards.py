@@ -1,0 +1,527 @@
+"""The boards repository: leaderboards per ruleset and period, read from
+``board_entries`` (and ``ratings``), and the rows each rated match adds to them.
+
+``record_results`` keeps one row per (ruleset, period, player) up to date as each match
+ends, so a page is a range scan of the board's index, whatever the number of results.
+Pages are cut with keyset cursors (the last row's sort key), never OFFSET.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Final
+
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Float,
+    FromClause,
+    Integer,
+    SmallInteger,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.errors import ServerError
+from server.storage.database import Database
+from server.storage.models import BoardEntry, MatchPlayer, Player, Rating
+from server.storage.models import Match as MatchRow
+
+PERIODS: Final = ("all", "month", "day")
+ALL_TIME: Final = date(2000, 1, 1)  # the period_start of the all-time rows
+
+
+def period_start(period: str, day: date) -> date:
+    """The first day of the ``period`` (all, month or day) that holds ``day``."""
+    if period == "all":
+        return ALL_TIME
+    if period == "month":
+        return day.replace(day=1)
+    if period == "day":
+        return day
+    raise ServerError(
+        "bad_message", f"period {period!r} is not one of all, month, day", field="period"
+    )
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one finished game adds to the boards."""
+
+    player_id: int
+    score: int
+    finish_ms: int
+    won: bool
+
+
+def _insert_for(connection: AsyncConnection) -> Any:
+    return postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+
+
+async def record_results(
+    connection: AsyncConnection, *, ruleset: str, ended_at: datetime, results: Sequence[Result]
+) -> None:
+    """Fold each result into its player's all-time, month and day rows (in the caller's
+    transaction), in player id order: transactions that take the same rows take them in
+    the same order, and never deadlock."""
+    insert = _insert_for(connection)
+    table = BoardEntry.__table__
+    day = ended_at.date()
+    for result in sorted(results, key=lambda result: result.player_id):
+        for period in PERIODS:
+            row = {
+                "ruleset": ruleset,
+                "period": period,
+                "period_start": period_start(period, day),
+                "player_id": result.player_id,
+                "games": 1,
+                "wins": int(result.won),
+                "best_score": result.score,
+                "best_score_ms": result.finish_ms,
+                "fastest_win_ms": result.finish_ms if result.won else None,
+                "fastest_win_score": result.score if result.won else None,
+            }
+            statement = insert(table).values(**row)
+            new = statement.excluded
+            better_score = or_(
+                new.best_score > table.c.best_score,
+                and_(
+                    new.best_score == table.c.best_score, new.best_score_ms < table.c.best_score_ms
+                ),
+            )
+            faster = and_(
+                new.fastest_win_ms.is_not(None),
+                or_(
+                    table.c.fastest_win_ms.is_(None),
+                    new.fastest_win_ms < table.c.fastest_win_ms,
+                    and_(
+                        new.fastest_win_ms == table.c.fastest_win_ms,
+                        new.fastest_win_score > table.c.fastest_win_score,
+                    ),
+                ),
+            )
+            await connection.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["ruleset", "period", "period_start", "player_id"],
+                    set_={
+                        "games": table.c.games + 1,
+                        "wins": table.c.wins + new.wins,
+                        "best_score": _pick(better_score, new.best_score, table.c.best_score),
+                        "best_score_ms": _pick(
+                            better_score, new.best_score_ms, table.c.best_score_ms
+                        ),
+                        "fastest_win_ms": _pick(faster, new.fastest_win_ms, table.c.fastest_win_ms),
+                        "fastest_win_score": _pick(
+                            faster, new.fastest_win_score, table.c.fastest_win_score
+                        ),
+                    },
+                )
+            )
+
+
+def _pick(condition: ColumnElement[bool], new: Any, old: Any) -> Any:
+    return case((condition, new), else_=old)
+
+
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard: its table, its sort key (column, descending?) and what it shows."""
+
+    name: str
+    table: FromClause
+    key: tuple[tuple[str, bool], ...]  # the last one is player_id, ascending
+    shown: tuple[str, ...]
+    per_period: bool
+
+    def where(self, ruleset: str, period: str, start: date) -> ColumnElement[bool]:
+        c = self.table.c
+        clauses = [c.ruleset == ruleset]
+        if self.per_period:
+            clauses += [c.period == period, c.period_start == start]
+        if self.name == "time":
+            clauses.append(c.fastest_win_ms.is_not(None))
+        if self.name == "wins":
+            clauses.append(c.wins > 0)
+        return and_(*clauses)
+
+    def order(self, *, reverse: bool = False) -> list[Any]:
+        return [
+            self.table.c[name].desc() if descending != reverse else self.table.c[name].asc()
+            for name, descending in self.key
+        ]
+
+    def ranges(self, values: Sequence[Any], *, before: bool) -> list[ColumnElement[bool]]:
+        """The rows sorting strictly before (or after) a row of sort key ``values``, as
+        contiguous ranges of the board's index, nearest range first.
+
+        "After (s, m, p)" is (= s, = m, > p), then (= s, after m), then (after s): each an
+        equality prefix and one bound, which an index scans directly, where one OR of
+        them would make the database filter the board from its start.
+        """
+        found = []
+        for depth in reversed(range(len(self.key))):
+            name, descending = self.key[depth]
+            column = self.table.c[name]
+            bound = column > values[depth] if descending == before else column < values[depth]
+            prefix = [self.table.c[n] == values[i] for i, (n, _) in enumerate(self.key[:depth])]
+            found.append(and_(*prefix, bound))
+        return found
+
+
+BOARDS: Final[dict[str, Board]] = {
+    "score": Board(
+        "score",
+        BoardEntry.__table__,
+        (("best_score", True), ("best_score_ms", False), ("player_id", False)),
+        ("best_score", "best_score_ms", "games"),
+        True,
+    ),
+    "time": Board(
+        "time",
+        BoardEntry.__table__,
+        (("fastest_win_ms", False), ("fastest_win_score", True), ("player_id", False)),
+        ("fastest_win_ms", "fastest_win_score", "wins"),
+        True,
+    ),
+    "wins": Board(
+        "wins",
+        BoardEntry.__table__,
+        (("wins", True), ("games", False), ("player_id", False)),
+        ("wins", "games"),
+        True,
+    ),
+    "rating": Board(
+        "rating",
+        Rating.__table__,
+        (("ordinal", True), ("player_id", False)),
+        ("ordinal", "mu", "sigma", "games"),
+        False,
+    ),
+}
+
+
+def board_named(name: str) -> Board:
+    board = BOARDS.get(name)
+    if board is None:
+        raise ServerError(
+            "bad_message", f"board {name!r} is not one of {', '.join(BOARDS)}", field="by"
+        )
+    return board
+
+
+def encode_cursor(key: Sequence[Any], rank: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps([list(key), rank]).encode()).decode().rstrip("=")
+
+
+#: The largest rank a cursor may hold: no board has more rows than there are player ids.
+MAX_RANK: Final = 2**63 - 1
+
+
+def decode_cursor(board: Board, cursor: str) -> tuple[list[Any], int]:
+    """The sort key and rank a cursor of ``board`` holds, each value checked against its
+    column: a forged value must be refused here, as the database would refuse it as a bug."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, RecursionError):  # binascii.Error and bad UTF-8 are ValueErrors
+        raise _bad_cursor(cursor, "is not base64 of JSON") from None
+    if not (isinstance(decoded, list) and len(decoded) == 2):
+        raise _bad_cursor(cursor, "is not a [key, rank] pair")
+    key, rank = decoded
+    if not (isinstance(key, list) and len(key) == len(board.key)):
+        raise _bad_cursor(
+            cursor, f"has no key of the {len(board.key)} values of the {board.name} board"
+        )
+    values = [
+        _key_value(board.table.c[name].type, name, value, cursor)
+        for (name, _), value in zip(board.key, key, strict=True)
+    ]
+    if not (_is_int(rank) and 0 <= rank <= MAX_RANK):
+        raise _bad_cursor(cursor, f"has rank {_shown(rank)}, not an integer from 0 to {MAX_RANK}")
+    return values, rank
+
+
+def _int_bounds(column_type: Any) -> tuple[int, int] | None:
+    """The values an integer column holds (None: not an integer column)."""
+    if isinstance(column_type, SmallInteger):
+        return -(2**15), 2**15 - 1
+    if isinstance(column_type, BigInteger):
+        return -(2**63), 2**63 - 1
+    if isinstance(column_type, Integer):
+        return -(2**31), 2**31 - 1
+    return None
+
+
+def _key_value(column_type: Any, name: str, value: Any, cursor: str) -> Any:
+    bounds = _int_bounds(column_type)
+    if bounds is not None:
+        low, high = bounds
+        if _is_int(value) and low <= value <= high:
+            return value
+        raise _bad_cursor(
+            cursor, f"has {name} {_shown(value)}, not an integer from {low} to {high}"
+        )
+    if isinstance(column_type, Float):
+        if _is_int(value) or isinstance(value, float):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer past the largest double
+                number = math.inf
+            if math.isfinite(number):  # JSON reads NaN, Infinity and 1e999 too
+                return number
+        raise _bad_cursor(cursor, f"has {name} {_shown(value)}, not a finite number")
+    raise AssertionError(f"the {name} column of a board is of type {column_type!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is not 1
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 24 else f"{text[:21]}..."
+
+
+def _bad_cursor(cursor: str, problem: str) -> ServerError:
+    return ServerError(
+        "bad_message", f"cursor {cursor[:40]!r} is not one of ours: it {problem}", field="cursor"
+    )
+
+
+def _row(board: Board, row: Any, rank: int, provisional_games: int) -> dict[str, Any]:
+    entry = {"rank": rank, "player_id": row.player_id, "name": row.name}
+    entry.update({name: getattr(row, name) for name in board.shown})
+    if board.name == "rating":
+        entry["provisional"] = row.games < provisional_games
+    return entry
+
+
+async def _rows_beyond(
+    connection: AsyncConnection,
+    board: Board,
+    base: ColumnElement[bool],
+    values: Sequence[Any] | None,
+    *,
+    before: bool,
+    limit: int,
+) -> list[Any]:
+    """Up to ``limit`` rows nearest to a row of key ``values`` on one side (the board's
+    start when None), nearest first."""
+    c = board.table.c
+    ranges = [true()] if values is None else board.ranges(values, before=before)
+    rows: list[Any] = []
+    for condition in ranges:
+        rows += (
+            await connection.execute(
+                select(board.table, Player.name)
+                .join(Player, Player.id == c.player_id)
+                .where(base, condition)
+                .order_by(*board.order(reverse=before))
+                .limit(limit - len(rows))
+            )
+        ).all()
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+async def page(
+    connection: AsyncConnection,
+    *,
+    ruleset: str,
+    by: str,
+    period: str,
+    day: date,
+    cursor: str | None,
+    limit: int,
+    provisional_games: int,
+) -> dict[str, Any]:
+    """One page of a board, best first; ``next_cursor`` continues it (None at the end)."""
+    board = board_named(by)
+    start = period_start(period, day)
+    after, rank = decode_cursor(board, cursor) if cursor else (None, 0)
+    rows = await _rows_beyond(
+        connection, board, board.where(ruleset, period, start), after, before=False, limit=limit + 1
+    )
+    entries = [
+        _row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(rows[:limit])
+    ]
+    next_cursor = None
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        next_cursor = encode_cursor([_json(getattr(last, n)) for n, _ in board.key], rank + limit)
+    return {
+        "board": by,
+        "ruleset": ruleset,
+        "period": period if board.per_period else "all",
+        "period_start": start.isoformat() if board.per_period else None,
+        "entries": entries,
+        "next_cursor": next_cursor,
+    }
+
+
+async def around(
+    connection: AsyncConnection,
+    *,
+    ruleset: str,
+    by: str,
+    period: str,
+    day: date,
+    player_id: int,
+    neighbours: int,
+    provisional_games: int,
+) -> dict[str, Any]:
+    """The player's rank and the ``neighbours`` rows on each side (no row: rank None)."""
+    board = board_named(by)
+    start = period_start(period, day)
+    c = board.table.c
+    base = board.where(ruleset, period, start)
+    mine = (
+        await connection.execute(
+            select(board.table, Player.name)
+            .join(Player, Player.id == c.player_id)
+            .where(base, c.player_id == player_id)
+        )
+    ).first()
+    result: dict[str, Any] = {
+        "board": by,
+        "ruleset": ruleset,
+        "period": period if board.per_period else "all",
+        "period_start": start.isoformat() if board.per_period else None,
+        "rank": None,
+        "entries": [],
+    }
+    if mine is None:
+        return result
+    key = [getattr(mine, name) for name, _ in board.key]
+    ahead = 0
+    for condition in board.ranges(key, before=True):
+        ahead += (
+            await connection.execute(
+                select(func.count()).select_from(board.table).where(base, condition)
+            )
+        ).scalar_one()
+    rank = ahead + 1
+    before = await _rows_beyond(connection, board, base, key, before=True, limit=neighbours)
+    after = await _rows_beyond(connection, board, base, key, before=False, limit=neighbours)
+    entries = [_row(board, row, rank - i - 1, provisional_games) for i, row in enumerate(before)]
+    entries.reverse()
+    entries.append(_row(board, mine, rank, provisional_games))
+    entries += [_row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(after)]
+    result.update(rank=rank, entries=entries)
+    return result
+
+
+def _json(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, date) else value
+
+
+async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int:
+    """Recompute every board row from the stored results of rated finished matches
+    (after an import, or to check the incremental rows); returns the rows written."""
+    games = await connection.stream(
+        select(
+            MatchRow.ruleset,
+            MatchRow.ended_at,
+            MatchPlayer.player_id,
+            MatchPlayer.score,
+            MatchPlayer.finish_ms,
+            MatchPlayer.won,
+        )
+        .join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
+        .where(MatchRow.status == "finished", MatchRow.rated.is_(True))
+        .execution_options(yield_per=batch_rows)
+    )
+    rows: dict[tuple[str, str, date, int], dict[str, Any]] = {}
+    async for game in games:
+        for period in PERIODS:
+            key = (game.ruleset, period, period_start(period, game.ended_at.date()), game.player_id)
+            row = rows.get(key)
+            finish_ms = game.finish_ms or 0
+            if row is None:
+                rows[key] = {
+                    "ruleset": key[0],
+                    "period": key[1],
+                    "period_start": key[2],
+                    "player_id": key[3],
+                    "games": 1,
+                    "wins": int(game.won),
+                    "best_score": game.score,
+                    "best_score_ms": finish_ms,
+                    "fastest_win_ms": finish_ms if game.won else None,
+                    "fastest_win_score": game.score if game.won else None,
+                }
+                continue
+            row["games"] += 1
+            row["wins"] += int(game.won)
+            if (-game.score, finish_ms) < (-row["best_score"], row["best_score_ms"]):
+                row["best_score"], row["best_score_ms"] = game.score, finish_ms
+            if game.won and (
+                row["fastest_win_ms"] is None
+                or (finish_ms, -game.score) < (row["fastest_win_ms"], -row["fastest_win_score"])
+            ):
+                row["fastest_win_ms"], row["fastest_win_score"] = finish_ms, game.score
+    await connection.execute(delete(BoardEntry))
+    values = list(rows.values())
+    for start in range(0, len(values), batch_rows):
+        await connection.execute(insert(BoardEntry), values[start : start + batch_rows])
+    return len(values)
+
+
+class Boards:
+    """The leaderboards, read (``page``, ``around``) and rebuilt (``rebuild``).
+
+    A match's rows are added by ``Results.finish_match``, in its own transaction."""
+
+    def __init__(self, database: Database, *, provisional_games: int) -> None:
+        self._database = database
+        self._provisional_games = provisional_games
+
+    async def page(
+        self, *, ruleset: str, by: str, period: str, day: date, cursor: str | None, limit: int
+    ) -> dict[str, Any]:
+        """One page of a board, best first; see :func:`page`."""
+        async with self._database.read() as connection:
+            return await page(
+                connection,
+                ruleset=ruleset,
+                by=by,
+                period=period,
+                day=day,
+                cursor=cursor,
+                limit=limit,
+                provisional_games=self._provisional_games,
+            )
+
+    async def around(
+        self, *, ruleset: str, by: str, period: str, day: date, player_id: int, neighbours: int
+    ) -> dict[str, Any]:
+        """A player's rank and neighbours on a board; see :func:`around`."""
+        async with self._database.read() as connection:
+            return await around(
+                connection,
+                ruleset=ruleset,
+                by=by,
+                period=period,
+                day=day,
+                player_id=player_id,
+                neighbours=neighbours,
+                provisional_games=self._provisional_games,
+            )
+
+    async def rebuild(self, *, batch_rows: int = 5000) -> int:
+        """Recompute every board row in one transaction; see :func:`rebuild`."""
+        async with self._database.write() as connection:
+            return await rebuild(connection, batch_rows=batch_rows)

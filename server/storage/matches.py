@@ -1,0 +1,163 @@
+"""The matches repository: a match's row, its seats, and reading its actions back.
+
+(Actions are written by ``server.storage.journal``, which batches them.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import delete, insert, select, update
+
+from server.storage.database import Database
+from server.storage.models import ActionRecord, Match, MatchPlayer, Player
+
+#: Every code a match can have.
+STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """A match as stored: its ``matches`` row, its ``match_players`` rows (with the
+    player's ``name``) and its ``actions`` rows (by player, then seq)."""
+
+    match: Any
+    seats: list[Any]
+    actions: list[Any]
+
+
+class Matches:
+    """The ``matches`` and ``match_players`` tables, and ``actions`` for reading."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def create(self, **values: Any) -> int:
+        """Store a new match row of ``values``; return its id."""
+        async with self._database.write() as connection:
+            result = await connection.execute(insert(Match).values(**values).returning(Match.id))
+            return int(result.scalar_one())
+
+    async def add_player(self, match_id: int, player_id: int, now: datetime) -> None:
+        async with self._database.write() as connection:
+            await connection.execute(
+                insert(MatchPlayer).values(
+                    match_id=match_id,
+                    player_id=player_id,
+                    joined_at=now,
+                    score=0,
+                    placed=0,
+                    redeals=0,
+                    moves=0,
+                    won=False,
+                )
+            )
+
+    async def remove_player(self, match_id: int, player_id: int) -> None:
+        async with self._database.write() as connection:
+            await connection.execute(
+                delete(MatchPlayer).where(
+                    MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id
+                )
+            )
+
+    async def set_status(self, match_id: int, status: str, **times: datetime) -> None:
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(status=status, **times)
+            )
+
+    async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(MatchPlayer)
+                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
+                .values(ready=ready)
+            )
+
+    async def set_host(self, match_id: int, host_id: int) -> None:
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(host_id=host_id)
+            )
+
+    async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
+        """Store a seat's game as it ended (score, finish time, end reason, ...)."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(MatchPlayer)
+                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
+                .values(**result)
+            )
+
+    async def unfinished(self, *, kinds: Sequence[str]) -> list[StoredMatch]:
+        """Every match of these kinds still in its lobby or running, with its seats (in
+        the order they were taken, names included) and every stored action, for a
+        restart to restore them."""
+        async with self._database.read() as connection:
+            matches = (
+                await connection.execute(
+                    select(Match.__table__)
+                    .where(Match.status.in_(("lobby", "running")), Match.kind.in_(kinds))
+                    .order_by(Match.id)
+                )
+            ).all()
+            ids = [match.id for match in matches]
+            seats: dict[int, list[Any]] = {}
+            for seat in (
+                await connection.execute(
+                    select(MatchPlayer.__table__, Player.name)
+                    .join(Player, Player.id == MatchPlayer.player_id)
+                    .where(MatchPlayer.match_id.in_(ids))
+                    .order_by(MatchPlayer.joined_at, MatchPlayer.player_id)
+                )
+            ).all():
+                seats.setdefault(seat.match_id, []).append(seat)
+            actions: dict[int, list[Any]] = {}
+            for action in (
+                await connection.execute(
+                    select(ActionRecord.__table__)
+                    .where(ActionRecord.match_id.in_(ids))
+                    .order_by(ActionRecord.match_id, ActionRecord.player_id, ActionRecord.seq)
+                )
+            ).all():
+                actions.setdefault(action.match_id, []).append(action)
+        return [
+            StoredMatch(match, seats.get(match.id, []), actions.get(match.id, []))
+            for match in matches
+        ]
+
+    async def replay(self, code: str) -> dict[str, Any] | None:
+        """The stored match ``code`` with its results and every action (seed included)."""
+        if STORED_CODE.fullmatch(code) is None:
+            return None
+        async with self._database.read() as connection:
+            match = (
+                await connection.execute(select(Match.__table__).where(Match.code == code))
+            ).first()
+            if match is None:
+                return None
+            players = (
+                await connection.execute(
+                    select(MatchPlayer.__table__, Player.name)
+                    .join(Player, Player.id == MatchPlayer.player_id)
+                    .where(MatchPlayer.match_id == match.id)
+                    .order_by(MatchPlayer.rank.nulls_last(), MatchPlayer.player_id)
+                )
+            ).all()
+            actions = (
+                await connection.execute(
+                    select(ActionRecord.__table__)
+                    .where(ActionRecord.match_id == match.id)
+                    .order_by(ActionRecord.player_id, ActionRecord.seq)
+                )
+            ).all()
+        return {
+            "match": match._asdict(),
+            "players": [row._asdict() for row in players],
+            "actions": [row._asdict() for row in actions],
+        }

@@ -1,0 +1,70 @@
+"""The players repository: registration and lookups by token or name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from server.storage.database import Database
+from server.storage.models import Player
+
+#: Every name a player can have, those registered before names had to start with a
+#: letter or digit included. Lookups of anything else find nobody without a query (a NUL
+#: or a lone surrogate is no text the database takes).
+STORED_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,24}")
+
+
+class NameTaken(Exception):
+    """Another player has this name, in some case."""
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    id: int
+    name: str
+
+
+class Players:
+    """The ``players`` table."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def register(self, name: str, token_hash: str, now: datetime) -> PlayerRecord:
+        """Store a new player; raise :class:`NameTaken` if the name is, in any case."""
+        try:
+            async with self._database.write() as connection:
+                result = await connection.execute(
+                    insert(Player)
+                    .values(name=name, token_hash=token_hash, created_at=now)
+                    .returning(Player.id)
+                )
+                return PlayerRecord(result.scalar_one(), name)
+        except IntegrityError:
+            raise NameTaken(name) from None
+
+    async def by_token_hash(self, token_hash: str) -> PlayerRecord | None:
+        async with self._database.read() as connection:
+            row = (
+                await connection.execute(
+                    select(Player.id, Player.name).where(Player.token_hash == token_hash)
+                )
+            ).first()
+        return None if row is None else PlayerRecord(row.id, row.name)
+
+    async def named(self, name: str) -> PlayerRecord | None:
+        """The player called ``name`` in any case (names are unique in any case)."""
+        if STORED_NAME.fullmatch(name) is None:
+            return None
+        async with self._database.read() as connection:
+            row = (
+                await connection.execute(
+                    select(Player.id, Player.name).where(func.lower(Player.name) == name.lower())
+                )
+            ).first()
+        return None if row is None else PlayerRecord(row.id, row.name)

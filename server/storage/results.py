@@ -1,0 +1,137 @@
+"""The results repository: a match's end, with what it adds to the boards and ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from server.storage.boards import Result, record_results
+from server.storage.database import Database
+from server.storage.models import DailyEntry, Match, MatchPlayer
+from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """One line of a finished match's table."""
+
+    player_id: int
+    rank: int
+    score: int
+    finish_ms: int
+    won: bool
+
+
+@dataclass(frozen=True)
+class MatchEnd:
+    """A match's end as stored: when (see ``Results.finish_match``), and each player's
+    new rating (empty for an unrated match or one of a single player)."""
+
+    ended_at: datetime
+    ratings: list[dict[str, Any]]
+
+
+def _utc(moment: datetime) -> datetime:
+    """``moment`` with its zone: SQLite keeps none, and the server stores UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Results:
+    """The end of each match: ranks, the daily entries, the boards and the ratings."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def finish_match(
+        self,
+        match_id: int,
+        ended_at: datetime,
+        table: Sequence[FinishedGame],
+        *,
+        ruleset: str,
+        rated: bool,
+        daily_date: date | None = None,
+    ) -> MatchEnd:
+        """In one transaction: store each rank, mark the match finished and, for a rated
+        match, fold the results into the leaderboards and the ratings.
+
+        Idempotent: for a match already finished it changes nothing and returns the end
+        stored then, so a commit whose answer was lost can be run again. Rows are taken
+        in player id order, so that matches ending at once never deadlock.
+
+        The end stored may be a little later than ``ended_at``: never before the last
+        rating of any of its players, so that the order of ``ended_at`` is the order in
+        which matches were rated, and boards and ratings can be rebuilt in that order
+        (``server.storage.rebuild``) to the same rows."""
+        table = sorted(table, key=lambda game: game.player_id)
+        ids = [game.player_id for game in table]
+        locked = None
+        async with self._database.write() as connection:
+            # The write comes first: it takes the match's row before anything is read, so
+            # two of these cannot both go on (on SQLite, BEGIN IMMEDIATE took the file).
+            claimed = await connection.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.status != "finished")
+                .values(status="finished", ended_at=ended_at)
+            )
+            if claimed.rowcount == 0:
+                stored = (
+                    await connection.execute(select(Match.ended_at).where(Match.id == match_id))
+                ).scalar_one()
+                assert stored is not None  # finished matches have ended
+                ratings = (
+                    await changes_of_match(connection, ruleset=ruleset, match_id=match_id)
+                    if rated
+                    else []
+                )
+                return MatchEnd(_utc(stored), ratings)
+            if rated and len(table) >= 2:
+                locked = await lock_ratings(
+                    connection, ruleset=ruleset, player_ids=ids, at=ended_at
+                )
+                rated_last = [_utc(row.updated_at) for row in locked.values() if row.games]
+                if rated_last and max(rated_last) >= ended_at:
+                    ended_at = max(rated_last) + timedelta(microseconds=1)
+                    await connection.execute(
+                        update(Match).where(Match.id == match_id).values(ended_at=ended_at)
+                    )
+            for game in table:
+                await connection.execute(
+                    update(MatchPlayer)
+                    .where(
+                        MatchPlayer.match_id == match_id, MatchPlayer.player_id == game.player_id
+                    )
+                    .values(rank=game.rank)
+                )
+            if daily_date is not None:
+                for game in table:
+                    await connection.execute(
+                        update(DailyEntry)
+                        .where(
+                            DailyEntry.match_id == match_id, DailyEntry.player_id == game.player_id
+                        )
+                        .values(score=game.score, finish_ms=game.finish_ms)
+                    )
+            if not rated:
+                return MatchEnd(ended_at, [])
+            await record_results(
+                connection,
+                ruleset=ruleset,
+                ended_at=ended_at,
+                results=[
+                    Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
+                ],
+            )
+            ratings = await update_ratings(
+                connection,
+                ruleset=ruleset,
+                match_id=match_id,
+                ranking=[(game.player_id, game.rank) for game in table],
+                at=ended_at,
+                locked=locked,
+            )
+            return MatchEnd(ended_at, ratings)
