@@ -11,7 +11,7 @@ from pathlib import Path
 from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
-from server.storage.database import create_engine, database_url, migrate
+from server.storage.database import Database, database_url
 from server.storage.rebuild import rebuild_boards_and_ratings
 
 log = logging.getLogger("gaps.server")
@@ -42,17 +42,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 async def _migrate(url: str | None, data_dir: Path) -> None:
-    engine = create_engine(database_url(url, data_dir=data_dir))
-    await migrate(engine)
-    await engine.dispose()
-    log.info("migrated", extra={"database": engine.url.get_backend_name()})
+    database = Database(database_url(url, data_dir=data_dir))
+    await database.migrate()
+    await database.dispose()
+    log.info("migrated", extra={"database": "sqlite" if database.is_sqlite else "postgresql"})
 
 
 async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
-    engine = create_engine(database_url(url, data_dir=data_dir))
-    await migrate(engine)
-    folded = await rebuild_boards_and_ratings(engine)
-    await engine.dispose()
+    database = Database(database_url(url, data_dir=data_dir))
+    await database.migrate()
+    folded = await rebuild_boards_and_ratings(database)
+    await database.dispose()
     print(f"rebuilt the leaderboards and ratings from {folded} rated matches", flush=True)
 
 

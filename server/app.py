@@ -19,7 +19,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from server import leaderboard, protocol
+from server import protocol
 from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
@@ -58,13 +58,13 @@ from server.protocol import (
     parse_request,
 )
 from server.ratelimit import Budgets, Clock, TokenBucket
-from server.rating import PROVISIONAL_GAMES, rating_of
 from server.redis_broker import RedisBroker
 from server.replays import replay_document
-from server.storage.database import create_engine, database_url, migrate
+from server.storage.database import Database, database_url
 from server.storage.journal import Journal
-from server.storage.outage import database_answers, is_outage
-from server.storage.store import NameTaken, PlayerRecord, Store
+from server.storage.outage import is_outage
+from server.storage.players import NameTaken, PlayerRecord
+from server.storage.store import Store
 from server.tournament import Tournaments
 
 log = logging.getLogger("gaps.server")
@@ -106,9 +106,9 @@ class Server:
         self.costly_by_address: Budgets[str] = Budgets(burst=burst, per_s=per_s, clock=clock)
         self.connections_by_address: Counter[str] = Counter()
         self.url = database_url(settings.database_url, data_dir=settings.data_dir)
-        self.engine = create_engine(self.url)
-        self.store = Store(self.engine)
-        self.journal = Journal(self.engine)
+        self.database = Database(self.url)
+        self.store = Store(self.database)
+        self.journal = Journal(self.database)
         self.broker: Broker = LocalBroker()
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
@@ -151,7 +151,7 @@ class Server:
         return int(self._websocket_server.sockets[0].getsockname()[1])
 
     async def start(self) -> None:
-        await migrate(self.engine)
+        await self.database.migrate()
         if self.settings.redis_url:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
             self._build_services()
@@ -174,7 +174,7 @@ class Server:
             extra={
                 "host": self.settings.host,
                 "port": self.port,
-                "database": self.engine.url.get_backend_name(),
+                "database": "sqlite" if self.database.is_sqlite else "postgresql",
                 "broker": type(self.broker).__name__,
             },
         )
@@ -207,7 +207,7 @@ class Server:
         await self.lobby.close()
         await self.journal.close()
         await self.broker.close()
-        await self.engine.dispose()
+        await self.database.dispose()
         log.info("stopped")
 
     async def _session(self, connection: ServerConnection) -> None:
@@ -261,7 +261,7 @@ class Server:
     async def _readiness(self) -> Response:
         """200 when every part the server needs answers, else 503 naming what fails."""
         failing = []
-        if not await database_answers(self.engine, timeout_s=READINESS_TIMEOUT_S):
+        if not await self.database.answers(timeout_s=READINESS_TIMEOUT_S):
             failing.append("database")
         if not await self.broker.ready():
             failing.append("broker")
@@ -272,7 +272,7 @@ class Server:
         return _respond(HTTPStatus.OK, {"status": "ok"})
 
     async def replay(self, code: str) -> dict[str, Any]:
-        stored = await self.store.replay(code.upper())
+        stored = await self.store.matches.replay(code.upper())
         if stored is None:
             raise ServerError("no_such_match", f"no match has code {code!r}")
         match = stored["match"]
@@ -297,38 +297,28 @@ class Server:
         limit: int,
         around_player: int | None,
     ) -> dict[str, Any]:
-        async with self.engine.connect() as connection:
-            if around_player is not None:
-                return await leaderboard.around(
-                    connection,
-                    ruleset=ruleset,
-                    by=by,
-                    period=period,
-                    day=day or today(),
-                    player_id=around_player,
-                    neighbours=limit // 2,
-                    provisional_games=PROVISIONAL_GAMES,
-                )
-            return await leaderboard.page(
-                connection,
+        boards = self.store.boards
+        if around_player is not None:
+            return await boards.around(
                 ruleset=ruleset,
                 by=by,
                 period=period,
                 day=day or today(),
-                cursor=cursor,
-                limit=limit,
-                provisional_games=PROVISIONAL_GAMES,
+                player_id=around_player,
+                neighbours=limit // 2,
             )
+        return await boards.page(
+            ruleset=ruleset, by=by, period=period, day=day or today(), cursor=cursor, limit=limit
+        )
 
     async def rating(self, name: str) -> dict[str, Any]:
-        player = await self.store.player_named(name)
+        player = await self.store.players.named(name)
         if player is None:
             raise ServerError("no_such_player", f"no player is called {name!r}")
-        async with self.engine.connect() as connection:
-            return {
-                "player": {"id": player.id, "name": player.name},
-                **await rating_of(connection, player.id),
-            }
+        return {
+            "player": {"id": player.id, "name": player.name},
+            **await self.store.ratings.of_player(player.id),
+        }
 
     async def _http_get(self, path: str, query: dict[str, Any]) -> dict[str, Any]:
         """The read-only JSON resources (docs/protocol.md, HTTP)."""
@@ -345,7 +335,7 @@ class Server:
                 assert isinstance(fields, protocol.GetLeaderboard)
                 around = None
                 if "player" in query:
-                    found = await self.store.player_named(query["player"])
+                    found = await self.store.players.named(query["player"])
                     if found is None:
                         raise ServerError(
                             "no_such_player", f"no player is called {query['player']!r}"
@@ -683,7 +673,7 @@ class Session:
             raise ServerError("already_authenticated", f"this connection is {self.player.name}'s")
         token = new_token()
         try:
-            self.player = await self.server.store.register_player(
+            self.player = await self.server.store.players.register(
                 name, token_hash(token), datetime.now(UTC)
             )
         except NameTaken:
@@ -694,7 +684,7 @@ class Session:
     async def hello(self, token: str) -> dict[str, Any]:
         if self.player is not None:
             raise ServerError("already_authenticated", f"this connection is {self.player.name}'s")
-        player = await self.server.store.player_by_token_hash(token_hash(token))
+        player = await self.server.store.players.by_token_hash(token_hash(token))
         if player is None:
             raise ServerError("bad_token", "no player has this token")
         self.player = player

@@ -370,7 +370,7 @@ async def test_a_rebuild_from_stored_results_gives_the_incremental_rows(
     for round_number in range(3):  # each time another player stops first
         await stop_all(clients[round_number:] + clients[:round_number], await start_race(clients))
     columns = [c for c in BoardEntry.__table__.c]
-    async with server.engine.begin() as connection:
+    async with server.database.engine.begin() as connection:
         incremental = sorted(
             tuple(row) for row in (await connection.execute(select(*columns))).all()
         )

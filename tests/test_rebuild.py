@@ -131,12 +131,12 @@ async def test_the_rebuild_gives_the_rows_the_matches_wrote_as_they_ended(
         scores |= {row["score"] for row in ended["ranking"]}
     # A chosen deal counts for no board and no rating: the rebuild must skip it too.
     await race([ana, bob], rng, seed="AAAA-BBBB-CCCC-DDDD")
-    incremental = await derived_rows(server.engine)
+    incremental = await derived_rows(server.database.engine)
 
-    folded = await rebuild_boards_and_ratings(server.engine, batch_matches=3)
+    folded = await rebuild_boards_and_ratings(server.database.engine, batch_matches=3)
 
     assert folded == len(rated)
-    rebuilt = await derived_rows(server.engine)
+    rebuilt = await derived_rows(server.database.engine)
     assert_same_rows(rebuilt, incremental)
     # What was compared: results of differing scores, and a rating per match of two or more.
     assert len(scores) > 1
@@ -155,14 +155,14 @@ async def test_a_rebuild_repairs_board_and_rating_rows_gone_wrong(
     rng = random.Random(3)
     for clients in ([ana, bob], [bob, cat], [cat, ana, bob]):
         await race(clients, rng)
-    incremental = await derived_rows(server.engine)
-    async with server.engine.begin() as connection:
+    incremental = await derived_rows(server.database.engine)
+    async with server.database.engine.begin() as connection:
         await connection.execute(update(Rating).values(games=99, mu=1.0))
         await connection.execute(update(RatingChange).values(rank=9))
         await connection.execute(delete(BoardEntry).where(BoardEntry.player_id == ana.player_id))
         await connection.execute(update(BoardEntry).values(wins=7))
-    assert await derived_rows(server.engine) != incremental
+    assert await derived_rows(server.database.engine) != incremental
 
-    assert await rebuild_boards_and_ratings(server.engine) == 3
+    assert await rebuild_boards_and_ratings(server.database.engine) == 3
 
-    assert_same_rows(await derived_rows(server.engine), incremental)
+    assert_same_rows(await derived_rows(server.database.engine), incremental)
