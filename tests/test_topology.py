@@ -69,6 +69,13 @@ def _command(subcommand: str, directory: Path) -> list[str]:
     return command + (["--install"] if os.geteuid() == 0 else [])
 
 
+def _replica(client: Client) -> str:
+    """The replica the load balancer sent ``client``'s WebSocket to."""
+    response = client.connection.response
+    assert response is not None
+    return response.headers.get(HEADER, "")
+
+
 def _skip_if_not_installable(output: str) -> None:
     if "missing:" in output or "apt-get" in output:
         pytest.skip(f"the topology's packages cannot be installed:\n{output[-1500:]}")
@@ -175,7 +182,7 @@ async def test_the_load_balancer_spreads_connections_over_both_replicas(
 ) -> None:
     clients = [await Client.connect(topology.url) for _ in range(4)]
     try:
-        replicas = [client.connection.response.headers.get(HEADER) for client in clients]
+        replicas = [_replica(client) for client in clients]
         for client in clients:
             assert (await client.ok("ping"))["type"] == "pong"
     finally:
@@ -196,7 +203,7 @@ async def test_stopping_a_replica_leaves_the_load_balancer_serving_through_the_o
         assert (status, replica) == (200, "replica-2")
         bob = await Client.connect(topology.url)
         try:
-            assert bob.connection.response.headers.get(HEADER) == "replica-2"
+            assert _replica(bob) == "replica-2"
             assert (await bob.ok("ping"))["type"] == "pong"
         finally:
             await bob.close()
