@@ -76,9 +76,7 @@ def test_a_misspelt_key_breaks_the_compose_specification(
     compose: dict[str, Any], validator: jsonschema.Draft7Validator
 ) -> None:
     misspelt = copy.deepcopy(compose)
-    misspelt["services"]["server"]["healtcheck"] = misspelt["services"]["server"].pop(
-        "healthcheck"
-    )
+    misspelt["services"]["server"]["healtcheck"] = misspelt["services"]["server"].pop("healthcheck")
     misspelt["services"]["server"]["deploy"]["replicas"] = [2]
     errors = _errors(validator, misspelt)
     assert any("healtcheck" in error for error in errors), errors
