@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from tests.client import Client
-from tests.services import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "topology"
@@ -64,7 +63,8 @@ def _directory() -> Path:
 
 def _command(subcommand: str, directory: Path) -> list[str]:
     command = [sys.executable, str(SCRIPT), subcommand, "--replicas", "2"]
-    command += ["--port", str(free_port()), "--dir", str(directory)]
+    # Port 0: the script picks free loopback ports, again if one is taken meanwhile.
+    command += ["--port", "0", "--dir", str(directory)]
     # Installs the load balancer when this runs as root and it is missing.
     return command + (["--install"] if os.geteuid() == 0 else [])
 
