@@ -24,6 +24,7 @@ from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
 from server.errors import ServerError
+from server.forwarded import client_address
 from server.identity import new_token, token_hash
 from server.lobby import Lobby
 from server.match import Match, MatchOptions, Seat
@@ -216,7 +217,7 @@ class Server:
     # -- plain HTTP on the same port --------------------------------------------------
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        address = _address(connection)
+        address = _address(connection, self.settings)
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if self.connections_by_address[address] >= self.limits.max_connections_per_ip:
                 return _respond(
@@ -388,9 +389,15 @@ def _query_fields(text: str) -> dict[str, Any]:
     return fields
 
 
-def _address(connection: ServerConnection) -> str:
+def _address(connection: ServerConnection, settings: Settings) -> str:
+    """Whom limits per address count ``connection`` against: its peer, or behind a trusted
+    load balancer the client the balancer forwards (server/forwarded.py)."""
     peer = connection.remote_address
-    return str(peer[0]) if peer else "unknown"
+    if not peer:
+        return "unknown"
+    request = connection.request
+    forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
+    return client_address(str(peer[0]), forwarded, trusted=settings.trusted_proxies)
 
 
 def _unavailable(error: Exception) -> ServerError | None:
@@ -438,7 +445,7 @@ class Session:
     def __init__(self, server: Server, connection: ServerConnection) -> None:
         self.server = server
         self.connection = connection
-        self.address = _address(connection)
+        self.address = _address(connection, server.settings)
         limits = server.limits
         self._requests = TokenBucket(
             burst=limits.request_burst, per_s=limits.requests_per_s, clock=server.clock

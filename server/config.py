@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from server.forwarded import BadNetwork, Network, parse_networks
+
 
 def _limit(default: float, help: str) -> Any:
     return field(default=default, metadata={"help": help})
@@ -73,6 +75,8 @@ class Settings:
     tournament_break_s: float = 15.0
     quick_wait_s: float = 5.0
     log_level: str = "INFO"
+    #: Load balancers whose ``X-Forwarded-For`` is believed (server/forwarded.py).
+    trusted_proxies: tuple[Network, ...] = ()
     limits: Limits = Limits()
 
 
@@ -153,6 +157,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long quick match waits for a fuller group, seconds",
     )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
+    parser.add_argument(
+        "--trusted-proxies",
+        type=_networks,
+        default=_networks(_env_text("GAPS_TRUSTED_PROXIES", "")),
+        metavar="NETWORKS",
+        help="comma-separated addresses or networks of load balancers whose X-Forwarded-For "
+        "names the client (GAPS_TRUSTED_PROXIES; default: none, the header is ignored)",
+    )
     limits = parser.add_argument_group("limits", "what one client may cost the server")
     for (name, flag, variable), limit in zip(limit_flags(), fields(Limits), strict=True):
         kind = int if limit.type in (int, "int") else float
@@ -162,6 +174,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=kind(_env_float(variable, getattr(defaults.limits, name))),
             help=f"{limit.metadata['help']} ({variable}; default %(default)s)",
         )
+
+
+def _networks(text: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(text)
+    except BadNetwork as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def from_arguments(options: argparse.Namespace) -> Settings:
@@ -178,5 +197,6 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         tournament_break_s=options.tournament_break_s,
         quick_wait_s=options.quick_wait_s,
         log_level=options.log_level,
+        trusted_proxies=options.trusted_proxies,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

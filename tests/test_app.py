@@ -19,6 +19,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import Server
 from server.config import Settings
+from server.forwarded import parse_networks
 from tests.client import Client, http_get
 from tests.proxy import proxied_server
 from tests.races import registered, start_race, stop_all
@@ -295,6 +296,31 @@ async def test_handshakes_at_the_same_instant_cannot_all_pass_the_connection_lim
     for connection in opened:
         await connection.close()
     await wait_until(lambda: not server.connections_by_address)
+
+
+async def test_behind_a_trusted_balancer_each_forwarded_client_has_its_own_connection_limit(
+    settings: Settings,
+) -> None:
+    balanced = Server(
+        replace(
+            settings,
+            trusted_proxies=parse_networks("127.0.0.1"),
+            limits=replace(settings.limits, max_connections_per_ip=1),
+        )
+    )
+    await balanced.start()
+    url = f"ws://127.0.0.1:{balanced.port}"
+    try:
+        ana = await websocket_connect(url, additional_headers={"X-Forwarded-For": "198.51.100.1"})
+        bob = await websocket_connect(url, additional_headers={"X-Forwarded-For": "198.51.100.2"})
+        with pytest.raises(InvalidStatus) as refused:
+            await websocket_connect(url, additional_headers={"X-Forwarded-For": "198.51.100.1"})
+        assert refused.value.response.status_code == 429
+        assert b"198.51.100.1 already has 1" in refused.value.response.body
+        await ana.close()
+        await bob.close()
+    finally:
+        await balanced.close()
 
 
 @pytest.mark.limits(auth_timeout_s=0.3)
