@@ -63,9 +63,10 @@ async def test_a_public_match_whose_host_stays_away_past_the_grace_period_is_giv
     ana = await new_player(store, "ana")
     match = await hosted(lobby, ana)
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[ana.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(ana.id)
+    assert clock.wakeups() == 1
     clock.advance(GRACE_S - 0.1)
+    await match.snapshot(None)  # whatever the clock woke is done
     assert match.status == "lobby" and match in lobby.open_public()
     clock.advance(0.1)
     left = await watcher.event("player_left")
@@ -81,12 +82,11 @@ async def test_a_host_away_past_the_grace_period_passes_the_match_to_the_next_se
     ana, bob, cat = [await new_player(store, name) for name in ("ana", "bob", "cat")]
     match = await hosted(lobby, ana, others=[bob, cat])
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[ana.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(ana.id)
     clock.advance(GRACE_S)
     changed = await watcher.event("host_changed")
     assert changed["host_id"] == bob.id == match.host_id
-    assert list(match.seats) == [bob.id, cat.id]
+    assert match.players == [bob.id, cat.id]
     assert match.status == "lobby" and match in lobby.open_public()
 
 
@@ -95,14 +95,14 @@ async def test_a_player_back_within_the_grace_period_keeps_their_seat(
 ) -> None:
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
-    seat = match.seats[bob.id]
-    match.disconnect(seat)
-    await clock.until_sleeping(1)
+    await match.disconnect(bob.id)
+    assert clock.wakeups() == 1
     clock.advance(GRACE_S / 2)
-    assert await match.join(bob.id, bob.name) is seat  # a reconnect
-    assert clock.sleeping() == 0  # the seat's timer is off
+    await match.join(bob.id, bob.name)  # a reconnect
+    assert clock.wakeups() == 0  # nothing is due any more
     clock.advance(GRACE_S)
-    assert match.seats[bob.id] is seat and seat.connections == 1
+    seat = match.state.seat(bob.id)
+    assert seat is not None and seat.connections == 1
     assert "player_left" not in [event["event"] for event in match.history.since(0) or []]
 
 
@@ -111,10 +111,11 @@ async def test_a_seat_kept_by_another_connection_is_not_given_up(
 ) -> None:
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
-    seat = await match.join(bob.id, bob.name)  # bob's second connection
-    match.disconnect(seat)
-    assert clock.sleeping() == 0 and seat.disconnect_timer is None
-    assert match.seats[bob.id] is seat and seat.connections == 1
+    await match.join(bob.id, bob.name)  # bob's second connection
+    await match.disconnect(bob.id)
+    seat = match.state.seat(bob.id)
+    assert clock.wakeups() == 0
+    assert seat is not None and seat.connections == 1 and seat.away_since is None
 
 
 async def test_a_seat_away_when_the_match_starts_is_timed_out_by_the_deal_not_freed(
@@ -123,16 +124,18 @@ async def test_a_seat_away_when_the_match_starts_is_timed_out_by_the_deal_not_fr
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[bob.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(bob.id)
+    clock.advance(GRACE_S / 2)
     await match.start_by(ana.id)
     started = await watcher.event("started")
     assert [player["player_id"] for player in started["players"]] == [ana.id, bob.id]
-    await clock.until_sleeping(2)  # the time limit, and bob's grace period from the deal
-    clock.advance(GRACE_S)
+    clock.advance(GRACE_S / 2)  # the lobby's grace period would be over: bob stays
+    await match.snapshot(None)
+    assert match.players == [ana.id, bob.id]
+    clock.advance(GRACE_S / 2)  # bob's grace period, from the deal
     finished = await watcher.event("player_finished")
     assert (finished["player_id"], finished["end_reason"]) == (bob.id, "disconnected")
-    assert bob.id in match.seats and match.status == "running"
+    assert bob.id in match.players and match.status == "running"
 
 
 async def test_leaving_a_lobby_that_has_started_meanwhile_ends_the_game_instead(
@@ -141,15 +144,11 @@ async def test_leaving_a_lobby_that_has_started_meanwhile_ends_the_game_instead(
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
     watcher = await Watcher.of(broker, match)
-    async with match._state_lock:  # a request holds the match: the start waits, then the leave
-        starting = asyncio.create_task(match.start_by(ana.id))
-        await asyncio.sleep(0)
-        leaving = asyncio.create_task(match.leave(bob.id))
-        await asyncio.sleep(0)
-    await asyncio.gather(starting, leaving)
+    # Posted in this order: the start is taken first, then the leave.
+    await asyncio.gather(match.start_by(ana.id), match.leave(bob.id))
     finished = await watcher.event("player_finished")
     assert (finished["player_id"], finished["end_reason"]) == (bob.id, "left")
-    assert bob.id in match.seats
+    assert bob.id in match.players
 
 
 # -- how many open matches one player hosts -----------------------------------------------
