@@ -450,14 +450,15 @@ async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         race = await hosted(lobby, ana, public=False)
-        race.admit_spectator(bob.id)
+        assert (await race.watch(bob.id))["you"]["role"] == "spectator"
         daily = await hosted(lobby, ana, kind="daily", daily_date=datetime.now(UTC).date())
         await daily.start()  # the deal comes in the `started` event, to every watcher
-        daily.admit_spectator(ana.id)  # a player resyncs their own match
-        with pytest.raises(ServerError) as refused:
-            daily.admit_spectator(bob.id)
-        assert refused.value.code == "not_watchable" and daily.code in refused.value.message
-        assert daily.deal_secret() and not race.deal_secret()
+        await daily.resync(ana.id, 0)  # a player resyncs their own match
+        for refused_request in (daily.watch(bob.id), daily.resync(bob.id, 0)):
+            with pytest.raises(ServerError) as refused:
+                await refused_request
+            assert refused.value.code == "not_watchable" and daily.code in refused.value.message
+        assert daily.state.spectators == 0 and race.state.spectators == 1
     finally:
         await lobby.close()
 
@@ -471,8 +472,8 @@ async def test_a_daily_challenge_may_be_watched_once_its_day_is_over(
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         yesterday = datetime.now(UTC).date() - timedelta(days=1)
         daily = await hosted(lobby, ana, kind="daily", daily_date=yesterday)
-        daily.admit_spectator(bob.id)  # nobody can play that deal any more
-        assert not daily.deal_secret()
+        await daily.watch(bob.id)  # nobody can play that deal any more
+        assert daily.state.spectators == 1
     finally:
         await lobby.close()
 
@@ -559,8 +560,8 @@ async def games_ended(match: LiveMatch, players: set[int], what: str) -> None:
     )
 
 
-async def timers_sleeping(clock: FakeClock, count: int) -> None:
-    await until(lambda: clock.sleeping() == count, f"{count} timers sleep")
+async def timer_set(clock: FakeClock, count: int) -> None:
+    await until(lambda: clock.wakeups() == count, f"{count} wake-ups set")
 
 
 class Seating:
@@ -578,8 +579,6 @@ class Seating:
         self.seq = 0
         # The end reasons it may have, and the step it ends at (once it has acted).
         self.expected: tuple[frozenset[str], int] | None = None
-        # The step its grace period would be over at, once it has gone.
-        self.back_by: int | None = None
 
     async def play(self, action: Action) -> dict[str, Any]:
         self.seq += 1
@@ -616,8 +615,8 @@ class Seating:
             await self.match.leave(self.player_id)
             self.expected = frozenset({"left"}), step
         elif part.ending == "disconnect":
-            self.match.disconnect(self.match.seats[self.player_id])
-            back = self.back_by = step + GRACE_STEPS
+            await self.match.disconnect(self.player_id)
+            back = step + GRACE_STEPS
             if back < LIMIT_STEP:
                 self.expected = frozenset({"disconnected"}), back
             else:  # the time limit comes first, or at the same instant
@@ -625,10 +624,6 @@ class Seating:
                 self.expected = frozenset(reasons), LIMIT_STEP
         else:  # time, late
             self.expected = frozenset({"time"}), LIMIT_STEP
-
-    def sleeping_at(self, step: int) -> bool:
-        """Whether its grace period is running after ``step`` (before the time limit)."""
-        return self.back_by is not None and step < self.back_by
 
     async def act_late(self) -> None:
         """An action as the time limit passes: refused, whether or not the timer has run."""
@@ -649,7 +644,7 @@ async def race_to_the_end(store: Store, race: Race) -> None:
     )
     try:
         await match.start()
-        await clock.until_sleeping(1)  # dealt: the time limit runs
+        await until(lambda: match.status == "running", "the deal")
         seats = [
             Seating(match, player.id, part, random.Random(f"{race.rng_seed}/{number}"))
             for number, (player, part) in enumerate(zip(players, race.parts, strict=True))
@@ -666,14 +661,13 @@ async def race_to_the_end(store: Store, race: Race) -> None:
             assert sorted(finished) == sorted(due), f"step {step}"
             if len(due) == len(seats):
                 break
-            # Every timer sleeps before the clock moves on: the time limit and each grace
-            # period under way, and no other.
-            await timers_sleeping(clock, 1 + sum(seat.sleeping_at(step) for seat in seats))
+            # The match's one timer is set before the clock moves on.
+            await timer_set(clock, 1)
             assert step < LIMIT_STEP, "the time limit passed and games are still running"
             step += 1
             clock.advance(STEP_S)
         await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
-        await timers_sleeping(clock, 0)  # the end of the match stops every timer
+        await timer_set(clock, 0)  # nothing is due once the match has ended
         clock.advance(10 * LIMIT_STEP * STEP_S)
         for _ in range(10):
             await asyncio.sleep(0)
