@@ -804,6 +804,7 @@ def rebuild(
             played = parse_action(action.action)
             pushed, ack = _push(state.code, s.player_id, game, action.seq, played, action.t_ms)
             seat = _acknowledged(seat, game, pushed, ack, score_before=before)
+        seat = replace(seat, game=game)
         if s.end_reason is not None:
             seat = replace(seat, end_reason=s.end_reason, finish_ms=s.finish_ms)
             if s.score_ms is not None:
