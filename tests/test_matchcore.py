@@ -228,7 +228,8 @@ def test_an_action_is_stored_said_and_acknowledged_on_the_match_clock() -> None:
     step = ok(state, Act(1, 1, move), T0 + 1234)
     [row] = step.writes
     assert isinstance(row, ActionRow)
-    assert (row.player_id, row.seq, row.action, row.kind, row.t_ms) == (1, 1, str(move), "move", 1234)
+    assert (row.player_id, row.seq, row.action, row.kind) == (1, 1, str(move), "move")
+    assert row.t_ms == 1234
     assert names(step) == ["progress"]
     assert isinstance(step.reply, dict)
     assert (step.reply["type"], step.reply["seq"], step.reply["t_ms"]) == ("action_ok", 1, 1234)
