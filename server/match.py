@@ -42,7 +42,7 @@ from server.records import (
     Write,
 )
 from server.storage.journal import Journal
-from server.storage.outage import until_stored
+from server.storage.outage import is_transient, until_stored
 from server.storage.store import FinishedGame, Store
 
 __all__ = ["Match", "MatchOptions", "Sleep"]
@@ -270,7 +270,8 @@ class Match:
                 reply = await self._process(mail)
             except Exception as error:
                 if waiter is None:
-                    if not isinstance(error, ServerError):
+                    # A write that failed was logged, and is retried; a refusal is no fault.
+                    if not isinstance(error, ServerError) and not is_transient(error):
                         log.error("match step failed", exc_info=error, extra={"match": self.code})
                 elif not waiter.done():
                     waiter.set_exception(error)

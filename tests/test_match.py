@@ -729,3 +729,176 @@ async def test_however_and_whenever_the_games_end_every_result_is_stored_whole(
     migrated_engine: AsyncEngine, race: Race
 ) -> None:
     await race_to_the_end(Store(migrated_engine), race)
+
+
+# -- the actor, on a fake clock and a database that fails when told -------------------------
+
+
+class Outage(OSError):
+    """The database cannot be reached (an outage: retried where retries are due)."""
+
+
+class FlakyStore(Store):
+    """A store whose writes fail while ``down``."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise Outage("the database is down")
+
+    async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
+        self._check()
+        await super().save_result(match_id, player_id, **result)
+
+    async def finish_match(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        return await super().finish_match(*args, **kwargs)
+
+    async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
+        self._check()
+        await super().set_ready(match_id, player_id, ready)
+
+
+class GatedJournal(Journal):
+    """A journal whose appends wait for ``gate`` and fail while ``down``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__(engine)
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.down = False
+
+    async def append(self, row: dict[str, Any]) -> None:
+        await self.gate.wait()
+        if self.down:
+            raise Outage("the database is down")
+        await super().append(row)
+
+
+@dataclass
+class Actor:
+    match: LiveMatch
+    store: FlakyStore
+    journal: GatedJournal
+    clock: FakeClock
+    players: list[int]
+
+
+@pytest.fixture
+async def actor(migrated_engine: AsyncEngine) -> Any:
+    store = FlakyStore(migrated_engine)
+    journal = GatedJournal(migrated_engine)
+    journal.start()
+    clock = FakeClock()
+    people = [await new_player(store, f"act{next(NAMES)}") for _ in range(2)]
+    match = await clocked_match(
+        store, journal, LocalBroker(), clock, people, ruleset="classic", seed=Seed.generate(),
+        win_by="score", time_limit_s=60, grace_s=20,
+    )
+    await match.start()
+    await until(lambda: match.status == "running", "the deal")
+    yield Actor(match, store, journal, clock, [p.id for p in people])
+    store.down = journal.down = False
+    journal.gate.set()
+    await match.shutdown()
+    await journal.close()
+
+
+def first_move(match: LiveMatch, player_id: int) -> Action:
+    seat = match.state.seat(player_id)
+    assert seat is not None and seat.game is not None
+    return seat.game.legal_moves()[0]
+
+
+async def test_an_action_is_answered_and_said_only_once_stored(actor: Actor) -> None:
+    match, ana = actor.match, actor.players[0]
+    actor.journal.gate.clear()
+    playing = asyncio.create_task(match.play(ana, 1, first_move(match, ana)))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not playing.done() and events_called(match, "progress") == []
+    assert match.state.seat(ana).last_seq == 0  # type: ignore[union-attr]
+    actor.journal.gate.set()
+    ack = await playing
+    assert ack["seq"] == 1 and len(events_called(match, "progress")) == 1
+    assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
+
+
+async def test_an_action_not_stored_is_refused_and_changes_nothing(actor: Actor) -> None:
+    match, ana = actor.match, actor.players[0]
+    before = match.state
+    actor.journal.down = True
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana, 1, first_move(match, ana))
+    assert (refused.value.code, refused.value.message) == (
+        "storage_unavailable",
+        "the action could not be stored and was not applied",
+    )
+    assert match.state is before and events_called(match, "progress") == []
+    actor.journal.down = False
+    assert (await match.play(ana, 1, first_move(match, ana)))["seq"] == 1  # sent again
+
+
+async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_database_is_back(
+    actor: Actor,
+) -> None:
+    match, clock, store = actor.match, actor.clock, actor.store
+    await match.disconnect(actor.players[1])  # a grace period ending within the outage too
+    store.down = True
+    clock.advance(61)
+    for _ in range(5):  # the retries, ever later, while the database is down
+        await until(lambda: clock.wakeups() == 1, "a retry is set")
+        clock.advance(2)
+    assert events_called(match, "player_finished") == [] and match.status == "running"
+    store.down = False
+    clock.advance(2)
+    await games_ended(match, set(actor.players), "every game ends once stored")
+    finished = events_called(match, "player_finished")
+    assert [(e["end_reason"], e["finish_ms"]) for e in finished] == [
+        ("disconnected", 20_000),
+        ("time", 60_000),
+    ]
+    await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
+    stored_match = await store.replay(match.code)
+    assert stored_match is not None and stored_match["match"]["status"] == "finished"
+    assert verify(replay_document(stored_match)).discrepancies == []
+
+
+async def test_a_refused_ready_leaves_the_lobby_as_it_was(migrated_engine: AsyncEngine) -> None:
+    store = FlakyStore(migrated_engine)
+    lobby = new_lobby(store, LocalBroker(), FakeClock())
+    try:
+        ana = await new_player(store, "ana")
+        match = await hosted(lobby, ana)
+        before = match.state
+        store.down = True
+        with pytest.raises(Outage):
+            await match.set_ready(ana.id, True)
+        assert match.state is before and events_called(match, "ready") == []
+    finally:
+        await lobby.close()
+
+
+async def test_a_shutdown_answers_what_is_queued_and_refuses_what_comes_later(
+    actor: Actor,
+) -> None:
+    match, ana, bob = actor.match, actor.players[0], actor.players[1]
+    actor.journal.gate.clear()
+    queued = [
+        asyncio.create_task(match.play(ana, 1, first_move(match, ana))),
+        asyncio.create_task(match.play(bob, 1, first_move(match, bob))),
+    ]
+    await asyncio.sleep(0)
+    stopping = asyncio.create_task(match.shutdown())
+    await asyncio.sleep(0)
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana, 2, Stop())
+    assert refused.value.code == "shutting_down" and match.code in refused.value.message
+    actor.journal.gate.set()
+    acks = await asyncio.gather(*queued)
+    await stopping
+    assert [ack["seq"] for ack in acks] == [1, 1]
+    assert actor.clock.wakeups() == 0  # its timer is off
+    # Nothing was ended: the next start restores the match as it is.
+    assert match.status == "running" and events_called(match, "player_finished") == []
