@@ -625,11 +625,16 @@ class Session:
         """Take this player's seat in ``match`` on this connection, and watch it; the
         match's snapshot as they see it."""
         assert self.player is not None
-        if match.code not in self.seats:
-            await match.join(self.player.id, self.player.name)
-            self.seats[match.code] = match
+        # Watched first: a match the server started (a daily challenge) may deal while
+        # the seat is being taken, and the player must see the deal.
         await self._watch(match)
-        # Taken once watching: the events after its seq are forwarded.
+        if match.code not in self.seats:
+            try:
+                await match.join(self.player.id, self.player.name)
+            except BaseException:
+                self._unfollow(match.channel)
+                raise
+            self.seats[match.code] = match
         return await match.snapshot(self.player.id)
 
     async def _quick_matched(self, match: Match) -> None:
@@ -729,6 +734,8 @@ class Session:
         self.watching[channel] = (subscription, None)
 
         def start() -> None:
+            if self.watching.get(channel, (None, None))[0] is not subscription:
+                return  # unfollowed before the reply
             task = asyncio.create_task(self._forward(subscription))
             self.watching[channel] = (subscription, task)
 

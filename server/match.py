@@ -48,6 +48,7 @@ from server.storage.store import FinishedGame, Store
 __all__ = ["Match", "MatchOptions", "Sleep"]
 
 log = logging.getLogger("gaps.match")
+storage_log = logging.getLogger("gaps.storage")
 
 #: How retries wait (storing the end of a match): ``asyncio.sleep``, or a fake clock's.
 Sleep = Callable[[float], Awaitable[None]]
@@ -315,11 +316,17 @@ class Match:
             try:
                 await self._store_writes(step.writes)
             except Exception as error:
-                log.warning(
-                    "match step not stored",
-                    extra={"match": self.code, "error": repr(error)[:300]},
-                )
-                self._retry_later()
+                retry_in_s = self._retry_later() / 1000
+                if is_transient(error):
+                    for write in step.writes:  # each of them is tried again
+                        storage_log.warning(
+                            "storing failed; retrying",
+                            extra={
+                                "what": self._what(write),
+                                "error": repr(error)[:300],
+                                "retry_in_s": retry_in_s,
+                            },
+                        )
                 if isinstance(command, matchcore.Act):
                     raise ServerError(
                         "storage_unavailable",
@@ -349,9 +356,20 @@ class Match:
         for write in writes[1:]:
             await until_stored(
                 lambda write=write: self._store_one(write),  # type: ignore[misc]
-                what=f"{type(write).__name__} of match {self.code}",
+                what=self._what(write),
                 sleep=self._sleep,
             )
+
+    def _what(self, write: Write) -> str:
+        """What ``write`` is, for the log."""
+        match write:
+            case GameEnded(player_id=player_id):
+                return f"the end of player {player_id}'s game in match {self.code}"
+            case MatchStarted():
+                return f"the start of match {self.code}"
+            case ActionRow(player_id=player_id, seq=seq):
+                return f"action {seq} of player {player_id} in match {self.code}"
+        return f"{type(write).__name__} of match {self.code}"
 
     async def _store_one(self, write: Write) -> None:
         match_id = self.id
@@ -425,10 +443,13 @@ class Match:
             self._cancel_timer()
             self._cancel_timer = None
 
-    def _retry_later(self) -> None:
-        """Wake the match after a backoff: what is due is applied once stored."""
-        self._arm(self._clock.now_ms() + self._retry_ms)
+    def _retry_later(self) -> int:
+        """Wake the match after a backoff, so that what is due is applied once the
+        database takes it; the backoff, in ms."""
+        delay_ms = self._retry_ms
+        self._arm(self._clock.now_ms() + delay_ms)
         self._retry_ms = min(MAX_RETRY_MS, self._retry_ms * 2)
+        return delay_ms
 
     def _wake(self) -> None:
         self._cancel_timer = None
