@@ -300,9 +300,7 @@ class Match:
                 self._state, query.player_id, now, seq=self.history.last_seq
             )
         matchcore.admit(self._state, query.player_id, now)
-        # Beyond the last seq: numbers the match gave before a restart; they start anew.
-        since = query.since
-        events = self.history.since(since) if since <= self.history.last_seq else None
+        events = self.history.since(query.since)
         if events is None:
             return {
                 "type": "snapshot",
