@@ -58,6 +58,7 @@ class Lobby:
         self._max_history_events = max_history_events
         self.matches: dict[str, Match] = {}
         self._end_listeners: list[Callable[[Match], Awaitable[None]]] = []
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def create(
         self,
@@ -233,9 +234,15 @@ class Lobby:
             await listener(match)
         # A finished match stays in memory a while for late resyncs; its replay is read
         # from the database.
-        asyncio.get_running_loop().call_later(
-            self._retain_finished_s, self.matches.pop, match.code, None
-        )
+        asyncio.get_running_loop().call_later(self._retain_finished_s, self._retire, match)
+
+    def _retire(self, match: Match) -> None:
+        """Forget a match over for a while, and stop its actor."""
+        if self.matches.get(match.code) is match:
+            del self.matches[match.code]
+        task = asyncio.ensure_future(match.shutdown())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     async def close(self) -> None:
         """Shut every match down (``Match.shutdown``): what they have queued is answered,
