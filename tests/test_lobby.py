@@ -9,18 +9,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gaps import Stop
 from server.broker import LocalBroker
 from server.errors import ServerError
-from server.lobby import Lobby
+from server.lobby import Lobby, new_code
 from server.match import Match
+from server.storage.journal import Journal
 from server.storage.models import Match as MatchRow
+from server.storage.models import Tournament
 from server.storage.store import Store
 from tests.client import Client
 from tests.fake_clock import FakeClock
-from tests.lobbies import GRACE_S, Watcher, hosted, new_lobby, new_player
+from tests.lobbies import GRACE_S, Watcher, hosted, new_lobby, new_player, options
 from tests.races import registered
 
 
@@ -235,3 +238,70 @@ async def test_the_server_refuses_a_third_open_match_from_one_host(
         await ana.ok("create_match", public=True)
     refused = await ana.request("create_match", public=True)
     assert (refused["code"], refused["limit"]) == ("too_many_matches", 2)
+
+
+# -- a restart: shut down, then restored ------------------------------------------------
+
+
+async def new_tournament(store: Store, host_id: int) -> int:
+    async with store.engine.begin() as connection:
+        tournament_id: int = (
+            await connection.execute(
+                insert(Tournament)
+                .values(
+                    code="T" + new_code()[:5], name="cup", host_id=host_id, ruleset="classic",
+                    rounds=2, max_players=2, round_time_limit_s=600, status="running",
+                    current_round=1, created_at=datetime.now(UTC),
+                )
+                .returning(Tournament.id)
+            )
+        ).scalar_one()
+    return tournament_id
+
+
+async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
+    store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    journal = Journal(store.engine)
+    journal.start()
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await new_tournament(store, ana.id)
+    first = Lobby(
+        store=store, journal=journal, broker=broker, grace_s=GRACE_S, max_history_events=512,
+        sleep=clock.sleep, clock=clock,
+    )
+    try:
+        match = await first.create(
+            ana.id, options(max_players=2, public=False), None,
+            seats=[(ana.id, ana.name), (bob.id, bob.name)], connected=False,
+            kind="tournament", tournament_id=tournament_id, round_number=1,
+        )
+        assert first.round_match(tournament_id, 1) is match
+        assert first.round_match(tournament_id, 2) is None
+        await match.join(ana.id, ana.name)
+        await match.start()
+        await match.snapshot(None)  # dealt
+        seat = match.state.seat(ana.id)
+        assert seat is not None and seat.game is not None
+        ack = await match.play(ana.id, 1, seat.game.legal_moves()[0])
+        clock.advance(5)
+    finally:
+        await first.close()  # nothing is abandoned or ended
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana.id, 2, Stop())
+    assert refused.value.code == "shutting_down"
+    assert await stored_status(store, match) == "running"
+
+    second = new_lobby(store, broker, clock)
+    try:
+        [restored] = await second.restore(default_countdown_s=0)
+        assert second.round_match(tournament_id, 1) is restored
+        assert (restored.code, restored.kind) == (match.code, "tournament")
+        assert restored.status == "running"
+        assert await restored.play(ana.id, 1, Stop()) == {**ack, "duplicate": True}
+        snapshot = await restored.join(ana.id, ana.name)
+        assert snapshot["you"]["last_seq"] == 1
+        assert snapshot["match"]["t_ms"] == 5000  # the match clock ran on, downtime included
+    finally:
+        await second.close()
+        await journal.close()
