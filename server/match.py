@@ -283,8 +283,13 @@ class Match:
     async def _process(self, mail: _Mail) -> Any:
         if isinstance(mail, _Snapshot | _Resync):
             if self._due():
-                # What is due is said before the state is shown.
-                await self._step(matchcore.Tick())
+                # What is due is said before the state is shown; if it cannot be stored
+                # yet (it is retried), the state as it is.
+                try:
+                    await self._step(matchcore.Tick())
+                except Exception as error:
+                    if not is_transient(error):
+                        raise
             return self._answer(mail)
         assert not isinstance(mail, _Stop)
         return await self._step(mail)

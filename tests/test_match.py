@@ -851,6 +851,8 @@ async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_da
         await until(lambda: clock.wakeups() == 1, "a retry is set")
         clock.advance(2)
     assert events_called(match, "player_finished") == [] and match.status == "running"
+    # Asked meanwhile, the match shows its state as stored.
+    assert (await match.snapshot(None))["match"]["status"] == "running"
     store.down = False
     clock.advance(2)
     await games_ended(match, set(actor.players), "every game ends once stored")
