@@ -27,7 +27,7 @@ from server.errors import ServerError
 from server.forwarded import client_address
 from server.identity import new_token, token_hash
 from server.lobby import Lobby
-from server.match import Match, MatchOptions, Seat
+from server.match import Match, MatchOptions
 from server.matchmaker import Matchmaker
 from server.protocol import (
     CancelQuickMatch,
@@ -459,7 +459,8 @@ class Session:
         self._closing: asyncio.Future[None] | None = None
         self.player: PlayerRecord | None = None
         self.watching: dict[str, tuple[Subscription, asyncio.Task[None] | None]] = {}
-        self.seats: dict[str, tuple[Match, Seat]] = {}
+        # The matches this connection holds a seat of, and those it watches, by code.
+        self.seats: dict[str, Match] = {}
         self.spectating: set[str] = set()
         self._after_reply: list[Callable[[], None]] = []
         #: Clear while a request is being answered: a shutdown waits for it.
@@ -587,7 +588,7 @@ class Session:
             case Play(code=code, seq=seq, action=action):
                 return await lobby.get(code).play(player.id, seq, action)
             case Resync(code=code, since=since):
-                return self.resync(player, lobby.get(code), since)
+                return await lobby.get(code).resync(player.id, since)
             case GetReplay(code=code):
                 return {"type": "replay", "replay": await self.server.replay(code)}
             case GetLeaderboard():
@@ -641,8 +642,7 @@ class Session:
                 return await self.server.tournaments.resync(code, since)
             case PlayDaily(ruleset=ruleset):
                 match = await self.server.daily.start(player.id, player.name, ruleset)
-                await self._attach(match)
-                return {"type": "daily_started", **match.snapshot(player.id)}
+                return {"type": "daily_started", **await self._attach(match)}
             case GetDailyBoard(ruleset=ruleset, day=day):
                 return {
                     "type": "daily_board",
@@ -657,18 +657,25 @@ class Session:
                 return {"type": "ok", "cancelled": self.server.matchmaker.cancel(player.id)}
         raise AssertionError(f"unhandled request {request!r}")
 
-    async def _attach(self, match: Match) -> None:
-        """Take this player's seat in ``match`` on this connection, and watch it."""
+    async def _attach(self, match: Match) -> dict[str, Any]:
+        """Take this player's seat in ``match`` on this connection, and watch it; the
+        match's snapshot as they see it."""
         assert self.player is not None
-        if match.code not in self.seats:
-            self.seats[match.code] = (match, await match.join(self.player.id, self.player.name))
+        # Watched first: a match the server started (a daily challenge) may deal while
+        # the seat is being taken, and the player must see the deal.
         await self._watch(match)
+        if match.code not in self.seats:
+            try:
+                await match.join(self.player.id, self.player.name)
+            except BaseException:
+                self._unfollow(match.channel)
+                raise
+            self.seats[match.code] = match
+        return await match.snapshot(self.player.id)
 
     async def _quick_matched(self, match: Match) -> None:
         """The matchmaker seated this player: say so, unasked, with the match's snapshot."""
-        assert self.player is not None
-        await self._attach(match)
-        await self._send_then_forward({"type": "matched", **match.snapshot(self.player.id)})
+        await self._send_then_forward({"type": "matched", **await self._attach(match)})
 
     def _require_player(self) -> PlayerRecord:
         if self.player is None:
@@ -727,38 +734,29 @@ class Session:
         except BrokerUnavailable:
             await match.leave(player.id)  # refused: the match goes with its only seat
             raise
-        self.seats[match.code] = (match, match.seats[player.id])
-        return {"type": "match_created", **match.snapshot(player.id)}
+        self.seats[match.code] = match
+        return {"type": "match_created", **await match.snapshot(player.id)}
 
     async def join(self, player: PlayerRecord, match: Match, role: str) -> dict[str, Any]:
-        if role == "spectator" and player.id not in match.seats:
-            match.admit_spectator(player.id)
+        if role == "spectator" and player.id not in match.players:
             if match.code not in self.spectating:
+                # Admitted and counted (not_watchable: a daily challenge before its end).
+                await match.watch(player.id)
                 self.spectating.add(match.code)
-                match.spectators += 1
             await self._watch(match)
-            return {"type": "joined", **match.snapshot(None)}
-        await self._attach(match)
-        return {"type": "joined", **match.snapshot(player.id)}
+            return {"type": "joined", **await match.snapshot(None)}
+        return {"type": "joined", **await self._attach(match)}
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
         match = self.server.lobby.get(code)
         if match.code in self.spectating:
             self.spectating.discard(match.code)
-            match.spectators -= 1
+            await match.unwatch()
         else:
             await match.leave(player.id)
             self.seats.pop(match.code, None)
         self._unfollow(match.channel)
         return {"type": "left", "match": match.code}
-
-    def resync(self, player: PlayerRecord, match: Match, since: int) -> dict[str, Any]:
-        match.admit_spectator(player.id)
-        # Beyond the last seq: numbers the match gave before a restart; they start anew.
-        events = match.history.since(since) if since <= match.history.last_seq else None
-        if events is None:
-            return {"type": "snapshot", **match.snapshot(player.id)}
-        return {"type": "events", "match": match.code, "events": events}
 
     async def _watch(self, match: Match) -> None:
         await self._follow(match.channel)
@@ -772,6 +770,8 @@ class Session:
         self.watching[channel] = (subscription, None)
 
         def start() -> None:
+            if self.watching.get(channel, (None, None))[0] is not subscription:
+                return  # unfollowed before the reply
             task = asyncio.create_task(self._forward(subscription))
             self.watching[channel] = (subscription, task)
 
@@ -815,12 +815,18 @@ class Session:
             self._unfollow(channel)
         if self.player is not None:
             self.server.matchmaker.cancel(self.player.id)
-        for match, seat in self.seats.values():
-            match.disconnect(seat)
+        for match in self.seats.values():
+            try:
+                await match.disconnect(self.player.id if self.player else 0)
+            except ServerError:  # shutting down: the restore gives them a grace period anew
+                pass
         for code in self.spectating:
             watched = self.server.lobby.matches.get(code)
             if watched is not None:
-                watched.spectators -= 1
+                try:
+                    await watched.unwatch()
+                except ServerError:
+                    pass
 
 
 def _now() -> str:

@@ -38,6 +38,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "broker_unavailable": "the link between server processes is down; retry",
     "rate_limited": "too many requests: wait `retry_after_ms` before the next one",
     "method_not_allowed": "(HTTP) only GET is served",
+    "shutting_down": "the server is stopping; the match resumes once it is back: retry then",
     "internal_error": "a bug on the server; the connection stays usable",
 }
 

@@ -21,8 +21,12 @@ class History:
         return event
 
     def since(self, seq: int) -> list[dict[str, Any]] | None:
-        """The events after ``seq``, or None when some of them are no longer kept."""
-        if seq >= self.last_seq:
+        """The events after ``seq``, or None when some of them are no longer kept, or
+        when ``seq`` is ahead of the history (a number given before a restart: they
+        start anew)."""
+        if seq > self.last_seq:
+            return None
+        if seq == self.last_seq:
             return []
         oldest = self._events[0]["seq"] if self._events else self.last_seq + 1
         if seq + 1 < oldest:

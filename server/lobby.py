@@ -9,20 +9,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Final
 
-from gaps import Ruleset, Seed
+from gaps import Seed
+from server import matchcore
 from server.broker import Broker
+from server.clock import Clock, SystemClock
 from server.errors import ServerError
 from server.match import Match, MatchOptions, Sleep
 from server.storage.journal import Journal
-from server.storage.store import Store, StoredMatch
+from server.storage.store import Store
 
 log = logging.getLogger("gaps.lobby")
 
 # No 0/O, 1/I/L: codes are read aloud and typed.
 CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 6
-#: The matches a restart takes back (a tournament deals its interrupted round again).
-RESTORED_KINDS: Final = ("race", "quick", "daily")
+#: The matches a restart takes back: all of them.
+RESTORED_KINDS: Final = ("race", "quick", "daily", "tournament")
 
 
 def new_code() -> str:
@@ -41,7 +43,9 @@ class Lobby:
         retain_finished_s: float = 600.0,
         max_open_matches_per_player: int = 3,
         sleep: Sleep = asyncio.sleep,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock: Clock = clock if clock is not None else SystemClock()
         self._retain_finished_s = retain_finished_s
         self._max_open_matches_per_player = max_open_matches_per_player
         self._sleep = sleep
@@ -54,6 +58,7 @@ class Lobby:
         self._max_history_events = max_history_events
         self.matches: dict[str, Match] = {}
         self._end_listeners: list[Callable[[Match], Awaitable[None]]] = []
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def create(
         self,
@@ -119,14 +124,19 @@ class Lobby:
         finally:
             del self._storing[code]
         match = self._new_match(
-            match_id=match_id,
-            code=code,
-            options=options,
-            seed=seed,
-            rated=rated,
-            host_id=host_id,
-            kind=kind,
-            daily_date=daily_date,
+            matchcore.new_match(
+                match_id=match_id,
+                code=code,
+                kind=kind,
+                options=options,
+                seed=seed,
+                rated=rated,
+                host_id=host_id,
+                grace_ms=round(self._grace_s * 1000),
+                daily_date=daily_date,
+                tournament_id=tournament_id,
+                round_number=round_number,
+            )
         )
         self.matches[code] = match
         for player_id, name in seats:
@@ -143,93 +153,62 @@ class Lobby:
         )
         return live + sum(1 for entry in self._storing.values() if entry == (player_id, "race"))
 
-    def _new_match(
-        self,
-        *,
-        match_id: int,
-        code: str,
-        options: MatchOptions,
-        seed: Seed,
-        rated: bool,
-        host_id: int,
-        kind: str,
-        daily_date: date | None,
-    ) -> Match:
+    def _new_match(self, state: matchcore.MatchState) -> Match:
         return Match(
-            match_id=match_id,
-            code=code,
-            options=options,
-            seed=seed,
-            rated=rated,
-            host_id=host_id,
+            state,
             store=self._store,
             journal=self._journal,
             broker=self._broker,
-            grace_s=self._grace_s,
             max_history_events=self._max_history_events,
+            clock=self._clock,
             on_end=self._ended,
-            kind=kind,
-            daily_date=daily_date,
             sleep=self._sleep,
         )
 
     async def restore(self, *, default_countdown_s: int) -> list[Match]:
-        """Take back every race, quick match and daily challenge the database holds in
-        its lobby or running (``Match.restore``), after a restart. Tournament rounds are
-        the tournaments' to deal again. A lobby whose seats were all ready, and a quick
-        match or daily challenge still in its lobby (their countdown was cut short),
-        count down again. A match that cannot be taken back is abandoned, and logged."""
+        """Take back every match the database holds in its lobby or running, after a
+        restart (``matchcore.rebuild``): seats and ready flags and, once dealt, every game
+        replayed from its stored actions. What fell due while the server was down (a
+        time limit, a grace period) is applied at once, at its own instant. A lobby
+        whose seats were all ready, and a match of the server's own (quick, daily,
+        tournament round) still in its lobby, count down again: their countdown was cut
+        short. A match that cannot be taken back is abandoned, and logged."""
         restored = []
-        now = datetime.now(UTC)
+        now = self._clock.now_ms()
         for stored in await self._store.unfinished_matches(kinds=RESTORED_KINDS):
             try:
-                match = await self._restored(
-                    stored, now=now, default_countdown_s=default_countdown_s
+                state = matchcore.rebuild(
+                    stored,
+                    now=now,
+                    grace_ms=round(self._grace_s * 1000),
+                    default_countdown_s=default_countdown_s,
                 )
             except Exception:
                 # One match the server cannot take back must not keep the others down.
                 log.exception("match not restored: abandoned", extra={"match": stored.match.code})
-                await self._store.set_match_status(stored.match.id, "abandoned", ended_at=now)
+                await self._store.set_match_status(
+                    stored.match.id, "abandoned", ended_at=datetime.now(UTC)
+                )
                 continue
+            match = self._new_match(state)
+            self.matches[match.code] = match
+            match.tell(matchcore.Tick())
+            seats = state.seats
+            # A lobby all ready, or the server's own match (they start at once), was
+            # counting down when the server stopped.
+            counting_down = state.kind != "race" or all(seat.ready for seat in seats)
+            if state.phase == "lobby" and seats and counting_down:
+                match.tell(matchcore.Start(None))
             restored.append(match)
         return restored
 
-    async def _restored(
-        self, stored: StoredMatch, *, now: datetime, default_countdown_s: int
-    ) -> Match:
-        row = stored.match
-        countdown_s = default_countdown_s if row.countdown_s is None else row.countdown_s
-        options = MatchOptions(
-            ruleset=Ruleset.named(row.ruleset),
-            max_players=row.max_players,
-            time_limit_s=row.time_limit_s,
-            win_by=row.win_by,
-            public=row.public,
-            countdown_s=countdown_s,
-        )
-        match = self._new_match(
-            match_id=row.id,
-            code=row.code,
-            options=options,
-            seed=Seed(row.seed),
-            rated=row.rated,
-            host_id=row.host_id,
-            kind=row.kind,
-            daily_date=row.daily_date,
-        )
-        try:
-            match.restore(stored, now=now)
-        except Exception:
-            await match.close()  # its timers, if any had started
-            raise
-        self.matches[match.code] = match
-        seats = match.seats.values()
-        # A lobby all ready, or the server's own match (quick, daily: they start at once),
-        # was counting down when the server stopped.
-        counting_down = match.kind != "race" or all(seat.ready for seat in seats)
-        if match.status == "lobby" and seats and counting_down:
-            await match.start()
-        return match
+    def round_match(self, tournament_id: int, round_number: int) -> Match | None:
+        """The live match of round ``round_number`` of tournament ``tournament_id`` (one
+        restored after a restart included), if any."""
+        for match in self.matches.values():
+            if match.tournament_id == tournament_id and match.round == round_number:
+                return match
+        return None
 
     def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
         """Call ``listener`` with every match that ends (tournaments wait on rounds)."""
@@ -247,7 +226,7 @@ class Lobby:
             for match in self.matches.values()
             if match.options.public
             and match.status == "lobby"
-            and len(match.seats) < match.options.max_players
+            and len(match.players) < match.options.max_players
         ]
 
     async def _ended(self, match: Match) -> None:
@@ -255,10 +234,17 @@ class Lobby:
             await listener(match)
         # A finished match stays in memory a while for late resyncs; its replay is read
         # from the database.
-        asyncio.get_running_loop().call_later(
-            self._retain_finished_s, self.matches.pop, match.code, None
-        )
+        asyncio.get_running_loop().call_later(self._retain_finished_s, self._retire, match)
+
+    def _retire(self, match: Match) -> None:
+        """Forget a match over for a while, and stop its actor."""
+        if self.matches.get(match.code) is match:
+            del self.matches[match.code]
+        task = asyncio.ensure_future(match.shutdown())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     async def close(self) -> None:
-        for match in self.matches.values():
-            await match.close()
+        """Shut every match down (``Match.shutdown``): what they have queued is answered,
+        nothing is abandoned or ended; the next start restores them."""
+        await asyncio.gather(*(match.shutdown() for match in list(self.matches.values())))

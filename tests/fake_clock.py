@@ -3,19 +3,45 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 
 class FakeClock:
-    """Time that passes only when the test says so: ``sleep`` returns once ``advance``
-    has moved the clock past its end. Called, it reads the time (seconds), as a match's
-    ``clock`` does."""
+    """Time that passes only when the test says so: ``sleep`` returns, and a wake-up set
+    with ``call_at`` runs, once ``advance`` has moved the clock past its end. Called, it
+    reads the time (seconds since it was made); ``now_ms`` reads it as the server's wall
+    clock (milliseconds since the epoch, starting at the real time it was made, so that
+    dates are today's)."""
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.epoch_ms = time.time_ns() // 1_000_000
         self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+        self._wakeups: list[tuple[int, Callable[[], None]]] = []
 
     def __call__(self) -> float:
         return self.now
+
+    def now_ms(self) -> int:
+        return self.epoch_ms + round(self.now * 1000)
+
+    def call_at(self, at_ms: int, callback: Callable[[], None]) -> Callable[[], None]:
+        entry = (at_ms, callback)
+        if at_ms <= self.now_ms():
+            handle = asyncio.get_running_loop().call_soon(callback)
+            return handle.cancel
+        self._wakeups.append(entry)
+
+        def cancel() -> None:
+            if entry in self._wakeups:
+                self._wakeups.remove(entry)
+
+        return cancel
+
+    def wakeups(self) -> int:
+        """How many wake-ups are set and not yet run."""
+        return len(self._wakeups)
 
     async def sleep(self, seconds: float) -> None:
         if seconds <= 0:
@@ -42,3 +68,8 @@ class FakeClock:
             if end <= self.now and not wake.done():
                 wake.set_result(None)
         self._sleepers = [(end, wake) for end, wake in self._sleepers if not wake.done()]
+        now_ms = self.now_ms()
+        due = sorted((w for w in self._wakeups if w[0] <= now_ms), key=lambda w: w[0])
+        self._wakeups = [w for w in self._wakeups if w[0] > now_ms]
+        for _, callback in due:
+            callback()

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from gaps import Ruleset, Seed
+from server import matchcore
 from server.broker import LocalBroker, Subscription
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
@@ -28,6 +29,7 @@ def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: An
         grace_s=GRACE_S,
         max_history_events=512,
         sleep=clock.sleep,
+        clock=clock,
         **options,
     )
 
@@ -83,9 +85,9 @@ async def clocked_match(
     time_limit_s: int,
     grace_s: float = GRACE_S,
 ) -> Match:
-    """A rated match of ``players``, all connected, in the lobby: its timers and its own
-    clock (``now_ms``, action and finish times) both run on ``clock``. Made as the lobby
-    makes one (the lobby takes no clock), with room for every event in its history."""
+    """A rated match of ``players``, all connected, in the lobby, whose clock (timers,
+    action and finish times) is ``clock``. Made as the lobby makes one, with room for
+    every event in its history."""
     host = players[0]
     options = MatchOptions(
         ruleset=Ruleset.named(ruleset),
@@ -110,20 +112,24 @@ async def clocked_match(
         commitment=seed.commitment,
         created_at=datetime.now(UTC),
     )
-    match = Match(
+    state = matchcore.new_match(
         match_id=match_id,
         code=code,
+        kind="race",
         options=options,
         seed=seed,
         rated=True,
         host_id=host.id,
+        grace_ms=round(grace_s * 1000),
+    )
+    match = Match(
+        state,
         store=store,
         journal=journal,
         broker=broker,
-        grace_s=grace_s,
         max_history_events=100_000,
-        sleep=clock.sleep,
         clock=clock,
+        sleep=clock.sleep,
     )
     for player in players:
         await match.join(player.id, player.name)

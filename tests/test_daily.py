@@ -117,16 +117,16 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         classic = Ruleset.named("classic")
         attempt = await daily.start(ana.id, ana.name, classic)
-        attempt.admit_spectator(ana.id)
+        await attempt.resync(ana.id, 0)
         with pytest.raises(ServerError) as watching:
-            attempt.admit_spectator(bob.id)
+            await attempt.watch(bob.id)
         assert watching.value.code == "not_watchable"
         with pytest.raises(ServerError) as seating:  # nor does a player's seat let him in
             await attempt.join(bob.id, bob.name)
         assert seating.value.code == "already_started"
         await daily.start(bob.id, bob.name, classic)  # bob's own attempt: the same deal
         with pytest.raises(ServerError) as still:
-            attempt.admit_spectator(bob.id)
+            await attempt.resync(bob.id, 0)
         assert still.value.code == "not_watchable"
     finally:
         await lobby.close()

@@ -59,8 +59,9 @@ def test_since_the_last_seq_is_empty_when_up_to_date() -> None:
     assert history.since(3) == []
 
 
-def test_since_a_seq_ahead_of_the_history_is_empty() -> None:
-    assert filled(3).since(10) == []
+def test_since_a_seq_ahead_of_the_history_is_none_it_was_given_before_a_restart() -> None:
+    assert filled(3).since(10) is None
+    assert History().since(1) is None
 
 
 def test_since_on_an_empty_history_is_empty() -> None:
@@ -112,7 +113,9 @@ def test_since_is_exactly_the_missing_events_or_none_when_some_are_gone(
     history = filled(count, max_events=max_events)
     oldest_kept = max(1, count - max_events + 1)
     answer = history.since(seq)
-    if seq >= count:
+    if seq > count:
+        assert answer is None
+    elif seq == count:
         assert answer == []
     elif seq + 1 < oldest_kept:
         assert answer is None

@@ -9,18 +9,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gaps import Stop
 from server.broker import LocalBroker
 from server.errors import ServerError
-from server.lobby import Lobby
+from server.lobby import Lobby, new_code
 from server.match import Match
+from server.storage.journal import Journal
 from server.storage.models import Match as MatchRow
+from server.storage.models import Tournament
 from server.storage.store import Store
 from tests.client import Client
 from tests.fake_clock import FakeClock
-from tests.lobbies import GRACE_S, Watcher, hosted, new_lobby, new_player
+from tests.lobbies import GRACE_S, Watcher, hosted, new_lobby, new_player, options
 from tests.races import registered
 
 
@@ -63,9 +66,10 @@ async def test_a_public_match_whose_host_stays_away_past_the_grace_period_is_giv
     ana = await new_player(store, "ana")
     match = await hosted(lobby, ana)
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[ana.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(ana.id)
+    assert clock.wakeups() == 1
     clock.advance(GRACE_S - 0.1)
+    await match.snapshot(None)  # whatever the clock woke is done
     assert match.status == "lobby" and match in lobby.open_public()
     clock.advance(0.1)
     left = await watcher.event("player_left")
@@ -81,12 +85,11 @@ async def test_a_host_away_past_the_grace_period_passes_the_match_to_the_next_se
     ana, bob, cat = [await new_player(store, name) for name in ("ana", "bob", "cat")]
     match = await hosted(lobby, ana, others=[bob, cat])
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[ana.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(ana.id)
     clock.advance(GRACE_S)
     changed = await watcher.event("host_changed")
     assert changed["host_id"] == bob.id == match.host_id
-    assert list(match.seats) == [bob.id, cat.id]
+    assert match.players == [bob.id, cat.id]
     assert match.status == "lobby" and match in lobby.open_public()
 
 
@@ -95,14 +98,14 @@ async def test_a_player_back_within_the_grace_period_keeps_their_seat(
 ) -> None:
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
-    seat = match.seats[bob.id]
-    match.disconnect(seat)
-    await clock.until_sleeping(1)
+    await match.disconnect(bob.id)
+    assert clock.wakeups() == 1
     clock.advance(GRACE_S / 2)
-    assert await match.join(bob.id, bob.name) is seat  # a reconnect
-    assert clock.sleeping() == 0  # the seat's timer is off
+    await match.join(bob.id, bob.name)  # a reconnect
+    assert clock.wakeups() == 0  # nothing is due any more
     clock.advance(GRACE_S)
-    assert match.seats[bob.id] is seat and seat.connections == 1
+    seat = match.state.seat(bob.id)
+    assert seat is not None and seat.connections == 1
     assert "player_left" not in [event["event"] for event in match.history.since(0) or []]
 
 
@@ -111,10 +114,11 @@ async def test_a_seat_kept_by_another_connection_is_not_given_up(
 ) -> None:
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
-    seat = await match.join(bob.id, bob.name)  # bob's second connection
-    match.disconnect(seat)
-    assert clock.sleeping() == 0 and seat.disconnect_timer is None
-    assert match.seats[bob.id] is seat and seat.connections == 1
+    await match.join(bob.id, bob.name)  # bob's second connection
+    await match.disconnect(bob.id)
+    seat = match.state.seat(bob.id)
+    assert clock.wakeups() == 0
+    assert seat is not None and seat.connections == 1 and seat.away_since is None
 
 
 async def test_a_seat_away_when_the_match_starts_is_timed_out_by_the_deal_not_freed(
@@ -123,16 +127,18 @@ async def test_a_seat_away_when_the_match_starts_is_timed_out_by_the_deal_not_fr
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
     watcher = await Watcher.of(broker, match)
-    match.disconnect(match.seats[bob.id])
-    await clock.until_sleeping(1)
+    await match.disconnect(bob.id)
+    clock.advance(GRACE_S / 2)
     await match.start_by(ana.id)
     started = await watcher.event("started")
     assert [player["player_id"] for player in started["players"]] == [ana.id, bob.id]
-    await clock.until_sleeping(2)  # the time limit, and bob's grace period from the deal
-    clock.advance(GRACE_S)
+    clock.advance(GRACE_S / 2)  # the lobby's grace period would be over: bob stays
+    await match.snapshot(None)
+    assert match.players == [ana.id, bob.id]
+    clock.advance(GRACE_S / 2)  # bob's grace period, from the deal
     finished = await watcher.event("player_finished")
     assert (finished["player_id"], finished["end_reason"]) == (bob.id, "disconnected")
-    assert bob.id in match.seats and match.status == "running"
+    assert bob.id in match.players and match.status == "running"
 
 
 async def test_leaving_a_lobby_that_has_started_meanwhile_ends_the_game_instead(
@@ -141,15 +147,11 @@ async def test_leaving_a_lobby_that_has_started_meanwhile_ends_the_game_instead(
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     match = await hosted(lobby, ana, others=[bob])
     watcher = await Watcher.of(broker, match)
-    async with match._state_lock:  # a request holds the match: the start waits, then the leave
-        starting = asyncio.create_task(match.start_by(ana.id))
-        await asyncio.sleep(0)
-        leaving = asyncio.create_task(match.leave(bob.id))
-        await asyncio.sleep(0)
-    await asyncio.gather(starting, leaving)
+    # Posted in this order: the start is taken first, then the leave.
+    await asyncio.gather(match.start_by(ana.id), match.leave(bob.id))
     finished = await watcher.event("player_finished")
     assert (finished["player_id"], finished["end_reason"]) == (bob.id, "left")
-    assert bob.id in match.seats
+    assert bob.id in match.players
 
 
 # -- how many open matches one player hosts -----------------------------------------------
@@ -236,3 +238,70 @@ async def test_the_server_refuses_a_third_open_match_from_one_host(
         await ana.ok("create_match", public=True)
     refused = await ana.request("create_match", public=True)
     assert (refused["code"], refused["limit"]) == ("too_many_matches", 2)
+
+
+# -- a restart: shut down, then restored ------------------------------------------------
+
+
+async def new_tournament(store: Store, host_id: int) -> int:
+    async with store.engine.begin() as connection:
+        tournament_id: int = (
+            await connection.execute(
+                insert(Tournament)
+                .values(
+                    code="T" + new_code()[:5], name="cup", host_id=host_id, ruleset="classic",
+                    rounds=2, max_players=2, round_time_limit_s=600, status="running",
+                    current_round=1, created_at=datetime.now(UTC),
+                )
+                .returning(Tournament.id)
+            )
+        ).scalar_one()
+    return tournament_id
+
+
+async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
+    store: Store, broker: LocalBroker, clock: FakeClock
+) -> None:
+    journal = Journal(store.engine)
+    journal.start()
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await new_tournament(store, ana.id)
+    first = Lobby(
+        store=store, journal=journal, broker=broker, grace_s=GRACE_S, max_history_events=512,
+        sleep=clock.sleep, clock=clock,
+    )
+    try:
+        match = await first.create(
+            ana.id, options(max_players=2, public=False), None,
+            seats=[(ana.id, ana.name), (bob.id, bob.name)], connected=False,
+            kind="tournament", tournament_id=tournament_id, round_number=1,
+        )
+        assert first.round_match(tournament_id, 1) is match
+        assert first.round_match(tournament_id, 2) is None
+        await match.join(ana.id, ana.name)
+        await match.start()
+        await match.snapshot(None)  # dealt
+        seat = match.state.seat(ana.id)
+        assert seat is not None and seat.game is not None
+        ack = await match.play(ana.id, 1, seat.game.legal_moves()[0])
+        clock.advance(5)
+    finally:
+        await first.close()  # nothing is abandoned or ended
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana.id, 2, Stop())
+    assert refused.value.code == "shutting_down"
+    assert await stored_status(store, match) == "running"
+
+    second = new_lobby(store, broker, clock)
+    try:
+        [restored] = await second.restore(default_countdown_s=0)
+        assert second.round_match(tournament_id, 1) is restored
+        assert (restored.code, restored.kind) == (match.code, "tournament")
+        assert restored.status == "running"
+        assert await restored.play(ana.id, 1, Stop()) == {**ack, "duplicate": True}
+        snapshot = await restored.join(ana.id, ana.name)
+        assert snapshot["you"]["last_seq"] == 1
+        assert snapshot["match"]["t_ms"] == 5000  # the match clock ran on, downtime included
+    finally:
+        await second.close()
+        await journal.close()

@@ -450,14 +450,15 @@ async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         race = await hosted(lobby, ana, public=False)
-        race.admit_spectator(bob.id)
+        assert (await race.watch(bob.id))["you"]["role"] == "spectator"
         daily = await hosted(lobby, ana, kind="daily", daily_date=datetime.now(UTC).date())
         await daily.start()  # the deal comes in the `started` event, to every watcher
-        daily.admit_spectator(ana.id)  # a player resyncs their own match
-        with pytest.raises(ServerError) as refused:
-            daily.admit_spectator(bob.id)
-        assert refused.value.code == "not_watchable" and daily.code in refused.value.message
-        assert daily.deal_secret() and not race.deal_secret()
+        await daily.resync(ana.id, 0)  # a player resyncs their own match
+        for refused_request in (daily.watch(bob.id), daily.resync(bob.id, 0)):
+            with pytest.raises(ServerError) as refused:
+                await refused_request
+            assert refused.value.code == "not_watchable" and daily.code in refused.value.message
+        assert daily.state.spectators == 0 and race.state.spectators == 1
     finally:
         await lobby.close()
 
@@ -471,8 +472,8 @@ async def test_a_daily_challenge_may_be_watched_once_its_day_is_over(
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         yesterday = datetime.now(UTC).date() - timedelta(days=1)
         daily = await hosted(lobby, ana, kind="daily", daily_date=yesterday)
-        daily.admit_spectator(bob.id)  # nobody can play that deal any more
-        assert not daily.deal_secret()
+        await daily.watch(bob.id)  # nobody can play that deal any more
+        assert daily.state.spectators == 1
     finally:
         await lobby.close()
 
@@ -559,8 +560,8 @@ async def games_ended(match: LiveMatch, players: set[int], what: str) -> None:
     )
 
 
-async def timers_sleeping(clock: FakeClock, count: int) -> None:
-    await until(lambda: clock.sleeping() == count, f"{count} timers sleep")
+async def timer_set(clock: FakeClock, count: int) -> None:
+    await until(lambda: clock.wakeups() == count, f"{count} wake-ups set")
 
 
 class Seating:
@@ -578,8 +579,6 @@ class Seating:
         self.seq = 0
         # The end reasons it may have, and the step it ends at (once it has acted).
         self.expected: tuple[frozenset[str], int] | None = None
-        # The step its grace period would be over at, once it has gone.
-        self.back_by: int | None = None
 
     async def play(self, action: Action) -> dict[str, Any]:
         self.seq += 1
@@ -616,8 +615,8 @@ class Seating:
             await self.match.leave(self.player_id)
             self.expected = frozenset({"left"}), step
         elif part.ending == "disconnect":
-            self.match.disconnect(self.match.seats[self.player_id])
-            back = self.back_by = step + GRACE_STEPS
+            await self.match.disconnect(self.player_id)
+            back = step + GRACE_STEPS
             if back < LIMIT_STEP:
                 self.expected = frozenset({"disconnected"}), back
             else:  # the time limit comes first, or at the same instant
@@ -625,10 +624,6 @@ class Seating:
                 self.expected = frozenset(reasons), LIMIT_STEP
         else:  # time, late
             self.expected = frozenset({"time"}), LIMIT_STEP
-
-    def sleeping_at(self, step: int) -> bool:
-        """Whether its grace period is running after ``step`` (before the time limit)."""
-        return self.back_by is not None and step < self.back_by
 
     async def act_late(self) -> None:
         """An action as the time limit passes: refused, whether or not the timer has run."""
@@ -649,7 +644,7 @@ async def race_to_the_end(store: Store, race: Race) -> None:
     )
     try:
         await match.start()
-        await clock.until_sleeping(1)  # dealt: the time limit runs
+        await until(lambda: match.status == "running", "the deal")
         seats = [
             Seating(match, player.id, part, random.Random(f"{race.rng_seed}/{number}"))
             for number, (player, part) in enumerate(zip(players, race.parts, strict=True))
@@ -666,14 +661,13 @@ async def race_to_the_end(store: Store, race: Race) -> None:
             assert sorted(finished) == sorted(due), f"step {step}"
             if len(due) == len(seats):
                 break
-            # Every timer sleeps before the clock moves on: the time limit and each grace
-            # period under way, and no other.
-            await timers_sleeping(clock, 1 + sum(seat.sleeping_at(step) for seat in seats))
+            # The match's one timer is set before the clock moves on.
+            await timer_set(clock, 1)
             assert step < LIMIT_STEP, "the time limit passed and games are still running"
             step += 1
             clock.advance(STEP_S)
         await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
-        await timers_sleeping(clock, 0)  # the end of the match stops every timer
+        await timer_set(clock, 0)  # nothing is due once the match has ended
         clock.advance(10 * LIMIT_STEP * STEP_S)
         for _ in range(10):
             await asyncio.sleep(0)
@@ -735,3 +729,178 @@ async def test_however_and_whenever_the_games_end_every_result_is_stored_whole(
     migrated_engine: AsyncEngine, race: Race
 ) -> None:
     await race_to_the_end(Store(migrated_engine), race)
+
+
+# -- the actor, on a fake clock and a database that fails when told -------------------------
+
+
+class Outage(OSError):
+    """The database cannot be reached (an outage: retried where retries are due)."""
+
+
+class FlakyStore(Store):
+    """A store whose writes fail while ``down``."""
+
+    down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise Outage("the database is down")
+
+    async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
+        self._check()
+        await super().save_result(match_id, player_id, **result)
+
+    async def finish_match(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        return await super().finish_match(*args, **kwargs)
+
+    async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
+        self._check()
+        await super().set_ready(match_id, player_id, ready)
+
+
+class GatedJournal(Journal):
+    """A journal whose appends wait for ``gate`` and fail while ``down``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__(engine)
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.down = False
+
+    async def append(self, row: dict[str, Any]) -> None:
+        await self.gate.wait()
+        if self.down:
+            raise Outage("the database is down")
+        await super().append(row)
+
+
+@dataclass
+class Actor:
+    match: LiveMatch
+    store: FlakyStore
+    journal: GatedJournal
+    clock: FakeClock
+    players: list[int]
+
+
+@pytest.fixture
+async def actor(migrated_engine: AsyncEngine) -> Any:
+    store = FlakyStore(migrated_engine)
+    journal = GatedJournal(migrated_engine)
+    journal.start()
+    clock = FakeClock()
+    people = [await new_player(store, f"act{next(NAMES)}") for _ in range(2)]
+    match = await clocked_match(
+        store, journal, LocalBroker(), clock, people, ruleset="classic", seed=Seed.generate(),
+        win_by="score", time_limit_s=60, grace_s=20,
+    )
+    await match.start()
+    await until(lambda: match.status == "running", "the deal")
+    yield Actor(match, store, journal, clock, [p.id for p in people])
+    store.down = journal.down = False
+    journal.gate.set()
+    await match.shutdown()
+    await journal.close()
+
+
+def first_move(match: LiveMatch, player_id: int) -> Action:
+    seat = match.state.seat(player_id)
+    assert seat is not None and seat.game is not None
+    return seat.game.legal_moves()[0]
+
+
+async def test_an_action_is_answered_and_said_only_once_stored(actor: Actor) -> None:
+    match, ana = actor.match, actor.players[0]
+    actor.journal.gate.clear()
+    playing = asyncio.create_task(match.play(ana, 1, first_move(match, ana)))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not playing.done() and events_called(match, "progress") == []
+    assert match.state.seat(ana).last_seq == 0  # type: ignore[union-attr]
+    actor.journal.gate.set()
+    ack = await playing
+    assert ack["seq"] == 1 and len(events_called(match, "progress")) == 1
+    assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
+
+
+async def test_an_action_not_stored_is_refused_and_changes_nothing(actor: Actor) -> None:
+    match, ana = actor.match, actor.players[0]
+    before = match.state
+    actor.journal.down = True
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana, 1, first_move(match, ana))
+    assert (refused.value.code, refused.value.message) == (
+        "storage_unavailable",
+        "the action could not be stored and was not applied",
+    )
+    assert match.state is before and events_called(match, "progress") == []
+    actor.journal.down = False
+    assert (await match.play(ana, 1, first_move(match, ana)))["seq"] == 1  # sent again
+
+
+async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_database_is_back(
+    actor: Actor,
+) -> None:
+    match, clock, store = actor.match, actor.clock, actor.store
+    await match.disconnect(actor.players[1])  # a grace period ending within the outage too
+    store.down = True
+    clock.advance(61)
+    for _ in range(5):  # the retries, ever later, while the database is down
+        await until(lambda: clock.wakeups() == 1, "a retry is set")
+        clock.advance(2)
+    assert events_called(match, "player_finished") == [] and match.status == "running"
+    # Asked meanwhile, the match shows its state as stored.
+    assert (await match.snapshot(None))["match"]["status"] == "running"
+    store.down = False
+    clock.advance(2)
+    await games_ended(match, set(actor.players), "every game ends once stored")
+    finished = events_called(match, "player_finished")
+    assert [(e["end_reason"], e["finish_ms"]) for e in finished] == [
+        ("disconnected", 20_000),
+        ("time", 60_000),
+    ]
+    await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
+    stored_match = await store.replay(match.code)
+    assert stored_match is not None and stored_match["match"]["status"] == "finished"
+    assert verify(replay_document(stored_match)).discrepancies == []
+
+
+async def test_a_refused_ready_leaves_the_lobby_as_it_was(migrated_engine: AsyncEngine) -> None:
+    store = FlakyStore(migrated_engine)
+    lobby = new_lobby(store, LocalBroker(), FakeClock())
+    try:
+        ana = await new_player(store, "ana")
+        match = await hosted(lobby, ana)
+        before = match.state
+        store.down = True
+        with pytest.raises(Outage):
+            await match.set_ready(ana.id, True)
+        assert match.state is before and events_called(match, "ready") == []
+    finally:
+        await lobby.close()
+
+
+async def test_a_shutdown_answers_what_is_queued_and_refuses_what_comes_later(
+    actor: Actor,
+) -> None:
+    match, ana, bob = actor.match, actor.players[0], actor.players[1]
+    actor.journal.gate.clear()
+    queued = [
+        asyncio.create_task(match.play(ana, 1, first_move(match, ana))),
+        asyncio.create_task(match.play(bob, 1, first_move(match, bob))),
+    ]
+    await asyncio.sleep(0)
+    stopping = asyncio.create_task(match.shutdown())
+    await asyncio.sleep(0)
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana, 2, Stop())
+    assert refused.value.code == "shutting_down" and match.code in refused.value.message
+    actor.journal.gate.set()
+    acks = await asyncio.gather(*queued)
+    await stopping
+    assert [ack["seq"] for ack in acks] == [1, 1]
+    assert actor.clock.wakeups() == 0  # its timer is off
+    # Nothing was ended: the next start restores the match as it is.
+    assert match.status == "running" and events_called(match, "player_finished") == []
