@@ -32,7 +32,6 @@ ERROR_CODES: Final[dict[str, str]] = {
     "no_such_player": "no player has this name",
     "no_such_resource": "(HTTP) nothing is at this path",
     "storage_unavailable": "the action could not be stored; it was not applied, retry",
-    "shutting_down": "the server is shutting down; reconnect and send the request again",
     "not_watchable": "a daily challenge is watched by its own player only, until its day is over",
     "too_many_matches": "you host as many open lobby matches as a player may",
     "broker_unavailable": "the link between server processes is down; retry",
