@@ -148,7 +148,7 @@ async def test_twelve_matches_dropping_at_once_beside_a_busy_writer_all_end_whol
     assert await writer > 0
     for document, (_, clients) in zip(documents, matches, strict=True):
         assert_dropped_and_whole(document, clients)
-    async with server.engine.connect() as connection:
+    async with server.database.engine.connect() as connection:
         unfinished = (
             await connection.execute(
                 select(func.count()).select_from(MatchRow).where(MatchRow.status != "finished")

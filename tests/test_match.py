@@ -98,7 +98,7 @@ async def play_line(client: Client, code: str, actions: list[str]) -> dict[str, 
 
 async def stored(server: Server, code: str) -> tuple[Any, list[Any], list[Any]]:
     """The match row, its result rows and its action rows, read back from the database."""
-    async with server.engine.connect() as connection:
+    async with server.database.engine.connect() as connection:
         match = (await connection.execute(select(Match.__table__).where(Match.code == code))).one()
         results = (
             await connection.execute(

@@ -74,7 +74,7 @@ async def play_round(
 
 
 async def round_scores(server: Server, tournament_id: int) -> dict[int, list[int]]:
-    async with server.engine.connect() as connection:
+    async with server.database.engine.connect() as connection:
         rows = (
             await connection.execute(
                 select(Match.round, MatchPlayer.player_id, MatchPlayer.score, Match.status)
@@ -178,7 +178,7 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
         await asyncio.gather(*(play_round(c, 3, bot_level=None, rng=rng) for c in (ana, bob)))
         final = await bob.event("tournament_ended")
         assert [row["rounds_played"] for row in final["standings"]] == [3, 3]
-        async with second.engine.connect() as connection:
+        async with second.database.engine.connect() as connection:
             statuses = dict(
                 (
                     await connection.execute(
