@@ -65,6 +65,7 @@ from server.storage.database import create_engine, database_url, migrate
 from server.storage.journal import Journal
 from server.storage.outage import database_answers, is_outage
 from server.storage.store import NameTaken, PlayerRecord, Store
+from server.storage.tournaments import TournamentRepository
 from server.tournament import Tournaments
 
 log = logging.getLogger("gaps.server")
@@ -122,7 +123,7 @@ class Server:
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
-            store=self.store,
+            repository=TournamentRepository(self.engine),
             lobby=self.lobby,
             broker=self.broker,
             countdown_s=settings.tournament_countdown_s,

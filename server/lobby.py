@@ -21,8 +21,8 @@ log = logging.getLogger("gaps.lobby")
 # No 0/O, 1/I/L: codes are read aloud and typed.
 CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 6
-#: The matches a restart takes back (a tournament deals its interrupted round again).
-RESTORED_KINDS: Final = ("race", "quick", "daily")
+#: The matches a restart takes back (a tournament attaches to its restored round).
+RESTORED_KINDS: Final = ("race", "quick", "daily", "tournament")
 
 
 def new_code() -> str:
@@ -127,6 +127,8 @@ class Lobby:
             host_id=host_id,
             kind=kind,
             daily_date=daily_date,
+            tournament_id=tournament_id,
+            round_number=round_number,
         )
         self.matches[code] = match
         for player_id, name in seats:
@@ -154,6 +156,8 @@ class Lobby:
         host_id: int,
         kind: str,
         daily_date: date | None,
+        tournament_id: int | None = None,
+        round_number: int | None = None,
     ) -> Match:
         return Match(
             match_id=match_id,
@@ -170,15 +174,18 @@ class Lobby:
             on_end=self._ended,
             kind=kind,
             daily_date=daily_date,
+            tournament_id=tournament_id,
+            round_number=round_number,
             sleep=self._sleep,
         )
 
     async def restore(self, *, default_countdown_s: int) -> list[Match]:
-        """Take back every race, quick match and daily challenge the database holds in
-        its lobby or running (``Match.restore``), after a restart. Tournament rounds are
-        the tournaments' to deal again. A lobby whose seats were all ready, and a quick
-        match or daily challenge still in its lobby (their countdown was cut short),
-        count down again. A match that cannot be taken back is abandoned, and logged."""
+        """Take back every race, quick match, daily challenge and tournament round the
+        database holds in its lobby or running (``Match.restore``), after a restart
+        (tournaments find their round again with ``round_match``). A lobby whose seats
+        were all ready, and a quick match, daily challenge or tournament round still in
+        its lobby (their countdown was cut short), count down again. A match that cannot
+        be taken back is abandoned, and logged."""
         restored = []
         now = datetime.now(UTC)
         for stored in await self._store.unfinished_matches(kinds=RESTORED_KINDS):
@@ -216,6 +223,8 @@ class Lobby:
             host_id=row.host_id,
             kind=row.kind,
             daily_date=row.daily_date,
+            tournament_id=row.tournament_id,
+            round_number=row.round,
         )
         try:
             match.restore(stored, now=now)
@@ -234,6 +243,16 @@ class Lobby:
     def on_end(self, listener: Callable[[Match], Awaitable[None]]) -> None:
         """Call ``listener`` with every match that ends (tournaments wait on rounds)."""
         self._end_listeners.append(listener)
+
+    def round_match(self, tournament_id: int, round_number: int) -> Match | None:
+        """The live match of round ``round_number`` of tournament ``tournament_id``
+        (the last dealt, if the round was dealt more than once), or None."""
+        found = None
+        for match in self.matches.values():
+            if match.tournament_id == tournament_id and match.round_number == round_number:
+                if found is None or match.id > found.id:
+                    found = match
+        return found
 
     def get(self, code: str) -> Match:
         match = self.matches.get(code.upper())

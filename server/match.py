@@ -132,11 +132,16 @@ class Match:
         on_end: Callable[[Match], Awaitable[None]] | None = None,
         kind: str = "race",
         daily_date: date | None = None,
+        tournament_id: int | None = None,
+        round_number: int | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.id = match_id
         self.kind = kind
+        # A tournament round's: which tournament, which round (None otherwise).
+        self.tournament_id = tournament_id
+        self.round_number = round_number
         self.daily_date = daily_date
         self.code = code
         self.options = options

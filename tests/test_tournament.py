@@ -134,17 +134,52 @@ async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
     assert again["tournament"]["status"] == "finished" and again["standings"] == standings
 
 
+async def standings_from_results(server: Server, tournament_id: int) -> list[tuple[Any, ...]]:
+    """The standings a run without a restart gives for the stored round results: each
+    entrant's (rank, player id, total score, total time, rounds), ranked by score, then
+    time, from the finished rounds' ``match_players`` rows."""
+    async with server.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                select(MatchPlayer.player_id, MatchPlayer.score, MatchPlayer.finish_ms)
+                .join(Match, Match.id == MatchPlayer.match_id)
+                .where(Match.tournament_id == tournament_id, Match.status == "finished")
+            )
+        ).all()
+    totals: dict[int, tuple[int, int, int]] = {}
+    for row in rows:
+        score, time_ms, rounds = totals.get(row.player_id, (0, 0, 0))
+        totals[row.player_id] = (score + row.score, time_ms + (row.finish_ms or 0), rounds + 1)
+    ordered = sorted(totals.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
+    table: list[tuple[Any, ...]] = []
+    for position, (player_id, (score, time_ms, rounds)) in enumerate(ordered, start=1):
+        tied = table and table[-1][2:4] == (score, time_ms)
+        table.append((table[-1][0] if tied else position, player_id, score, time_ms, rounds))
+    return table
+
+
+def table_of(standings: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (row["rank"], row["player_id"], row["total_score"], row["total_time_ms"],
+         row["rounds_played"])
+        for row in standings
+    ]
+
+
 # Bob never takes his round-2 seat before the restart: a long grace period keeps that
 # round from ending by his absence before the server goes down.
 @pytest.mark.grace_s(60)
-async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -> None:
+async def test_a_round_cut_by_a_restart_goes_on_in_its_own_match_and_the_tournament_ends(
+    settings: Settings,
+) -> None:
     first = Server(settings)
     await first.start()
     url = f"ws://127.0.0.1:{first.port}"
     ana, bob = await Client.connect(url), await Client.connect(url)
     await ana.register("ana")
     await bob.register("bob")
-    code = (await ana.ok("tournament_create", rounds=3, max_players=2))["tournament"]["code"]
+    created = await ana.ok("tournament_create", rounds=3, max_players=2)
+    code, tournament_id = created["tournament"]["code"], created["tournament"]["id"]
     for client in (ana, bob):
         await client.ok("tournament_join", code=code)
     await ana.ok("tournament_start", code=code)
@@ -153,7 +188,8 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
     await ana.event("round_ended", round=1)
     interrupted = (await ana.event("round_starting", round=2))["match"]
     await ana.ok("join_match", code=interrupted)
-    await ana.act(interrupted, "stop")  # round 2 is under way when the server goes down
+    deal = (await ana.event("started", match=interrupted))["grid"]
+    stopped = await ana.act(interrupted, "stop")  # round 2 is under way when the server goes down
     tokens = [ana.token, bob.token]
     await ana.close()
     await bob.close()
@@ -169,15 +205,24 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
         views = [await client.ok("tournament_join", code=code) for client in (ana, bob)]
         tournament = views[0]["tournament"]
         assert tournament["status"] == "running" and tournament["current_round"] == 2
-        # The round is dealt again: seen in the view, or announced right after joining.
-        redealt = tournament["round_match"] or (await ana.event("round_starting", round=2))["match"]
-        assert redealt != interrupted
-        await asyncio.gather(
-            *(play_round(c, 2, bot_level=None, rng=rng, code=redealt) for c in (ana, bob))
-        )
+        assert tournament["round_match"] == interrupted  # not dealt again
+        rejoined = await ana.ok("join_match", code=interrupted)
+        assert rejoined["you"]["game"]["status"] == "stopped"
+        assert rejoined["you"]["game"]["score"] == stopped["score"]
+        bobs = await bob.ok("join_match", code=interrupted)
+        assert bobs["you"]["game"]["grid"] == deal  # the same deal, still unplayed
+        await play_round(bob, 2, bot_level=None, rng=rng, code=interrupted)
+        ended = await ana.event("round_ended", round=2)
+        assert ended["match"] == interrupted
+        assert [row["rounds_played"] for row in ended["standings"]] == [2, 2]
         await asyncio.gather(*(play_round(c, 3, bot_level=None, rng=rng) for c in (ana, bob)))
         final = await bob.event("tournament_ended")
         assert [row["rounds_played"] for row in final["standings"]] == [3, 3]
+        assert table_of(final["standings"]) == await standings_from_results(
+            second, tournament_id
+        )
+        served = await ana.ok("tournament_standings", code=code)
+        assert served["standings"] == final["standings"]
         async with second.engine.connect() as connection:
             statuses = dict(
                 (
@@ -186,8 +231,8 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
                     )
                 ).all()
             )
-        assert statuses[interrupted] == "abandoned"
-        assert sorted(statuses.values()) == ["abandoned", "finished", "finished", "finished"]
+        assert statuses[interrupted] == "finished"
+        assert sorted(statuses.values()) == ["finished", "finished", "finished"]
         await ana.close()
         await bob.close()
     finally:
