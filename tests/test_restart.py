@@ -274,6 +274,17 @@ async def test_a_daily_challenge_survives_kill_9(server_process: ServerProcess) 
     await ana.close()
 
 
+async def dealt(client: Client, code: str) -> list[str]:
+    """Join a tournament round's match ``code`` and wait for its deal: the grid. (Its
+    countdown is 0: it may have been dealt before the player joined.)"""
+    joined = await client.ok("join_match", code=code)
+    if "game" in joined["you"]:
+        grid: list[str] = joined["you"]["game"]["grid"]
+        return grid
+    started = await client.event("started", match=code)
+    return list(started["grid"])
+
+
 def standings_of_replays(documents: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The standings a tournament whose rounds are these stored matches gives, with no
     restart: (rank, name, total score, total time, rounds), by score, then time."""
@@ -303,10 +314,8 @@ async def test_a_tournament_round_survives_kill_9_and_the_tournament_finishes(
         await client.ok("tournament_join", code=code)
     await ana.ok("tournament_start", code=code)
     cut = (await ana.event("round_starting", round=1))["match"]
-    for client in (ana, bob):
-        await client.ok("join_match", code=cut)
-    started = await ana.event("started", match=cut)
-    game = Game.from_layout("\n".join(started["grid"]))
+    grid = [await dealt(client, cut) for client in (ana, bob)][0]
+    game = Game.from_layout("\n".join(grid))
     acknowledged: list[tuple[int, str]] = []
     await play_until_killed(ana, cut, game, acknowledged, kill_after=6, kill=server_process.kill)
     tokens = [str(ana.token), str(bob.token)]
@@ -322,7 +331,7 @@ async def test_a_tournament_round_survives_kill_9_and_the_tournament_finishes(
     assert joined["you"]["last_seq"] in (6, 7)  # the action in flight at the kill may count
     assert joined["you"]["game"]["moves_made"] == joined["you"]["last_seq"]
     bobs = await bob.ok("join_match", code=cut)
-    assert bobs["you"]["game"]["grid"] == started["grid"]  # the same deal, unplayed
+    assert bobs["you"]["game"]["grid"] == grid  # the same deal, unplayed
     ana.seq[cut] = joined["you"]["last_seq"]
     for client in (ana, bob):
         assert (await client.act(cut, "stop"))["type"] == "action_ok"
@@ -330,8 +339,7 @@ async def test_a_tournament_round_survives_kill_9_and_the_tournament_finishes(
     assert ended["match"] == cut and [row["rounds_played"] for row in ended["standings"]] == [1, 1]
     second = (await bob.event("round_starting", round=2))["match"]
     for client in (ana, bob):
-        await client.ok("join_match", code=second)
-    await ana.event("started", match=second)
+        await dealt(client, second)
     for client in (ana, bob):
         assert (await client.act(second, "stop"))["type"] == "action_ok"
     final = await bob.event("tournament_ended")
