@@ -131,7 +131,7 @@ class Server:
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
-            store=self.store,
+            repository=self.store.tournaments,
             lobby=self.lobby,
             broker=self.broker,
             countdown_s=settings.tournament_countdown_s,

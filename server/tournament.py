@@ -3,36 +3,41 @@
 Each round is one match for all entrants at once (the same deal for everyone); the
 standings add up each entrant's round scores, ties broken by total time. Rounds start by
 themselves one after another. The database holds everything needed to go on after a
-restart: finished rounds are kept, and a round cut short by the restart is dealt again.
+restart (``Tournaments.resume``): finished rounds are kept, a round cut short by the
+restart goes on in its own match, which the lobby restored (same code, same deal), and
+the break between rounds and a scheduled start go on with the time they had left, on
+the wall clock. All their SQL is in ``server.storage.tournaments``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
-
-from sqlalchemy import Row, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from gaps import Ruleset
 from server.broker import Broker, BrokerError
 from server.errors import ServerError
 from server.history import History
 from server.lobby import Lobby, new_code
-from server.match import Match, MatchOptions
+from server.match import Match, MatchOptions, Sleep
 from server.protocol import encode
-from server.storage.models import Match as MatchRow
-from server.storage.models import MatchPlayer, Player, Tournament, TournamentEntry
-from server.storage.store import Store
+from server.storage.tournaments import (
+    StandingRow,
+    StoredTournament,
+    TournamentRepository,
+)
 
 log = logging.getLogger("gaps.tournament")
 
 PODIUM: Final = 3
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -75,23 +80,44 @@ class LiveTournament:
         }
 
 
+
+@dataclass(frozen=True)
+class Resumption:
+    """Where a running tournament goes on after a restart: the round it waits for (its
+    match restored by the lobby), or the next round to deal after a pause."""
+
+    attached: Match | None
+    next_round: int
+    pause_s: float
+
+
 class Tournaments:
+    """Every tournament of this process: the open and running ones in ``live``, each
+    running one driven by a task of its own; finished ones are read back when asked.
+
+    ``sleep`` waits out the breaks and scheduled starts, and ``now`` tells the wall clock
+    they are measured on (both injectable for tests)."""
+
     def __init__(
         self,
         *,
-        store: Store,
+        repository: TournamentRepository,
         lobby: Lobby,
         broker: Broker,
         countdown_s: int,
         break_s: float,
         max_history_events: int,
+        sleep: Sleep = asyncio.sleep,
+        now: Callable[[], datetime] = utc_now,
     ) -> None:
-        self._store = store
+        self._repository = repository
         self._lobby = lobby
         self._broker = broker
         self._countdown_s = countdown_s
         self._break_s = break_s
         self._max_history_events = max_history_events
+        self._sleep = sleep
+        self._now = now
         self.live: dict[str, LiveTournament] = {}
         self._round_ended: dict[int, asyncio.Future[None]] = {}  # match id -> done
         lobby.on_end(self._match_ended)
@@ -109,32 +135,23 @@ class Tournaments:
         round_time_limit_s: int,
         start_at: datetime | None,
     ) -> LiveTournament:
-        now = datetime.now(UTC)
+        now = self._now()
         if start_at is not None and start_at <= now:
             raise ServerError("bad_message", "start_at must be in the future", field="start_at")
         code = new_code()
         while code in self.live:
             code = new_code()
-        async with self._store.engine.begin() as connection:
-            tournament_id = (
-                await connection.execute(
-                    insert(Tournament)
-                    .values(
-                        code=code,
-                        name=name,
-                        host_id=host_id,
-                        ruleset=ruleset.name,
-                        rounds=rounds,
-                        max_players=max_players,
-                        round_time_limit_s=round_time_limit_s,
-                        start_at=start_at,
-                        status="open",
-                        current_round=0,
-                        created_at=now,
-                    )
-                    .returning(Tournament.id)
-                )
-            ).scalar_one()
+        tournament_id = await self._repository.create(
+            code=code,
+            name=name,
+            host_id=host_id,
+            ruleset=ruleset.name,
+            rounds=rounds,
+            max_players=max_players,
+            round_time_limit_s=round_time_limit_s,
+            start_at=start_at,
+            created_at=now,
+        )
         tournament = LiveTournament(
             tournament_id,
             code,
@@ -161,18 +178,10 @@ class Tournaments:
         tournament = self.live.get(code.upper())
         if tournament is not None:
             return tournament
-        async with self._store.engine.connect() as connection:
-            rows = (
-                await connection.execute(
-                    select(Tournament.__table__).where(
-                        Tournament.code == code.upper(), Tournament.status == "finished"
-                    )
-                )
-            ).all()
-            loaded = await self._loaded(connection, rows)
-        if not loaded:
+        stored = await self._repository.finished(code.upper())
+        if stored is None:
             raise ServerError("no_such_tournament", f"no tournament has code {code!r}")
-        return loaded[0]
+        return self._loaded(stored)
 
     def listed(self) -> list[LiveTournament]:
         return [t for t in self.live.values() if t.status in ("open", "running")]
@@ -188,20 +197,8 @@ class Tournaments:
                 "tournament_full",
                 f"tournament {tournament.code} has its {tournament.max_players} players",
             )
-        try:
-            async with self._store.engine.begin() as connection:
-                await connection.execute(
-                    insert(TournamentEntry).values(
-                        tournament_id=tournament.id,
-                        player_id=player_id,
-                        joined_at=datetime.now(UTC),
-                        total_score=0,
-                        total_time_ms=0,
-                        rounds_played=0,
-                    )
-                )
-        except IntegrityError:
-            pass  # joined from another connection meanwhile
+        # False: joined from another connection meanwhile, which is as good.
+        await self._repository.add_entrant(tournament.id, player_id, at=self._now())
         tournament.entrants[player_id] = name
         await self._emit(tournament, "entrant_joined", player_id=player_id, name=name)
         return tournament
@@ -239,10 +236,13 @@ class Tournaments:
 
     async def _start_at(self, tournament: LiveTournament) -> None:
         assert tournament.start_at is not None
-        delay = (tournament.start_at - datetime.now(UTC)).total_seconds()
-        await asyncio.sleep(max(0.0, delay))
+        delay = (tournament.start_at - self._now()).total_seconds()
+        await self._sleep(max(0.0, delay))
         if tournament.status == "open":
-            await self._begin(tournament)
+            try:
+                await self._begin(tournament)
+            except ServerError as error:  # nobody entered: it stays open for the host
+                log.warning("tournament not started", extra={"reason": error.message})
 
     async def _begin(self, tournament: LiveTournament) -> None:
         if tournament.status != "open":
@@ -250,7 +250,7 @@ class Tournaments:
         if not tournament.entrants:
             raise ServerError("bad_message", f"tournament {tournament.code} has no entrants")
         tournament.status = "running"
-        await self._save(tournament, status="running", started_at=datetime.now(UTC))
+        await self._repository.update(tournament.id, status="running", started_at=self._now())
         await self._emit(
             tournament,
             "tournament_started",
@@ -259,12 +259,28 @@ class Tournaments:
         )
         tournament.task = asyncio.create_task(self._run(tournament, first_round=1))
 
-    async def _run(self, tournament: LiveTournament, *, first_round: int) -> None:
+    async def _run(
+        self,
+        tournament: LiveTournament,
+        *,
+        first_round: int,
+        attached: Match | None = None,
+        pause_s: float = 0.0,
+    ) -> None:
+        """Play the rounds from ``first_round`` on, then finish. After a restart, the
+        round ``attached`` is waited for first (it is ``first_round - 1``), or the run
+        starts with a pause of ``pause_s`` (what was left of a break)."""
         try:
+            if attached is not None:
+                await self._close_round(tournament, first_round - 1, attached)
+                if first_round <= tournament.rounds:
+                    pause_s = self._break_s
+            if pause_s > 0:
+                await self._sleep(pause_s)
             for number in range(first_round, tournament.rounds + 1):
                 await self._play_round(tournament, number)
                 if number < tournament.rounds:
-                    await asyncio.sleep(self._break_s)
+                    await self._sleep(self._break_s)
             await self._finish(tournament)
         except asyncio.CancelledError:
             raise
@@ -273,7 +289,7 @@ class Tournaments:
 
     async def _play_round(self, tournament: LiveTournament, number: int) -> None:
         tournament.current_round = number
-        await self._save(tournament, current_round=number)
+        await self._repository.update(tournament.id, current_round=number)
         options = MatchOptions(
             ruleset=tournament.ruleset,
             max_players=len(tournament.entrants),
@@ -292,9 +308,7 @@ class Tournaments:
             tournament_id=tournament.id,
             round_number=number,
         )
-        tournament.round_match = match
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._round_ended[match.id] = done
+        self._attach(tournament, match)
         await self._emit(
             tournament,
             "round_starting",
@@ -303,11 +317,24 @@ class Tournaments:
             countdown_ms=self._countdown_s * 1000,
         )
         await match.start()
-        await done
+        await self._close_round(tournament, number, match)
+
+    def _attach(self, tournament: LiveTournament, match: Match) -> None:
+        """Make ``match`` the round being played, and be told of its end. Called while
+        it has not ended (the lobby calls the end listeners once it has)."""
+        tournament.round_match = match
+        self._round_ended[match.id] = asyncio.get_running_loop().create_future()
+
+    async def _close_round(self, tournament: LiveTournament, number: int, match: Match) -> None:
+        """Wait for the end of round ``number``'s ``match``, then count it."""
+        done = self._round_ended.get(match.id)
+        if done is not None:
+            await done
+        await self._round_ended_event(tournament, number, match.code)
+
+    async def _round_ended_event(self, tournament: LiveTournament, number: int, code: str) -> None:
         standings = await self._standings(tournament, record=True)
-        await self._emit(
-            tournament, "round_ended", round=number, match=match.code, standings=standings
-        )
+        await self._emit(tournament, "round_ended", round=number, match=code, standings=standings)
 
     async def _match_ended(self, match: Match) -> None:
         done = self._round_ended.pop(match.id, None)
@@ -318,7 +345,7 @@ class Tournaments:
         standings = await self._standings(tournament, record=True)
         tournament.status = "finished"
         tournament.round_match = None
-        await self._save(tournament, status="finished", ended_at=datetime.now(UTC))
+        await self._repository.update(tournament.id, status="finished", ended_at=self._now())
         await self._emit(
             tournament,
             "tournament_ended",
@@ -329,78 +356,44 @@ class Tournaments:
     async def _standings(
         self, tournament: LiveTournament, *, record: bool = False
     ) -> list[dict[str, Any]]:
-        """Totals over the finished rounds: score (higher first), then time (less first)."""
-        async with self._store.engine.begin() as connection:
-            totals = {
-                row.player_id: row
-                for row in (
-                    await connection.execute(
-                        select(
-                            MatchPlayer.player_id,
-                            func.sum(MatchPlayer.score).label("score"),
-                            func.sum(MatchPlayer.finish_ms).label("time_ms"),
-                            func.count().label("rounds"),
-                        )
-                        .join(MatchRow, MatchRow.id == MatchPlayer.match_id)
-                        .where(
-                            MatchRow.tournament_id == tournament.id, MatchRow.status == "finished"
-                        )
-                        .group_by(MatchPlayer.player_id)
-                    )
-                ).all()
-            }
-            names = dict(
-                (
-                    await connection.execute(
-                        select(Player.id, Player.name).where(
-                            Player.id.in_(list(tournament.entrants))
-                        )
-                    )
-                ).all()
+        """Totals over the finished rounds, as stored: score (higher first), then time
+        (less first); with ``record``, stored on the entrants' rows too."""
+        totals = await self._repository.totals(tournament.id)
+        rows: list[dict[str, Any]] = []
+        for player_id, name in tournament.entrants.items():
+            total = totals.get(player_id)
+            rows.append(
+                {
+                    "player_id": player_id,
+                    "name": name,
+                    "total_score": total.score if total else 0,
+                    "total_time_ms": total.time_ms if total else 0,
+                    "rounds_played": total.rounds if total else 0,
+                }
             )
-            rows: list[dict[str, Any]] = []
-            for player_id in tournament.entrants:
-                total = totals.get(player_id)
-                rows.append(
-                    {
-                        "player_id": player_id,
-                        "name": names.get(player_id, "?"),
-                        "total_score": int(total.score) if total else 0,
-                        "total_time_ms": int(total.time_ms or 0) if total else 0,
-                        "rounds_played": int(total.rounds) if total else 0,
-                    }
-                )
-            rows.sort(key=lambda r: (-r["total_score"], r["total_time_ms"], r["player_id"]))
-            for position, row in enumerate(rows, start=1):
-                previous = rows[position - 2] if position > 1 else None
-                same = previous is not None and (
-                    previous["total_score"],
-                    previous["total_time_ms"],
-                ) == (row["total_score"], row["total_time_ms"])
-                row["rank"] = previous["rank"] if same and previous else position
-            if record:
-                for row in rows:
-                    await connection.execute(
-                        update(TournamentEntry)
-                        .where(
-                            TournamentEntry.tournament_id == tournament.id,
-                            TournamentEntry.player_id == row["player_id"],
-                        )
-                        .values(
-                            total_score=row["total_score"],
-                            total_time_ms=row["total_time_ms"],
-                            rounds_played=row["rounds_played"],
-                            rank=row["rank"],
-                        )
+        rows.sort(key=lambda r: (-r["total_score"], r["total_time_ms"], r["player_id"]))
+        for position, row in enumerate(rows, start=1):
+            previous = rows[position - 2] if position > 1 else None
+            same = previous is not None and (
+                previous["total_score"],
+                previous["total_time_ms"],
+            ) == (row["total_score"], row["total_time_ms"])
+            row["rank"] = previous["rank"] if same and previous else position
+        if record:
+            await self._repository.record_standings(
+                tournament.id,
+                [
+                    StandingRow(
+                        row["player_id"],
+                        row["total_score"],
+                        row["total_time_ms"],
+                        row["rounds_played"],
+                        row["rank"],
                     )
+                    for row in rows
+                ],
+            )
         return rows
-
-    async def _save(self, tournament: LiveTournament, **values: Any) -> None:
-        """Write ``values`` to the tournament's row."""
-        async with self._store.engine.begin() as connection:
-            await connection.execute(
-                update(Tournament).where(Tournament.id == tournament.id).values(**values)
-            )
 
     async def _emit(self, tournament: LiveTournament, event: str, **data: Any) -> None:
         message = {
@@ -419,83 +412,82 @@ class Tournaments:
 
     # -- restart ---------------------------------------------------------------------------
 
-    async def _loaded(
-        self, connection: AsyncConnection, rows: Sequence[Row[Any]]
-    ) -> list[LiveTournament]:
-        """The tournaments of these rows of ``tournaments``, with their entrants."""
-        entrants: dict[int, dict[int, str]] = {}
-        for entry in (
-            await connection.execute(
-                select(TournamentEntry.tournament_id, Player.id, Player.name)
-                .join(Player, Player.id == TournamentEntry.player_id)
-                .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
-                .order_by(TournamentEntry.joined_at, Player.id)
-            )
-        ).all():
-            entrants.setdefault(entry.tournament_id, {})[entry.id] = entry.name
-        tournaments = []
-        for row in rows:
-            start_at = row.start_at
-            if start_at is not None and start_at.tzinfo is None:
-                start_at = start_at.replace(tzinfo=UTC)
-            tournaments.append(
-                LiveTournament(
-                    row.id,
-                    row.code,
-                    row.name,
-                    row.host_id,
-                    Ruleset.named(row.ruleset),
-                    row.rounds,
-                    row.max_players,
-                    row.round_time_limit_s,
-                    start_at,
-                    row.status,
-                    row.current_round,
-                    entrants.get(row.id, {}),
-                    History(max_events=self._max_history_events),
-                )
-            )
-        return tournaments
+    def _loaded(self, stored: StoredTournament) -> LiveTournament:
+        return LiveTournament(
+            stored.id,
+            stored.code,
+            stored.name,
+            stored.host_id,
+            Ruleset.named(stored.ruleset),
+            stored.rounds,
+            stored.max_players,
+            stored.round_time_limit_s,
+            stored.start_at,
+            stored.status,
+            stored.current_round,
+            dict(stored.entrants),
+            History(max_events=self._max_history_events),
+        )
 
     async def resume(self) -> None:
-        """Load every unfinished tournament and carry on where the last process stopped."""
-        async with self._store.engine.begin() as connection:
-            rows = (
-                await connection.execute(
-                    select(Tournament.__table__).where(Tournament.status.in_(("open", "running")))
-                )
-            ).all()
-            tournaments = await self._loaded(connection, rows)
-            # A round match still unfinished died with the old process: give it up.
-            await connection.execute(
-                update(MatchRow)
-                .where(
-                    MatchRow.tournament_id.in_([row.id for row in rows]),
-                    MatchRow.status.in_(("lobby", "countdown", "running")),
-                )
-                .values(status="abandoned", ended_at=datetime.now(UTC))
-            )
-            finished_rounds = dict(
-                (
-                    await connection.execute(
-                        select(MatchRow.tournament_id, func.max(MatchRow.round))
-                        .where(
-                            MatchRow.tournament_id.in_([row.id for row in rows]),
-                            MatchRow.status == "finished",
-                        )
-                        .group_by(MatchRow.tournament_id)
-                    )
-                ).all()
-            )
-        for tournament in tournaments:
+        """Load every unfinished tournament and carry on where the last process stopped.
+
+        Call it after ``Lobby.restore``: a round in progress goes on in its match, which
+        the lobby restored (same code, same deal: its players join it again), and is
+        counted when it ends. A round whose match had ended (while the server was down,
+        or at its restore) is counted, and the tournament goes on after what is left of
+        the break, on the wall clock since the match ended. A round whose match cannot
+        be found (never stored, or not restored) is dealt again, and logged. A scheduled
+        start keeps its time. The standings are always summed from the stored results.
+        """
+        for stored in await self._repository.unfinished():
+            tournament = self._loaded(stored)
             self.live[tournament.code] = tournament
             if tournament.status == "running":
-                next_round = (finished_rounds.get(tournament.id) or 0) + 1
-                resumed = {"tournament": tournament.code, "round": next_round}
+                where = await self._resumption(tournament)
+                resumed = {
+                    "tournament": tournament.code,
+                    "round": tournament.current_round,
+                    "match": where.attached.code if where.attached else None,
+                    "next_round": where.next_round,
+                }
                 log.info("resuming tournament", extra=resumed)
-                tournament.task = asyncio.create_task(self._run(tournament, first_round=next_round))
+                tournament.task = asyncio.create_task(
+                    self._run(
+                        tournament,
+                        first_round=where.next_round,
+                        attached=where.attached,
+                        pause_s=where.pause_s,
+                    )
+                )
             elif tournament.start_at is not None:
                 tournament.task = asyncio.create_task(self._start_at(tournament))
+
+    async def _resumption(self, tournament: LiveTournament) -> Resumption:
+        """Where running ``tournament`` goes on: see ``resume``."""
+        number = tournament.current_round
+        if number == 0:  # stopped between its start and the deal of round 1
+            return Resumption(None, 1, 0.0)
+        match = self._lobby.round_match(tournament.id, number)
+        if match is not None and match.status not in ("finished", "abandoned"):
+            # Attached with no await since the status was read: its end is not missed.
+            self._attach(tournament, match)
+            return Resumption(match, number + 1, 0.0)
+        stored = await self._repository.round(tournament.id, number)
+        if stored is not None and stored.status == "finished":
+            await self._round_ended_event(tournament, number, stored.code)
+            if number == tournament.rounds:
+                return Resumption(None, number + 1, 0.0)
+            ended_at = stored.ended_at or self._now()
+            elapsed_s = (self._now() - ended_at).total_seconds()
+            return Resumption(None, number + 1, max(0.0, self._break_s - elapsed_s))
+        log.warning(
+            "tournament round not found: dealt again",
+            extra={"tournament": tournament.code, "round": number},
+        )
+        if stored is not None:
+            await self._repository.abandon_round(stored.match_id, at=self._now())
+        return Resumption(None, number, 0.0)
 
     async def close(self) -> None:
         tasks = [t.task for t in self.live.values() if t.task is not None]

@@ -1,6 +1,6 @@
-"""A restart, even kill -9, loses no match: lobby and running matches come back from the
-database, with every acknowledged action, on each backend. The server runs as a process
-of its own here, so that it can be killed."""
+"""A restart, even kill -9, loses no match: lobby and running matches (tournament rounds
+too) come back from the database, with every acknowledged action, on each backend. The
+server runs as a process of its own here, so that it can be killed."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class ServerProcess:
                 sys.executable, "-m", "server", "--port", "0",
                 "--database-url", self.database_url, "--data-dir", str(self.data_dir),
                 "--grace-s", "60", "--countdown-s", "0", "--log-level", "WARNING",
+                "--tournament-countdown-s", "0", "--tournament-break-s", "0.1",
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -271,3 +272,88 @@ async def test_a_daily_challenge_survives_kill_9(server_process: ServerProcess) 
     board = await ana.ok("daily_board", ruleset="classic")
     assert [entry["name"] for entry in board["entries"]] == ["ana"]
     await ana.close()
+
+
+async def dealt(client: Client, code: str) -> list[str]:
+    """Join a tournament round's match ``code`` and wait for its deal: the grid. (Its
+    countdown is 0: it may have been dealt before the player joined.)"""
+    joined = await client.ok("join_match", code=code)
+    if "game" in joined["you"]:
+        grid: list[str] = joined["you"]["game"]["grid"]
+        return grid
+    started = await client.event("started", match=code)
+    return list(started["grid"])
+
+
+def standings_of_replays(documents: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The standings a tournament whose rounds are these stored matches gives, with no
+    restart: (rank, name, total score, total time, rounds), by score, then time."""
+    totals: dict[str, tuple[int, int, int]] = {}
+    for document in documents:
+        for player in document["players"]:
+            score, time_ms, rounds = totals.get(player["name"], (0, 0, 0))
+            totals[player["name"]] = (
+                score + player["score"], time_ms + (player["finish_ms"] or 0), rounds + 1
+            )
+    ordered = sorted(totals.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
+    table: list[tuple[Any, ...]] = []
+    for position, (name, (score, time_ms, rounds)) in enumerate(ordered, start=1):
+        tied = table and table[-1][2:4] == (score, time_ms)
+        table.append((table[-1][0] if tied else position, name, score, time_ms, rounds))
+    return table
+
+
+async def test_a_tournament_round_survives_kill_9_and_the_tournament_finishes(
+    server_process: ServerProcess,
+) -> None:
+    ana, bob = await Client.connect(server_process.url), await Client.connect(server_process.url)
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("tournament_create", rounds=2, max_players=2))["tournament"]["code"]
+    for client in (ana, bob):
+        await client.ok("tournament_join", code=code)
+    await ana.ok("tournament_start", code=code)
+    cut = (await ana.event("round_starting", round=1))["match"]
+    grid = [await dealt(client, cut) for client in (ana, bob)][0]
+    game = Game.from_layout("\n".join(grid))
+    acknowledged: list[tuple[int, str]] = []
+    await play_until_killed(ana, cut, game, acknowledged, kill_after=6, kill=server_process.kill)
+    tokens = [str(ana.token), str(bob.token)]
+    for client in (ana, bob):
+        await client.close()
+
+    server_process.start()
+    ana, bob = [await back(server_process, token) for token in tokens]
+    view = (await ana.ok("tournament_join", code=code))["tournament"]
+    assert (view["status"], view["current_round"], view["round_match"]) == ("running", 1, cut)
+    await bob.ok("tournament_join", code=code)
+    joined = await ana.ok("join_match", code=cut)
+    assert joined["you"]["last_seq"] in (6, 7)  # the action in flight at the kill may count
+    assert joined["you"]["game"]["moves_made"] == joined["you"]["last_seq"]
+    bobs = await bob.ok("join_match", code=cut)
+    assert bobs["you"]["game"]["grid"] == grid  # the same deal, unplayed
+    ana.seq[cut] = joined["you"]["last_seq"]
+    for client in (ana, bob):
+        assert (await client.act(cut, "stop"))["type"] == "action_ok"
+    ended = await ana.event("round_ended", round=1)
+    assert ended["match"] == cut and [row["rounds_played"] for row in ended["standings"]] == [1, 1]
+    second = (await bob.event("round_starting", round=2))["match"]
+    for client in (ana, bob):
+        await dealt(client, second)
+    for client in (ana, bob):
+        assert (await client.act(second, "stop"))["type"] == "action_ok"
+    final = await bob.event("tournament_ended")
+    documents = [server_process.replay(match) for match in (cut, second)]
+    for document in documents:
+        report = verify(document)
+        assert report.holds, report.discrepancies
+    table = [
+        (row["rank"], row["name"], row["total_score"], row["total_time_ms"], row["rounds_played"])
+        for row in final["standings"]
+    ]
+    assert table == standings_of_replays(documents)
+    served = await ana.ok("tournament_standings", code=code)
+    assert served["standings"] == final["standings"]
+    assert served["tournament"]["status"] == "finished"
+    for client in (ana, bob):
+        await client.close()

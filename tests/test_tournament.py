@@ -1,22 +1,36 @@
-"""Tournaments end to end: rounds of the same deal for all, standings, podium, restart."""
+"""Tournaments end to end: rounds of the same deal for all, standings, podium, restart.
+
+Through a server for the protocol; in process, on the real storage of each backend, for
+restarts: a lobby and tournaments stopped where they are, then another pair started on
+what they stored, every countdown, break and start time on fake clocks."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gaps import Game, Move, Redeal
+from gaps import Game, Move, Redeal, Ruleset, parse_action
 from gaps.bots import bot_for_level
 from server.app import Server
+from server.broker import LocalBroker
 from server.config import Settings
+from server.lobby import Lobby
+from server.match import Match as ServerMatch
+from server.storage.journal import Journal
 from server.storage.models import Match, MatchPlayer
+from server.storage.store import PlayerRecord, Store
+from server.tournament import LiveTournament, Tournaments
 from tests.client import Client, http_get
+from tests.fake_clock import FakeClock
+from tests.lobbies import GRACE_S, Watcher, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 
@@ -134,17 +148,52 @@ async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
     assert again["tournament"]["status"] == "finished" and again["standings"] == standings
 
 
+async def standings_from_results(server: Server, tournament_id: int) -> list[tuple[Any, ...]]:
+    """The standings a run without a restart gives for the stored round results: each
+    entrant's (rank, player id, total score, total time, rounds), ranked by score, then
+    time, from the finished rounds' ``match_players`` rows."""
+    async with server.database.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                select(MatchPlayer.player_id, MatchPlayer.score, MatchPlayer.finish_ms)
+                .join(Match, Match.id == MatchPlayer.match_id)
+                .where(Match.tournament_id == tournament_id, Match.status == "finished")
+            )
+        ).all()
+    totals: dict[int, tuple[int, int, int]] = {}
+    for row in rows:
+        score, time_ms, rounds = totals.get(row.player_id, (0, 0, 0))
+        totals[row.player_id] = (score + row.score, time_ms + (row.finish_ms or 0), rounds + 1)
+    ordered = sorted(totals.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
+    table: list[tuple[Any, ...]] = []
+    for position, (player_id, (score, time_ms, rounds)) in enumerate(ordered, start=1):
+        tied = table and table[-1][2:4] == (score, time_ms)
+        table.append((table[-1][0] if tied else position, player_id, score, time_ms, rounds))
+    return table
+
+
+def table_of(standings: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (row["rank"], row["player_id"], row["total_score"], row["total_time_ms"],
+         row["rounds_played"])
+        for row in standings
+    ]
+
+
 # Bob never takes his round-2 seat before the restart: a long grace period keeps that
 # round from ending by his absence before the server goes down.
 @pytest.mark.grace_s(60)
-async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -> None:
+async def test_a_round_cut_by_a_restart_goes_on_in_its_own_match_and_the_tournament_ends(
+    settings: Settings,
+) -> None:
     first = Server(settings)
     await first.start()
     url = f"ws://127.0.0.1:{first.port}"
     ana, bob = await Client.connect(url), await Client.connect(url)
     await ana.register("ana")
     await bob.register("bob")
-    code = (await ana.ok("tournament_create", rounds=3, max_players=2))["tournament"]["code"]
+    created = await ana.ok("tournament_create", rounds=3, max_players=2)
+    code, tournament_id = created["tournament"]["code"], created["tournament"]["id"]
     for client in (ana, bob):
         await client.ok("tournament_join", code=code)
     await ana.ok("tournament_start", code=code)
@@ -152,8 +201,12 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
     await asyncio.gather(*(play_round(c, 1, bot_level=None, rng=rng) for c in (ana, bob)))
     await ana.event("round_ended", round=1)
     interrupted = (await ana.event("round_starting", round=2))["match"]
-    await ana.ok("join_match", code=interrupted)
-    await ana.act(interrupted, "stop")  # round 2 is under way when the server goes down
+    joined = await ana.ok("join_match", code=interrupted)
+    if "game" not in joined["you"]:  # not dealt yet when ana came
+        await ana.event("started", match=interrupted)
+        joined = await ana.ok("join_match", code=interrupted)
+    deal = joined["you"]["game"]["grid"]
+    stopped = await ana.act(interrupted, "stop")  # round 2 is under way when the server goes down
     tokens = [ana.token, bob.token]
     await ana.close()
     await bob.close()
@@ -169,15 +222,24 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
         views = [await client.ok("tournament_join", code=code) for client in (ana, bob)]
         tournament = views[0]["tournament"]
         assert tournament["status"] == "running" and tournament["current_round"] == 2
-        # The round is dealt again: seen in the view, or announced right after joining.
-        redealt = tournament["round_match"] or (await ana.event("round_starting", round=2))["match"]
-        assert redealt != interrupted
-        await asyncio.gather(
-            *(play_round(c, 2, bot_level=None, rng=rng, code=redealt) for c in (ana, bob))
-        )
+        assert tournament["round_match"] == interrupted  # not dealt again
+        rejoined = await ana.ok("join_match", code=interrupted)
+        assert rejoined["you"]["game"]["status"] == "stopped"
+        assert rejoined["you"]["game"]["score"] == stopped["score"]
+        bobs = await bob.ok("join_match", code=interrupted)
+        assert bobs["you"]["game"]["grid"] == deal  # the same deal, still unplayed
+        await play_round(bob, 2, bot_level=None, rng=rng, code=interrupted)
+        ended = await ana.event("round_ended", round=2)
+        assert ended["match"] == interrupted
+        assert [row["rounds_played"] for row in ended["standings"]] == [2, 2]
         await asyncio.gather(*(play_round(c, 3, bot_level=None, rng=rng) for c in (ana, bob)))
         final = await bob.event("tournament_ended")
         assert [row["rounds_played"] for row in final["standings"]] == [3, 3]
+        assert table_of(final["standings"]) == await standings_from_results(
+            second, tournament_id
+        )
+        served = await ana.ok("tournament_standings", code=code)
+        assert served["standings"] == final["standings"]
         async with second.database.engine.connect() as connection:
             statuses = dict(
                 (
@@ -186,8 +248,8 @@ async def test_a_tournament_goes_on_after_a_server_restart(settings: Settings) -
                     )
                 ).all()
             )
-        assert statuses[interrupted] == "abandoned"
-        assert sorted(statuses.values()) == ["abandoned", "finished", "finished", "finished"]
+        assert statuses[interrupted] == "finished"
+        assert sorted(statuses.values()) == ["finished", "finished", "finished"]
         await ana.close()
         await bob.close()
     finally:
@@ -337,3 +399,350 @@ async def test_a_finished_tournament_and_its_standings_are_there_after_a_restart
     finally:
         await second.close()
 
+
+
+# -- restarts in process: the lobby and tournaments of one process, then of the next --
+
+
+COUNTDOWN_S = 10
+BREAK_S = 15.0
+STOP = parse_action("stop")
+
+
+class Wall:
+    """A wall clock that moves only when the test says so, for breaks and start times."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+class Process:
+    """What one server process runs of tournaments: a lobby and the tournaments, on the
+    shared storage, their timers on the fake clock. ``crash`` drops them where they are,
+    as kill -9 would (nothing more is stored); ``restarted`` is the next process."""
+
+    def __init__(
+        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+    ) -> None:
+        self.lobby = Lobby(
+            store=store,
+            journal=journal,
+            broker=broker,
+            grace_s=GRACE_S,
+            max_history_events=512,
+            sleep=clock.sleep,
+            clock=clock,
+        )
+        self.tournaments = Tournaments(
+            repository=store.tournaments,
+            lobby=self.lobby,
+            broker=broker,
+            countdown_s=COUNTDOWN_S,
+            break_s=BREAK_S,
+            max_history_events=512,
+            sleep=clock.sleep,
+            now=wall,
+        )
+
+    @classmethod
+    async def restarted(
+        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+    ) -> Process:
+        process = cls(store, journal, broker, clock, wall)
+        await process.lobby.restore(default_countdown_s=COUNTDOWN_S)
+        await process.tournaments.resume()
+        return process
+
+    async def crash(self) -> None:
+        await self.lobby.close()
+        await self.tournaments.close()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def wall() -> Wall:
+    return Wall(datetime.now(UTC))
+
+
+@pytest.fixture
+def store(migrated_engine: AsyncEngine) -> Store:
+    return Store(migrated_engine)
+
+
+@pytest.fixture
+def broker() -> LocalBroker:
+    return LocalBroker()
+
+
+@pytest.fixture
+async def journal(store: Store) -> AsyncIterator[Journal]:
+    journal = Journal(store.engine)
+    journal.start()
+    yield journal
+    await journal.close()
+
+
+@pytest.fixture
+async def processes(
+    store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+) -> AsyncIterator[Callable[[], Awaitable[Process]]]:
+    """``await processes()``: the first process, then each call the next one, restarted
+    on what the previous one stored (crash it first); the last is crashed after the test."""
+    started: list[Process] = []
+
+    async def next_process() -> Process:
+        if started:
+            process = await Process.restarted(store, journal, broker, clock, wall)
+        else:
+            process = Process(store, journal, broker, clock, wall)
+        started.append(process)
+        return process
+
+    yield next_process
+    if started:
+        await started[-1].crash()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait until ``condition`` holds: some task of the process has to run first."""
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0)
+
+
+async def counted_down(clock: FakeClock, match: ServerMatch) -> None:
+    """Deal ``match``: its countdown, on the fake clock, runs out."""
+    await until(lambda: match.status == "countdown" and clock.wakeups() > 0)
+    clock.advance(COUNTDOWN_S)
+    await until(lambda: match.status == "running")
+
+
+async def a_tournament(
+    process: Process, store: Store, broker: LocalBroker, *, rounds: int
+) -> tuple[LiveTournament, list[PlayerRecord], Watcher]:
+    """A tournament of ana and bob, started, and a follower of its events."""
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament = await process.tournaments.create(
+        ana.id,
+        name="Cup",
+        ruleset=Ruleset.named("classic"),
+        rounds=rounds,
+        max_players=2,
+        round_time_limit_s=600,
+        start_at=None,
+    )
+    follower = Watcher(await broker.subscribe(tournament.channel))
+    for player in (ana, bob):
+        await process.tournaments.join(tournament.code, player.id, player.name)
+    await process.tournaments.start_by(tournament.code, ana.id)
+    return tournament, [ana, bob], follower
+
+
+async def round_played(
+    process: Process, clock: FakeClock, follower: Watcher, players: list[PlayerRecord]
+) -> dict[int, int]:
+    """Deal the next round and stop every game at once: each player's score."""
+    match = process.lobby.get((await follower.event("round_starting"))["match"])
+    await counted_down(clock, match)
+    scores = {}
+    for player in players:
+        scores[player.id] = (await match.play(player.id, 1, STOP))["score"]
+    return scores
+
+
+async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_counts_once(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+) -> None:
+    first = await processes()
+    tournament, (ana, bob), follower = await a_tournament(first, store, broker, rounds=2)
+    round_one = await round_played(first, clock, follower, [ana, bob])
+    await follower.event("round_ended")
+    await clock.until_sleeping(1)  # the break
+    clock.advance(BREAK_S)
+    cut = first.lobby.get((await follower.event("round_starting"))["match"])
+    await counted_down(clock, cut)
+    ana_seat, bob_seat = cut.state.seat(ana.id), cut.state.seat(bob.id)
+    assert ana_seat is not None and bob_seat is not None
+    assert ana_seat.game is not None and bob_seat.game is not None
+    deal = bob_seat.game.layout()
+    move = ana_seat.game.legal_moves()[0]
+    await cut.play(ana.id, 1, move)
+    ana_score = (await cut.play(ana.id, 2, STOP))["score"]
+    await first.crash()
+
+    second = await processes()
+    resumed = second.tournaments.live[tournament.code]
+    restored = second.lobby.round_match(tournament.id, 2)
+    assert restored is not None and resumed.round_match is restored
+    assert (restored.code, restored.seed.data) == (cut.code, cut.seed.data)
+    assert resumed.view()["round_match"] == cut.code and resumed.current_round == 2
+    back = await restored.join(bob.id, bob.name)  # bob comes back to his seat
+    assert back["you"]["game"]["grid"] == deal.splitlines()
+    ana_restored = restored.state.seat(ana.id)
+    assert ana_restored is not None
+    assert (ana_restored.end_reason, ana_restored.last_seq) == ("stopped", 2)
+    bob_score = (await restored.play(bob.id, 1, STOP))["score"]
+    ended = await follower.event("round_ended")
+    assert (ended["round"], ended["match"]) == (2, cut.code)
+    final = await follower.event("tournament_ended")
+    totals = {row["player_id"]: row for row in final["standings"]}
+    assert totals[ana.id]["total_score"] == round_one[ana.id] + ana_score
+    assert totals[bob.id]["total_score"] == round_one[bob.id] + bob_score
+    assert [row["rounds_played"] for row in final["standings"]] == [2, 2]
+    keys = [(-row["total_score"], row["total_time_ms"]) for row in final["standings"]]
+    assert keys == sorted(keys)
+    stored = await store.tournaments.round(tournament.id, 2)
+    assert stored is not None and (stored.code, stored.status) == (cut.code, "finished")
+    served = await second.tournaments.standings(tournament.code)
+    assert served["standings"] == final["standings"]
+    assert served["tournament"]["status"] == "finished"
+
+
+async def test_a_round_whose_games_all_ended_before_a_crash_is_ended_at_restore_and_counted(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+) -> None:
+    first = await processes()
+    tournament, (ana, bob), follower = await a_tournament(first, store, broker, rounds=2)
+    match = first.lobby.get((await follower.event("round_starting"))["match"])
+    await counted_down(clock, match)
+    for player in (ana, bob):
+        await match.play(player.id, 1, STOP)
+    # Down before the end of the match is stored: every game's end is, though.
+    await match.close()
+    assert match.status == "running"
+    await first.crash()
+
+    second = await processes()
+    ended = await follower.event("round_ended")
+    assert (ended["round"], ended["match"]) == (1, match.code)
+    assert [row["rounds_played"] for row in ended["standings"]] == [1, 1]
+    await clock.until_sleeping(1)  # the break, then round 2
+    clock.advance(BREAK_S)
+    starting = await follower.event("round_starting")
+    assert starting["round"] == 2 and starting["match"] != match.code
+    assert second.tournaments.live[tournament.code].current_round == 2
+
+
+async def test_the_break_between_rounds_goes_on_after_a_restart_with_the_time_it_had_left(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+    wall: Wall,
+) -> None:
+    first = await processes()
+    tournament, players, follower = await a_tournament(first, store, broker, rounds=2)
+    await round_played(first, clock, follower, players)
+    ended = await follower.event("round_ended")
+    await first.crash()
+    stored = await store.tournaments.round(tournament.id, 1)
+    assert stored is not None and stored.ended_at is not None
+    wall.at = stored.ended_at + timedelta(seconds=5)  # down 5 s into the 15 s break
+
+    second = await processes()
+    await follower.event("round_ended")  # counted again, from the stored results
+    await clock.until_sleeping(1)
+    clock.advance(BREAK_S - 5 - 0.5)
+    await asyncio.sleep(0)
+    assert clock.sleeping() == 1 and second.tournaments.live[tournament.code].current_round == 1
+    clock.advance(0.5)
+    starting = await follower.event("round_starting")
+    assert starting["round"] == 2 and starting["match"] != ended["match"]
+
+
+async def test_a_scheduled_start_keeps_its_time_across_a_restart(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+    wall: Wall,
+) -> None:
+    first = await processes()
+    ana = await new_player(store, "ana")
+    tournament = await first.tournaments.create(
+        ana.id,
+        name="Cup",
+        ruleset=Ruleset.named("classic"),
+        rounds=1,
+        max_players=2,
+        round_time_limit_s=600,
+        start_at=wall.at + timedelta(seconds=60),
+    )
+    await first.tournaments.join(tournament.code, ana.id, ana.name)
+    follower = Watcher(await broker.subscribe(tournament.channel))
+    await first.crash()
+    wall.at += timedelta(seconds=20)  # the server was down 20 s
+
+    second = await processes()
+    assert second.tournaments.live[tournament.code].status == "open"
+    await clock.until_sleeping(1)
+    clock.advance(39.5)
+    await asyncio.sleep(0)
+    assert second.tournaments.live[tournament.code].status == "open"
+    clock.advance(0.5)
+    started = await follower.event("tournament_started")
+    assert started["entrants"] == [{"player_id": ana.id, "name": "ana"}]
+
+
+async def test_a_round_whose_match_was_never_stored_is_dealt_after_a_restart_and_logged(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    first = await processes()
+    tournament, players, follower = await a_tournament(first, store, broker, rounds=2)
+    await round_played(first, clock, follower, players)
+    await follower.event("round_ended")
+    await first.crash()
+    # Down between storing the round number and storing the round's match.
+    await store.tournaments.update(tournament.id, current_round=2)
+
+    caplog.set_level(logging.WARNING, logger="gaps.tournament")
+    second = await processes()
+    starting = await follower.event("round_starting")
+    assert starting["round"] == 2
+    assert [r.getMessage() for r in caplog.records] == ["tournament round not found: dealt again"]
+    match = second.lobby.get(starting["match"])
+    assert (match.tournament_id, match.round) == (tournament.id, 2)
+    await counted_down(clock, match)
+    for player in players:
+        await match.play(player.id, 1, STOP)
+    final = await follower.event("tournament_ended")
+    assert [row["rounds_played"] for row in final["standings"]] == [2, 2]
+
+
+async def test_a_round_cut_in_its_countdown_counts_down_again_in_the_same_match(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+) -> None:
+    first = await processes()
+    tournament, players, follower = await a_tournament(first, store, broker, rounds=1)
+    code = (await follower.event("round_starting"))["match"]
+    await until(lambda: first.lobby.get(code).status == "countdown")
+    await first.crash()
+
+    second = await processes()
+    match = second.lobby.get(code)
+    assert second.tournaments.live[tournament.code].round_match is match
+    await counted_down(clock, match)
+    for player in players:
+        await match.play(player.id, 1, STOP)
+    final = await follower.event("tournament_ended")
+    assert [row["rounds_played"] for row in final["standings"]] == [1, 1]

@@ -19,6 +19,7 @@ from server.storage.matches import STORED_CODE, Matches, StoredMatch
 from server.storage.players import STORED_NAME, NameTaken, PlayerRecord, Players
 from server.storage.ratings import PROVISIONAL_GAMES, Ratings
 from server.storage.results import FinishedGame, MatchEnd, Results
+from server.storage.tournaments import TournamentRepository
 
 __all__ = [
     "STORED_CODE",
@@ -48,6 +49,7 @@ class Store:
         self.boards = Boards(self.database, provisional_games=PROVISIONAL_GAMES)
         self.ratings = Ratings(self.database)
         self.daily = DailyEntries(self.database)
+        self.tournaments = TournamentRepository(self.database)
 
     # The methods below delegate to the repositories, under the names callers use today.
 

@@ -1,0 +1,188 @@
+"""The tournaments repository on PostgreSQL and SQLite: tournaments and their entrants,
+their rounds' matches, and the totals of their standings summed from stored results."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gaps import Seed
+from server.lobby import new_code
+from server.storage.database import Database
+from server.storage.models import TournamentEntry
+from server.storage.store import PlayerRecord, Store
+from server.storage.tournaments import StandingRow, Totals, TournamentRepository
+from tests.lobbies import new_player
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(migrated_engine: AsyncEngine) -> Store:
+    return Store(migrated_engine)
+
+
+@pytest.fixture
+def repository(migrated_engine: AsyncEngine) -> TournamentRepository:
+    return TournamentRepository(Database.of(migrated_engine))
+
+
+async def created(repository: TournamentRepository, host: PlayerRecord, code: str) -> int:
+    return await repository.create(
+        code=code,
+        name="Cup",
+        host_id=host.id,
+        ruleset="classic",
+        rounds=3,
+        max_players=8,
+        round_time_limit_s=600,
+        start_at=NOW + timedelta(hours=1),
+        created_at=NOW,
+    )
+
+
+async def round_match(
+    store: Store,
+    tournament_id: int,
+    number: int,
+    results: dict[PlayerRecord, tuple[int, int]],
+    *,
+    status: str,
+) -> int:
+    """A match of round ``number`` with ``status``, each player's (score, finish_ms)."""
+    seed = Seed.generate()
+    match_id = await store.create_match(
+        code=new_code(),
+        ruleset="classic",
+        max_players=len(results),
+        time_limit_s=600,
+        win_by="score",
+        public=False,
+        rated=True,
+        host_id=next(iter(results)).id,
+        status="lobby",
+        seed=seed.data,
+        commitment=seed.commitment,
+        created_at=NOW,
+        kind="tournament",
+        tournament_id=tournament_id,
+        round=number,
+    )
+    for player, (score, finish_ms) in results.items():
+        await store.add_match_player(match_id, player.id, NOW)
+        await store.save_result(
+            match_id, player.id, score=score, finish_ms=finish_ms, end_reason="stopped"
+        )
+    await store.set_match_status(match_id, status, started_at=NOW)
+    return match_id
+
+
+async def test_a_tournament_comes_back_unfinished_with_its_entrants_in_joining_order(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    assert await repository.add_entrant(tournament_id, bob.id, at=NOW)
+    assert await repository.add_entrant(tournament_id, ana.id, at=NOW + timedelta(seconds=1))
+    [stored] = await repository.unfinished()
+    assert (stored.id, stored.code, stored.status, stored.current_round) == (
+        tournament_id, "Q4M2ZK", "open", 0
+    )
+    assert stored.start_at == NOW + timedelta(hours=1)  # with its zone, on SQLite too
+    assert stored.entrants == [(bob.id, "bob"), (ana.id, "ana")]
+    assert await repository.finished("Q4M2ZK") is None  # not while it is open
+
+
+async def test_entering_a_tournament_twice_is_refused_and_changes_nothing(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana = await new_player(store, "ana")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    assert await repository.add_entrant(tournament_id, ana.id, at=NOW)
+    assert not await repository.add_entrant(tournament_id, ana.id, at=NOW + timedelta(hours=1))
+    [stored] = await repository.unfinished()
+    assert stored.entrants == [(ana.id, "ana")]
+
+
+async def test_a_finished_tournament_is_found_by_its_code_and_no_longer_unfinished(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana = await new_player(store, "ana")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    await repository.add_entrant(tournament_id, ana.id, at=NOW)
+    await repository.update(tournament_id, status="finished", current_round=3, ended_at=NOW)
+    assert await repository.unfinished() == []
+    found = await repository.finished("Q4M2ZK")
+    assert found is not None and (found.status, found.current_round) == ("finished", 3)
+    assert found.entrants == [(ana.id, "ana")]
+    assert await repository.finished("ZZZZZZ") is None
+
+
+async def test_totals_add_up_the_finished_rounds_only(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    other_id = await created(repository, ana, "OTHER2")
+    await round_match(store, tournament_id, 1, {ana: (20, 5000), bob: (31, 7000)},
+                      status="finished")
+    await round_match(store, tournament_id, 2, {ana: (9, 1000), bob: (4, 2000)},
+                      status="abandoned")
+    await round_match(store, tournament_id, 2, {ana: (12, 3000), bob: (10, 4000)},
+                      status="finished")
+    await round_match(store, tournament_id, 3, {ana: (40, 100), bob: (40, 100)},
+                      status="running")
+    await round_match(store, other_id, 1, {ana: (50, 1)}, status="finished")
+    assert await repository.totals(tournament_id) == {
+        ana.id: Totals(score=32, time_ms=8000, rounds=2),
+        bob.id: Totals(score=41, time_ms=11000, rounds=2),
+    }
+
+
+async def test_a_round_is_its_last_dealt_match_and_only_an_unfinished_one_is_abandoned(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana = await new_player(store, "ana")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    assert await repository.round(tournament_id, 1) is None
+    first = await round_match(store, tournament_id, 1, {ana: (1, 1)}, status="abandoned")
+    dealt_again = await round_match(store, tournament_id, 1, {ana: (1, 1)}, status="running")
+    stored = await repository.round(tournament_id, 1)
+    assert stored is not None and (stored.match_id, stored.status) == (dealt_again, "running")
+    assert stored.ended_at is None and first != dealt_again
+    await repository.abandon_round(dealt_again, at=NOW)
+    abandoned = await repository.round(tournament_id, 1)
+    assert abandoned is not None and (abandoned.status, abandoned.ended_at) == ("abandoned", NOW)
+    finished = await round_match(store, tournament_id, 2, {ana: (1, 1)}, status="finished")
+    await repository.abandon_round(finished, at=NOW)
+    kept = await repository.round(tournament_id, 2)
+    assert kept is not None and kept.status == "finished"
+
+
+async def test_recorded_standings_are_stored_on_the_entrants_rows(
+    store: Store, repository: TournamentRepository, migrated_engine: AsyncEngine
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    for player in (ana, bob):
+        await repository.add_entrant(tournament_id, player.id, at=NOW)
+    await repository.record_standings(
+        tournament_id,
+        [StandingRow(bob.id, 41, 11000, 2, 1), StandingRow(ana.id, 32, 8000, 2, 2)],
+    )
+    async with migrated_engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                select(
+                    TournamentEntry.player_id,
+                    TournamentEntry.total_score,
+                    TournamentEntry.total_time_ms,
+                    TournamentEntry.rounds_played,
+                    TournamentEntry.rank,
+                ).order_by(TournamentEntry.rank)
+            )
+        ).all()
+    assert [tuple(row) for row in rows] == [(bob.id, 41, 11000, 2, 1), (ana.id, 32, 8000, 2, 2)]
