@@ -102,7 +102,7 @@ class Lobby:
         # Counted while it is stored: two creations at once cannot both pass the cap.
         self._storing[code] = (host_id, kind)
         try:
-            match_id = await self._store.create_match(
+            match_id = await self._store.matches.create(
                 code=code,
                 ruleset=options.ruleset.name,
                 max_players=options.max_players,
@@ -175,7 +175,7 @@ class Lobby:
         short. A match that cannot be taken back is abandoned, and logged."""
         restored = []
         now = self._clock.now_ms()
-        for stored in await self._store.unfinished_matches(kinds=RESTORED_KINDS):
+        for stored in await self._store.matches.unfinished(kinds=RESTORED_KINDS):
             try:
                 state = matchcore.rebuild(
                     stored,
@@ -186,7 +186,7 @@ class Lobby:
             except Exception:
                 # One match the server cannot take back must not keep the others down.
                 log.exception("match not restored: abandoned", extra={"match": stored.match.code})
-                await self._store.set_match_status(
+                await self._store.matches.set_status(
                     stored.match.id, "abandoned", ended_at=datetime.now(UTC)
                 )
                 continue

@@ -43,7 +43,8 @@ from server.records import (
 )
 from server.storage.journal import Journal
 from server.storage.outage import is_transient, until_stored
-from server.storage.store import FinishedGame, Store
+from server.storage.results import FinishedGame
+from server.storage.store import Store
 
 __all__ = ["Match", "MatchOptions", "Sleep"]
 
@@ -382,21 +383,21 @@ class Match:
             case GameEnded():
                 result = asdict(write)
                 del result["player_id"]
-                await self._store.save_result(match_id, write.player_id, **result)
+                await self._store.matches.save_result(match_id, write.player_id, **result)
             case SeatAdded(player_id=player_id, joined_at=joined_at):
-                await self._store.add_match_player(match_id, player_id, _datetime(joined_at))
+                await self._store.matches.add_player(match_id, player_id, _datetime(joined_at))
             case SeatRemoved(player_id=player_id):
-                await self._store.remove_match_player(match_id, player_id)
+                await self._store.matches.remove_player(match_id, player_id)
             case ReadySet(player_id=player_id, ready=ready):
-                await self._store.set_ready(match_id, player_id, ready)
+                await self._store.matches.set_ready(match_id, player_id, ready)
             case HostSet(host_id=host_id):
-                await self._store.set_host(match_id, host_id)
+                await self._store.matches.set_host(match_id, host_id)
             case MatchStarted(started_at=started_at):
-                await self._store.set_match_status(
+                await self._store.matches.set_status(
                     match_id, "running", started_at=_datetime(started_at)
                 )
             case MatchAbandoned(ended_at=ended_at):
-                await self._store.set_match_status(
+                await self._store.matches.set_status(
                     match_id, "abandoned", ended_at=_datetime(ended_at)
                 )
 
@@ -420,7 +421,7 @@ class Match:
         ]
         state = self._state
         end = await until_stored(
-            lambda: self._store.finish_match(
+            lambda: self._store.results.finish_match(
                 state.id,
                 ended_at,
                 finished,

@@ -15,7 +15,8 @@ from server.broker import LocalBroker, Subscription
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
 from server.storage.journal import Journal
-from server.storage.store import PlayerRecord, Store
+from server.storage.players import PlayerRecord
+from server.storage.store import Store
 from tests.fake_clock import FakeClock
 
 GRACE_S = 30.0
@@ -24,7 +25,7 @@ GRACE_S = 30.0
 def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: Any) -> Lobby:
     return Lobby(
         store=store,
-        journal=Journal(store.engine),
+        journal=Journal(store.database),
         broker=broker,
         grace_s=GRACE_S,
         max_history_events=512,
@@ -35,7 +36,7 @@ def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: An
 
 
 async def new_player(store: Store, name: str) -> PlayerRecord:
-    return await store.register_player(name, f"hash-{name}", datetime.now(UTC))
+    return await store.players.register(name, f"hash-{name}", datetime.now(UTC))
 
 
 def options(*, max_players: int, public: bool) -> MatchOptions:
@@ -98,7 +99,7 @@ async def clocked_match(
         countdown_s=0,
     )
     code = new_code()
-    match_id = await store.create_match(
+    match_id = await store.matches.create(
         code=code,
         ruleset=options.ruleset.name,
         max_players=options.max_players,

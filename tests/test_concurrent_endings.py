@@ -17,7 +17,8 @@ from gaps import Seed
 from gaps.ranking import WIN_BY, Finish, rank
 from server.storage.outage import until_stored
 from server.storage.rebuild import rebuild_boards_and_ratings
-from server.storage.store import FinishedGame, Store
+from server.storage.results import FinishedGame
+from server.storage.store import Store
 from tests.test_rebuild import Derived, assert_same_rows, derived_rows
 
 PLAYERS = 20
@@ -75,7 +76,7 @@ async def set_up(store: Store, planned: Planned) -> Ending:
     """A running rated match whose every game has ended, stored as the server stores it;
     the table its end is stored with."""
     seed = Seed.generate()
-    match_id = await store.create_match(
+    match_id = await store.matches.create(
         code=planned.code,
         ruleset="classic",
         max_players=len(planned.finishes),
@@ -92,8 +93,8 @@ async def set_up(store: Store, planned: Planned) -> Ending:
         kind="race",
     )
     for finish in planned.finishes:
-        await store.add_match_player(match_id, finish.player_id, STARTED_AT)
-        await store.save_result(
+        await store.matches.add_player(match_id, finish.player_id, STARTED_AT)
+        await store.matches.save_result(
             match_id,
             finish.player_id,
             score=finish.score,
@@ -117,7 +118,7 @@ async def end_at_once(store: Store, endings: list[Ending], ended_at: datetime) -
 
     async def end(ending: Ending) -> None:
         await until_stored(
-            lambda: store.finish_match(
+            lambda: store.results.finish_match(
                 ending.match_id, ended_at, ending.table, ruleset="classic", rated=True
             ),
             what=f"the end of match {ending.match_id}",
@@ -141,7 +142,7 @@ async def test_matches_sharing_players_ending_at_once_are_stored_and_fold_as_a_r
     caplog.set_level(logging.WARNING, logger="gaps.storage")
     store = Store(engine)
     players = [
-        (await store.register_player(f"p{n}", f"{n:064x}", STARTED_AT)).id for n in range(PLAYERS)
+        (await store.players.register(f"p{n}", f"{n:064x}", STARTED_AT)).id for n in range(PLAYERS)
     ]
     rng = random.Random(17)
     games_of = dict.fromkeys(players, 0)
@@ -174,7 +175,7 @@ async def test_matches_sharing_players_ending_at_once_are_stored_and_fold_as_a_r
 async def stored_in_turn(engine: AsyncEngine, endings: list[tuple[Ending, datetime]]) -> None:
     store = Store(engine)
     for ending, ended_at in endings:
-        await store.finish_match(
+        await store.results.finish_match(
             ending.match_id, ended_at, ending.table, ruleset="classic", rated=True
         )
 
@@ -183,7 +184,7 @@ async def two_matches_of_two_players(engine: AsyncEngine) -> tuple[Ending, Endin
     """Two matches of the same two players: each wins one."""
     store = Store(engine)
     ana, bob = [
-        (await store.register_player(name, name * 32, STARTED_AT)).id for name in ("ab", "cd")
+        (await store.players.register(name, name * 32, STARTED_AT)).id for name in ("ab", "cd")
     ]
     won, lost = Finish(ana, True, 58, 90_000, 80_000), Finish(bob, False, 30, 95_000, 60_000)
     first = await set_up(store, Planned("FIRST", "time", [won, lost]))

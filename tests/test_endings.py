@@ -22,7 +22,8 @@ from server.app import Server
 from server.lobby import new_code
 from server.storage.models import BoardEntry, MatchPlayer, Rating, RatingChange
 from server.storage.models import Match as MatchRow
-from server.storage.store import FinishedGame, Store
+from server.storage.results import FinishedGame
+from server.storage.store import Store
 from tests.client import Client, http_get
 from tests.lobbies import new_player
 from tests.races import registered, start_race
@@ -188,7 +189,7 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
     seed = Seed.generate()
     started = datetime.now(UTC)
     code = new_code()
-    match_id = await store.create_match(
+    match_id = await store.matches.create(
         code=code, ruleset="classic", max_players=3, time_limit_s=600, win_by="score",
         public=False, rated=True, host_id=ana.id, status="running", seed=seed.data,
         commitment=seed.commitment, created_at=started, started_at=started,
@@ -197,8 +198,8 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
     table = [FinishedGame(cat.id, 1, 7, 9000, False), FinishedGame(ana.id, 2, 3, 4000, False),
              FinishedGame(bob.id, 3, 0, 1000, False)]
     for game in table:
-        await store.add_match_player(match_id, game.player_id, started)
-        await store.save_result(
+        await store.matches.add_player(match_id, game.player_id, started)
+        await store.matches.save_result(
             match_id, game.player_id, score=game.score, placed=game.score, redeals=0,
             moves=game.score, won=False, end_reason="stopped", finish_ms=game.finish_ms,
             score_ms=game.finish_ms,
@@ -206,12 +207,12 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
     ended = started + timedelta(minutes=1)
     # Two at once (a retry racing the first attempt) and one later: one of them folds.
     first, racing = await asyncio.gather(
-        store.finish_match(match_id, ended, table, ruleset="classic", rated=True),
-        store.finish_match(match_id, ended, table, ruleset="classic", rated=True),
+        store.results.finish_match(match_id, ended, table, ruleset="classic", rated=True),
+        store.results.finish_match(match_id, ended, table, ruleset="classic", rated=True),
     )
     assert racing == first
     once = await boards_and_ratings(migrated_engine)
-    again = await store.finish_match(
+    again = await store.results.finish_match(
         match_id, ended + timedelta(seconds=5), table, ruleset="classic", rated=True
     )
     assert again == first
@@ -223,7 +224,7 @@ async def test_a_match_end_stored_twice_changes_the_boards_and_ratings_once(
     assert [row.games for row in once["boards"]] == [1] * 9  # all, month and day each
     assert [row.games for row in once["ratings"]] == [1] * 3
     assert len(once["history"]) == 3
-    stored = await store.replay(code)
+    stored = await store.matches.replay(code)
     assert stored is not None
     assert _naive(stored["match"]["ended_at"]) == _naive(ended)
     assert {p["player_id"]: p["rank"] for p in stored["players"]} == {

@@ -50,7 +50,7 @@ async def lobby(store: Store, broker: LocalBroker, clock: FakeClock) -> AsyncIte
 
 
 async def stored_status(store: Store, match: Match) -> str:
-    async with store.engine.connect() as connection:
+    async with store.database.engine.connect() as connection:
         status: str = (
             await connection.execute(select(MatchRow.status).where(MatchRow.id == match.id))
         ).scalar_one()
@@ -244,7 +244,7 @@ async def test_the_server_refuses_a_third_open_match_from_one_host(
 
 
 async def new_tournament(store: Store, host_id: int) -> int:
-    async with store.engine.begin() as connection:
+    async with store.database.engine.begin() as connection:
         tournament_id: int = (
             await connection.execute(
                 insert(Tournament)
@@ -262,7 +262,7 @@ async def new_tournament(store: Store, host_id: int) -> int:
 async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
     store: Store, broker: LocalBroker, clock: FakeClock
 ) -> None:
-    journal = Journal(store.engine)
+    journal = Journal(store.database)
     journal.start()
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     tournament_id = await new_tournament(store, ana.id)

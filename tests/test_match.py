@@ -35,7 +35,9 @@ from server.errors import ServerError
 from server.match import Match as LiveMatch
 from server.replays import replay_document
 from server.storage.journal import Journal
+from server.storage.matches import Matches
 from server.storage.models import ActionRecord, Match, MatchPlayer
+from server.storage.results import Results
 from server.storage.store import Store
 from tests.client import Client
 from tests.fake_clock import FakeClock
@@ -635,7 +637,7 @@ class Seating:
 
 async def race_to_the_end(store: Store, race: Race) -> None:
     clock, broker = FakeClock(), LocalBroker()
-    journal = Journal(store.engine)
+    journal = Journal(store.database)
     journal.start()
     players = [await new_player(store, f"end{next(NAMES)}") for _ in race.parts]
     match = await clocked_match(
@@ -686,7 +688,7 @@ async def check_the_end(
     assert sorted(finished) == sorted(seat.player_id for seat in seats)
     [ended] = events_called(match, "match_ended")
     assert match.status == "finished"
-    stored = await store.replay(match.code)
+    stored = await store.matches.replay(match.code)
     assert stored is not None and stored["match"]["status"] == "finished"
     results = {row["player_id"]: row for row in stored["players"]}
     assert sorted(results) == sorted(seat.player_id for seat in seats)
@@ -739,25 +741,42 @@ class Outage(OSError):
 
 
 class FlakyStore(Store):
-    """A store whose writes fail while ``down``."""
+    """A store whose match writes (results, ends, ready flags) fail while ``down``."""
 
     down = False
 
-    def _check(self) -> None:
+    def __init__(self, database: Any) -> None:
+        super().__init__(database)
+        self.matches = _FlakyMatches(self.database, self)
+        self.results = _FlakyResults(self.database, self)
+
+    def check(self) -> None:
         if self.down:
             raise Outage("the database is down")
 
+
+class _FlakyMatches(Matches):
+    def __init__(self, database: Any, store: FlakyStore) -> None:
+        super().__init__(database)
+        self._store = store
+
     async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
-        self._check()
+        self._store.check()
         await super().save_result(match_id, player_id, **result)
 
-    async def finish_match(self, *args: Any, **kwargs: Any) -> Any:
-        self._check()
-        return await super().finish_match(*args, **kwargs)
-
     async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
-        self._check()
+        self._store.check()
         await super().set_ready(match_id, player_id, ready)
+
+
+class _FlakyResults(Results):
+    def __init__(self, database: Any, store: FlakyStore) -> None:
+        super().__init__(database)
+        self._store = store
+
+    async def finish_match(self, *args: Any, **kwargs: Any) -> Any:
+        self._store.check()
+        return await super().finish_match(*args, **kwargs)
 
 
 class GatedJournal(Journal):
@@ -862,7 +881,7 @@ async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_da
         ("time", 60_000),
     ]
     await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
-    stored_match = await store.replay(match.code)
+    stored_match = await store.matches.replay(match.code)
     assert stored_match is not None and stored_match["match"]["status"] == "finished"
     assert verify(replay_document(stored_match)).discrepancies == []
 

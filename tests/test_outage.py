@@ -99,7 +99,7 @@ async def test_a_match_whose_games_end_during_an_outage_ends_once_the_database_i
     assert finished_players(missed["events"], code) == expected
     assert [e["event"] for e in missed["events"]][-1] == "match_ended"
 
-    stored = await outage.server.store.replay(code)
+    stored = await outage.server.store.matches.replay(code)
     assert stored is not None and stored["match"]["status"] == "finished"
     for row in stored["players"]:
         assert row["end_reason"] == expected[row["player_id"]]
@@ -132,7 +132,7 @@ async def test_a_grace_period_ending_past_the_time_limit_during_an_outage_finish
     await outage.proxy.restore()
 
     await ana.event("match_ended", match=code, timeout=15)
-    stored = await outage.server.store.replay(code)
+    stored = await outage.server.store.matches.replay(code)
     assert stored is not None
     report = verify(await outage.server.replay(code))
     assert report.discrepancies == []

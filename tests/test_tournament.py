@@ -26,7 +26,8 @@ from server.lobby import Lobby
 from server.match import Match as ServerMatch
 from server.storage.journal import Journal
 from server.storage.models import Match, MatchPlayer
-from server.storage.store import PlayerRecord, Store
+from server.storage.players import PlayerRecord
+from server.storage.store import Store
 from server.tournament import LiveTournament, Tournaments
 from tests.client import Client, http_get
 from tests.fake_clock import FakeClock
@@ -483,7 +484,7 @@ def broker() -> LocalBroker:
 
 @pytest.fixture
 async def journal(store: Store) -> AsyncIterator[Journal]:
-    journal = Journal(store.engine)
+    journal = Journal(store.database)
     journal.start()
     yield journal
     await journal.close()

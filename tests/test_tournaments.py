@@ -13,7 +13,8 @@ from gaps import Seed
 from server.lobby import new_code
 from server.storage.database import Database
 from server.storage.models import TournamentEntry
-from server.storage.store import PlayerRecord, Store
+from server.storage.players import PlayerRecord
+from server.storage.store import Store
 from server.storage.tournaments import StandingRow, Totals, TournamentRepository
 from tests.lobbies import new_player
 
@@ -54,7 +55,7 @@ async def round_match(
 ) -> int:
     """A match of round ``number`` with ``status``, each player's (score, finish_ms)."""
     seed = Seed.generate()
-    match_id = await store.create_match(
+    match_id = await store.matches.create(
         code=new_code(),
         ruleset="classic",
         max_players=len(results),
@@ -72,11 +73,11 @@ async def round_match(
         round=number,
     )
     for player, (score, finish_ms) in results.items():
-        await store.add_match_player(match_id, player.id, NOW)
-        await store.save_result(
+        await store.matches.add_player(match_id, player.id, NOW)
+        await store.matches.save_result(
             match_id, player.id, score=score, finish_ms=finish_ms, end_reason="stopped"
         )
-    await store.set_match_status(match_id, status, started_at=NOW)
+    await store.matches.set_status(match_id, status, started_at=NOW)
     return match_id
 
 

@@ -78,7 +78,7 @@ def is_sqlite(url: str) -> bool:
 class Database:
     """One database, written through ``write()`` and read through ``read()``.
 
-    ``engine`` is the engine migrations, health checks and not yet switched callers use;
+    ``engine`` is the engine migrations, health checks and tests use;
     on SQLite it is the one writing connection (a pool of one), so that even a caller
     using it directly cannot write beside the queue. Disposing of it disposes of the
     read connections too.
