@@ -399,16 +399,27 @@ class Pacer:
     ``1 / pace_per_s`` after its previous send, from a random offset so that the players
     do not send in step."""
 
-    def __init__(self, pace_per_s: float) -> None:
+    def __init__(
+        self,
+        pace_per_s: float,
+        *,
+        clock: Callable[[], float] = time.perf_counter,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        offset: float | None = None,  # a share of the interval; random if None
+    ) -> None:
         self.interval_s = 1 / pace_per_s if pace_per_s else 0.0
-        self._next = time.perf_counter() + random.random() * self.interval_s
+        self._clock, self._sleep = clock, sleep
+        share = random.random() if offset is None else offset
+        self._next = clock() + share * self.interval_s
 
     async def wait(self) -> None:
+        """Returns when the player may send; a late player sends at once, and its next
+        turn is one interval later: it never sends a burst to catch up."""
         if not self.interval_s:
             return
-        now = time.perf_counter()
+        now = self._clock()
         if self._next > now:
-            await asyncio.sleep(self._next - now)
+            await self._sleep(self._next - now)
             now = self._next
         self._next = now + self.interval_s
 
@@ -434,7 +445,10 @@ class Client:
         try:
             sent = time.perf_counter()
             await self.connection.send(json.dumps({**message, "id": number}))
-            arrived, reply = await asyncio.wait_for(waiting, REPLY_TIMEOUT_S)
+            # Not wait_for: on Python 3.11 it wraps each wait in a task of its own, a
+            # cost the load generator's one core can ill afford.
+            async with asyncio.timeout(REPLY_TIMEOUT_S):
+                arrived, reply = await waiting
         finally:
             self._waiting.pop(number, None)
         return sent, arrived, reply
@@ -661,8 +675,7 @@ def tree_rss_bytes(pid: int) -> int:
         current = pending.pop()
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             total += rss_bytes(current)
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending += [int(child) for child in (task / "children").read_text().split()]
+            pending += _children(current)
     return total
 
 
@@ -672,6 +685,7 @@ class Phase:
 
     tally: Tally
     seconds: float
+    busy: Busy
     connections: int
     rss_before: int | None = None
     rss_after: int | None = None
@@ -687,14 +701,16 @@ async def measure(
     work: Callable[[], list[Awaitable[None]]],
     tally: Tally,
     *,
+    server_pid: int | None,
     seconds: float,
     unit: str,
-) -> float:
+) -> tuple[float, Busy]:
     """Opens the window, runs ``work`` in it, closes every client; the window's length
-    (shorter if ``max_actions`` ran out)."""
+    (shorter if ``max_actions`` ran out), and how busy the server and the load were."""
     tally.window_start = time.perf_counter()
     tally.window_end = tally.window_start + seconds
     reporter = asyncio.create_task(_report_progress(label, tally, unit))
+    busy = asyncio.create_task(_busy(server_pid, tally))
     try:
         tasks = [asyncio.create_task(counted_failures(job, tally)) for job in work()]
         # Past the window, a request still waits for its reply for REPLY_TIMEOUT_S.
@@ -714,7 +730,54 @@ async def measure(
     await asyncio.gather(*(close(client) for client in clients))
     if tally.full_at is not None:
         ended = min(ended, tally.full_at)
-    return ended - tally.window_start
+    return ended - tally.window_start, await busy
+
+
+@dataclass(frozen=True)
+class Busy:
+    """The share of one core that the server (all its processes) and the load generator
+    used during a window: near 1.0, that side was the bottleneck."""
+
+    server: float | None  # None: not known (a server given by --url)
+    load: float
+
+    def text(self) -> str:
+        server = "unknown" if self.server is None else f"{self.server:.0%}"
+        return f"cores busy: server {server}, load {self.load:.0%}"
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) used so far by process ``pid`` and its descendants
+    alive now (Linux: /proc/PID/stat)."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+            pending += _children(current)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+async def _busy(server_pid: int | None, tally: Tally) -> Busy:
+    began, load = time.perf_counter(), time.process_time()
+    server = None if server_pid is None else cpu_seconds(server_pid)
+    while not tally.done():
+        await asyncio.sleep(0.05)
+    elapsed = time.perf_counter() - began
+    return Busy(
+        None
+        if server is None or server_pid is None
+        else (cpu_seconds(server_pid) - server) / elapsed,
+        (time.process_time() - load) / elapsed,
+    )
 
 
 async def _report_progress(label: str, tally: Tally, unit: str) -> None:
@@ -742,11 +805,11 @@ async def echo_phase(
     await asyncio.sleep(0.5)  # for the server to settle each connection
     after = tree_rss_bytes(echo.pid)
     print(f"echo: {players:,} connected; {seconds:g} s of round trips...", file=sys.stderr)
-    took = await measure(
+    took, busy = await measure(
         "echo", echoers, lambda: [e.loop(Pacer(pace_per_s)) for e in echoers], tally,
-        seconds=seconds, unit="round trips",
+        server_pid=echo.pid, seconds=seconds, unit="round trips",
     )  # fmt: skip
-    return Phase(tally, took, players, before, after)
+    return Phase(tally, took, busy, players, before, after)
 
 
 async def server_phase(
@@ -782,20 +845,27 @@ async def server_phase(
         flush=True,
     )
     groups = [bots[start : start + match_size] for start in range(0, players, match_size)]
-    took = await measure(
+    took, busy = await measure(
         "gaps-server", bots,
         lambda: [race(g, ruleset=ruleset, pace_per_s=pace_per_s) for g in groups], tally,
-        seconds=seconds, unit="actions",
+        server_pid=pid, seconds=seconds, unit="actions",
     )  # fmt: skip
-    return Phase(tally, took, players, before, after)
+    return Phase(tally, took, busy, players, before, after)
 
 
-def result_lines(served: Phase, echoed: Phase, log_found: Counter[str] | None) -> list[str]:
-    """The figures, one a line, ``ratio:`` last."""
+def result_lines(
+    served: Phase,
+    echoed: Phase,
+    log_found: Counter[str] | None,
+    *,
+    load_averages: tuple[float, float],
+) -> list[str]:
+    """The figures, one a line, ``ratio:`` last. ``load_averages``: the machine's one-minute
+    load average before and after the run, since other work on it skews every figure."""
     tally, echo = served.tally, echoed.tally
     lines = [
         f"actions: {tally.acks:,} in {served.seconds:.1f} s: {served.rate:,.0f} actions/s "
-        f"({tally.matches:,} matches ended)",
+        f"({tally.matches:,} matches ended; {served.busy.text()})",
         latency_line("ack latency", tally.acks_ms),
         latency_line("event latency", tally.events_ms)
         + f" ({len(tally.events_ms):,} progress events to opponents)",
@@ -808,10 +878,15 @@ def result_lines(served: Phase, echoed: Phase, log_found: Counter[str] | None) -
         f"echo: {echo.acks:,} round trips in {echoed.seconds:.1f} s: "
         f"{echoed.rate:,.0f} round trips/s, "
         + latency_line("latency", echo.acks_ms).removeprefix("latency: ")
+        + f" ({echoed.busy.text()})"
     )
     assert echoed.rss_before is not None and echoed.rss_after is not None
     lines.append(
         memory_line("echo memory", echoed.rss_before, echoed.rss_after, echoed.connections)
+    )
+    before, after = load_averages
+    lines.append(
+        f"machine: load average {before:.2f} before, {after:.2f} after ({os.cpu_count()} cores)"
     )
     lines.append(errors_line(tally.errors + echo.errors))
     lines.append(server_log_line(log_found))
@@ -826,6 +901,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
     if pin:
         echo_cores = str(SERVER_CORE)
         server_cores = str(SERVER_CORE) if options.workers == 1 else f"0-{options.workers - 1}"
+    load_before = os.getloadavg()[0]
     pace = "flat out" if not options.pace_per_s else f"{options.pace_per_s:g} actions/s each"
     with tempfile.TemporaryDirectory(prefix="gaps-loadbench-") as temporary:
         directory = Path(temporary)
@@ -892,7 +968,8 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
         log_found = (
             None if gaps is None else storage_errors(gaps.log_path.read_text(errors="replace"))
         )
-    for line in result_lines(served, echoed, log_found):
+    lines = result_lines(served, echoed, log_found, load_averages=(load_before, os.getloadavg()[0]))
+    for line in lines:
         print(line, flush=True)
 
 
