@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import itertools
 import json
 import os
@@ -57,7 +58,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
-from server.floodbench import LOAD_CORE, SERVER_CORE, NotLoopback, can_pin, check_loopback
+from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin
 from server.floodbench import percentile as nearest_rank
 
 T = TypeVar("T")
@@ -96,6 +97,10 @@ class BadArguments(LoadBenchError):
     """Options that do not make a run, or that the server cannot honour."""
 
 
+class NotLoopback(BadArguments):
+    """A ``--url`` that is not a ws:// URL of this machine."""
+
+
 class ServerDidNotStart(LoadBenchError):
     """A server subprocess exited, or did not say where it listens, in time."""
 
@@ -103,6 +108,23 @@ class ServerDidNotStart(LoadBenchError):
 class SetupRefused(LoadBenchError):
     """The server refused a request that a race cannot do without (register, create,
     join, start)."""
+
+
+def check_loopback(url: str) -> str:
+    """``url`` itself if it is ws:// on a loopback address: the load stays on this
+    machine."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme != "ws":
+        raise NotLoopback(f"{url!r}: only ws:// URLs are measured")
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise NotLoopback(f"{url!r}: {host!r} is not a loopback address")
+    return url
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -187,11 +209,6 @@ def raised_limits(players: int) -> list[str]:
 
 def check_arguments(options: argparse.Namespace) -> None:
     """Refuse what the parser alone cannot: raises ``BadArguments`` naming the option."""
-    if options.players % options.match_size:
-        raise BadArguments(
-            f"--players {options.players} is not a multiple of --match-size "
-            f"{options.match_size}: every player needs a full match"
-        )
     if options.url is not None:
         for given, flag in (
             (options.database_url, "--database-url"),
@@ -952,7 +969,8 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
             )
             print(
                 f"load: {options.players:,} players in {options.match_size}-player "
-                f"{options.ruleset} races, {pace}, {options.seconds:g} s a server",
+                f"{options.ruleset} races{_odd_race(options.players, options.match_size)}, "
+                f"{pace}, {options.seconds:g} s a server",
                 flush=True,
             )
             echoed = await echo_phase(
@@ -971,6 +989,12 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
     lines = result_lines(served, echoed, log_found, load_averages=(load_before, os.getloadavg()[0]))
     for line in lines:
         print(line, flush=True)
+
+
+def _odd_race(players: int, match_size: int) -> str:
+    """The race of the players left over, if ``match_size`` does not divide ``players``."""
+    left = players % match_size
+    return f" (and one {left}-player race)" if left else ""
 
 
 ECHO_COMMAND = "from server.loadbench import echo_main; echo_main()"
@@ -1002,7 +1026,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--match-size",
         type=_number(int, 1, MAX_MATCH_SIZE),
         default=4,
-        help="players a match (default %(default)s); --players must be a multiple of it",
+        help="players a match (default %(default)s); those left over race together",
     )
     add(
         "--pace-per-s",
@@ -1066,7 +1090,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"--workers {options.workers}: this gaps-server runs a single process "
                 "(it has no --workers option yet)"
             )
-    except (BadArguments, NotLoopback) as error:
+    except BadArguments as error:
         parser.error(str(error))
     try:
         raise_open_files(options.players + 256)
