@@ -37,6 +37,7 @@ import contextlib
 import ipaddress
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -387,8 +388,8 @@ def echo_main() -> None:
 class Tally:
     """What the players of one phase measured; samples are kept only inside the window."""
 
-    window_start: float = 0.0  # time.perf_counter
-    window_end: float = 0.0
+    window_start: float = math.inf  # time.perf_counter; inf until the window opens
+    window_end: float = math.inf
     acks: int = 0
     acks_ms: list[float] = field(default_factory=list)
     events_ms: list[float] = field(default_factory=list)
@@ -636,9 +637,12 @@ class Echoer(Client):
             self.tally.acknowledged(sent, arrived)
 
 
-async def race(group: list[Player], *, ruleset: str, pace_per_s: float) -> None:
+async def race(
+    group: list[Player], *, ruleset: str, pace_per_s: float, dealt: Callable[[], None]
+) -> None:
     """The group's matches, one after the other, until the window closes: the first
-    player creates each, the others join, the first starts it, all play."""
+    player creates each, the others join, the first starts it, all play. ``dealt`` is
+    called once the first match has started."""
     host, tally = group[0], group[0].tally
     pacers = [Pacer(pace_per_s) for _ in group]
     while not tally.done():
@@ -653,14 +657,16 @@ async def race(group: list[Player], *, ruleset: str, pace_per_s: float) -> None:
             *(player.setup({"type": "join_match", "code": code}) for player in group[1:])
         )
         await host.setup({"type": "start_match", "code": code})
+        dealt()
         await asyncio.gather(*(p.play(pacer) for p, pacer in zip(group, pacers, strict=True)))
         if all(player.ended.is_set() for player in group):
             tally.matches += 1
 
 
-async def counted_failures(work: Awaitable[None], tally: Tally) -> None:
+async def counted_failures(work: Awaitable[None], tally: Tally, ready: Callable[[], None]) -> None:
     """Runs ``work``; a lost connection or a reply that never came is counted as an error
-    and ends it, as does a refused setup (counted by its code already)."""
+    and ends it, as does a refused setup (counted by its code already). Work that ends
+    is ``ready``: the window does not wait for it."""
     try:
         await work
     except ConnectionClosed:
@@ -669,6 +675,39 @@ async def counted_failures(work: Awaitable[None], tally: Tally) -> None:
         tally.errors["no_reply"] += 1
     except SetupRefused:
         pass
+    finally:
+        ready()
+
+
+class Starters:
+    """Opens a tally's window once every job has said it is ready (each its own
+    once-only callback), or at once if none has to."""
+
+    def __init__(self, jobs: int, tally: Tally, seconds: float) -> None:
+        self.waiting = jobs
+        self.tally, self.seconds = tally, seconds
+        self.opened = asyncio.Event()
+        if not jobs:
+            self.open_now()
+
+    def callback(self) -> Callable[[], None]:
+        said = False
+
+        def ready() -> None:
+            nonlocal said
+            if not said:
+                said = True
+                self.waiting -= 1
+                if not self.waiting:
+                    self.open_now()
+
+        return ready
+
+    def open_now(self) -> None:
+        if not self.opened.is_set():
+            self.tally.window_start = time.perf_counter()
+            self.tally.window_end = self.tally.window_start + self.seconds
+            self.opened.set()
 
 
 async def opened(count: int, open_one: Callable[[int], Awaitable[T]], what: str) -> list[T]:
@@ -715,21 +754,33 @@ class Phase:
 async def measure(
     label: str,
     clients: Sequence[Client],
-    work: Callable[[], list[Awaitable[None]]],
+    jobs: Sequence[Callable[[Callable[[], None]], Awaitable[None]]],
     tally: Tally,
     *,
     server_pid: int | None,
     seconds: float,
     unit: str,
+    after_setup: bool,
 ) -> tuple[float, Busy]:
-    """Opens the window, runs ``work`` in it, closes every client; the window's length
-    (shorter if ``max_actions`` ran out), and how busy the server and the load were."""
-    tally.window_start = time.perf_counter()
-    tally.window_end = tally.window_start + seconds
+    """Runs the ``jobs`` (each given its ``ready`` callback), with the window open for
+    ``seconds``: at once, or ``after_setup``, once every job has said it is ready (its
+    first match dealt), so that the window measures the races, not the rush of the
+    first setups. Then closes every client. Returns the window's length (shorter if
+    ``max_actions`` ran out), and how busy the server and the load were."""
+    starters = Starters(len(jobs) if after_setup else 0, tally, seconds)
+    tasks = [
+        asyncio.create_task(counted_failures(job(ready), tally, ready))
+        for job in jobs
+        for ready in [starters.callback()]
+    ]
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(starters.opened.wait(), START_TIMEOUT_S)
+    if not starters.opened.is_set():
+        tally.errors["setup_timeout"] += starters.waiting
+        starters.open_now()
     reporter = asyncio.create_task(_report_progress(label, tally, unit))
     busy = asyncio.create_task(_busy(server_pid, tally))
     try:
-        tasks = [asyncio.create_task(counted_failures(job, tally)) for job in work()]
         # Past the window, a request still waits for its reply for REPLY_TIMEOUT_S.
         await asyncio.wait(tasks, timeout=seconds + 2 * REPLY_TIMEOUT_S)
         ended = min(time.perf_counter(), tally.window_end)
@@ -809,6 +860,16 @@ async def _report_progress(label: str, tally: Tally, unit: str) -> None:
         )
 
 
+def _echo_job(echoer: Echoer, pace_per_s: float) -> Callable[[Callable[[], None]], Awaitable[None]]:
+    return lambda _ready: echoer.loop(Pacer(pace_per_s))
+
+
+def _race_job(
+    group: list[Player], ruleset: str, pace_per_s: float
+) -> Callable[[Callable[[], None]], Awaitable[None]]:
+    return lambda dealt: race(group, ruleset=ruleset, pace_per_s=pace_per_s, dealt=dealt)
+
+
 async def echo_phase(
     echo: Subprocess, *, players: int, seconds: float, pace_per_s: float, max_actions: int
 ) -> Phase:
@@ -822,9 +883,10 @@ async def echo_phase(
     await asyncio.sleep(0.5)  # for the server to settle each connection
     after = tree_rss_bytes(echo.pid)
     print(f"echo: {players:,} connected; {seconds:g} s of round trips...", file=sys.stderr)
+    jobs = [_echo_job(echoer, pace_per_s) for echoer in echoers]
     took, busy = await measure(
-        "echo", echoers, lambda: [e.loop(Pacer(pace_per_s)) for e in echoers], tally,
-        server_pid=echo.pid, seconds=seconds, unit="round trips",
+        "echo", echoers, jobs, tally, server_pid=echo.pid, seconds=seconds,
+        unit="round trips", after_setup=False,
     )  # fmt: skip
     return Phase(tally, took, busy, players, before, after)
 
@@ -857,15 +919,16 @@ async def server_phase(
     await asyncio.sleep(0.5)
     after = None if pid is None else tree_rss_bytes(pid)
     print(
-        f"gaps-server: {players:,} players registered; {seconds:g} s of races...",
+        f"gaps-server: {players:,} players registered; dealing their first matches, "
+        f"then {seconds:g} s of races...",
         file=sys.stderr,
         flush=True,
     )
     groups = [bots[start : start + match_size] for start in range(0, players, match_size)]
+    jobs = [_race_job(group, ruleset, pace_per_s) for group in groups]
     took, busy = await measure(
-        "gaps-server", bots,
-        lambda: [race(g, ruleset=ruleset, pace_per_s=pace_per_s) for g in groups], tally,
-        server_pid=pid, seconds=seconds, unit="actions",
+        "gaps-server", bots, jobs, tally, server_pid=pid, seconds=seconds, unit="actions",
+        after_setup=True,
     )  # fmt: skip
     return Phase(tally, took, busy, players, before, after)
 
@@ -882,7 +945,8 @@ def result_lines(
     tally, echo = served.tally, echoed.tally
     lines = [
         f"actions: {tally.acks:,} in {served.seconds:.1f} s: {served.rate:,.0f} actions/s "
-        f"({tally.matches:,} matches ended; {served.busy.text()})",
+        f"({tally.matches:,} match{'es' if tally.matches != 1 else ''} ended; "
+        f"{served.busy.text()})",
         latency_line("ack latency", tally.acks_ms),
         latency_line("event latency", tally.events_ms)
         + f" ({len(tally.events_ms):,} progress events to opponents)",

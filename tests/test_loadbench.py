@@ -49,7 +49,7 @@ def check_figures(lines: list[str], *, players: int, own_server: bool) -> None:
     figures = lines[header:]
     actions = re.fullmatch(
         rf"actions: (?P<count>[0-9,]+) in [0-9.]+ s: (?P<rate>[0-9,]+) actions/s "
-        rf"\([0-9,]+ matches ended; {BUSY}\)",
+        rf"\([0-9,]+ match(?:es)? ended; {BUSY}\)",
         figures[0],
     )
     assert actions, figures[0]
@@ -104,7 +104,10 @@ def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> Non
     assert re.fullmatch(r"echo server: ws://127\.0\.0\.1:[0-9]+ \(websockets echo.*\)", lines[2])
     assert lines[3] == "load: 4 players in 2-player classic races, flat out, 2 s a server"
     check_figures(lines, players=4, own_server=True)
-    assert "gaps-server: 4 players registered; 2 s of races..." in done.stderr
+    assert (
+        "gaps-server: 4 players registered; dealing their first matches, then 2 s of races..."
+        in done.stderr
+    )
 
 
 async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -> None:
