@@ -562,10 +562,13 @@ class Player(Client):
         elif name == "match_ended":
             self.ended.set()
 
-    async def play(self, pacer: Pacer) -> None:
+    async def play(self, pace_per_s: float) -> None:
         """Plays the dealt game until it ends or the window closes, then waits for the
         match to end."""
         await self._until_done(self.dealt.wait())
+        # From the deal: at a pace, the first action comes at a random instant of the
+        # first interval, as the players of a match do not all act at the deal.
+        pacer = Pacer(pace_per_s)
         while self.game is not None and not self.game.is_over() and not self.tally.done():
             await pacer.wait()
             if not await self._act(self.game):
@@ -644,7 +647,6 @@ async def race(
     player creates each, the others join, the first starts it, all play. ``dealt`` is
     called once the first match has started."""
     host, tally = group[0], group[0].tally
-    pacers = [Pacer(pace_per_s) for _ in group]
     while not tally.done():
         created = await host.setup(
             {"type": "create_match", "ruleset": ruleset, "max_players": len(group),
@@ -658,7 +660,7 @@ async def race(
         )
         await host.setup({"type": "start_match", "code": code})
         dealt()
-        await asyncio.gather(*(p.play(pacer) for p, pacer in zip(group, pacers, strict=True)))
+        await asyncio.gather(*(player.play(pace_per_s) for player in group))
         if all(player.ended.is_set() for player in group):
             tally.matches += 1
 
