@@ -2,33 +2,38 @@
 against a live gaps-server and, in the same run, a bare websockets echo server, and
 prints one figure a line, ``ratio: X.XX`` last.
 
-``--players`` bots play ``--match-size``-player races with the real protocol: each
-connects and registers; in each group one creates a match, the others join it, the host
-starts it, and every player plays legal moves chosen with the rules engine (``gaps``)
-until its game ends (a redeal when blocked and the ruleset allows one, else ``stop``);
-once the match has ended, the group plays the next one. Each player sends its next
-action when the last one is acknowledged (``--pace-per-s 0``, flat out) or, at a pace,
-``1 / pace`` seconds after it sent the last one if that is later. The same players then
-(before, in fact: the echo server goes first, so that each server is measured while the
-other is idle) run the same request and acknowledgement loop against an echo server:
-same client code, same number of connections, same pace, same core pinning.
+``--players`` bots, all on one event loop, play ``--match-size``-player races with the
+real protocol: each connects and registers; in each group one creates a match, the
+others join it, the host starts it, and every player plays legal moves chosen at random
+with the rules engine (``gaps``) until its game ends (a redeal when blocked and the
+ruleset allows one, else ``stop``); once the match has ended, the group plays the next
+one. Each player sends its next action as soon as the last one is acknowledged
+(``--pace-per-s 0``, flat out) or, at a pace, ``1 / pace`` seconds after it sent the last
+one (at once if the acknowledgement came later; from a random instant after the deal).
+The window of ``--seconds`` opens once every group's first match is dealt, and closes
+early after ``--max-actions`` acknowledgements.
+
+Before that, the same number of connections runs the same request and acknowledgement
+loop, at the same pace, against a bare websockets echo server that the command starts:
+an action-sized request, then its echo. The echo goes first, so that each server is
+measured while the other is idle.
 
 By default the command starts its own ``gaps-server``: on the embedded default (SQLite in
-a temporary directory), or on ``--database-url``, with ``--workers`` server processes if
-the server has them; loopback only, on a port the system picks, with its rate limits
-raised so that they do not cap the figures. The servers run on core 0 and the load on
-core 1 (``taskset``), when there are both. ``--url`` targets a running gaps-server on
-this machine instead, with its own limits.
+a temporary directory) or on ``--database-url``, with ``--workers`` server processes if
+the server has that option; loopback only, on a port the system picks, with its rate
+limits raised so that they do not cap the figures (the first lines say which). Both
+servers run on core 0 and the load on core 1 (``taskset``), when there are both.
+``--url`` targets a running gaps-server on this machine instead, with its own limits.
 
 Figures: acknowledged actions a second; the acknowledgements' latency (50th, 95th and
 99th percentile, from the action's send to its reply); the delivery latency of each
 action's ``progress`` event to the opponents (from the action's send); the servers' memory
 per connection (resident size after the players connected and registered, less before,
-over the connections); the echo round trips a second and their percentiles; the errors
-(replies by code, connections lost, replies that never came, and storage errors in the
-server's log); and ``ratio:``, the actions a second over the echo's round trips a second.
+over the connections); how busy each side's core was; the echo round trips a second and
+their percentiles; the errors (replies by code, connections lost, replies that never
+came, and storage errors in the server's log); and ``ratio:``, the actions a second over
+the echo's round trips a second.
 """
-
 from __future__ import annotations
 
 import argparse
