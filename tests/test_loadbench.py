@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -330,3 +331,27 @@ def test_a_player_rebuilds_its_game_from_the_grid_the_server_sends() -> None:
     assert seen.grid_codes() == dealt.grid_codes()
     assert (seen.redeals_used, seen.moves_made) == (1, 12)
     assert seen.legal_moves() == dealt.legal_moves()
+
+
+async def test_the_window_opens_once_every_group_is_ready_each_counted_once() -> None:
+    tally = Tally()
+    starters = loadbench.Starters(2, tally, seconds=5.0)
+    first, second = starters.callback(), starters.callback()
+    first()
+    first()  # a group that fails after its first deal says so again
+    assert not starters.opened.is_set() and not tally.in_window(time.perf_counter())
+    second()
+    assert starters.opened.is_set()
+    assert tally.window_end == tally.window_start + 5.0
+    assert tally.in_window(time.perf_counter())
+
+
+def test_a_window_that_waits_for_nobody_opens_at_once() -> None:
+    tally = Tally()
+    assert loadbench.Starters(0, tally, seconds=1.0).opened.is_set()
+    assert tally.window_end - tally.window_start == 1.0
+
+
+def test_how_busy_each_side_was_is_a_share_of_one_core() -> None:
+    assert Busy(0.974, 0.5).text() == "cores busy: server 97%, load 50%"
+    assert Busy(None, 1.2).text() == "cores busy: server unknown, load 120%"
