@@ -141,6 +141,7 @@ def par_of(
         clock=clock,
     )
     grid = list(game.grid_codes())
+    line: list[Action]
     if game.is_over():
         score, placed, redeals, line, exact = game.score, game.placed, game.redeals_used, [], True
     else:

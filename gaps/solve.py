@@ -174,7 +174,9 @@ def stats_lines(stats: Stats) -> list[str]:
     return lines
 
 
-def deal_lines(game: Game, *, max_nodes: int, time_budget_s: float, max_memory_mb: float) -> list[str]:
+def deal_lines(
+    game: Game, *, max_nodes: int, time_budget_s: float, max_memory_mb: float
+) -> list[str]:
     """The single-deal report: verdict without redeal, par, lines, nodes, time, memory."""
     verdict = solve(
         game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb
