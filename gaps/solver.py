@@ -11,7 +11,6 @@ The search (docs/solver.md proves each rule):
 * depth-first, each position expanded once: a transposition table holds every position
   seen, keyed on the grid with its rows sorted (rows are interchangeable: permuting
   them maps legal moves to legal moves and keeps the placed count);
-* a King that can move is moved at once, alone (a forced move);
 * dead gaps (right of a King or of a gap) generate no move;
 * the most promising move first, and the search ends at the first win.
 
@@ -184,9 +183,6 @@ def explore(
     ``blocked_only``) is recorded under its signature.
     The search stops at the first win. ``grid`` is left as it was.
     """
-    # A forced King keeps the best placed count but may skip positions a redeal could
-    # start from: only a search without redeals plays it alone.
-    forced = signature is None
     grid = list(grid)
     where = [GAP] * CELLS
     gaps: list[int] = []
@@ -220,8 +216,6 @@ def explore(
                 if left == GAP or left % 13 == KING:
                     continue  # a dead gap
                 code = left + 1
-                if forced and code % 13 == KING:
-                    return [(code, gap)]  # forced: see docs/solver.md
                 if gap == ends[gap // COLUMNS]:
                     found.append((4, code, gap))
                     continue
