@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from itertools import count
 
 import pytest
 
-from gaps import Game, Move, Seed
+from gaps import GAP, Game, Move, Seed
 from gaps.solver import Budget, Verdict, solve
 
 # Every row complete: 2..K of one suit, then the gap in column 13.
@@ -165,3 +166,22 @@ def test_a_budget_refuses_limits_that_are_not_above_zero() -> None:
         Budget(time_budget_s=0)
     with pytest.raises(ValueError, match="max_memory_mb"):
         Budget(max_memory_mb=-1)
+
+
+def mixed_position(rng: random.Random) -> Game:
+    """Clubs and diamonds complete; hearts and spades shuffled over rows 3-4 with 2 gaps."""
+    rows = [
+        [code for code in range(suit * 13 + 1, suit * 13 + 13)] + [GAP] for suit in (0, 1)
+    ]
+    rest = [*range(27, 39), *range(40, 52), GAP, GAP]
+    rng.shuffle(rest)
+    return Game.restore(Seed(b"mixed"), "no-redeal", [*rows[0], *rows[1], *rest])
+
+
+@pytest.mark.parametrize("number", range(1, 12))
+def test_a_shuffled_half_deal_places_what_the_engine_search_finds(number: int) -> None:
+    game = mixed_position(random.Random(number))
+    verdict = solve(game)
+    assert verdict.exact
+    assert verdict.placed == most_placed(game)
+    assert replayed(game, verdict.line).placed == verdict.placed
