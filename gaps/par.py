@@ -10,7 +10,8 @@ best of its redeals; a redeal is not searched when even a win after it could not
 what stopping already scores.
 
 The result is exact when every search finished; otherwise ``Par.exact`` is False and
-``score`` is a lower bound, reached by ``line``.
+``score`` is a lower bound, reached by ``line`` (the ``search`` bot's line when that
+scores more).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gaps.bots import SearchBot, play_game
 from gaps.game import (
     _ROW_STARTS,
     BONUS_WIN_WITHOUT_REDEAL,
@@ -131,10 +133,14 @@ def par_of(
     time_budget_s: float = TIME_BUDGET_S,
     max_memory_mb: float = MAX_MEMORY_MB,
     clock: Callable[[], float] = time.monotonic,
+    bot_floor: bool = True,
 ) -> Par:
     """The par of ``game`` from its current position, its seed deciding every redeal.
 
-    The budgets are shared by all the deals searched. ``game`` is left as it was.
+    The budgets are shared by all the deals searched. When they run out and
+    ``bot_floor`` is set, the level-3 ``search`` bot plays the game too (outside the
+    budgets; its own node limits bound it), and its line is the lower bound when it
+    scores more. ``game`` is left as it was.
     """
     budget = Budget(
         max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
@@ -148,6 +154,12 @@ def par_of(
         score, placed, redeals, line, exact = _best(
             grid, game.ruleset, game.seed, game.redeals_used, budget
         )
+    if not exact and bot_floor:
+        played = game.copy()
+        actions = play_game(SearchBot(0), played)
+        if played.score > score:
+            score, placed, redeals = played.score, played.placed, played.redeals_used
+            line = actions
     return Par(
         score=score,
         placed=placed,
@@ -168,10 +180,11 @@ def par(
     time_budget_s: float = TIME_BUDGET_S,
     max_memory_mb: float = MAX_MEMORY_MB,
     clock: Callable[[], float] = time.monotonic,
+    bot_floor: bool = True,
 ) -> Par:
     """The par of the deal of ``seed`` under ``ruleset``: see ``par_of``."""
     return par_of(
         Game(seed, ruleset),
         max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
-        clock=clock,
+        clock=clock, bot_floor=bot_floor,
     )

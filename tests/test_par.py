@@ -98,3 +98,22 @@ def test_a_par_prints_as_its_constructor() -> None:
     from gaps.move import Move  # noqa: F401 - the repr names it
 
     assert eval(repr(result)) == result
+
+
+@pytest.mark.parametrize("name", ["classic", "addiction"])
+def test_a_par_cut_short_is_never_below_the_search_bot(name: str) -> None:
+    game = Game(seed(1), name)
+    result = par_of(game, max_nodes=2_000)
+    bot = game.copy()
+    play_game(SearchBot(0), bot)
+    assert not result.exact
+    assert result.score >= bot.score
+    assert replayed(game, result.line).score == result.score
+
+
+def test_without_the_bot_floor_a_par_cut_short_is_the_search_line() -> None:
+    game = Game(seed(1), "classic")
+    result = par_of(game, max_nodes=2_000, bot_floor=False)
+    assert not result.exact
+    assert all(str(action) != "stop" for action in result.line)
+    assert replayed(game, result.line).score == result.score
