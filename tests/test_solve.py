@@ -1,0 +1,94 @@
+"""``python -m gaps.solve``: the single-deal and statistics reports, and their intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gaps.seed import Seed
+from gaps.solve import Stats, clopper_pearson, main, percentile, stats_lines, wilson
+from tests.test_solver import WON_IN_TWO
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    main(list(argv))
+    return capsys.readouterr().out.splitlines()
+
+
+def test_a_seed_prints_verdict_par_line_nodes_time_and_memory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = str(Seed((7).to_bytes(10, "big")))
+    lines = run(capsys, "--seed", code, "--rules", "no-redeal", "--max-nodes", "100000")
+    assert lines[0] == f"deal: {code} no-redeal"
+    assert lines[1] == "verdict: won (48 placed without redeal)"
+    assert lines[2].startswith("line: ") and len(lines[2].split()) > 48
+    assert lines[3].startswith("nodes: ") and lines[3].endswith(" s")
+    assert lines[4] == "par: 58: 48 placed, 0 redeals"
+    assert lines[7].startswith("peak memory: ") and lines[7].endswith(" MB")
+    assert lines[8].startswith("wall time: ")
+
+
+def test_a_layout_file_is_solved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "grid.txt"
+    path.write_text(WON_IN_TWO, encoding="ascii")
+    lines = run(capsys, "--layout", str(path), "--rules", "no-redeal", "--trace-memory")
+    assert lines[1:3] == ["verdict: won (48 placed without redeal)", "line: QS KS"]
+    assert lines[4] == "par: 58: 48 placed, 0 redeals"
+
+
+def test_a_budget_too_small_prints_unknown_and_a_lower_bound(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = str(Seed((7).to_bytes(10, "big")))
+    lines = run(capsys, "--seed", code, "--rules", "classic", "--max-nodes", "50")
+    assert lines[1].startswith("verdict: unknown (")
+    assert lines[1].endswith(" placed without redeal, at least; nodes budget ran out)")
+    assert lines[4].startswith("par: at least ") and " (unknown): " in lines[4]
+
+
+def test_the_statistics_mode_prints_the_share_beside_the_published_figure(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = run(capsys, "--stats", "2", "--max-nodes", "2000")
+    assert lines[0] == "deals: 2  won: 0  lost: 1  unknown: 1"
+    assert lines[1] == "winnable: 0.0% proven (up to 50.0% if every unknown is winnable)"
+    assert lines[4] == "published (Blake and Gent 2019): 85.8% +- 3.7%"
+    assert lines[5].startswith("solve time s: p10 ")
+
+
+def test_a_bad_share_code_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--seed", "not!a-code"])
+    assert stop.value.code == 2
+    assert "not!a-code" in capsys.readouterr().err
+
+
+def test_the_statistics_lines_count_unknown_deals_as_possible_wins() -> None:
+    lines = stats_lines(Stats(won=8, lost=1, unknown=1, seconds=[0.5] * 10, peak_mb=12.0))
+    assert lines[1] == "winnable: 80.0% proven (up to 90.0% if every unknown is winnable)"
+    assert lines[-1] == "peak memory: 12.0 MB"
+
+
+def test_the_wilson_interval_matches_its_textbook_values() -> None:
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+
+
+def test_the_clopper_pearson_interval_matches_its_textbook_values() -> None:
+    assert clopper_pearson(5, 10) == pytest.approx((0.1871, 0.8129), abs=1e-4)
+    assert clopper_pearson(0, 10) == pytest.approx((0.0, 0.3085), abs=1e-4)
+    assert clopper_pearson(10, 10) == pytest.approx((0.6915, 1.0), abs=1e-4)
+
+
+def test_an_interval_of_no_trials_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one trial"):
+        wilson(0, 0)
+    with pytest.raises(ValueError, match="at least one trial"):
+        clopper_pearson(0, 0)
+
+
+def test_a_percentile_is_the_nearest_rank() -> None:
+    assert percentile([3.0, 1.0, 2.0, 4.0], 0.5) == 2.0
+    assert percentile([3.0, 1.0, 2.0, 4.0], 1.0) == 4.0
