@@ -46,8 +46,10 @@ from client_cli.tables import (
     board_title,
     daily_table,
     empty_board_text,
+    empty_daily_note,
     history_table,
     leaderboard_table,
+    local_time,
     ranking_table,
     ratings_table,
     standings_table,
@@ -538,6 +540,12 @@ async def cmd_watch(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
+    if (reply.get("you") or {}).get("role") == "player":
+        # The server seats a player who asks to watch the match they sit in.
+        code = printable(context.options.code)
+        context.out.print(Text(
+            f"You have a seat in match {code}: the server gives it back, so this screen is "
+            f"your seat, as `gaps join {code}` opens it.", style="bold #e0c040"))
     return await _play(context, connection, reply)
 
 
@@ -577,6 +585,17 @@ async def _play(
 
 
 def _left(context: Context, state: MatchState) -> None:
+    own, me = state.own, state.me or {}
+    if state.role == "player" and state.phase is Phase.RUNNING and (
+            (own is not None and own.over) or me.get("finished")):
+        reason = (own.end_reason if own is not None else None) or me.get("end_reason") or (
+            own.status if own is not None else "over")
+        score = own.score if own is not None else me.get("score")
+        context.out.print(printable_text(
+            f"Your game in match {state.code} is over ({reason}, score {score}); the others "
+            f"still play. `gaps watch {state.code}` follows them; once it is over, "
+            f"`gaps replay {state.code}` has the ranking."))
+        return
     if state.role == "player" and state.phase in (Phase.LOBBY, Phase.COUNTDOWN, Phase.RUNNING):
         context.out.print(printable_text(
             f"You left match {state.code}; `gaps join {state.code}` takes your seat back (a "
@@ -748,9 +767,7 @@ def _rules_option(rules: str) -> str:
 async def _daily_board(context: Context, rules: str, day: str | None) -> int:
     board = await http.daily_board(context.server, rules, day)
     if not board.get("entries"):
-        context.out.print(printable_text(
-            f"Nobody has finished the {rules} daily challenge of {board.get('day')} yet. "
-            f"Play it: gaps daily{_rules_option(rules)}"))
+        context.out.print(printable_text(empty_daily_note(board, rules)))
         return 0
     context.out.print(daily_table(board, you=_my_name(context)))
     return 0
@@ -862,7 +879,7 @@ async def cmd_tournament_create(context: Context) -> int:
                                     f"of {format_duration(view['round_time_limit_s'])}, up to "
                                     f"{view['max_players']} entrants.")))
         if view.get("start_at"):
-            out.print(printable_text(f"It starts by itself at {_local(view['start_at'])}."))
+            out.print(printable_text(f"It starts by itself at {local_time(view['start_at'])}."))
         else:
             out.print(Text(f"Start it when everyone is in:  gaps tournament start {shown}"))
         out.print(Text(f"Players enter with:             gaps tournament join {shown}"))
@@ -874,15 +891,6 @@ async def cmd_tournament_create(context: Context) -> int:
         return await follow(connection, reply["tournament"], frontend=context.frontend, out=out)
     finally:
         await connection.close()
-
-
-def _local(iso: str) -> str:
-    """An ISO time in the user's local time: ``2026-11-29 19:00 (CET)``."""
-    try:
-        moment = datetime.fromisoformat(iso).astimezone()
-    except ValueError:
-        return iso
-    return moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
 
 
 async def cmd_tournament_join(context: Context) -> int:

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 
 from client_cli.render import action_text
 from client_cli.widgets import BoardApp, BoardView, MessageLine
+from client_cli.wording import board_words, typed_error
 from gaps import Action, Game, IllegalAction, Move, NotationError, Ruleset, Seed, Undo, parse_action
 from gaps.bots import bot_for_level
 
@@ -98,9 +99,10 @@ class PracticeApp(BoardApp):
         Binding("r", "redeal", "redeal"),
         Binding("s", "stop", "stop"),
         Binding("n", "new", "new deal"),
+        Binding("m", "marks", "marks"),
         Binding("question_mark", "help", "help"),
-        Binding("colon,slash", "type", "type a move", show=False),
-        Binding("ctrl+q", "quit", "quit"),
+        Binding("colon,slash", "type", "type", key_display=":"),
+        Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
 
     def __init__(self, session: PracticeSession) -> None:
@@ -118,6 +120,7 @@ class PracticeApp(BoardApp):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.fit(self.size.width, self.size.height)
         self.query_one(BoardView).focus()
         self.query_one(MessageLine).say(
             "Practice: nothing is scored. h for a hint, u to take back, ? for help.")
@@ -130,7 +133,9 @@ class PracticeApp(BoardApp):
         title.append(f" · {session.game.ruleset.name} · deal ")
         title.append(session.share_code, style="bold #8fd3ff")
         self.query_one("#title", Static).update(title, layout=False)
-        self.query_one(BoardView).show(session.game)
+        board = self.query_one(BoardView)
+        board.typing = self.can_type()
+        board.show(session.game)
         self.query_one("#stats", Static).update(session.status_line(), layout=False)
 
     def submit(self, text: str) -> None:
@@ -140,9 +145,11 @@ class PracticeApp(BoardApp):
             return
         try:
             action = self.session.play(text)
-        except (NotationError, IllegalAction) as error:
-            reason = getattr(error, "reason", None)
-            line.say(f"{error} [{reason}]" if reason else str(error), error=True)
+        except NotationError as error:
+            line.say(typed_error(text, error), error=True)
+            return
+        except IllegalAction as error:
+            line.say(f"{board_words(str(error))} [{error.reason}]", error=True)
             return
         self.last_hint = None
         if isinstance(action, Move):
@@ -170,18 +177,45 @@ class PracticeApp(BoardApp):
             return
         text = Text("Hint: ")
         text.append_text(action_text(str(hint)) if isinstance(hint, Move) else Text(str(hint)))
+        if isinstance(hint, Move) and game.grid_codes() == self.session.game.grid_codes():
+            # On the board too: the card selected, its destination marked; Enter plays it.
+            board = self.query_one(BoardView)
+            board.focus()
+            board.selected = game.slot_of(hint.card).index
+            board.targets = frozenset({game.destination(hint).index})
+            board.cursor = game.destination(hint).index
+            board.refresh()
+            text.append("  (Enter plays it)", style="dim")
         line.say(text)
+
+    def can_type(self) -> bool:
+        return not self.session.game.is_over()
+
+    def leave_warning(self) -> str | None:
+        return "Quitting throws this game away" if self._in_game() else None
+
+    def _in_game(self) -> bool:
+        game = self.session.game
+        return not game.is_over() and game.moves_made > 0
 
     def action_undo(self) -> None:
         self.submit("undo")
 
     def action_redeal(self) -> None:
-        self.submit("redeal")
+        # A redeal the rules refuse costs nothing: the engine says why at once.
+        if not self.session.game.can_redeal() or self.confirmed(
+                "redeal", "Redeal (-5 points)? Press r again to confirm (u takes it back)."):
+            self.submit("redeal")
 
     def action_stop(self) -> None:
-        self.submit("stop")
+        if self.confirmed("stop", "Stop this game? Press s again to confirm "
+                                  "(u takes it back)."):
+            self.submit("stop")
 
     def action_new(self) -> None:
+        if self._in_game() and not self.confirmed(
+                "new", "A new deal throws this game away: press n again to confirm."):
+            return
         self.session = PracticeSession(None, self.session.game.ruleset)
         self.query_one(MessageLine).say(f"New deal {self.session.share_code}")
         self.refresh_view()

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical, VerticalScroll
@@ -32,14 +33,15 @@ from client_cli.duration import format_duration, format_ms
 from client_cli.match_state import MatchState, Phase
 from client_cli.render import action_text, printable, printable_text
 from client_cli.widgets import BoardApp, BoardView, MessageLine, players_table
+from client_cli.wording import board_words, typed_error
 from gaps import NotationError, parse_action
 
-#: How long a second ``s`` confirms a stop.
-STOP_CONFIRM_S = 3.0
 #: From this terminal width on, the players panel goes right of the board, not below.
 WIDE_COLUMNS = 128
 #: Redraws wait this long, so that a burst of updates makes one redraw.
 REDRAW_DELAY_S = 0.05
+#: What the title says a match is part of when whoever opened it did not say.
+KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament": "tournament"}
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
@@ -86,7 +88,7 @@ class RankingScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape,enter", "app.quit", "quit"),
-        Binding("b", "back", "back to the board"),
+        Binding("b", "back", "the board"),
     ]
     DEFAULT_CSS = """
     RankingScreen { align: center top; padding: 1 2; }
@@ -140,7 +142,7 @@ class RankingScreen(Screen[None]):
             text.append("gaps verify", style="bold")
             text.append(".\n")
             text.append(f"Commitment {commitment}\n", style="dim")
-            text.append("\nq quit · b back to the board", style="dim")
+            text.append("\nq quit · b the board (b there brings this back)", style="dim")
             return text
         text.append("Seed ", style="bold")
         text.append(printable(state.seed), style="bold #8fd3ff")
@@ -157,7 +159,7 @@ class RankingScreen(Screen[None]):
         text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
         text.append("Check every score: ", style="bold")
         text.append(f"gaps verify gaps-replay-{code}.json\n")
-        text.append("\nq quit · b back to the board", style="dim")
+        text.append("\nq quit · b the board (b there brings this back)", style="dim")
         return text
 
     def action_back(self) -> None:
@@ -175,9 +177,12 @@ class MatchApp(BoardApp):
         Binding("g", "start", "start now"),
         Binding("u", "undo", "undo"),
         Binding("s", "stop", "stop"),
+        Binding("m", "marks", "marks"),
+        Binding("b", "ranking", "ranking"),
+        Binding("q", "close", "quit"),
         Binding("question_mark", "help", "help"),
-        Binding("colon,slash", "type", "type a move", show=False),
-        Binding("ctrl+q", "quit", "quit"),
+        Binding("colon,slash", "type", "type", key_display=":"),
+        Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
 
     def __init__(
@@ -193,7 +198,6 @@ class MatchApp(BoardApp):
         if self.state.code not in connection.tracks:
             self.state.apply(snapshot)
         self.connection_note: tuple[str, bool] | None = None
-        self._stop_armed: float = 0.0
         self._ranking_shown = False
         self._binding_keys: tuple[object, ...] = ()
         self._heights = (-1, -1)
@@ -220,7 +224,8 @@ class MatchApp(BoardApp):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._layout()
+        self._layout(self.size.width)
+        self.fit(self.size.width, self.size.height)
         self.query_one(BoardView).focus()
         if self.state.role != "player":
             self.query_one(MessageLine).say("Watching: you see every player's progress live.")
@@ -242,12 +247,14 @@ class MatchApp(BoardApp):
                 self.state.apply(event)
         self.schedule_refresh()
 
-    def on_resize(self) -> None:
-        self._layout()
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: ``self.size`` is not updated yet while it is handled.
+        self._layout(event.size.width)
+        super().on_resize(event)
 
-    def _layout(self) -> None:
+    def _layout(self, columns: int) -> None:
         main = self.query_one("#main")
-        wide = self.size.width >= WIDE_COLUMNS
+        wide = columns >= WIDE_COLUMNS
         main.set_class(wide, "wide")
         main.set_class(not wide, "narrow")
         main.set_class(self.state.role != "player", "spectator")
@@ -307,6 +314,7 @@ class MatchApp(BoardApp):
         board = self.query_one(BoardView)
         own = state.own
         board.waiting = self._waiting_text()
+        board.typing = self.can_type()
         board.show(own.game() if own is not None else None)
         # Widgets of a fixed height skip the (costly) layout pass; the others need it only
         # when their height changes.
@@ -320,7 +328,8 @@ class MatchApp(BoardApp):
                                               layout=len(log) != self._heights[1])
         self._heights = (len(state.players), len(log))
         self._tick()
-        keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo)
+        keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo,
+                state.ranking is not None)
         if keys != self._binding_keys:  # the footer is costly to redraw: only on a change
             self._binding_keys = keys
             self.refresh_bindings()
@@ -334,7 +343,11 @@ class MatchApp(BoardApp):
             return "Seated: the match starts by itself in a moment…"
         if state.phase is Phase.LOBBY:
             code = printable(state.code)
-            lines = [f"In the lobby of match {code}: others join with  gaps join {code}"]
+            summary = state.summary
+            lines = [f"In the lobby of match {code}: others join with  gaps join {code}",
+                     printable(f"Seats {len(state.players)}/{summary.get('max_players', '?')}"
+                               f" · clock {format_duration(state.time_limit_s)}"
+                               f" · {state.ruleset.name} · win by {summary.get('win_by', 'time')}")]
             if state.role == "player":
                 ready = bool(state.me and state.me.get("ready"))
                 lines.append("You are ready: waiting for the others." if ready
@@ -359,20 +372,22 @@ class MatchApp(BoardApp):
         text = Text()
         text.append(f"Score {own.score}", style="bold")
         text.append(f" · placed {own.placed}/48 · redeals left {own.redeals_left}"
-                    f" · moves {own.moves_made} · ")
+                    f" · moves {own.moves_made}")
         me = state.me or {}
         reason = own.end_reason or me.get("end_reason")
+        # How the game ended goes on a line of its own: on the board's width it never wraps.
+        text.append("\n")
         if reason:
-            text.append(printable(f"finished: {reason} at {format_ms(me.get('finish_ms'))}"),
+            text.append(printable(f"Finished: {reason} at {format_ms(me.get('finish_ms'))}"),
                         style="bold #4fb86b" if reason == "won" else "bold #e0c040")
             if state.phase is not Phase.FINISHED:
-                text.append("\nWaiting for the others to finish…", style="dim")
+                text.append(" · waiting for the others…", style="dim")
         else:
             status_style = "bold #e0c040" if own.status == "blocked" else ""
-            text.append(printable(own.status), style=status_style)
+            text.append(printable(own.status.capitalize()), style=status_style)
             if own.status == "blocked":
                 hint = "r redeals (-5), s stops" if own.redeals_left else "s stops"
-                text.append(f"\nBlocked: {hint}", style="#e0c040")
+                text.append(f": {hint}", style="#e0c040")
         return text
 
     def _tick(self) -> None:
@@ -395,8 +410,9 @@ class MatchApp(BoardApp):
             title.append(f"  starting in {seconds:.0f} s", style="bold #e0c040")
             self.query_one(BoardView).waiting = self._waiting_text()
             self.query_one(BoardView).refresh()
-        if self.heading:
-            title.append(f"  {printable(self.heading)}", style="bold #e0c040")
+        heading = self.heading or KIND_HEADINGS.get(state.kind)
+        if heading:
+            title.append(f"  {printable(heading)}", style="bold #e0c040")
         title.append(printable(f"  ·  {state.ruleset.name} · win by "
                                f"{state.summary.get('win_by', 'time')}"
                                f"{'' if state.summary.get('rated', True) else ' · unrated'}"),
@@ -413,23 +429,68 @@ class MatchApp(BoardApp):
             return state.role == "player" and state.phase is Phase.LOBBY and state.kind == "race"
         if action == "start":
             return state.phase is Phase.LOBBY and state.is_host and state.kind == "race"
-        if action in ("redeal", "undo", "stop"):
+        if action in ("redeal", "undo", "stop", "marks"):
             if not state.playing:
                 return False
             if action == "undo":
                 return state.own is not None and state.own.can_undo
+        if action == "ranking":
+            return state.ranking is not None
+        if action == "close":  # ``q`` is a Queen while the player plays; ctrl+q always quits
+            return not state.playing
         return True
+
+    def can_type(self) -> bool:
+        return self.state.playing
+
+    def leave_warning(self) -> str | None:
+        state = self.state
+        if state.role != "player":
+            return None
+        if state.phase in (Phase.LOBBY, Phase.COUNTDOWN):
+            return "Quitting gives up your seat in this match"
+        if state.playing:
+            return ("Quitting leaves your seat: your game ends if you stay away past the "
+                    "grace period")
+        if state.phase is Phase.RUNNING:
+            return "Your game is over; the others still play, and the ranking comes after"
+        return None
+
+    async def action_close(self) -> None:
+        await self.action_quit()
+
+    def action_ranking(self) -> None:
+        if self.state.ranking is not None:
+            self.push_screen(RankingScreen(self.state, self.connection.url))
 
     async def action_ready(self) -> None:
         state = self.state
         ready = not bool(state.me and state.me.get("ready"))
+        if ready and self._starts_short(state) and not self.confirmed(
+                "ready", f"Everyone else is ready: the match starts now with "
+                f"{len(state.players)} of {state.summary.get('max_players')} seats taken. "
+                "Press r again to start, or wait for the others."):
+            return
         try:
             await self.connection.ready(state.code, ready)
         except ClientError as error:
             self.query_one(MessageLine).say(str(error), error=True)
 
+    @staticmethod
+    def _starts_short(state: MatchState) -> bool:
+        """Whether this player's ready would start the match with seats still empty."""
+        others_ready = all(player.get("ready") for pid, player in state.players.items()
+                           if pid != state.you_id)
+        seats = state.summary.get("max_players")
+        return others_ready and isinstance(seats, int) and len(state.players) < seats
+
     def action_redeal(self) -> None:
-        self.submit("redeal")
+        own = self.state.own
+        # A redeal the rules refuse costs nothing: the server says why at once.
+        if own is None or not own.game().can_redeal() or self.confirmed(
+                "redeal", f"Redeal ({own.redeals_left} left, -5 points)? Press r again to "
+                          "confirm."):
+            self.submit("redeal")
 
     async def action_start(self) -> None:
         try:
@@ -441,15 +502,9 @@ class MatchApp(BoardApp):
         self.submit("undo")
 
     def action_stop(self) -> None:
-        now = time.monotonic()
-        if now - self._stop_armed <= STOP_CONFIRM_S:
-            self._stop_armed = 0.0
+        if self.confirmed(
+                "stop", "Stop now? Your game ends and the score stands: press s again to confirm."):
             self.submit("stop")
-            return
-        self._stop_armed = now
-        self.query_one(MessageLine).say(
-            Text("Stop now? Your game ends and the score stands: press s again to confirm.",
-                 style="bold #e0c040"))
 
     # -- moves -----------------------------------------------------------------------------
 
@@ -466,7 +521,7 @@ class MatchApp(BoardApp):
         try:
             action = parse_action(text)
         except NotationError as error:
-            line.say(str(error), error=True)
+            line.say(typed_error(text, error), error=True)
             return
         state = self.state
         if state.role != "player":
@@ -486,7 +541,8 @@ class MatchApp(BoardApp):
             reply = await self.connection.act(self.state.code, action)
         except ServerRefused as refusal:
             self._said = None  # an older move's news must not cover this
-            line.say(f"{refusal.message} [{refusal.reason or refusal.code}]", error=True)
+            line.say(f"{board_words(refusal.message)} [{refusal.reason or refusal.code}]",
+                     error=True)
             return
         except ClientError as error:
             self._said = None

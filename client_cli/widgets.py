@@ -4,6 +4,7 @@ panel, the message line, and the help screen.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -23,9 +24,11 @@ from client_cli.duration import format_ms
 from client_cli.render import (
     CELL_WIDTH,
     COLUMNS,
-    LABEL_WIDTH,
+    COMPACT_CELL_WIDTH,
     ROWS,
+    board_size,
     board_text,
+    movable_indices,
     printable,
     printable_text,
     progress_bar,
@@ -36,20 +39,27 @@ from gaps import Game
 
 #: Characters that start typing a move (a rank) when the board has the focus.
 RANK_KEYS = frozenset("23456789tjqk1TJQK")
+#: Columns the board's border and padding take around its text.
+BOARD_FRAME_WIDTH = 4
+#: Lines the board's border takes around its text.
+BOARD_FRAME_HEIGHT = 2
+#: The narrowest terminal the whole board fits in (compact).
+MIN_COLUMNS = board_size(width=COMPACT_CELL_WIDTH)[0] + BOARD_FRAME_WIDTH
+#: Lines under which the board's rows lose the blank line between them.
+SPACED_LINES = 24
 
 
 class BoardView(Widget, can_focus=True):
     """The 4 x 13 grid. Arrows move the cursor, Enter or a click picks a card, then a
-    highlighted gap; typing a rank starts a typed move."""
+    highlighted gap; typing a rank starts a typed move (when ``typing`` is on).
 
-    DEFAULT_CSS = f"""
-    BoardView {{
-        width: {LABEL_WIDTH + CELL_WIDTH * COLUMNS + 4};
-        height: {ROWS * 2 + 2};
-        padding: 0 1;
-        border: round $primary-darken-2;
-    }}
-    BoardView:focus {{ border: round $accent; }}
+    ``fit`` sizes it for a terminal: cells 5 wide, or 4 in a narrow one, rows apart, or
+    together in a short one, so that all 13 columns stay on screen from ``MIN_COLUMNS`` on.
+    """
+
+    DEFAULT_CSS = """
+    BoardView { padding: 0 1; border: round $primary-darken-2; }
+    BoardView:focus { border: round $accent; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -97,6 +107,28 @@ class BoardView(Widget, can_focus=True):
         self.selected: int | None = None
         self.targets: frozenset[int] = frozenset()
         self.typed = ""
+        #: Whether a rank key starts a typed move (off once there is nothing to play).
+        self.typing = True
+        #: Whether every card that can move now is marked.
+        self.marks = False
+        self.cell_width = CELL_WIDTH
+        self.spaced = True
+        self._size_styles()
+
+    def fit(self, columns: int, lines: int) -> None:
+        """Size the board for a terminal of ``columns`` x ``lines``."""
+        width = CELL_WIDTH if columns >= board_size()[0] + BOARD_FRAME_WIDTH else \
+            COMPACT_CELL_WIDTH
+        spaced = lines >= SPACED_LINES
+        if (width, spaced) != (self.cell_width, self.spaced):
+            self.cell_width, self.spaced = width, spaced
+            self._size_styles()
+            self.refresh(layout=True)
+
+    def _size_styles(self) -> None:
+        columns, lines = board_size(width=self.cell_width, spaced=self.spaced)
+        self.styles.width = columns + BOARD_FRAME_WIDTH
+        self.styles.height = lines + BOARD_FRAME_HEIGHT
 
     def show(self, game: Game | None) -> None:
         """Draw ``game``; a selection survives unless the position changed."""
@@ -111,7 +143,18 @@ class BoardView(Widget, can_focus=True):
         if self.game is None:
             return Text(self.waiting, style="dim italic")
         return board_text(self.game, cursor=self.cursor if self.has_focus else None,
-                          selected=self.selected, targets=self.targets)
+                          selected=self.selected, targets=self.targets,
+                          movable=movable_indices(self.game) if self.marks else (),
+                          width=self.cell_width, spaced=self.spaced)
+
+    def toggle_marks(self) -> None:
+        self.marks = not self.marks
+        self.refresh()
+
+    def select(self, index: int) -> None:
+        """Select the card at ``index`` as a pick would (a hint shows its move so)."""
+        self.cursor = index
+        self.point_at(index)
 
     def on_focus(self) -> None:
         self.refresh()
@@ -148,7 +191,7 @@ class BoardView(Widget, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        slot = slot_at(offset.x, offset.y)
+        slot = slot_at(offset.x, offset.y, width=self.cell_width, spaced=self.spaced)
         if slot is not None:
             self.focus()
             self.cursor = slot.index
@@ -157,8 +200,10 @@ class BoardView(Widget, can_focus=True):
     def on_key(self, event: events.Key) -> None:
         """Typing a rank starts a typed move; until Enter or Esc every key goes into it.
 
-        The board keeps the focus while the player types, so no key can slip past a
-        change of focus however fast they come.
+        Otherwise a key that is a command now (``r``, ``s``, ...) is that command, never
+        the start of a move; any other character is refused with a note, so that the Enter
+        after it does not act on the cursor's cell unasked. The board keeps the focus while
+        the player types, so no key can slip past a change of focus however fast they come.
         """
         typed = self.typed
         if typed:
@@ -177,13 +222,30 @@ class BoardView(Widget, can_focus=True):
                 self.post_message(self.Typing(self.typed))
             else:
                 return
-        elif event.character is not None and event.character in RANK_KEYS:
+        elif self._is_command(event.key):
+            return
+        elif event.character is not None and event.character in RANK_KEYS and self.typing:
             self.typed = event.character
             self.post_message(self.Typing(self.typed))
+        elif event.is_printable and event.character is not None:
+            self.post_message(self.Note(refused_key(event.character, typing=self.typing)))
         else:
             return
         event.stop()
         event.prevent_default()
+
+    def _is_command(self, key: str) -> bool:
+        active = self.screen.active_bindings.get(key)
+        return active is not None and active.enabled
+
+
+def refused_key(character: str, *, typing: bool) -> str:
+    """Why a key did nothing on the board."""
+    shown = printable(character)
+    if not typing:
+        return f"{shown!r} does nothing now: no move can be played; ? lists the keys"
+    return (f"{shown!r} is not a key here: a move starts with its rank (8c, 10h, 2h>3), "
+            "or type : then any command; ? lists the keys")
 
 
 class MessageLine(Static):
@@ -210,11 +272,12 @@ def players_table(
     from the server is a ``printable_text`` cell: a name is never markup nor a control
     sequence."""
     table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
+    # The state ("stopped 4:00.8") is measured, never cut; the name takes what is left.
     table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=8)
     table.add_column("placed", no_wrap=True, width=14)
     table.add_column("pts", justify="right", no_wrap=True, width=4)
     table.add_column("rd", justify="right", no_wrap=True, width=2)
-    table.add_column("state", no_wrap=True, width=12)
+    table.add_column("state", no_wrap=True, min_width=9)
     ordered = sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
     for player in ordered:
         you = player.get("player_id") == you_id
@@ -261,34 +324,33 @@ def _section(title: str, rows: list[tuple[str | Text, str | Text]]) -> Table:
 
 
 def help_text() -> Group:
-    """The keys and the notation, as the help screen shows them."""
+    """The keys and the notation, as the help screen shows them (it fits 80 x 24)."""
     target = Text(" ▼ ", style="black on #e0c040")
     run = Text(" 2♣  3♣ ", style="on #1d4d2b")
     return Group(
         _section("Moving", [
             ("8c", "type a card and Enter: the 8♣ goes right of the 7♣"),
-            ("2h>3", "a 2 needs its row: the 2♥ into column 1 of row 3"),
+            ("2h>3, 8c>r2c6", "a 2 needs its row; any card may name its slot"),
             ("arrows, Enter", Text.assemble("on a card selects it; then Enter (or a click) on a ",
                                             target, " gap plays it")),
             ("Enter on a gap", "plays the one card that fits it"),
             ("Esc", "lets go of the selection, or of a typed move"),
-            ("2-9, 10, t j q k", "on the board: starts typing a move"),
+            ("2-9, 10, t j q k", "on the board: starts typing a move (only while you play)"),
+            (": or /", "the input line: moves and commands (redeal, undo, stop)"),
         ]),
-        Text(""),
         _section("Keys", [
-            ("r", "redeal, when the rules allow it (-5 points); in the lobby: ready"),
-            ("u", "undo (rulesets with undo; in practice, always)"),
-            ("s", "stop: your game ends, your score stands (twice in a match)"),
-            ("h / n", "practice: a hint / a new deal"),
-            ("? / ctrl+q", "this help / quit"),
+            ("r", "redeal (-5 points, press twice); in the lobby: ready"),
+            ("u / s", "undo (rulesets with undo; in practice, always) / stop (press twice)"),
+            ("h / m", "a hint (practice) / mark every card that can move now"),
+            ("n", "practice: a new deal (press twice while a game is on)"),
+            ("b / q", "after a match: the ranking or the board / quit"),
+            ("? / ctrl+q", "this help / quit (press twice while your seat counts)"),
         ]),
-        Text(""),
         _section("The board", [
             (run, "a preserved sequence: placed cards, +1 point each"),
-            ("·", "a gap"),
-            (Text("✕", style="#b05050"), "a dead gap: right of a King or of another gap"),
+            ("·  ✕", Text.assemble("a gap, a ", ("dead gap", "#b05050"),
+                                   ": right of a King or of another gap")),
         ]),
-        Text(""),
         Text("Score: +1 per placed card, -5 per redeal, +10 for a win without a redeal.",
              style="dim"),
     )
@@ -300,8 +362,8 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 84; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 1 2;
+        width: 84; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $surface; padding: 0 1;
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -316,14 +378,60 @@ class HelpScreen(ModalScreen[None]):
 class BoardApp(App[int]):
     """What the match screen and practice share: moves from the board or the input line.
 
-    A subclass says what ``submit`` does with a move's text; the board, the input line
-    (``#command``), the message line and the help are wired here.
+    A subclass says what ``submit`` does with a move's text, whether moves can be typed on
+    the board now (``can_type``) and what quitting now would cost (``leave_warning``); the
+    board, the input line (``#command``), the message line, the help, the marks, the
+    confirmation of a costly quit and fitting the board to the terminal are wired here.
     """
 
     ENABLE_COMMAND_PALETTE = False
+    #: How long a second press confirms a key that costs something (stop, redeal, quit).
+    CONFIRM_S = 3.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Which confirmable action was pressed once, and when.
+        self._armed: tuple[str, float] = ("", 0.0)
+        self._too_narrow = False
 
     def submit(self, text: str) -> None:
         raise NotImplementedError
+
+    def can_type(self) -> bool:
+        """Whether a rank key on the board starts a typed move now."""
+        return True
+
+    def leave_warning(self) -> str | None:
+        """What quitting now would cost, if anything (then quitting asks to press again)."""
+        return None
+
+    def confirmed(self, action: str, question: str, *, now: float | None = None) -> bool:
+        """Whether ``action`` was pressed twice within ``CONFIRM_S``; the first press shows
+        ``question``."""
+        now = time.monotonic() if now is None else now
+        armed, when = self._armed
+        if armed == action and now - when <= self.CONFIRM_S:
+            self._armed = ("", 0.0)
+            return True
+        self._armed = (action, now)
+        self.query_one(MessageLine).say(Text(question, style="bold #e0c040"))
+        return False
+
+    def fit(self, columns: int, lines: int) -> None:
+        """Size the board for the terminal; say so when even the compact board is cut."""
+        board = self.query_one(BoardView)
+        board.fit(columns, lines)
+        board.typing = self.can_type()
+        too_narrow = columns < MIN_COLUMNS
+        if too_narrow and not self._too_narrow:
+            self.query_one(MessageLine).say(
+                f"The terminal is {columns} columns wide: the board needs {MIN_COLUMNS}.",
+                error=True)
+        self._too_narrow = too_narrow
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: ``self.size`` is not updated yet while it is handled.
+        self.fit(event.size.width, event.size.height)
 
     @on(BoardView.Picked)
     def _picked(self, message: BoardView.Picked) -> None:
@@ -361,5 +469,14 @@ class BoardApp(App[int]):
     def action_type(self) -> None:
         self.query_one("#command", Input).focus()
 
+    def action_marks(self) -> None:
+        board = self.query_one(BoardView)
+        board.toggle_marks()
+        self.query_one(MessageLine).say(
+            "Marked: every card that can move now is underlined (m again: no marks)."
+            if board.marks else "No marks (m marks the cards that can move now).")
+
     async def action_quit(self) -> None:
-        self.exit(0)
+        warning = self.leave_warning()
+        if warning is None or self.confirmed("quit", f"{warning}: press again to quit."):
+            self.exit(0)

@@ -218,7 +218,7 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
         await pilot.press("3", "h", "enter")
         await until(pilot, lambda: app.state.own is not None and app.state.own.moves_made == 1)
         app.submit("XYZ")
-        assert "'XYZ' is not a move" in str(app.query_one(MessageLine).text)
+        assert "'XYZ' is not an action" in str(app.query_one(MessageLine).text)
         await pilot.press("ctrl+q")
 
     async def come_back_and_stop(app: MatchApp, pilot: Pilot[Any]) -> None:

@@ -23,7 +23,7 @@ from textual.pilot import Pilot
 
 from client_cli.connection import Connection
 from client_cli.match_state import Phase
-from client_cli.render import CELL_WIDTH, LABEL_WIDTH
+from client_cli.render import CELL_WIDTH, LABEL_WIDTH, card_label
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView, HelpScreen, MessageLine
 from gaps import Card, Game, Move, Seed, Slot
@@ -117,7 +117,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
                          if card.rank > 2 and not game.is_legal(Move(card)))
             await bob_pilot.press(*str(stuck).lower(), "enter")
             await until(bob_pilot, lambda: "[not_a_gap]" in message(bob_app))
-            assert f"{stuck}: the slot right of" in message(bob_app)
+            assert f"{card_label(stuck).strip()}: the slot right of" in message(bob_app)
 
             # bob moves by keyboard: the cursor to the card, Enter, Enter on its gap
             first = Move.parse(line[0])

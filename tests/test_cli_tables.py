@@ -134,20 +134,23 @@ def test_ratings_and_the_history_with_each_change() -> None:
                for line in shown.splitlines())
 
     history = [  # newest first
-        {"ruleset": "classic", "match_id": 9, "rank": 2, "mu": 25.0, "sigma": 7.0,
+        {"ruleset": "classic", "match_id": 9, "match_code": "K7QX2M", "rank": 2, "mu": 25.0, "sigma": 7.0,
          "ordinal": 4.0, "at": "2026-11-29T18:04:05.123+00:00"},
-        {"ruleset": "spaces", "match_id": 8, "rank": 1, "mu": 30.0, "sigma": 6.0,
+        {"ruleset": "spaces", "match_id": 8, "match_code": "P3RT5W", "rank": 1, "mu": 30.0, "sigma": 6.0,
          "ordinal": 12.0, "at": "2026-11-29T17:00:00+00:00"},
         {"ruleset": "classic", "match_id": 7, "rank": 1, "mu": 26.0, "sigma": 7.0,
          "ordinal": 5.0, "at": "2026-11-28T09:30:00+00:00"},
     ]
     lines = text(history_table(history)).splitlines()
     assert lines[0] == "Recent rating changes"
-    assert any(row(line, "2026-11-29 18:04", "classic", "#9", "2", "4.0", "▼ -1.0")
+    assert any(row(line, "2026-11-29 18:04", "classic", "K7QX2M", "2", "4.0", "▼ -1.0")
                for line in lines)
-    assert any(row(line, "spaces", "#8", "1", "12.0", "▲ +12.0") for line in lines)
-    assert any(row(line, "2026-11-28 09:30", "classic", "#7", "1", "5.0", "▲ +5.0")
+    assert any(row(line, "spaces", "P3RT5W", "1", "12.0", "▲ +12.0") for line in lines)
+    # A server that does not send the match's code: no internal id that `gaps replay`
+    # cannot use, a dash
+    assert any(row(line, "2026-11-28 09:30", "classic", "-", "1", "5.0", "▲ +5.0")
                for line in lines)
+    assert "#7" not in "\n".join(lines)
     assert text(history_table(history, limit=1)).startswith("Recent rating changes (1 of 3)")
     assert when("not a time") == "not a time" and when(None) == "-"
 
