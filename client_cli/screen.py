@@ -46,14 +46,15 @@ KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament
 SCREEN_CSS = """
 Screen { layout: vertical; }
 #title { height: 1; padding: 0 1; background: $primary-darken-3; color: $text; }
-#main { height: 1fr; layout: vertical; overflow-y: auto; }
+#main { width: 100%; height: 1fr; layout: vertical; overflow-y: auto; scrollbar-size-vertical: 1; }
 #main.wide { layout: horizontal; }
 #main.narrow #log { display: none; }
 #left { width: auto; height: auto; }
 #right { width: 1fr; height: auto; min-height: 5; }
 #main.spectator #left { display: none; }
 #stats { height: 2; padding: 0 1; }
-#players { height: auto; max-height: 18; border: round $primary-darken-2; padding: 0 1; }
+#players { width: auto; max-width: 100%; height: auto; max-height: 18;
+           border: round $primary-darken-2; padding: 0 1; }
 #log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
 #command { margin: 0 1; }
 """

@@ -35,6 +35,7 @@ from client_cli.render import (
     slot_at,
 )
 from client_cli.selection import point
+from client_cli.wording import board_words
 from gaps import Game
 
 #: Characters that start typing a move (a rank) when the board has the focus.
@@ -271,15 +272,19 @@ def players_table(
     """Every player's progress: name, placed/48 bar, score, redeals, state. Every value
     from the server is a ``printable_text`` cell: a name is never markup nor a control
     sequence."""
-    table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
-    # The state ("stopped 4:00.8") is measured, never cut; the name takes what is left.
-    table.add_column("player", ratio=1, no_wrap=True, overflow="ellipsis", min_width=8)
+    ordered = sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
+    states = [player_state(player, started=started) for player in ordered]
+    # As wide as what it holds: a wide terminal leaves no gap between a name and its bar.
+    # Every column but the name has its width, so the state ("stopped 4:00.8") is never
+    # cut: a narrow terminal shortens the names (the only column Rich may shrink).
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    table.add_column("player", overflow="ellipsis", min_width=8)
     table.add_column("placed", no_wrap=True, width=14)
     table.add_column("pts", justify="right", no_wrap=True, width=4)
     table.add_column("rd", justify="right", no_wrap=True, width=2)
-    table.add_column("state", no_wrap=True, min_width=9)
-    ordered = sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
-    for player in ordered:
+    table.add_column("state", no_wrap=True,
+                     width=max([len("state"), *(state.cell_len for state in states)]))
+    for player, state in zip(ordered, states, strict=True):
         you = player.get("player_id") == you_id
         name = Text()
         name.append("▸ " if you else "  ", style="bold #8fd3ff")
@@ -292,8 +297,7 @@ def players_table(
         bar = progress_bar(placed, width=8)
         bar.append(f" {placed:>2}/48")
         table.add_row(name, bar, printable_text(player.get("score", 0)),
-                      printable_text(player.get("redeals_used", 0)),
-                      player_state(player, started=started))
+                      printable_text(player.get("redeals_used", 0)), state)
     return table
 
 
@@ -439,7 +443,7 @@ class BoardApp(App[int]):
 
     @on(BoardView.Note)
     def _note(self, message: BoardView.Note) -> None:
-        self.query_one(MessageLine).say(message.text)
+        self.query_one(MessageLine).say(board_words(message.text))
 
     @on(BoardView.Typing)
     def _typing(self, message: BoardView.Typing) -> None:

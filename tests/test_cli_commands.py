@@ -355,7 +355,12 @@ async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
         assert await gaps("register", "me", "--server", hostile.url) == 0
 
         async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
+            await pilot.press("ctrl+q")  # asks first: the seat would be given up
+            assert app.is_running and "press again to quit" in str(
+                app.query_one(MessageLine).text)
             await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not app.is_running
 
         assert await gaps("play", frontend=driving(leave)) == 0
     assert_inert(capsys.readouterr().out, f"Matched with {SHOWN} in match {code_shown}.",

@@ -134,9 +134,11 @@ def test_ratings_and_the_history_with_each_change() -> None:
                for line in shown.splitlines())
 
     history = [  # newest first
-        {"ruleset": "classic", "match_id": 9, "match_code": "K7QX2M", "rank": 2, "mu": 25.0, "sigma": 7.0,
+        {"ruleset": "classic", "match_id": 9, "match_code": "K7QX2M", "rank": 2,
+         "mu": 25.0, "sigma": 7.0,
          "ordinal": 4.0, "at": "2026-11-29T18:04:05.123+00:00"},
-        {"ruleset": "spaces", "match_id": 8, "match_code": "P3RT5W", "rank": 1, "mu": 30.0, "sigma": 6.0,
+        {"ruleset": "spaces", "match_id": 8, "match_code": "P3RT5W", "rank": 1,
+         "mu": 30.0, "sigma": 6.0,
          "ordinal": 12.0, "at": "2026-11-29T17:00:00+00:00"},
         {"ruleset": "classic", "match_id": 7, "rank": 1, "mu": 26.0, "sigma": 7.0,
          "ordinal": 5.0, "at": "2026-11-28T09:30:00+00:00"},
