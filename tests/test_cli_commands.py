@@ -23,6 +23,7 @@ from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
+from gaps import Game, Seed
 from tests.cli_support import (
     HOSTILE,
     HOSTILE_CODES,
@@ -33,6 +34,7 @@ from tests.cli_support import (
     driving,
     gaps,
     lobby,
+    racing,
     seated,
 )
 
@@ -440,3 +442,47 @@ async def test_a_hostile_matchs_malformed_number_is_a_protocol_error_naming_it(
     err = capsys.readouterr().err
     assert err == (f"gaps: the server broke the protocol: in a 'joined' message, {field}, "
                    "not a whole number\n")
+
+
+async def quit_twice(app: MatchApp, pilot: Pilot[Any]) -> None:
+    await pilot.press("ctrl+q")  # asks first
+    assert app.is_running
+    await pilot.press("ctrl+q")
+
+
+async def test_watching_a_match_you_sit_in_says_it_opens_your_seat(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Bug 6 of issue 13: the server seats a player who asks to watch; the client says so
+    before the screen opens, instead of surprising them on exit."""
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [lobby("K7QX2M", max_players=2)],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("watch", "K7QX2M", frontend=driving(quit_twice)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "You have a seat in match K7QX2M: the server gives it back, so this screen is " \
+        "your seat, as `gaps join K7QX2M` opens it." in out
+    assert "You left match K7QX2M; `gaps join K7QX2M` takes your seat back" in out
+
+
+async def test_quitting_after_your_game_ended_says_the_others_still_play(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Bug 6 of issue 13: it said "You left match…, takes your seat back" instead."""
+    game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
+    game.stop()
+    snapshot = racing("K7QX2M", game, seated(8, "bob", status="playing"))
+    snapshot["players"][0].update(finished=True, end_reason="stopped", finish_ms=9000)
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [snapshot],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("join", "K7QX2M", frontend=driving(quit_twice)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Your game in match K7QX2M is over (stopped, score 0); the others still play. " \
+        "`gaps watch K7QX2M` follows them; once it is over, `gaps replay K7QX2M` has the " \
+        "ranking." in out
+    assert "takes your seat back" not in out

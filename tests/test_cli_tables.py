@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import unicodedata
+from datetime import date, datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -19,8 +20,10 @@ from client_cli.tables import (
     YOU_STYLE,
     daily_table,
     empty_board_text,
+    empty_daily_note,
     history_table,
     leaderboard_table,
+    local_time,
     name_text,
     podium_text,
     rank_text,
@@ -312,3 +315,22 @@ def test_printable_keeps_the_length_so_columns_stay_put() -> None:
     bad: Callable[[int], str] = lambda n: "\x1b\u202e\u200b"[n % 3]  # noqa: E731
     value = "".join(bad(n) for n in range(30))
     assert len(printable(value)) == len(value) == printable(value).count(REPLACEMENT)
+
+
+def test_an_empty_daily_board_invites_to_play_only_today() -> None:
+    """Bug 9 of issue 13: a past or future day's empty board said "Play it: gaps daily"."""
+    today = date(2026, 11, 30)
+    assert empty_daily_note({"day": "2026-11-30"}, "spaces", today=today) == (
+        "Nobody has finished the spaces daily challenge of 2026-11-30 yet. "
+        "Play it: gaps daily --rules spaces")
+    assert empty_daily_note({"day": "2026-11-29"}, "classic", today=today) == \
+        "Nobody finished the classic daily challenge of 2026-11-29."
+    assert empty_daily_note({"day": "2026-12-01"}, "classic", today=today) == \
+        "The classic daily challenge of 2026-12-01 has not come yet (days are UTC)."
+
+
+def test_every_start_time_is_in_one_local_form() -> None:
+    """Bug 9 of issue 13: the tournament's two start-time messages used two forms."""
+    moment = datetime.fromisoformat("2026-11-29T17:00:00+00:00").astimezone()
+    assert local_time("2026-11-29T17:00:00+00:00") == moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
+    assert local_time("soon\x1b[2J") == "soon\ufffd[2J"
