@@ -61,7 +61,8 @@ def test_marks_underline_exactly_the_cards_that_can_move() -> None:
     movable = movable_indices(game)
     assert movable == {game.slot_of(move.card).index for move in game.legal_moves()}
     line = board_lines(game, movable=movable)[1]
-    underlined = {(span.start - LABEL_WIDTH) // CELL_WIDTH for span in line.spans if "underline" in str(span.style)}
+    underlined = {(span.start - LABEL_WIDTH) // CELL_WIDTH for span in line.spans
+                  if "underline" in str(span.style)}
     assert underlined == {index for index in movable if index < 13}
 
 

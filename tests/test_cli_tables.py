@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 import unicodedata
-from datetime import date, datetime
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
 import pytest
