@@ -12,10 +12,10 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 
 from client_cli.render import action_text
-from client_cli.widgets import BoardApp, BoardView, MessageLine
+from client_cli.widgets import COMMAND_LINE_CSS, BoardApp, BoardView, MessageLine, command_line
 from client_cli.wording import board_words, typed_error
 from gaps import Action, Game, IllegalAction, Move, NotationError, Ruleset, Seed, Undo, parse_action
 from gaps.bots import bot_for_level
@@ -91,8 +91,7 @@ class PracticeApp(BoardApp):
     CSS = """
     #title { height: 1; padding: 0 1; background: $primary-darken-3; }
     #stats { height: 2; padding: 0 1; }
-    #command { margin: 0 1; }
-    """
+    """ + COMMAND_LINE_CSS
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("h", "hint", "hint"),
         Binding("u", "undo", "undo"),
@@ -115,8 +114,7 @@ class PracticeApp(BoardApp):
         yield BoardView(id="board")
         yield Static(id="stats")
         yield MessageLine(id="message")
-        yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
-                    id="command", compact=True)
+        yield from command_line()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -136,6 +134,7 @@ class PracticeApp(BoardApp):
         board = self.query_one(BoardView)
         board.typing = self.can_type()
         board.show(session.game)
+        self.show_mode()
         self.query_one("#stats", Static).update(session.status_line(), layout=False)
 
     def submit(self, text: str) -> None:
@@ -181,10 +180,7 @@ class PracticeApp(BoardApp):
             # On the board too: the card selected, its destination marked; Enter plays it.
             board = self.query_one(BoardView)
             board.focus()
-            board.selected = game.slot_of(hint.card).index
-            board.targets = frozenset({game.destination(hint).index})
-            board.cursor = game.destination(hint).index
-            board.refresh()
+            board.choose(game.slot_of(hint.card).index, game.destination(hint).index)
             text.append("  (Enter plays it)", style="dim")
         line.say(text)
 

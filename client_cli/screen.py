@@ -25,14 +25,21 @@ from textual.containers import Container, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 
 from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms
 from client_cli.match_state import MatchState, Phase
 from client_cli.render import action_text, printable, printable_text
-from client_cli.widgets import BoardApp, BoardView, MessageLine, players_table
+from client_cli.widgets import (
+    COMMAND_LINE_CSS,
+    BoardApp,
+    BoardView,
+    MessageLine,
+    command_line,
+    players_table,
+)
 from client_cli.wording import board_words, typed_error
 from gaps import NotationError, parse_action
 
@@ -56,8 +63,7 @@ Screen { layout: vertical; }
 #players { width: auto; max-width: 100%; height: auto; max-height: 18;
            border: round $primary-darken-2; padding: 0 1; }
 #log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
-#command { margin: 0 1; }
-"""
+""" + COMMAND_LINE_CSS
 
 
 class ServerUpdate(Message):
@@ -220,8 +226,7 @@ class MatchApp(BoardApp):
                 yield Static(id="players")
                 yield Static(id="log")
         yield MessageLine(id="message")
-        yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
-                    id="command", compact=True)
+        yield from command_line()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -317,6 +322,7 @@ class MatchApp(BoardApp):
         board.waiting = self._waiting_text()
         board.typing = self.can_type()
         board.show(own.game() if own is not None else None)
+        self.show_mode()
         # Widgets of a fixed height skip the (costly) layout pass; the others need it only
         # when their height changes.
         self.query_one("#stats", Static).update(self._stats(), layout=False)

@@ -12,9 +12,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -64,12 +64,12 @@ class BoardView(Widget, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1, 0)", "up", show=False),
+        Binding("up", "cursor(-1, 0)", "cursor", key_display="↑↓←→"),
         Binding("down", "cursor(1, 0)", "down", show=False),
         Binding("left", "cursor(0, -1)", "left", show=False),
         Binding("right", "cursor(0, 1)", "right", show=False),
-        Binding("enter,space", "pick", "pick", show=False),
-        Binding("escape", "clear", "clear", show=False),
+        Binding("enter,space", "pick", "pick", key_display="⏎"),
+        Binding("escape", "clear", "let go", key_display="esc"),
     ]
 
     class Picked(Message):
@@ -114,6 +114,7 @@ class BoardView(Widget, can_focus=True):
         self.marks = False
         self.cell_width = CELL_WIDTH
         self.spaced = True
+        self._keys = (False, False)
         self._size_styles()
 
     def fit(self, columns: int, lines: int) -> None:
@@ -138,7 +139,7 @@ class BoardView(Widget, can_focus=True):
         self.game = game
         if before != after:
             self.selected, self.targets = None, frozenset()
-        self.refresh()
+        self._draw()
 
     def render(self) -> RenderableType:
         if self.game is None:
@@ -148,14 +149,28 @@ class BoardView(Widget, can_focus=True):
                           movable=movable_indices(self.game) if self.marks else (),
                           width=self.cell_width, spaced=self.spaced)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear":  # shown only when there is something to let go
+            return self.selected is not None
+        return self.game is not None
+
     def toggle_marks(self) -> None:
         self.marks = not self.marks
         self.refresh()
 
-    def select(self, index: int) -> None:
-        """Select the card at ``index`` as a pick would (a hint shows its move so)."""
-        self.cursor = index
-        self.point_at(index)
+    def choose(self, selected: int, target: int) -> None:
+        """Select the card at ``selected`` with the one destination ``target``, the cursor
+        on it (a hint shows its move so: Enter plays it)."""
+        self.selected, self.targets, self.cursor = selected, frozenset({target}), target
+        self._draw()
+
+    def _draw(self) -> None:
+        """Redraw; the footer too when the keys that work change (Esc lets go of a card)."""
+        self.refresh()
+        keys = (self.game is not None, self.selected is not None)
+        if keys != self._keys:
+            self._keys = keys
+            self.refresh_bindings()
 
     def on_focus(self) -> None:
         self.refresh()
@@ -170,7 +185,7 @@ class BoardView(Widget, can_focus=True):
 
     def action_clear(self) -> None:
         self.selected, self.targets = None, frozenset()
-        self.refresh()
+        self._draw()
 
     def action_pick(self) -> None:
         self.point_at(self.cursor)
@@ -182,7 +197,7 @@ class BoardView(Widget, can_focus=True):
         self.selected, self.targets = pick.selected, pick.targets
         if pick.targets:
             self.cursor = min(pick.targets)  # Enter again plays the first destination
-        self.refresh()
+        self._draw()
         if pick.action is not None:
             self.post_message(self.Picked(pick.action))
         if pick.message is not None:
@@ -379,6 +394,31 @@ class HelpScreen(ModalScreen[None]):
             yield Static(help_text())
 
 
+#: The command line's look: a mode label, then the input.
+COMMAND_LINE_CSS = """
+#commandline { height: 1; margin: 0 1; }
+#mode { width: auto; padding: 0 1; margin-right: 1; text-style: bold; }
+#mode.board { background: $primary-darken-2; }
+#mode.move, #mode.command { background: $warning-darken-2; }
+#mode.view { background: $panel; }
+#command { width: 1fr; }
+"""
+#: What each mode of typing is called, and what typing does in it.
+MODES = {
+    "board": ("BOARD", "arrows + Enter pick a card · a rank starts a move · : for commands"),
+    "move": ("MOVE", ""),
+    "command": ("COMMAND", "a move (8c, 2h>3) or redeal / undo / stop; Esc: back to the board"),
+    "view": ("VIEW", "no move to play now · ? for the keys"),
+}
+
+
+def command_line() -> ComposeResult:
+    """The mode label and the input line, as both apps put them under the board."""
+    with Horizontal(id="commandline"):
+        yield Static(id="mode")
+        yield Input(placeholder=MODES["board"][1], id="command", compact=True)
+
+
 class BoardApp(App[int]):
     """What the match screen and practice share: moves from the board or the input line.
 
@@ -448,6 +488,30 @@ class BoardApp(App[int]):
     @on(BoardView.Typing)
     def _typing(self, message: BoardView.Typing) -> None:
         self.query_one("#command", Input).value = message.text
+        self.show_mode()
+
+    def on_descendant_focus(self) -> None:
+        self.show_mode()
+
+    def mode(self) -> str:
+        """Which mode typing is in: ``board``, ``move`` (a move typed on the board),
+        ``command`` (the input line) or ``view`` (nothing to play)."""
+        if self.query_one("#command", Input).has_focus:
+            return "command"
+        board = self.query_one(BoardView)
+        if board.typed:
+            return "move"
+        return "board" if self.can_type() else "view"
+
+    def show_mode(self) -> None:
+        """Say which mode typing is in, in the one place that says it (``#mode``)."""
+        mode = self.mode()
+        label, placeholder = MODES[mode]
+        shown = self.query_one("#mode", Static)
+        for other in MODES:
+            shown.set_class(other == mode, other)
+        shown.update(label)
+        self.query_one("#command", Input).placeholder = placeholder
 
     @on(BoardView.Typed)
     def _typed(self, message: BoardView.Typed) -> None:

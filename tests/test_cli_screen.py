@@ -26,7 +26,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from client_cli.connection import Connection
 from client_cli.match_state import Phase
@@ -477,6 +477,25 @@ async def test_keys_on_the_board_never_act_unasked() -> None:
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not app.is_running)
         assert hostile.sent("action") == []
+
+
+async def test_one_place_says_which_mode_typing_is_in_and_the_footer_the_keys() -> None:
+    async with race((80, 24)) as (app, pilot, _):
+        def mode() -> str:
+            return str(app.query_one("#mode", Static).render())
+
+        assert mode() == "BOARD" and "↑↓←→ cursor" in screen_text(app)
+        assert "esc let go" not in screen_text(app)  # nothing to let go yet
+        await pilot.press("8")
+        assert mode() == "MOVE"
+        await pilot.press("escape", "colon")
+        assert mode() == "COMMAND"
+        await pilot.press("escape")
+        assert mode() == "BOARD"
+        board = app.query_one(BoardView)
+        board.point_at(board.game.slot_of(Card.parse("4D")).index if board.game else 0)
+        await pilot.pause()
+        assert "esc let go" in screen_text(app)
 
 
 async def test_a_redeal_asks_first_and_goes_on_the_second_press() -> None:
