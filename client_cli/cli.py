@@ -41,7 +41,7 @@ from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
 from client_cli.render import printable, printable_text
-from client_cli.screen import MatchApp
+from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
     board_title,
     daily_table,
@@ -555,6 +555,15 @@ async def _open_screen(
 ) -> MatchState:
     """Open the match screen on ``snapshot``; close the connection once it closes. A match
     gone from the server (or a connection that gave up) before its end is a failure."""
+    state, _ = await _screen(context, connection, snapshot, heading=heading)
+    return state
+
+
+async def _screen(
+    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    heading: str | None = None,
+) -> tuple[MatchState, Rematch | None]:
+    """``_open_screen``, and the rematch the player asked for on the ranking, if any."""
     app = MatchApp(connection, snapshot, heading=heading)
     try:
         await context.frontend(app)
@@ -562,15 +571,16 @@ async def _open_screen(
         await connection.close()
     if app.state.gone is not None and app.state.phase is not Phase.FINISHED:
         raise CliError(app.state.gone)
-    return app.state
+    return app.state, app.rematch
 
 
 async def _play(
     context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
     heading: str | None = None,
 ) -> int:
-    """Open the match screen; once it closes, leave the result in the terminal."""
-    state = await _open_screen(context, connection, snapshot, heading=heading)
+    """Open the match screen; once it closes, leave the result in the terminal (and start
+    the rematch asked for on the ranking screen, if any)."""
+    state, rematch = await _screen(context, connection, snapshot, heading=heading)
     if state.phase is Phase.FINISHED and state.ranking is not None:
         context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
         if state.seed is None:
@@ -581,7 +591,25 @@ async def _play(
                 f"Seed {state.seed}. Replay: gaps replay {state.code}"))
     else:
         _left(context, state)
+    if rematch is not None:
+        return await _rematch(context, state, rematch)
     return 0
+
+
+async def _rematch(context: Context, state: MatchState, rematch: Rematch) -> int:
+    """Create the rematch of ``state``'s match and open it: the others join by its code."""
+    options = rematch_options(state, rematch)
+    connection = await context.connect()
+    try:
+        reply = await connection.create_match(**options)
+    except BaseException:
+        await connection.close()
+        raise
+    code = printable(reply["match"]["code"])
+    what = "the same deal, unrated" if "seed" in options else "a new deal"
+    context.out.print(printable_text(
+        f"Rematch of {state.code} ({what}): match {code}. Others join with:   gaps join {code}"))
+    return await _play(context, connection, reply)
 
 
 def _left(context: Context, state: MatchState) -> None:

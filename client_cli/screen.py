@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from rich.table import Table
@@ -90,12 +91,38 @@ def result_line(reply: Mapping[str, Any]) -> Text:
     return text
 
 
+class Rematch(StrEnum):
+    """What the player asked for on the ranking screen."""
+
+    NEW_DEAL = "new deal"  # the same options, a new secret seed (rated as the first was)
+    SAME_DEAL = "same deal"  # the same options and the revealed seed (unrated)
+
+
+def rematch_options(state: MatchState, rematch: Rematch) -> dict[str, Any]:
+    """The ``create_match`` options of a rematch of ``state``'s match: its rules, seats,
+    clock and ranking; a match of a kind that starts by itself (quick, daily, tournament)
+    becomes a race for as many as played it."""
+    summary = state.summary
+    options: dict[str, Any] = {
+        "ruleset": state.ruleset.name, "time_limit_s": state.time_limit_s,
+        "win_by": summary.get("win_by", "time"), "public": bool(summary.get("public", False)),
+        "max_players": int(summary.get("max_players") or max(1, len(state.players))),
+    }
+    if state.kind != "race":
+        options["max_players"] = max(1, len(state.players))
+    if rematch is Rematch.SAME_DEAL and state.seed is not None:
+        options["seed"] = state.seed
+    return options
+
+
 class RankingScreen(Screen[None]):
     """The final table, the revealed seed and where to get the replay."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape,enter", "app.quit", "quit"),
         Binding("b", "back", "the board"),
+        Binding("n", "rematch(False)", "rematch"),
+        Binding("d", "rematch(True)", "same deal"),
     ]
     DEFAULT_CSS = """
     RankingScreen { align: center top; padding: 1 2; }
@@ -166,11 +193,27 @@ class RankingScreen(Screen[None]):
         text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
         text.append("Check every score: ", style="bold")
         text.append(f"gaps verify gaps-replay-{code}.json\n")
-        text.append("\nq quit · b the board (b there brings this back)", style="dim")
+        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new deal)"
+                    " · d the same deal again (unrated)", style="dim")
         return text
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "rematch":
+            # A new match needs no new message: the same options, created afresh. The
+            # same deal only once its seed is out (a daily's is not, until its day ends).
+            return self.state.role == "player" and (parameters != (True,)
+                                                    or self.state.seed is not None)
+        return True
+
+    def action_rematch(self, same_deal: bool) -> None:
+        """Close the screen asking for a rematch: ``gaps`` creates it and prints its code."""
+        app = self.app
+        if isinstance(app, MatchApp):
+            app.rematch = Rematch.SAME_DEAL if same_deal else Rematch.NEW_DEAL
+        app.exit(0)
 
 
 class MatchApp(BoardApp):
@@ -212,6 +255,8 @@ class MatchApp(BoardApp):
         self._said: Text | None = None
         #: Whether the ranking of a match that ended unseen is being fetched.
         self._fetching = False
+        #: What the player asked for on the ranking screen, if anything.
+        self.rematch: Rematch | None = None
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------

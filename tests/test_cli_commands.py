@@ -486,3 +486,43 @@ async def test_quitting_after_your_game_ended_says_the_others_still_play(
         "`gaps watch K7QX2M` follows them; once it is over, `gaps replay K7QX2M` has the " \
         "ranking." in out
     assert "takes your seat back" not in out
+
+
+@pytest.mark.parametrize(("key", "same_deal"), [("n", False), ("d", True)])
+async def test_a_rematch_from_the_ranking_creates_the_same_match_and_prints_its_code(
+    key: str, same_deal: bool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No new protocol message: the same options, created afresh (with the revealed seed
+    for the same deal, which makes it unrated); the others join by its code."""
+    seed = "AAAA-BBBB-CCCC-DDDD"
+    snapshot = racing("K7QX2M", Game(Seed.parse(seed), "spaces"), seated(8, "bob"),
+                      time_limit_s=300, win_by="score")
+    ended = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "match_ended",
+             "t_ms": 300_000, "seed": seed, "commitment": "c0ffee", "ranking": [
+                 {**seated(8, "bob"), "rank": 1, "end_reason": "time", "finish_ms": 300_000},
+                 {**seated(ME["id"], "me"), "rank": 2, "end_reason": "time",
+                  "finish_ms": 300_000}]}
+    created = {**lobby("R3MTCH", max_players=2), "type": "match_created"}
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [snapshot], "create_match": [created],
+    }) as hostile:
+        async def script(app: MatchApp, pilot: Pilot[Any]) -> None:
+            if app.state.code == "R3MTCH":
+                await quit_twice(app, pilot)
+                return
+            await hostile.push(ended)
+            while not isinstance(app.screen, RankingScreen):
+                await pilot.pause(0.01)
+            await pilot.press(key)
+
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("join", "K7QX2M", frontend=driving(script)) == 0
+        [request] = hostile.sent("create_match")
+    expected = {"ruleset": "spaces", "time_limit_s": 300, "win_by": "score", "public": False,
+                "max_players": 2} | ({"seed": seed} if same_deal else {})
+    assert {name: request.get(name) for name in expected} == expected
+    assert ("seed" in request) is same_deal
+    what = "the same deal, unrated" if same_deal else "a new deal"
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Rematch of K7QX2M ({what}): match R3MTCH. Others join with: gaps join R3MTCH" in out
