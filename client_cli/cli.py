@@ -264,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "match screen. Ctrl-C while waiting leaves the queue.")
     play.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                       help="the ruleset (default classic)")
+    play.add_argument("--bot-after", type=_duration, metavar="DURATION",
+                      help="if nobody comes within this long, race a bot instead (a new "
+                           "2-seat match, rated, win by time)")
     play.set_defaults(handler=cmd_play)
 
     daily = commands.add_parser("daily", parents=[common], help="play today's daily challenge",
@@ -703,7 +706,15 @@ async def cmd_play(context: Context) -> int:
         waiting = int(queued.get("waiting", 1))
         out.print(f"Looking for opponents in {rules} ({waiting} player{'s' if waiting != 1 else ''}"
                   " waiting). Ctrl-C stops looking.")
-        snapshot = await _wait_matched(context, matched, rules)
+        snapshot = await _wait_matched(context, matched, rules,
+                                       bot_after_s=context.options.bot_after)
+        if snapshot is None:  # nobody came in time: leave the queue, race a bot
+            with contextlib.suppress(ClientError):
+                await connection.quick_cancel()
+            if not matched.done():
+                connection.remove_listener(listen)
+                return await _race_a_bot(context, connection, rules)
+            snapshot = matched.result()  # matched as we gave up: play that match
     except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
         handled()
         with contextlib.suppress(ClientError):
@@ -729,10 +740,16 @@ async def cmd_play(context: Context) -> int:
     return await _play(context, connection, snapshot, heading="quick match")
 
 
+#: After this long in the queue, the waiting line offers a bot.
+OFFER_BOT_AFTER_S = 30
+
+
 async def _wait_matched(
-    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str
-) -> dict[str, Any]:
-    """Wait for the ``matched`` snapshot with a spinner that counts the seconds."""
+    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str, *,
+    bot_after_s: int | None = None,
+) -> dict[str, Any] | None:
+    """Wait for the ``matched`` snapshot with a spinner that counts the seconds; None
+    once ``bot_after_s`` have passed without it."""
     started = asyncio.get_running_loop().time()
     with context.out.status(f"Looking for opponents in {rules}…", spinner="dots") as status:
         while True:
@@ -741,7 +758,39 @@ async def _wait_matched(
                 return await asyncio.wait_for(asyncio.shield(matched), 1.0)
             except TimeoutError:
                 waited = asyncio.get_running_loop().time() - started
-                status.update(f"Looking for opponents in {rules}… {format_duration(waited)}")
+                if bot_after_s is not None and waited >= bot_after_s:
+                    return None
+                line = f"Looking for opponents in {rules}… {format_duration(waited)}"
+                if bot_after_s is not None:
+                    line += f" (a bot at {format_duration(bot_after_s)})"
+                elif waited >= OFFER_BOT_AFTER_S:
+                    line += (f" · nobody yet: Ctrl-C, then `gaps play{_rules_option(rules)}"
+                             " --bot-after 30s` races a bot if nobody comes")
+                status.update(line)
+
+
+async def _race_a_bot(context: Context, connection: Connection, rules: str) -> int:
+    """Create a 2-seat match and send a level-2 bot into it (in this process); the match
+    screen opens as for any race (press r to start)."""
+    try:
+        reply = await connection.create_match(ruleset=rules, max_players=2, win_by="time",
+                                              time_limit_s=600, public=False)
+    except BaseException:
+        await connection.close()
+        raise
+    code = str(reply["match"]["code"])
+    context.out.print(printable_text(
+        f"Nobody came: racing a bot in match {code} (press r when you are ready)."))
+    said: list[str] = []  # the bot's lines would scribble over the screen: kept, not shown
+    bot = asyncio.create_task(run_bots(context.server, code, BotOptions(level=2),
+                                       context.config, said.append))
+    try:
+        return await _play(context, connection, reply)
+    finally:
+        bot.cancel()
+        # The bot leaves with the player; how its run ended is of no concern to them.
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await bot
 
 
 async def cmd_daily(context: Context) -> int:

@@ -698,3 +698,23 @@ async def test_a_round_gone_in_a_server_restart_is_reported_and_the_next_deal_is
         f"code '{first}'); waiting for the next round." in out
     assert f"Round 1/2 (match {again}) is starting." in out
     assert "You left round 1 of tournament Q4M2ZK during your game" in out
+
+
+async def test_quick_match_races_a_bot_when_nobody_comes_in_time(
+    ws_url: str, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    seen: list[str] = []
+
+    async def race(app: MatchApp, pilot: Pilot[Any]) -> None:
+        while len(app.state.players) < 2:
+            await pilot.pause(0.02)
+        seen.extend(str(player["name"]) for player in app.state.players.values())
+        assert app.state.kind == "race" and app.state.summary.get("max_players") == 2
+        await pilot.press("ctrl+q", "ctrl+q")  # the lobby: leaving asks first
+
+    assert await asyncio.wait_for(
+        gaps("play", "--bot-after", "1s", frontend=driving(race)), 20) == 0
+    out = capsys.readouterr().out
+    assert "Nobody came: racing a bot in match" in out
+    assert any(player.startswith("bot-") for player in seen)
