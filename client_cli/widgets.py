@@ -12,11 +12,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events, on
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -428,7 +428,11 @@ class BoardApp(App[int]):
     confirmation of a costly quit and fitting the board to the terminal are wired here.
     """
 
-    ENABLE_COMMAND_PALETTE = False
+    #: ctrl+p: every command by name (help, marks, screenshot, quit, theme, keys).
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save_screen", "screenshot", show=False),
+    ]
     #: How long a second press confirms a key that costs something (stop, redeal, quit).
     CONFIRM_S = 3.0
 
@@ -536,6 +540,23 @@ class BoardApp(App[int]):
 
     def action_type(self) -> None:
         self.query_one("#command", Input).focus()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "The keys and the notation (?)", self.action_help)
+        yield SystemCommand("Marks", "Mark every card that can move now (m)", self.action_marks)
+        yield SystemCommand("Screenshot", "Save the screen as an SVG file here (ctrl+s)",
+                            self.action_save_screen)
+
+    def action_save_screen(self) -> None:
+        """Save the screen as an SVG file in the working directory, and say where."""
+        # A notification: it shows over any screen (the ranking's has no message line).
+        try:
+            path = self.save_screenshot(path=".")
+        except OSError as error:
+            self.notify(f"No screenshot: {error}", severity="error", markup=False)
+            return
+        self.notify(f"Screenshot saved: {path}", markup=False)
 
     def action_marks(self) -> None:
         board = self.query_one(BoardView)

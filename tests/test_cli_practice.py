@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 
 from client_cli.practice import PracticeApp, PracticeSession, suggest
@@ -157,3 +159,22 @@ def test_the_practice_screen_looks_as_it_did(size: tuple[int, int], snap_compare
     """An SVG snapshot (pytest-textual-snapshot): a layout change fails here."""
     assert snap_compare(PracticeApp(PracticeSession(KNOWN, "classic")), terminal_size=size,
                         press=["m", "right", "right"])
+
+
+async def test_ctrl_s_saves_the_screen_and_ctrl_p_opens_the_command_palette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        [saved] = tmp_path.glob("*.svg")
+        assert saved.read_text().startswith("<svg") and "AAAA-BBBB-CCCC-DDDD" in \
+            saved.read_text().replace("&#45;", "-")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"marks", "enter")
+        await pilot.pause(0.3)
+        assert app.query_one(BoardView).marks
