@@ -40,6 +40,7 @@ from client_cli.duration import DurationError, format_duration, format_ms, parse
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
+from client_cli.records import Records
 from client_cli.render import printable, printable_text
 from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
@@ -1060,7 +1061,8 @@ async def cmd_practice(context: Context) -> int:
     options = context.options
     seed = Seed.parse(options.seed) if options.seed else None
     session = PracticeSession(seed, options.rules)
-    app = PracticeApp(session)
+    records = Records.load()
+    app = PracticeApp(session, records=records)
     await context.frontend(app)
     final = app.session
     game = final.game
@@ -1068,6 +1070,8 @@ async def cmd_practice(context: Context) -> int:
                       f"score {game.score}, placed {game.placed}/48, {game.moves_made} moves.")
     context.out.print(f"Play it again: gaps practice --rules {game.ruleset.name} "
                       f"--seed {final.share_code}")
+    context.out.print(f"Your {game.ruleset.name} practice record: "
+                      f"{records.of(game.ruleset.name)} (kept in {records.path})")
     return 0
 
 

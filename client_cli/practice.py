@@ -7,6 +7,7 @@ as the match screen. Every deal shows its share code, so a good deal can be repl
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Static
 
+from client_cli.records import Records
 from client_cli.render import action_text
 from client_cli.widgets import COMMAND_LINE_CSS, BoardApp, BoardView, MessageLine, command_line
 from client_cli.wording import board_words, typed_error
@@ -37,6 +39,9 @@ class PracticeSession:
         self.game = Game(self.seed, ruleset)
         self.history: list[Game] = []
         self.actions: list[str] = []
+        #: Whether this deal's end is in the records (once: taking back and ending it
+        #: again does not count it twice).
+        self.recorded = False
 
     @property
     def share_code(self) -> str:
@@ -104,9 +109,11 @@ class PracticeApp(BoardApp):
         Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
 
-    def __init__(self, session: PracticeSession) -> None:
+    def __init__(self, session: PracticeSession, *, records: Records | None = None) -> None:
+        """``records``: where finished games count (none: they are not kept)."""
         super().__init__()
         self.session = session
+        self.records = records
         self.last_hint: Action | None = None
 
     def compose(self) -> ComposeResult:
@@ -130,6 +137,9 @@ class PracticeApp(BoardApp):
         title.append("Gaps practice", style="bold")
         title.append(f" · {session.game.ruleset.name} · deal ")
         title.append(session.share_code, style="bold #8fd3ff")
+        if self.records is not None:
+            record = self.records.of(session.game.ruleset.name)
+            title.append(f" · your {session.game.ruleset.name} record: {record}", style="dim")
         self.query_one("#title", Static).update(title, layout=False)
         board = self.query_one(BoardView)
         board.typing = self.can_type()
@@ -158,7 +168,19 @@ class PracticeApp(BoardApp):
         if self.session.game.is_won():
             line.say(Text(f"You won! Score {self.session.game.score}. n for a new deal.",
                           style="bold #4fb86b"))
+        self._record()
         self.refresh_view()
+
+    def _record(self) -> None:
+        """Count the deal in the records once it is over (once per deal)."""
+        session, records = self.session, self.records
+        if records is None or session.recorded or not session.game.is_over():
+            return
+        session.recorded = True
+        game = session.game
+        records.of(game.ruleset.name).add(won=game.is_won(), score=game.score)
+        with contextlib.suppress(OSError):  # a nicety: practice goes on without it
+            records.save()
 
     async def action_hint(self) -> None:
         line = self.query_one(MessageLine)

@@ -308,6 +308,7 @@ async def test_practice_plays_offline_and_prints_the_deal(
     out = capsys.readouterr().out
     assert f"Practice deal {KNOWN_SEED} (classic): playing, score 0" in out
     assert f"gaps practice --rules classic --seed {KNOWN_SEED}" in out
+    assert "Your classic practice record: 0 games, 0 won, best - (kept in" in " ".join(out.split())
 
 
 def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
