@@ -40,14 +40,17 @@ from client_cli.duration import DurationError, format_duration, format_ms, parse
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
+from client_cli.records import Records
 from client_cli.render import printable, printable_text
-from client_cli.screen import MatchApp
+from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
     board_title,
     daily_table,
     empty_board_text,
+    empty_daily_note,
     history_table,
     leaderboard_table,
+    local_time,
     ranking_table,
     ratings_table,
     standings_table,
@@ -262,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "match screen. Ctrl-C while waiting leaves the queue.")
     play.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                       help="the ruleset (default classic)")
+    play.add_argument("--bot-after", type=_duration, metavar="DURATION",
+                      help="if nobody comes within this long, race a bot instead (a new "
+                           "2-seat match, rated, win by time)")
     play.set_defaults(handler=cmd_play)
 
     daily = commands.add_parser("daily", parents=[common], help="play today's daily challenge",
@@ -538,6 +544,12 @@ async def cmd_watch(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
+    if (reply.get("you") or {}).get("role") == "player":
+        # The server seats a player who asks to watch the match they sit in.
+        code = printable(context.options.code)
+        context.out.print(Text(
+            f"You have a seat in match {code}: the server gives it back, so this screen is "
+            f"your seat, as `gaps join {code}` opens it.", style="bold #e0c040"))
     return await _play(context, connection, reply)
 
 
@@ -547,6 +559,15 @@ async def _open_screen(
 ) -> MatchState:
     """Open the match screen on ``snapshot``; close the connection once it closes. A match
     gone from the server (or a connection that gave up) before its end is a failure."""
+    state, _ = await _screen(context, connection, snapshot, heading=heading)
+    return state
+
+
+async def _screen(
+    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    heading: str | None = None,
+) -> tuple[MatchState, Rematch | None]:
+    """``_open_screen``, and the rematch the player asked for on the ranking, if any."""
     app = MatchApp(connection, snapshot, heading=heading)
     try:
         await context.frontend(app)
@@ -554,15 +575,16 @@ async def _open_screen(
         await connection.close()
     if app.state.gone is not None and app.state.phase is not Phase.FINISHED:
         raise CliError(app.state.gone)
-    return app.state
+    return app.state, app.rematch
 
 
 async def _play(
     context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
     heading: str | None = None,
 ) -> int:
-    """Open the match screen; once it closes, leave the result in the terminal."""
-    state = await _open_screen(context, connection, snapshot, heading=heading)
+    """Open the match screen; once it closes, leave the result in the terminal (and start
+    the rematch asked for on the ranking screen, if any)."""
+    state, rematch = await _screen(context, connection, snapshot, heading=heading)
     if state.phase is Phase.FINISHED and state.ranking is not None:
         context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
         if state.seed is None:
@@ -573,10 +595,39 @@ async def _play(
                 f"Seed {state.seed}. Replay: gaps replay {state.code}"))
     else:
         _left(context, state)
+    if rematch is not None:
+        return await _rematch(context, state, rematch)
     return 0
 
 
+async def _rematch(context: Context, state: MatchState, rematch: Rematch) -> int:
+    """Create the rematch of ``state``'s match and open it: the others join by its code."""
+    options = rematch_options(state, rematch)
+    connection = await context.connect()
+    try:
+        reply = await connection.create_match(**options)
+    except BaseException:
+        await connection.close()
+        raise
+    code = printable(reply["match"]["code"])
+    what = "the same deal, unrated" if "seed" in options else "a new deal"
+    context.out.print(printable_text(
+        f"Rematch of {state.code} ({what}): match {code}. Others join with:   gaps join {code}"))
+    return await _play(context, connection, reply)
+
+
 def _left(context: Context, state: MatchState) -> None:
+    own, me = state.own, state.me or {}
+    if state.role == "player" and state.phase is Phase.RUNNING and (
+            (own is not None and own.over) or me.get("finished")):
+        reason = (own.end_reason if own is not None else None) or me.get("end_reason") or (
+            own.status if own is not None else "over")
+        score = own.score if own is not None else me.get("score")
+        context.out.print(printable_text(
+            f"Your game in match {state.code} is over ({reason}, score {score}); the others "
+            f"still play. `gaps watch {state.code}` follows them; once it is over, "
+            f"`gaps replay {state.code}` has the ranking."))
+        return
     if state.role == "player" and state.phase in (Phase.LOBBY, Phase.COUNTDOWN, Phase.RUNNING):
         context.out.print(printable_text(
             f"You left match {state.code}; `gaps join {state.code}` takes your seat back (a "
@@ -656,7 +707,15 @@ async def cmd_play(context: Context) -> int:
         waiting = int(queued.get("waiting", 1))
         out.print(f"Looking for opponents in {rules} ({waiting} player{'s' if waiting != 1 else ''}"
                   " waiting). Ctrl-C stops looking.")
-        snapshot = await _wait_matched(context, matched, rules)
+        snapshot = await _wait_matched(context, matched, rules,
+                                       bot_after_s=context.options.bot_after)
+        if snapshot is None:  # nobody came in time: leave the queue, race a bot
+            with contextlib.suppress(ClientError):
+                await connection.quick_cancel()
+            if not matched.done():
+                connection.remove_listener(listen)
+                return await _race_a_bot(context, connection, rules)
+            snapshot = matched.result()  # matched as we gave up: play that match
     except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
         handled()
         with contextlib.suppress(ClientError):
@@ -682,10 +741,16 @@ async def cmd_play(context: Context) -> int:
     return await _play(context, connection, snapshot, heading="quick match")
 
 
+#: After this long in the queue, the waiting line offers a bot.
+OFFER_BOT_AFTER_S = 30
+
+
 async def _wait_matched(
-    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str
-) -> dict[str, Any]:
-    """Wait for the ``matched`` snapshot with a spinner that counts the seconds."""
+    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str, *,
+    bot_after_s: int | None = None,
+) -> dict[str, Any] | None:
+    """Wait for the ``matched`` snapshot with a spinner that counts the seconds; None
+    once ``bot_after_s`` have passed without it."""
     started = asyncio.get_running_loop().time()
     with context.out.status(f"Looking for opponents in {rules}…", spinner="dots") as status:
         while True:
@@ -694,7 +759,39 @@ async def _wait_matched(
                 return await asyncio.wait_for(asyncio.shield(matched), 1.0)
             except TimeoutError:
                 waited = asyncio.get_running_loop().time() - started
-                status.update(f"Looking for opponents in {rules}… {format_duration(waited)}")
+                if bot_after_s is not None and waited >= bot_after_s:
+                    return None
+                line = f"Looking for opponents in {rules}… {format_duration(waited)}"
+                if bot_after_s is not None:
+                    line += f" (a bot at {format_duration(bot_after_s)})"
+                elif waited >= OFFER_BOT_AFTER_S:
+                    line += (f" · nobody yet: Ctrl-C, then `gaps play{_rules_option(rules)}"
+                             " --bot-after 30s` races a bot if nobody comes")
+                status.update(line)
+
+
+async def _race_a_bot(context: Context, connection: Connection, rules: str) -> int:
+    """Create a 2-seat match and send a level-2 bot into it (in this process); the match
+    screen opens as for any race (press r to start)."""
+    try:
+        reply = await connection.create_match(ruleset=rules, max_players=2, win_by="time",
+                                              time_limit_s=600, public=False)
+    except BaseException:
+        await connection.close()
+        raise
+    code = str(reply["match"]["code"])
+    context.out.print(printable_text(
+        f"Nobody came: racing a bot in match {code} (press r when you are ready)."))
+    said: list[str] = []  # the bot's lines would scribble over the screen: kept, not shown
+    bot = asyncio.create_task(run_bots(context.server, code, BotOptions(level=2),
+                                       context.config, said.append))
+    try:
+        return await _play(context, connection, reply)
+    finally:
+        bot.cancel()
+        # The bot leaves with the player; how its run ended is of no concern to them.
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await bot
 
 
 async def cmd_daily(context: Context) -> int:
@@ -748,9 +845,7 @@ def _rules_option(rules: str) -> str:
 async def _daily_board(context: Context, rules: str, day: str | None) -> int:
     board = await http.daily_board(context.server, rules, day)
     if not board.get("entries"):
-        context.out.print(printable_text(
-            f"Nobody has finished the {rules} daily challenge of {board.get('day')} yet. "
-            f"Play it: gaps daily{_rules_option(rules)}"))
+        context.out.print(printable_text(empty_daily_note(board, rules)))
         return 0
     context.out.print(daily_table(board, you=_my_name(context)))
     return 0
@@ -862,7 +957,7 @@ async def cmd_tournament_create(context: Context) -> int:
                                     f"of {format_duration(view['round_time_limit_s'])}, up to "
                                     f"{view['max_players']} entrants.")))
         if view.get("start_at"):
-            out.print(printable_text(f"It starts by itself at {_local(view['start_at'])}."))
+            out.print(printable_text(f"It starts by itself at {local_time(view['start_at'])}."))
         else:
             out.print(Text(f"Start it when everyone is in:  gaps tournament start {shown}"))
         out.print(Text(f"Players enter with:             gaps tournament join {shown}"))
@@ -874,15 +969,6 @@ async def cmd_tournament_create(context: Context) -> int:
         return await follow(connection, reply["tournament"], frontend=context.frontend, out=out)
     finally:
         await connection.close()
-
-
-def _local(iso: str) -> str:
-    """An ISO time in the user's local time: ``2026-11-29 19:00 (CET)``."""
-    try:
-        moment = datetime.fromisoformat(iso).astimezone()
-    except ValueError:
-        return iso
-    return moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
 
 
 async def cmd_tournament_join(context: Context) -> int:
@@ -975,7 +1061,8 @@ async def cmd_practice(context: Context) -> int:
     options = context.options
     seed = Seed.parse(options.seed) if options.seed else None
     session = PracticeSession(seed, options.rules)
-    app = PracticeApp(session)
+    records = Records.load()
+    app = PracticeApp(session, records=records)
     await context.frontend(app)
     final = app.session
     game = final.game
@@ -983,6 +1070,8 @@ async def cmd_practice(context: Context) -> int:
                       f"score {game.score}, placed {game.placed}/48, {game.moves_made} moves.")
     context.out.print(f"Play it again: gaps practice --rules {game.ruleset.name} "
                       f"--seed {final.share_code}")
+    context.out.print(f"Your {game.ruleset.name} practice record: "
+                      f"{records.of(game.ruleset.name)} (kept in {records.path})")
     return 0
 
 

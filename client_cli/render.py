@@ -21,11 +21,14 @@ PRESERVED_STYLE: Final = "on #1d4d2b"
 CURSOR_STYLE: Final = "reverse"
 SELECTED_STYLE: Final = "on #2d4f8f"
 TARGET_STYLE: Final = "bold black on #e0c040"
+MOVABLE_STYLE: Final = "underline"
 GAP_STYLE: Final = "#7a7a7a"
 DEAD_STYLE: Final = "#b05050"
 
 #: Characters per cell on the board, and the width of the row label before them.
 CELL_WIDTH: Final = 5
+#: Characters per cell on a compact board (a narrow terminal): the label and one space.
+COMPACT_CELL_WIDTH: Final = 4
 LABEL_WIDTH: Final = 3
 ROWS: Final = 4
 COLUMNS: Final = 13
@@ -70,7 +73,8 @@ def card_text(card: Card) -> Text:
 
 
 def action_text(action: str) -> Text:
-    """An action as people read it: ``8C`` as ``8♣``, ``2H>3`` as ``2♥ → row 3``."""
+    """An action as people read it: ``8C`` as ``8♣``, ``2H>3`` as ``2♥ → row 3``, and
+    ``8C>1`` (any other card sent to column 1) as ``8♣ → r1c1``, as the board names it."""
     card_part, arrow, target = printable(action).partition(">")
     try:
         card = Card.parse(card_part)
@@ -78,27 +82,38 @@ def action_text(action: str) -> Text:
         return Text(printable(action))
     text = Text()
     text.append(card_label(card).strip(), style=SUIT_STYLES[card.suit])
-    if arrow:
-        text.append(f" → {'row ' + target if target.isdigit() else target}")
+    if arrow and target.isdigit():
+        text.append(f" → row {target}" if card.rank == 2 else f" → r{target}c1")
+    elif arrow:
+        text.append(f" → {target}")
     return text
+
+
+def _cell(inner: str, width: int, style: str) -> Text:
+    """``inner`` (three characters) as a cell ``width`` wide: centred in 5, left in 4."""
+    return Text(f" {inner} " if width >= CELL_WIDTH else f"{inner} ", style=style)
 
 
 def cell_text(
     game: Game, slot: Slot, *, preserved: Collection[int] = (), cursor: bool = False,
-    selected: bool = False, target: bool = False,
+    selected: bool = False, target: bool = False, movable: bool = False,
+    width: int = CELL_WIDTH,
 ) -> Text:
-    """One cell, ``CELL_WIDTH`` wide: a card, a gap (``·``), a dead gap (``✕``)."""
+    """One cell, ``width`` wide: a card, a gap (``·``), a dead gap (``✕``); a card that
+    can move now is underlined when ``movable``."""
     card = game.card_at(slot)
     if card is not None:
-        cell = Text(f" {card_label(card)} ", style=SUIT_STYLES[card.suit])
+        cell = _cell(card_label(card), width, SUIT_STYLES[card.suit])
         if slot.index in preserved:
             cell.stylize(PRESERVED_STYLE)
+        if movable:
+            cell.stylize(MOVABLE_STYLE, 0, len(cell.plain.rstrip()))
     elif target:
-        cell = Text("  ▼  ", style=TARGET_STYLE)
+        cell = _cell(" ▼ ", width, TARGET_STYLE)
     elif game.is_dead_gap(slot):
-        cell = Text("  ✕  ", style=DEAD_STYLE)
+        cell = _cell(" ✕ ", width, DEAD_STYLE)
     else:
-        cell = Text("  ·  ", style=GAP_STYLE)
+        cell = _cell(" · ", width, GAP_STYLE)
     if selected:
         cell.stylize(SELECTED_STYLE)
     if target and card is not None:
@@ -117,15 +132,26 @@ def preserved_indices(game: Game) -> set[int]:
     }
 
 
+def movable_indices(game: Game) -> set[int]:
+    """Flat indices of every card that has a legal move now."""
+    if game.is_over():
+        return set()
+    return {game.slot_of(move.card).index for move in game.legal_moves()}
+
+
 def board_lines(
     game: Game, *, cursor: int | None = None, selected: int | None = None,
-    targets: Collection[int] = (),
+    targets: Collection[int] = (), movable: Collection[int] = (), width: int = CELL_WIDTH,
+    spaced: bool = True,
 ) -> list[Text]:
-    """The board: a header of column numbers, then each row, a blank line between rows."""
+    """The board: a header of column numbers, then each row, a blank line between rows
+    when ``spaced``; each cell ``width`` wide (``CELL_WIDTH``, or ``COMPACT_CELL_WIDTH``
+    for a narrow terminal)."""
     preserved = preserved_indices(game)
     header = Text(" " * LABEL_WIDTH, style="dim")
     for column in range(1, COLUMNS + 1):
-        header.append(f"{column:^{CELL_WIDTH}}", style="dim")
+        header.append(f"{column:^{width}}" if width >= CELL_WIDTH else f"{column:>2}  ",
+                      style="dim")
     lines = [header]
     for row in range(1, ROWS + 1):
         line = Text(f"{row:>2} ", style="dim")
@@ -134,27 +160,35 @@ def board_lines(
             line.append_text(cell_text(
                 game, slot, preserved=preserved, cursor=slot.index == cursor,
                 selected=slot.index == selected, target=slot.index in targets,
+                movable=slot.index in movable, width=width,
             ))
         lines.append(line)
-        if row < ROWS:
+        if spaced and row < ROWS:
             lines.append(Text(""))
     return lines
 
 
 def board_text(
     game: Game, *, cursor: int | None = None, selected: int | None = None,
-    targets: Collection[int] = (),
+    targets: Collection[int] = (), movable: Collection[int] = (), width: int = CELL_WIDTH,
+    spaced: bool = True,
 ) -> Text:
-    lines = board_lines(game, cursor=cursor, selected=selected, targets=targets)
+    lines = board_lines(game, cursor=cursor, selected=selected, targets=targets,
+                        movable=movable, width=width, spaced=spaced)
     return Text("\n").join(lines)
 
 
-def slot_at(x: int, y: int) -> Slot | None:
+def board_size(*, width: int = CELL_WIDTH, spaced: bool = True) -> tuple[int, int]:
+    """Columns and lines that ``board_lines`` takes."""
+    return LABEL_WIDTH + width * COLUMNS, 1 + (ROWS * 2 - 1 if spaced else ROWS)
+
+
+def slot_at(x: int, y: int, *, width: int = CELL_WIDTH, spaced: bool = True) -> Slot | None:
     """The slot under a point of ``board_lines`` (x, y from its top-left), if any."""
-    if y < 1 or (y - 1) % 2 or x < LABEL_WIDTH:
+    if y < 1 or (spaced and (y - 1) % 2) or x < LABEL_WIDTH:
         return None
-    row = (y - 1) // 2 + 1
-    column = (x - LABEL_WIDTH) // CELL_WIDTH + 1
+    row = (y - 1) // 2 + 1 if spaced else y
+    column = (x - LABEL_WIDTH) // width + 1
     if not (1 <= row <= ROWS and 1 <= column <= COLUMNS):
         return None
     return Slot(row, column)

@@ -14,47 +14,57 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 
 from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms
 from client_cli.match_state import MatchState, Phase
 from client_cli.render import action_text, printable, printable_text
-from client_cli.widgets import BoardApp, BoardView, MessageLine, players_table
+from client_cli.widgets import (
+    COMMAND_LINE_CSS,
+    BoardApp,
+    BoardView,
+    MessageLine,
+    command_line,
+    players_table,
+)
+from client_cli.wording import board_words, typed_error
 from gaps import NotationError, parse_action
 
-#: How long a second ``s`` confirms a stop.
-STOP_CONFIRM_S = 3.0
 #: From this terminal width on, the players panel goes right of the board, not below.
 WIDE_COLUMNS = 128
 #: Redraws wait this long, so that a burst of updates makes one redraw.
 REDRAW_DELAY_S = 0.05
+#: What the title says a match is part of when whoever opened it did not say.
+KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament": "tournament"}
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
 #title { height: 1; padding: 0 1; background: $primary-darken-3; color: $text; }
-#main { height: 1fr; layout: vertical; overflow-y: auto; }
+#main { width: 100%; height: 1fr; layout: vertical; overflow-y: auto; scrollbar-size-vertical: 1; }
 #main.wide { layout: horizontal; }
 #main.narrow #log { display: none; }
 #left { width: auto; height: auto; }
 #right { width: 1fr; height: auto; min-height: 5; }
 #main.spectator #left { display: none; }
 #stats { height: 2; padding: 0 1; }
-#players { height: auto; max-height: 18; border: round $primary-darken-2; padding: 0 1; }
+#players { width: auto; max-width: 100%; height: auto; max-height: 18;
+           border: round $primary-darken-2; padding: 0 1; }
 #log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
-#command { margin: 0 1; }
-"""
+""" + COMMAND_LINE_CSS
 
 
 class ServerUpdate(Message):
@@ -81,12 +91,38 @@ def result_line(reply: Mapping[str, Any]) -> Text:
     return text
 
 
+class Rematch(StrEnum):
+    """What the player asked for on the ranking screen."""
+
+    NEW_DEAL = "new deal"  # the same options, a new secret seed (rated as the first was)
+    SAME_DEAL = "same deal"  # the same options and the revealed seed (unrated)
+
+
+def rematch_options(state: MatchState, rematch: Rematch) -> dict[str, Any]:
+    """The ``create_match`` options of a rematch of ``state``'s match: its rules, seats,
+    clock and ranking; a match of a kind that starts by itself (quick, daily, tournament)
+    becomes a race for as many as played it."""
+    summary = state.summary
+    options: dict[str, Any] = {
+        "ruleset": state.ruleset.name, "time_limit_s": state.time_limit_s,
+        "win_by": summary.get("win_by", "time"), "public": bool(summary.get("public", False)),
+        "max_players": int(summary.get("max_players") or max(1, len(state.players))),
+    }
+    if state.kind != "race":
+        options["max_players"] = max(1, len(state.players))
+    if rematch is Rematch.SAME_DEAL and state.seed is not None:
+        options["seed"] = state.seed
+    return options
+
+
 class RankingScreen(Screen[None]):
     """The final table, the revealed seed and where to get the replay."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape,enter", "app.quit", "quit"),
-        Binding("b", "back", "back to the board"),
+        Binding("b", "back", "the board"),
+        Binding("n", "rematch(False)", "rematch"),
+        Binding("d", "rematch(True)", "same deal"),
     ]
     DEFAULT_CSS = """
     RankingScreen { align: center top; padding: 1 2; }
@@ -140,7 +176,7 @@ class RankingScreen(Screen[None]):
             text.append("gaps verify", style="bold")
             text.append(".\n")
             text.append(f"Commitment {commitment}\n", style="dim")
-            text.append("\nq quit · b back to the board", style="dim")
+            text.append("\nq quit · b the board (b there brings this back)", style="dim")
             return text
         text.append("Seed ", style="bold")
         text.append(printable(state.seed), style="bold #8fd3ff")
@@ -157,11 +193,27 @@ class RankingScreen(Screen[None]):
         text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
         text.append("Check every score: ", style="bold")
         text.append(f"gaps verify gaps-replay-{code}.json\n")
-        text.append("\nq quit · b back to the board", style="dim")
+        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new deal)"
+                    " · d the same deal again (unrated)", style="dim")
         return text
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "rematch":
+            # A new match needs no new message: the same options, created afresh. The
+            # same deal only once its seed is out (a daily's is not, until its day ends).
+            return self.state.role == "player" and (parameters != (True,)
+                                                    or self.state.seed is not None)
+        return True
+
+    def action_rematch(self, same_deal: bool) -> None:
+        """Close the screen asking for a rematch: ``gaps`` creates it and prints its code."""
+        app = self.app
+        if isinstance(app, MatchApp):
+            app.rematch = Rematch.SAME_DEAL if same_deal else Rematch.NEW_DEAL
+        app.exit(0)
 
 
 class MatchApp(BoardApp):
@@ -175,9 +227,12 @@ class MatchApp(BoardApp):
         Binding("g", "start", "start now"),
         Binding("u", "undo", "undo"),
         Binding("s", "stop", "stop"),
+        Binding("m", "marks", "marks"),
+        Binding("b", "ranking", "ranking"),
+        Binding("q", "close", "quit"),
         Binding("question_mark", "help", "help"),
-        Binding("colon,slash", "type", "type a move", show=False),
-        Binding("ctrl+q", "quit", "quit"),
+        Binding("colon,slash", "type", "type", key_display=":"),
+        Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
 
     def __init__(
@@ -193,7 +248,6 @@ class MatchApp(BoardApp):
         if self.state.code not in connection.tracks:
             self.state.apply(snapshot)
         self.connection_note: tuple[str, bool] | None = None
-        self._stop_armed: float = 0.0
         self._ranking_shown = False
         self._binding_keys: tuple[object, ...] = ()
         self._heights = (-1, -1)
@@ -201,6 +255,8 @@ class MatchApp(BoardApp):
         self._said: Text | None = None
         #: Whether the ranking of a match that ended unseen is being fetched.
         self._fetching = False
+        #: What the player asked for on the ranking screen, if anything.
+        self.rematch: Rematch | None = None
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -215,12 +271,12 @@ class MatchApp(BoardApp):
                 yield Static(id="players")
                 yield Static(id="log")
         yield MessageLine(id="message")
-        yield Input(placeholder="type a move (8c, 2h>3) or redeal / undo / stop; ? for help",
-                    id="command", compact=True)
+        yield from command_line()
         yield Footer()
 
     def on_mount(self) -> None:
-        self._layout()
+        self._layout(self.size.width)
+        self.fit(self.size.width, self.size.height)
         self.query_one(BoardView).focus()
         if self.state.role != "player":
             self.query_one(MessageLine).say("Watching: you see every player's progress live.")
@@ -242,12 +298,14 @@ class MatchApp(BoardApp):
                 self.state.apply(event)
         self.schedule_refresh()
 
-    def on_resize(self) -> None:
-        self._layout()
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: ``self.size`` is not updated yet while it is handled.
+        self._layout(event.size.width)
+        super().on_resize(event)
 
-    def _layout(self) -> None:
+    def _layout(self, columns: int) -> None:
         main = self.query_one("#main")
-        wide = self.size.width >= WIDE_COLUMNS
+        wide = columns >= WIDE_COLUMNS
         main.set_class(wide, "wide")
         main.set_class(not wide, "narrow")
         main.set_class(self.state.role != "player", "spectator")
@@ -307,7 +365,9 @@ class MatchApp(BoardApp):
         board = self.query_one(BoardView)
         own = state.own
         board.waiting = self._waiting_text()
+        board.typing = self.can_type()
         board.show(own.game() if own is not None else None)
+        self.show_mode()
         # Widgets of a fixed height skip the (costly) layout pass; the others need it only
         # when their height changes.
         self.query_one("#stats", Static).update(self._stats(), layout=False)
@@ -320,7 +380,8 @@ class MatchApp(BoardApp):
                                               layout=len(log) != self._heights[1])
         self._heights = (len(state.players), len(log))
         self._tick()
-        keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo)
+        keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo,
+                state.ranking is not None)
         if keys != self._binding_keys:  # the footer is costly to redraw: only on a change
             self._binding_keys = keys
             self.refresh_bindings()
@@ -334,7 +395,11 @@ class MatchApp(BoardApp):
             return "Seated: the match starts by itself in a moment…"
         if state.phase is Phase.LOBBY:
             code = printable(state.code)
-            lines = [f"In the lobby of match {code}: others join with  gaps join {code}"]
+            summary = state.summary
+            lines = [f"In the lobby of match {code}: others join with  gaps join {code}",
+                     printable(f"Seats {len(state.players)}/{summary.get('max_players', '?')}"
+                               f" · clock {format_duration(state.time_limit_s)}"
+                               f" · {state.ruleset.name} · win by {summary.get('win_by', 'time')}")]
             if state.role == "player":
                 ready = bool(state.me and state.me.get("ready"))
                 lines.append("You are ready: waiting for the others." if ready
@@ -359,20 +424,22 @@ class MatchApp(BoardApp):
         text = Text()
         text.append(f"Score {own.score}", style="bold")
         text.append(f" · placed {own.placed}/48 · redeals left {own.redeals_left}"
-                    f" · moves {own.moves_made} · ")
+                    f" · moves {own.moves_made}")
         me = state.me or {}
         reason = own.end_reason or me.get("end_reason")
+        # How the game ended goes on a line of its own: on the board's width it never wraps.
+        text.append("\n")
         if reason:
-            text.append(printable(f"finished: {reason} at {format_ms(me.get('finish_ms'))}"),
+            text.append(printable(f"Finished: {reason} at {format_ms(me.get('finish_ms'))}"),
                         style="bold #4fb86b" if reason == "won" else "bold #e0c040")
             if state.phase is not Phase.FINISHED:
-                text.append("\nWaiting for the others to finish…", style="dim")
+                text.append(" · waiting for the others…", style="dim")
         else:
             status_style = "bold #e0c040" if own.status == "blocked" else ""
-            text.append(printable(own.status), style=status_style)
+            text.append(printable(own.status.capitalize()), style=status_style)
             if own.status == "blocked":
                 hint = "r redeals (-5), s stops" if own.redeals_left else "s stops"
-                text.append(f"\nBlocked: {hint}", style="#e0c040")
+                text.append(f": {hint}", style="#e0c040")
         return text
 
     def _tick(self) -> None:
@@ -395,8 +462,9 @@ class MatchApp(BoardApp):
             title.append(f"  starting in {seconds:.0f} s", style="bold #e0c040")
             self.query_one(BoardView).waiting = self._waiting_text()
             self.query_one(BoardView).refresh()
-        if self.heading:
-            title.append(f"  {printable(self.heading)}", style="bold #e0c040")
+        heading = self.heading or KIND_HEADINGS.get(state.kind)
+        if heading:
+            title.append(f"  {printable(heading)}", style="bold #e0c040")
         title.append(printable(f"  ·  {state.ruleset.name} · win by "
                                f"{state.summary.get('win_by', 'time')}"
                                f"{'' if state.summary.get('rated', True) else ' · unrated'}"),
@@ -413,23 +481,68 @@ class MatchApp(BoardApp):
             return state.role == "player" and state.phase is Phase.LOBBY and state.kind == "race"
         if action == "start":
             return state.phase is Phase.LOBBY and state.is_host and state.kind == "race"
-        if action in ("redeal", "undo", "stop"):
+        if action in ("redeal", "undo", "stop", "marks"):
             if not state.playing:
                 return False
             if action == "undo":
                 return state.own is not None and state.own.can_undo
+        if action == "ranking":
+            return state.ranking is not None
+        if action == "close":  # ``q`` is a Queen while the player plays; ctrl+q always quits
+            return not state.playing
         return True
+
+    def can_type(self) -> bool:
+        return self.state.playing
+
+    def leave_warning(self) -> str | None:
+        state = self.state
+        if state.role != "player":
+            return None
+        if state.phase in (Phase.LOBBY, Phase.COUNTDOWN):
+            return "Quitting gives up your seat in this match"
+        if state.playing:
+            return ("Quitting leaves your seat: your game ends if you stay away past the "
+                    "grace period")
+        if state.phase is Phase.RUNNING:
+            return "Your game is over; the others still play, and the ranking comes after"
+        return None
+
+    async def action_close(self) -> None:
+        await self.action_quit()
+
+    def action_ranking(self) -> None:
+        if self.state.ranking is not None:
+            self.push_screen(RankingScreen(self.state, self.connection.url))
 
     async def action_ready(self) -> None:
         state = self.state
         ready = not bool(state.me and state.me.get("ready"))
+        if ready and self._starts_short(state) and not self.confirmed(
+                "ready", f"Everyone else is ready: the match starts now with "
+                f"{len(state.players)} of {state.summary.get('max_players')} seats taken. "
+                "Press r again to start, or wait for the others."):
+            return
         try:
             await self.connection.ready(state.code, ready)
         except ClientError as error:
             self.query_one(MessageLine).say(str(error), error=True)
 
+    @staticmethod
+    def _starts_short(state: MatchState) -> bool:
+        """Whether this player's ready would start the match with seats still empty."""
+        others_ready = all(player.get("ready") for pid, player in state.players.items()
+                           if pid != state.you_id)
+        seats = state.summary.get("max_players")
+        return others_ready and isinstance(seats, int) and len(state.players) < seats
+
     def action_redeal(self) -> None:
-        self.submit("redeal")
+        own = self.state.own
+        # A redeal the rules refuse costs nothing: the server says why at once.
+        if own is None or not own.game().can_redeal() or self.confirmed(
+                "redeal", f"Redeal ({own.redeals_left} left, -5 points)? Press r again to "
+                          "confirm."):
+            self.submit("redeal")
 
     async def action_start(self) -> None:
         try:
@@ -441,15 +554,9 @@ class MatchApp(BoardApp):
         self.submit("undo")
 
     def action_stop(self) -> None:
-        now = time.monotonic()
-        if now - self._stop_armed <= STOP_CONFIRM_S:
-            self._stop_armed = 0.0
+        if self.confirmed(
+                "stop", "Stop now? Your game ends and the score stands: press s again to confirm."):
             self.submit("stop")
-            return
-        self._stop_armed = now
-        self.query_one(MessageLine).say(
-            Text("Stop now? Your game ends and the score stands: press s again to confirm.",
-                 style="bold #e0c040"))
 
     # -- moves -----------------------------------------------------------------------------
 
@@ -466,7 +573,7 @@ class MatchApp(BoardApp):
         try:
             action = parse_action(text)
         except NotationError as error:
-            line.say(str(error), error=True)
+            line.say(typed_error(text, error), error=True)
             return
         state = self.state
         if state.role != "player":
@@ -486,7 +593,8 @@ class MatchApp(BoardApp):
             reply = await self.connection.act(self.state.code, action)
         except ServerRefused as refusal:
             self._said = None  # an older move's news must not cover this
-            line.say(f"{refusal.message} [{refusal.reason or refusal.code}]", error=True)
+            line.say(f"{board_words(refusal.message)} [{refusal.reason or refusal.code}]",
+                     error=True)
             return
         except ClientError as error:
             self._said = None

@@ -10,7 +10,7 @@ sequence for the terminal, whoever chose it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final
 
 from rich.console import Group, RenderableType
@@ -207,9 +207,33 @@ def history_table(history: Sequence[Row], *, limit: int = 10) -> Table:
                            ("rank", "right"), ("rating", "right"), ("change", "left")])
     for update, change in list(zip(history, changes, strict=True))[:limit]:
         table.add_row(cell(when(update.get("at"))), cell(update.get("ruleset")),
-                      cell(f"#{update.get('match_id')}"), cell(update.get("rank")),
+                      cell(update.get("match_code") or "-"), cell(update.get("rank")),
                       cell(rating_number(update.get("ordinal"))), change_text(change))
     return table
+
+
+def local_time(iso: Any) -> str:
+    """An ISO time in the user's local time, ``2026-11-29 19:00:00 (CET)``: every start
+    time the client prints is in this one form."""
+    try:
+        moment = datetime.fromisoformat(str(iso)).astimezone()
+    except ValueError:
+        return printable(iso)
+    return moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
+
+
+def empty_daily_note(board: Row, rules: str, *, today: date | None = None) -> str:
+    """What an empty daily board says: today's can still be played; a past day's cannot,
+    nor a day to come."""
+    day = str(board.get("day"))
+    today_text = (today or datetime.now(UTC).date()).isoformat()
+    option = "" if rules == "classic" else f" --rules {rules}"
+    if day == today_text:
+        return (f"Nobody has finished the {rules} daily challenge of {day} yet. "
+                f"Play it: gaps daily{option}")
+    if day > today_text:
+        return f"The {rules} daily challenge of {day} has not come yet (days are UTC)."
+    return f"Nobody finished the {rules} daily challenge of {day}."
 
 
 def when(value: Any) -> str:

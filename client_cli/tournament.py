@@ -38,6 +38,7 @@ from client_cli.match_state import Phase
 from client_cli.render import printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
+    local_time,
     podium_text,
     ranking_table,
     standings_line,
@@ -158,7 +159,7 @@ class TournamentFollower:
         view = self.view
         if view.get("status") == "open":
             if view.get("start_at"):
-                return printable_text(f"Waiting for the start at {view['start_at']} "
+                return printable_text(f"Waiting for the start at {local_time(view['start_at'])} "
                                       "(Ctrl-C stops following)…")
             return Text("Waiting for the host to start it (Ctrl-C stops following)…")
         return Text("Waiting for the next round (Ctrl-C stops following)…")

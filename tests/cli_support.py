@@ -17,6 +17,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from client_cli.cli import run_async
+from gaps import Game
 
 Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
 Frontend = Callable[[App[Any]], Awaitable[None]]
@@ -166,3 +167,18 @@ def lobby(code: str, *players: Message, **match: Any) -> Message:
 def seated(player_id: int, name: str, **fields: Any) -> Message:
     return {"player_id": player_id, "name": name, "placed": 0, "score": 0, "redeals_used": 0,
             "ready": False, "connected": True, **fields}
+
+
+def racing(code: str, game: Game, *players: Message, t_ms: int = 61_000, **match: Any) -> Message:
+    """A ``joined`` snapshot of a running match in which ``ME`` plays ``game``, with
+    ``players`` beside; the match clock at ``t_ms``."""
+    snapshot = lobby(code, *players, status="running", started_at="2026-11-30T18:00:00+00:00",
+                     t_ms=t_ms, commitment="c0ffee", max_players=len(players) + 1,
+                     **{"ruleset": game.ruleset.name, **match})
+    snapshot["you"] = {"role": "player", "last_seq": game.moves_made, "game": {
+        "grid": game.layout().splitlines(), "score": game.score, "placed": game.placed,
+        "redeals_used": game.redeals_used, "redeals_left": game.redeals_left,
+        "moves_made": game.moves_made, "status": game.result(), "can_undo": game.can_undo()}}
+    snapshot["players"][0].update(placed=game.placed, score=game.score, ready=True,
+                                  moves_made=game.moves_made, status=game.result())
+    return snapshot

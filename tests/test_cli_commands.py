@@ -23,6 +23,7 @@ from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
+from gaps import Game, Seed
 from tests.cli_support import (
     HOSTILE,
     HOSTILE_CODES,
@@ -33,6 +34,7 @@ from tests.cli_support import (
     driving,
     gaps,
     lobby,
+    racing,
     seated,
 )
 
@@ -218,7 +220,7 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
         await pilot.press("3", "h", "enter")
         await until(pilot, lambda: app.state.own is not None and app.state.own.moves_made == 1)
         app.submit("XYZ")
-        assert "'XYZ' is not a move" in str(app.query_one(MessageLine).text)
+        assert "'XYZ' is not an action" in str(app.query_one(MessageLine).text)
         await pilot.press("ctrl+q")
 
     async def come_back_and_stop(app: MatchApp, pilot: Pilot[Any]) -> None:
@@ -306,6 +308,7 @@ async def test_practice_plays_offline_and_prints_the_deal(
     out = capsys.readouterr().out
     assert f"Practice deal {KNOWN_SEED} (classic): playing, score 0" in out
     assert f"gaps practice --rules classic --seed {KNOWN_SEED}" in out
+    assert "Your classic practice record: 0 games, 0 won, best - (kept in" in " ".join(out.split())
 
 
 def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
@@ -355,7 +358,12 @@ async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
         assert await gaps("register", "me", "--server", hostile.url) == 0
 
         async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
+            await pilot.press("ctrl+q")  # asks first: the seat would be given up
+            assert app.is_running and "press again to quit" in str(
+                app.query_one(MessageLine).text)
             await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not app.is_running
 
         assert await gaps("play", frontend=driving(leave)) == 0
     assert_inert(capsys.readouterr().out, f"Matched with {SHOWN} in match {code_shown}.",
@@ -435,3 +443,87 @@ async def test_a_hostile_matchs_malformed_number_is_a_protocol_error_naming_it(
     err = capsys.readouterr().err
     assert err == (f"gaps: the server broke the protocol: in a 'joined' message, {field}, "
                    "not a whole number\n")
+
+
+async def quit_twice(app: MatchApp, pilot: Pilot[Any]) -> None:
+    await pilot.press("ctrl+q")  # asks first
+    assert app.is_running
+    await pilot.press("ctrl+q")
+
+
+async def test_watching_a_match_you_sit_in_says_it_opens_your_seat(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Bug 6 of issue 13: the server seats a player who asks to watch; the client says so
+    before the screen opens, instead of surprising them on exit."""
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [lobby("K7QX2M", max_players=2)],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("watch", "K7QX2M", frontend=driving(quit_twice)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "You have a seat in match K7QX2M: the server gives it back, so this screen is " \
+        "your seat, as `gaps join K7QX2M` opens it." in out
+    assert "You left match K7QX2M; `gaps join K7QX2M` takes your seat back" in out
+
+
+async def test_quitting_after_your_game_ended_says_the_others_still_play(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Bug 6 of issue 13: it said "You left match…, takes your seat back" instead."""
+    game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
+    game.stop()
+    snapshot = racing("K7QX2M", game, seated(8, "bob", status="playing"))
+    snapshot["players"][0].update(finished=True, end_reason="stopped", finish_ms=9000)
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [snapshot],
+    }) as hostile:
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("join", "K7QX2M", frontend=driving(quit_twice)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Your game in match K7QX2M is over (stopped, score 0); the others still play. " \
+        "`gaps watch K7QX2M` follows them; once it is over, `gaps replay K7QX2M` has the " \
+        "ranking." in out
+    assert "takes your seat back" not in out
+
+
+@pytest.mark.parametrize(("key", "same_deal"), [("n", False), ("d", True)])
+async def test_a_rematch_from_the_ranking_creates_the_same_match_and_prints_its_code(
+    key: str, same_deal: bool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No new protocol message: the same options, created afresh (with the revealed seed
+    for the same deal, which makes it unrated); the others join by its code."""
+    seed = "AAAA-BBBB-CCCC-DDDD"
+    snapshot = racing("K7QX2M", Game(Seed.parse(seed), "spaces"), seated(8, "bob"),
+                      time_limit_s=300, win_by="score")
+    ended = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "match_ended",
+             "t_ms": 300_000, "seed": seed, "commitment": "c0ffee", "ranking": [
+                 {**seated(8, "bob"), "rank": 1, "end_reason": "time", "finish_ms": 300_000},
+                 {**seated(ME["id"], "me"), "rank": 2, "end_reason": "time",
+                  "finish_ms": 300_000}]}
+    created = {**lobby("R3MTCH", max_players=2), "type": "match_created"}
+    async with Hostile({
+        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
+        "join_match": [snapshot], "create_match": [created],
+    }) as hostile:
+        async def script(app: MatchApp, pilot: Pilot[Any]) -> None:
+            if app.state.code == "R3MTCH":
+                await quit_twice(app, pilot)
+                return
+            await hostile.push(ended)
+            while not isinstance(app.screen, RankingScreen):
+                await pilot.pause(0.01)
+            await pilot.press(key)
+
+        assert await gaps("register", "me", "--server", hostile.url) == 0
+        assert await gaps("join", "K7QX2M", frontend=driving(script)) == 0
+        [request] = hostile.sent("create_match")
+    expected = {"ruleset": "spaces", "time_limit_s": 300, "win_by": "score", "public": False,
+                "max_players": 2} | ({"seed": seed} if same_deal else {})
+    assert {name: request.get(name) for name in expected} == expected
+    assert ("seed" in request) is same_deal
+    what = "the same deal, unrated" if same_deal else "a new deal"
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Rematch of K7QX2M ({what}): match R3MTCH. Others join with: gaps join R3MTCH" in out

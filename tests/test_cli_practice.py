@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.command import CommandPalette
+from textual.pilot import Pilot
 
 from client_cli.practice import PracticeApp, PracticeSession, suggest
 from client_cli.widgets import BoardView, HelpScreen, MessageLine
@@ -75,3 +79,102 @@ async def test_the_practice_board_plays_hints_takes_back_and_deals_again() -> No
         await pilot.press("n")
         assert app.session.share_code != "AAAA-BBBB-CCCC-DDDD"
         await pilot.press("ctrl+q")
+
+
+SIZES = [(60, 20), (80, 24), (120, 40), (200, 50)]
+
+
+async def wait_for_hint(app: PracticeApp, pilot: Pilot[Any]) -> None:
+    deadline = asyncio.get_running_loop().time() + 10
+    while app.last_hint is None:
+        assert asyncio.get_running_loop().time() < deadline
+        await pilot.pause(0.02)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_the_practice_board_fits_every_size_and_follows_resizes(
+    size: tuple[int, int],
+) -> None:
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=size) as pilot:
+        board = app.query_one(BoardView)
+        for columns, lines in (size, (200, 50), (60, 20), size):
+            await pilot.resize_terminal(columns, lines)
+            await pilot.pause()
+            assert board.cell_width == (5 if columns >= 76 else 4)
+            assert board.spaced is (lines >= 24)
+            assert board.region.right <= columns  # all 13 columns, and the border
+
+
+async def test_a_hint_selects_its_card_and_marks_where_it_goes() -> None:
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("h")
+        await wait_for_hint(app, pilot)
+        await pilot.pause()
+        hint = app.last_hint
+        assert isinstance(hint, Move)
+        game, board = app.session.game, app.query_one(BoardView)
+        assert board.selected == game.slot_of(hint.card).index
+        assert board.targets == {game.destination(hint).index}
+        assert said(app).endswith("(Enter plays it)")
+        await pilot.press("enter")
+        assert app.session.actions == [str(hint)]
+
+
+async def test_marks_underline_every_card_that_can_move() -> None:
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("m")
+        board = app.query_one(BoardView)
+        assert board.marks and said(app).startswith("Marked")
+        await pilot.press("m")
+        assert not board.marks
+
+
+async def test_throwing_a_game_away_asks_first() -> None:
+    """Bug 4: ``n`` threw the game away, ``ctrl+q`` too, without asking."""
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3", "h", "enter")
+        await pilot.press("n")
+        assert said(app) == "A new deal throws this game away: press n again to confirm."
+        assert app.session.share_code == str(KNOWN)
+        await pilot.press("n")
+        assert app.session.share_code != str(KNOWN)
+        app.submit(str(app.session.game.legal_moves()[0]))  # the new deal's first move
+        await pilot.press("s")
+        assert "Press s again" in said(app) and not app.session.game.is_over()
+        await pilot.press("z")
+        assert said(app).startswith("'z' is not a key here")
+        await pilot.press("ctrl+q")
+        assert app.is_running and "Quitting throws this game away" in said(app)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_practice_screen_looks_as_it_did(size: tuple[int, int], snap_compare: Any) -> None:
+    """An SVG snapshot (pytest-textual-snapshot): a layout change fails here."""
+    assert snap_compare(PracticeApp(PracticeSession(KNOWN, "classic")), terminal_size=size,
+                        press=["m", "right", "right"])
+
+
+async def test_ctrl_s_saves_the_screen_and_ctrl_p_opens_the_command_palette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        [saved] = tmp_path.glob("*.svg")
+        assert saved.read_text().startswith("<svg") and "AAAA-BBBB-CCCC-DDDD" in \
+            saved.read_text().replace("&#45;", "-")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"marks", "enter")
+        await pilot.pause(0.3)
+        assert app.query_one(BoardView).marks

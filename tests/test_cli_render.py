@@ -10,15 +10,18 @@ from rich.text import Text
 
 from client_cli.render import (
     CELL_WIDTH,
+    COMPACT_CELL_WIDTH,
     LABEL_WIDTH,
     action_text,
     board_lines,
+    board_size,
     card_label,
+    movable_indices,
     preserved_indices,
     printable_text,
     slot_at,
 )
-from gaps import Card, Game, Seed, Slot
+from gaps import Card, Game, Move, Seed, Slot
 
 KNOWN = Seed.parse("AAAA-BBBB-CCCC-DDDD")
 
@@ -34,6 +37,33 @@ def test_cards_read_with_symbols_and_red_hearts_and_diamonds() -> None:
     assert text.plain == "2♥ → row 3"
     assert "ff5f5f" in str(text.spans[0].style)
     assert action_text("8c").plain == "8♣"
+
+
+def test_a_card_sent_to_column_1_is_echoed_with_its_slot() -> None:
+    """Bug 7 of issue 13: ``8c>r1c1`` was echoed ``8C>1``."""
+    assert action_text(str(Move.parse("8c>r1c1"))).plain == "8♣ → r1c1"
+    assert action_text("8C>r2c6").plain == "8♣ → r2c6"
+
+
+def test_a_compact_board_is_13_cells_of_4_and_its_rows_close_together() -> None:
+    game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
+    lines = board_lines(game, width=COMPACT_CELL_WIDTH, spaced=False)
+    assert len(lines) == 5 and board_size(width=COMPACT_CELL_WIDTH, spaced=False) == (55, 5)
+    assert {len(line.plain) for line in lines} == {LABEL_WIDTH + 13 * COMPACT_CELL_WIDTH}
+    assert lines[1].plain.startswith(" 1  3♣  8♣ ")
+    slot = slot_at(LABEL_WIDTH + 12 * COMPACT_CELL_WIDTH, 4, width=COMPACT_CELL_WIDTH,
+                   spaced=False)
+    assert slot is not None and (slot.row, slot.column) == (4, 13)
+
+
+def test_marks_underline_exactly_the_cards_that_can_move() -> None:
+    game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
+    movable = movable_indices(game)
+    assert movable == {game.slot_of(move.card).index for move in game.legal_moves()}
+    line = board_lines(game, movable=movable)[1]
+    underlined = {(span.start - LABEL_WIDTH) // CELL_WIDTH for span in line.spans
+                  if "underline" in str(span.style)}
+    assert underlined == {index for index in movable if index < 13}
 
 
 def test_the_board_shows_gaps_dead_gaps_and_preserved_sequences() -> None:

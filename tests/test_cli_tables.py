@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import unicodedata
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
 import pytest
@@ -19,8 +20,10 @@ from client_cli.tables import (
     YOU_STYLE,
     daily_table,
     empty_board_text,
+    empty_daily_note,
     history_table,
     leaderboard_table,
+    local_time,
     name_text,
     podium_text,
     rank_text,
@@ -134,20 +137,25 @@ def test_ratings_and_the_history_with_each_change() -> None:
                for line in shown.splitlines())
 
     history = [  # newest first
-        {"ruleset": "classic", "match_id": 9, "rank": 2, "mu": 25.0, "sigma": 7.0,
+        {"ruleset": "classic", "match_id": 9, "match_code": "K7QX2M", "rank": 2,
+         "mu": 25.0, "sigma": 7.0,
          "ordinal": 4.0, "at": "2026-11-29T18:04:05.123+00:00"},
-        {"ruleset": "spaces", "match_id": 8, "rank": 1, "mu": 30.0, "sigma": 6.0,
+        {"ruleset": "spaces", "match_id": 8, "match_code": "P3RT5W", "rank": 1,
+         "mu": 30.0, "sigma": 6.0,
          "ordinal": 12.0, "at": "2026-11-29T17:00:00+00:00"},
         {"ruleset": "classic", "match_id": 7, "rank": 1, "mu": 26.0, "sigma": 7.0,
          "ordinal": 5.0, "at": "2026-11-28T09:30:00+00:00"},
     ]
     lines = text(history_table(history)).splitlines()
     assert lines[0] == "Recent rating changes"
-    assert any(row(line, "2026-11-29 18:04", "classic", "#9", "2", "4.0", "▼ -1.0")
+    assert any(row(line, "2026-11-29 18:04", "classic", "K7QX2M", "2", "4.0", "▼ -1.0")
                for line in lines)
-    assert any(row(line, "spaces", "#8", "1", "12.0", "▲ +12.0") for line in lines)
-    assert any(row(line, "2026-11-28 09:30", "classic", "#7", "1", "5.0", "▲ +5.0")
+    assert any(row(line, "spaces", "P3RT5W", "1", "12.0", "▲ +12.0") for line in lines)
+    # A server that does not send the match's code: no internal id that `gaps replay`
+    # cannot use, a dash
+    assert any(row(line, "2026-11-28 09:30", "classic", "-", "1", "5.0", "▲ +5.0")
                for line in lines)
+    assert "#7" not in "\n".join(lines)
     assert text(history_table(history, limit=1)).startswith("Recent rating changes (1 of 3)")
     assert when("not a time") == "not a time" and when(None) == "-"
 
@@ -307,3 +315,22 @@ def test_printable_keeps_the_length_so_columns_stay_put() -> None:
     bad: Callable[[int], str] = lambda n: "\x1b\u202e\u200b"[n % 3]  # noqa: E731
     value = "".join(bad(n) for n in range(30))
     assert len(printable(value)) == len(value) == printable(value).count(REPLACEMENT)
+
+
+def test_an_empty_daily_board_invites_to_play_only_today() -> None:
+    """Bug 9 of issue 13: a past or future day's empty board said "Play it: gaps daily"."""
+    today = date(2026, 11, 30)
+    assert empty_daily_note({"day": "2026-11-30"}, "spaces", today=today) == (
+        "Nobody has finished the spaces daily challenge of 2026-11-30 yet. "
+        "Play it: gaps daily --rules spaces")
+    assert empty_daily_note({"day": "2026-11-29"}, "classic", today=today) == \
+        "Nobody finished the classic daily challenge of 2026-11-29."
+    assert empty_daily_note({"day": "2026-12-01"}, "classic", today=today) == \
+        "The classic daily challenge of 2026-12-01 has not come yet (days are UTC)."
+
+
+def test_every_start_time_is_in_one_local_form() -> None:
+    """Bug 9 of issue 13: the tournament's two start-time messages used two forms."""
+    moment = datetime.fromisoformat("2026-11-29T17:00:00+00:00").astimezone()
+    assert local_time("2026-11-29T17:00:00+00:00") == moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
+    assert local_time("soon\x1b[2J") == "soon\ufffd[2J"
