@@ -63,6 +63,7 @@ from server.redis_broker import RedisBroker
 from server.replays import replay_document
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
+from server.storage.leases import MatchLeases, process_name
 from server.storage.outage import is_outage
 from server.storage.players import NameTaken, PlayerRecord
 from server.storage.store import Store
@@ -110,6 +111,12 @@ class Server:
         self.database = Database(self.url)
         self.store = Store(self.database)
         self.journal = Journal(self.database)
+        #: This process's leases on matches: a cluster's (PostgreSQL) only.
+        self.leases = (
+            None
+            if self.database.is_sqlite
+            else MatchLeases(self.database, owner=process_name(), lease_s=settings.lease_s)
+        )
         self.broker: Broker = LocalBroker()
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
@@ -128,6 +135,8 @@ class Server:
             max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
             max_open_matches_per_player=settings.limits.max_open_matches_per_player,
+            leases=self.leases,
+            renew_s=settings.lease_renew_s,
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
@@ -160,6 +169,7 @@ class Server:
         restored = await self.lobby.restore(default_countdown_s=self.settings.countdown_s)
         if restored:
             log.info("restored matches", extra={"matches": [m.code for m in restored]})
+        self.lobby.start_leases()
         await self.tournaments.resume()
         self.matchmaker.start()
         self._websocket_server = await serve(

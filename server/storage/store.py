@@ -6,7 +6,7 @@ Actions go through ``Journal``, which batches them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -78,8 +78,10 @@ class Store:
     async def set_host(self, match_id: int, host_id: int) -> None:
         await self.matches.set_host(match_id, host_id)
 
-    async def unfinished_matches(self, *, kinds: Sequence[str]) -> list[StoredMatch]:
-        return await self.matches.unfinished(kinds=kinds)
+    async def unfinished_matches(
+        self, *, kinds: Sequence[str], ids: Collection[int] | None = None
+    ) -> list[StoredMatch]:
+        return await self.matches.unfinished(kinds=kinds, ids=ids)
 
     async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
         await self.matches.save_result(match_id, player_id, **result)
