@@ -25,14 +25,18 @@ import os
 import secrets
 import socket
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
-from sqlalchemy import delete, or_, select, tuple_, update
+from sqlalchemy import or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
 from server.storage.models import Match, MatchLease
+
+#: When a released lease ran out: long ago.
+RELEASED: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def process_name() -> str:
@@ -135,15 +139,19 @@ class MatchLeases:
 
     async def release(self, held: Mapping[int, int]) -> None:
         """Give up the leases ``held`` (epoch by match id) at once, so that another
-        process may take their matches over without waiting for them to run out."""
+        process may take their matches over without waiting for them to run out. The
+        rows stay, expired: the epoch must go on growing, or a writer fenced by an old
+        epoch could pass again once a later owner reached that number."""
         if not held:
             return
         async with self._database.write() as connection:
             await connection.execute(
-                delete(MatchLease).where(
+                update(MatchLease)
+                .where(
                     tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
                     MatchLease.owner == self.owner,
                 )
+                .values(expires_at=RELEASED)
             )
 
     async def owners(self, match_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
