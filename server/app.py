@@ -160,7 +160,10 @@ class Server:
         assert self._websocket_server is not None
         return int(self._websocket_server.sockets[0].getsockname()[1])
 
-    async def start(self) -> None:
+    async def start(self, *, reuse_port: bool = False) -> None:
+        """Migrate, restore (or, in a cluster, take over) the unfinished matches, and
+        listen; ``reuse_port``: bind with SO_REUSEPORT, beside the other workers of
+        ``gaps-server --workers``."""
         await self.database.migrate()
         if self.settings.redis_url:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
@@ -179,6 +182,7 @@ class Server:
             process_request=self._http,
             max_size=protocol.MAX_READ_BYTES,
             write_limit=self.limits.max_pending_bytes,
+            reuse_port=reuse_port,
         )
         log.info(
             "listening",
