@@ -335,7 +335,12 @@ class Lobby:
     async def _stop_retired(self, match: Match, epoch: int | None) -> None:
         await match.shutdown()
         if self._leases is not None and epoch is not None:
-            await self._leases.release({match.id: epoch})
+            try:
+                await self._leases.release({match.id: epoch})
+            except Exception as error:  # it runs out by itself; the match is over anyway
+                log.warning(
+                    "match lease not released", extra={"match": match.code, "error": repr(error)}
+                )
 
     async def close(self) -> None:
         """Shut every match down (``Match.shutdown``): what they have queued is answered,
