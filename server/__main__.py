@@ -5,16 +5,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
+import sys
 from pathlib import Path
+from typing import Final
 
 from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
-from server.storage.database import Database, database_url
+from server.storage.database import Database, database_url, is_sqlite
 from server.storage.rebuild import rebuild_boards_and_ratings
 
 log = logging.getLogger("gaps.server")
+
+#: How long the supervisor of ``--workers`` waits before starting a worker that exited
+#: again, in seconds: a worker that cannot start must not be restarted in a busy loop.
+WORKER_RESTART_DELAY_S: Final = 1.0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,16 +36,63 @@ def main(argv: list[str] | None = None) -> None:
         help="serve (default); migrate: apply the database migrations and exit; "
         "rebuild-boards: recompute the leaderboards and ratings from the stored results",
     )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        default=int(os.environ.get("GAPS_WORKERS") or 1),
+        help="serve: processes sharing the one port (SO_REUSEPORT), each a server of the "
+        "cluster; above 1 they need REDIS_URL and a PostgreSQL DATABASE_URL, and a port "
+        "other than 0 (GAPS_WORKERS; default %(default)s)",
+    )
+    # Set by the supervisor of --workers for each worker: bind the port shared.
+    parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
     add_arguments(parser)
     options = parser.parse_args(argv)
     settings = from_arguments(options)
+    if options.workers > 1 and options.command == "serve":
+        refusal = workers_refusal(settings, options.workers)
+        if refusal is not None:
+            parser.error(refusal)
     logs.configure(settings.log_level)
-    if options.command == "migrate":
+    if options.command == "serve" and options.workers > 1:
+        worker_argv = list(sys.argv[1:] if argv is None else argv)
+        asyncio.run(_supervise(settings, worker_argv, workers=options.workers))
+    elif options.command == "migrate":
         asyncio.run(_migrate(settings.database_url, settings.data_dir))
     elif options.command == "rebuild-boards":
         asyncio.run(_rebuild_boards(settings.database_url, settings.data_dir))
     else:
-        asyncio.run(_serve(settings))
+        asyncio.run(_serve(settings, reuse_port=options.reuse_port))
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def workers_refusal(settings: Settings, workers: int) -> str | None:
+    """Why ``workers`` processes cannot serve with ``settings``, or None if they can.
+
+    Processes of one cluster share their matches through PostgreSQL (leases, every
+    stored action) and their events through Redis: the embedded SQLite database and
+    the in-process broker are one process's."""
+    missing = []
+    if not settings.database_url or is_sqlite(database_url(settings.database_url,
+                                                           data_dir=settings.data_dir)):
+        missing.append("a PostgreSQL DATABASE_URL (--database-url)")
+    if not settings.redis_url:
+        missing.append("REDIS_URL (--redis-url)")
+    if missing:
+        return (
+            f"--workers {workers} needs {' and '.join(missing)}: several processes share "
+            "their matches through PostgreSQL and their events through Redis "
+            "(docs/operations.md); without them, run one process (--workers 1)"
+        )
+    if settings.port == 0:
+        return f"--workers {workers} needs a fixed --port: with 0 each worker would pick its own"
+    return None
 
 
 async def _migrate(url: str | None, data_dir: Path) -> None:
@@ -56,9 +110,9 @@ async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
     print(f"rebuilt the leaderboards and ratings from {folded} rated matches", flush=True)
 
 
-async def _serve(settings: Settings) -> None:
+async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     server = Server(settings)
-    await server.start()
+    await server.start(reuse_port=reuse_port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -71,6 +125,50 @@ async def _serve(settings: Settings) -> None:
     await stop.wait()
     log.info("shutting down")
     await server.close()
+
+
+async def _supervise(settings: Settings, argv: list[str], *, workers: int) -> None:
+    """Migrate once, then run ``workers`` worker processes on the one port (each
+    ``gaps-server`` with ``argv``, as one worker binding with SO_REUSEPORT), start again
+    any that exits, and on SIGTERM or SIGINT stop them all (SIGTERM: each shuts down
+    gracefully) and wait for them."""
+    await _migrate(settings.database_url, settings.data_dir)
+    command = [sys.executable, "-m", "server", *argv, "--workers", "1", "--reuse-port"]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    running: dict[int, asyncio.subprocess.Process] = {}
+
+    async def keep(number: int) -> None:
+        while not stop.is_set():
+            process = await asyncio.create_subprocess_exec(*command)
+            running[number] = process
+            log.info("worker started", extra={"worker": number, "pid": process.pid})
+            status = await process.wait()
+            if stop.is_set():
+                return
+            log.warning(
+                "worker exited: starting it again",
+                extra={"worker": number, "pid": process.pid, "status": status},
+            )
+            try:
+                await asyncio.wait_for(stop.wait(), WORKER_RESTART_DELAY_S)
+            except TimeoutError:
+                pass
+
+    keepers = [asyncio.create_task(keep(number)) for number in range(1, workers + 1)]
+    print(
+        f"gaps-server supervising {workers} workers on ws://{settings.host}:{settings.port}",
+        flush=True,
+    )
+    await stop.wait()
+    log.info("stopping workers")
+    for process in running.values():
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+    await asyncio.gather(*keepers)
+    log.info("workers stopped")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ from server.redis_broker import RedisBroker
 from server.replays import replay_document
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
+from server.storage.leases import MatchLeases, process_name
 from server.storage.outage import is_outage
 from server.storage.players import NameTaken, PlayerRecord
 from server.storage.store import Store
@@ -110,6 +111,12 @@ class Server:
         self.database = Database(self.url)
         self.store = Store(self.database)
         self.journal = Journal(self.database)
+        #: This process's leases on matches: a cluster's (PostgreSQL) only.
+        self.leases = (
+            None
+            if self.database.is_sqlite
+            else MatchLeases(self.database, owner=process_name(), lease_s=settings.lease_s)
+        )
         self.broker: Broker = LocalBroker()
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
@@ -128,6 +135,8 @@ class Server:
             max_history_events=settings.max_history_events,
             retain_finished_s=settings.retain_finished_s,
             max_open_matches_per_player=settings.limits.max_open_matches_per_player,
+            leases=self.leases,
+            renew_s=settings.lease_renew_s,
         )
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
@@ -151,7 +160,10 @@ class Server:
         assert self._websocket_server is not None
         return int(self._websocket_server.sockets[0].getsockname()[1])
 
-    async def start(self) -> None:
+    async def start(self, *, reuse_port: bool = False) -> None:
+        """Migrate, restore (or, in a cluster, take over) the unfinished matches, and
+        listen; ``reuse_port``: bind with SO_REUSEPORT, beside the other workers of
+        ``gaps-server --workers``."""
         await self.database.migrate()
         if self.settings.redis_url:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
@@ -160,6 +172,7 @@ class Server:
         restored = await self.lobby.restore(default_countdown_s=self.settings.countdown_s)
         if restored:
             log.info("restored matches", extra={"matches": [m.code for m in restored]})
+        self.lobby.start_leases()
         await self.tournaments.resume()
         self.matchmaker.start()
         self._websocket_server = await serve(
@@ -169,6 +182,7 @@ class Server:
             process_request=self._http,
             max_size=protocol.MAX_READ_BYTES,
             write_limit=self.limits.max_pending_bytes,
+            reuse_port=reuse_port,
         )
         log.info(
             "listening",

@@ -75,9 +75,20 @@ class Settings:
     tournament_break_s: float = 15.0
     quick_wait_s: float = 5.0
     log_level: str = "INFO"
+    #: A cluster's match leases (PostgreSQL only): how long one lasts unrenewed, and how
+    #: often the owner renews its leases and looks for matches to take over.
+    lease_s: float = 4.0
+    lease_renew_s: float = 1.0
     #: Load balancers whose ``X-Forwarded-For`` is believed (server/forwarded.py).
     trusted_proxies: tuple[Network, ...] = ()
     limits: Limits = Limits()
+
+    def __post_init__(self) -> None:
+        if not 0 < self.lease_renew_s < self.lease_s:
+            raise ValueError(
+                f"lease_renew_s ({self.lease_renew_s}) must be above 0 and below lease_s "
+                f"({self.lease_s}): a lease must be renewed before it runs out"
+            )
 
 
 def _env_float(name: str, default: float) -> float:
@@ -156,6 +167,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
         help="how long quick match waits for a fuller group, seconds",
     )
+    parser.add_argument(
+        "--lease-s",
+        type=float,
+        default=_env_float("GAPS_LEASE_S", defaults.lease_s),
+        help="PostgreSQL: how long a process's lease on a match lasts unrenewed; another "
+        "process takes the match over once it runs out, seconds (GAPS_LEASE_S; "
+        "default %(default)s)",
+    )
+    parser.add_argument(
+        "--lease-renew-s",
+        type=float,
+        default=_env_float("GAPS_LEASE_RENEW_S", defaults.lease_renew_s),
+        help="PostgreSQL: how often a process renews its leases and takes over matches "
+        "whose lease ran out, seconds (GAPS_LEASE_RENEW_S; default %(default)s)",
+    )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
     parser.add_argument(
         "--trusted-proxies",
@@ -197,6 +223,8 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         tournament_break_s=options.tournament_break_s,
         quick_wait_s=options.quick_wait_s,
         log_level=options.log_level,
+        lease_s=options.lease_s,
+        lease_renew_s=options.lease_renew_s,
         trusted_proxies=options.trusted_proxies,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

@@ -1,4 +1,11 @@
-"""The lobby: every live match of this process, by code; creation and listing."""
+"""The lobby: every live match of this process, by code; creation and listing.
+
+In a cluster (PostgreSQL), the lobby runs only the matches whose lease it holds
+(``server.storage.leases``): it takes the lease of each match it creates, renews its
+leases every ``renew_s``, drops a match whose lease another process took over, and takes
+over (and restores from the database) every unfinished match whose lease ran out. On
+SQLite it has no leases: the one process runs every match, as before.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Final
 
 from gaps import Seed
@@ -16,6 +23,8 @@ from server.clock import Clock, SystemClock
 from server.errors import ServerError
 from server.match import Match, MatchOptions, Sleep
 from server.storage.journal import Journal
+from server.storage.leases import MatchLeases
+from server.storage.outage import is_transient
 from server.storage.store import Store
 
 log = logging.getLogger("gaps.lobby")
@@ -44,8 +53,16 @@ class Lobby:
         max_open_matches_per_player: int = 3,
         sleep: Sleep = asyncio.sleep,
         clock: Clock | None = None,
+        leases: MatchLeases | None = None,
+        renew_s: float = 1.0,
     ) -> None:
         self._clock: Clock = clock if clock is not None else SystemClock()
+        self._leases = leases
+        self._renew_s = renew_s
+        #: The epoch of each match whose lease this process holds, by match id.
+        self.epochs: dict[int, int] = {}
+        self._keeping: asyncio.Task[None] | None = None
+        self._default_countdown_s = 0
         self._retain_finished_s = retain_finished_s
         self._max_open_matches_per_player = max_open_matches_per_player
         self._sleep = sleep
@@ -121,6 +138,8 @@ class Lobby:
                 round=round_number,
                 daily_date=daily_date,
             )
+            if self._leases is not None:
+                self._hold(match_id, await self._leases.claim(match_id, self._now()))
         finally:
             del self._storing[code]
         match = self._new_match(
@@ -173,9 +192,25 @@ class Lobby:
         whose seats were all ready, and a match of the server's own (quick, daily,
         tournament round) still in its lobby, count down again: their countdown was cut
         short. A match that cannot be taken back is abandoned, and logged."""
+        self._default_countdown_s = default_countdown_s
+        if self._leases is None:
+            stored_matches = await self._store.matches.unfinished(kinds=RESTORED_KINDS)
+        else:
+            # The lease first, then the match as stored: what its previous owner
+            # stored after this read would be refused by the epoch taken here.
+            taken = await self._leases.take_over(kinds=RESTORED_KINDS, now=self._now())
+            for match_id, epoch in taken.items():
+                self._hold(match_id, epoch)
+            stored_matches = await self._store.matches.unfinished(
+                kinds=RESTORED_KINDS, ids=taken.keys()
+            )
+            if taken:
+                log.info("matches taken over", extra={"epochs": taken})
         restored = []
         now = self._clock.now_ms()
-        for stored in await self._store.matches.unfinished(kinds=RESTORED_KINDS):
+        for stored in stored_matches:
+            if stored.match.code in self.matches:  # already running here
+                continue
             try:
                 state = matchcore.rebuild(
                     stored,
@@ -201,6 +236,73 @@ class Lobby:
                 match.tell(matchcore.Start(None))
             restored.append(match)
         return restored
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.now_ms() / 1000, UTC)
+
+    def _hold(self, match_id: int, epoch: int) -> None:
+        self.epochs[match_id] = epoch
+        self._journal.fence(match_id, epoch)
+
+    def start_leases(self) -> None:
+        """Renew this process's leases, drop the matches whose lease was lost and take
+        over those whose lease ran out, every ``renew_s`` (until ``close``); nothing
+        without leases (SQLite)."""
+        if self._leases is not None and self._keeping is None:
+            self._keeping = asyncio.create_task(self._keep_leases(), name="lobby-leases")
+
+    async def _keep_leases(self) -> None:
+        while True:
+            await self._sleep(self._renew_s)
+            try:
+                await self.keep_leases()
+            except Exception as error:
+                # The database is down: the leases are renewed when it is back, if no
+                # other process took them over meanwhile (then their matches are dropped).
+                if not is_transient(error):
+                    log.exception("keeping the match leases failed")
+                else:
+                    log.warning("keeping the match leases failed", extra={"error": repr(error)})
+
+    async def keep_leases(self) -> list[Match]:
+        """Once: renew the leases held, drop the matches whose lease was lost, take over
+        and restore those whose lease ran out; return the matches taken over."""
+        assert self._leases is not None
+        held = dict(self.epochs)
+        kept = await self._leases.renew(held, self._now())
+        for match_id in held.keys() - kept:
+            await self._drop(match_id)
+        return await self.restore(default_countdown_s=self._default_countdown_s)
+
+    async def taken_over(self, code: str) -> Match | None:
+        """The live match ``code``, once this process runs it: at once without leases
+        (SQLite: every match is restored at start); with leases, waiting until the lease
+        its last owner held runs out and this process takes it over (after a crash of
+        that owner: a lease and a renewal at most). None if it is still not here then:
+        another live process runs it."""
+        if self._leases is None or code in self.matches:
+            return self.matches.get(code)
+        deadline = self._now() + timedelta(seconds=self._leases.lease_s + 2 * self._renew_s)
+        while self._now() < deadline:
+            await self._sleep(self._renew_s)
+            await self.keep_leases()
+            if code in self.matches:
+                return self.matches[code]
+        return None
+
+    async def _drop(self, match_id: int) -> None:
+        """Stop running a match whose lease another process took over: its actor is
+        stopped (its writes would be refused anyway), nothing is ended or abandoned."""
+        self.epochs.pop(match_id, None)
+        match = next((m for m in self.matches.values() if m.id == match_id), None)
+        log.warning(
+            "match lease lost: match dropped",
+            extra={"match": match.code if match is not None else match_id},
+        )
+        if match is not None:
+            if self.matches.get(match.code) is match:
+                del self.matches[match.code]
+            await match.shutdown()
 
     def round_match(self, tournament_id: int, round_number: int) -> Match | None:
         """The live match of round ``round_number`` of tournament ``tournament_id`` (one
@@ -240,11 +342,34 @@ class Lobby:
         """Forget a match over for a while, and stop its actor."""
         if self.matches.get(match.code) is match:
             del self.matches[match.code]
-        task = asyncio.ensure_future(match.shutdown())
+        epoch = self.epochs.pop(match.id, None)
+        self._journal.unfence(match.id)
+        task = asyncio.ensure_future(self._stop_retired(match, epoch))
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
+    async def _stop_retired(self, match: Match, epoch: int | None) -> None:
+        await match.shutdown()
+        if self._leases is not None and epoch is not None:
+            try:
+                await self._leases.release({match.id: epoch})
+            except Exception as error:  # it runs out by itself; the match is over anyway
+                log.warning(
+                    "match lease not released", extra={"match": match.code, "error": repr(error)}
+                )
+
     async def close(self) -> None:
         """Shut every match down (``Match.shutdown``): what they have queued is answered,
-        nothing is abandoned or ended; the next start restores them."""
+        nothing is abandoned or ended; the next start restores them. Then release their
+        leases: another process takes them over at once."""
+        if self._keeping is not None:
+            self._keeping.cancel()
+            await asyncio.gather(self._keeping, return_exceptions=True)
+            self._keeping = None
         await asyncio.gather(*(match.shutdown() for match in list(self.matches.values())))
+        if self._leases is not None and self.epochs:
+            try:
+                await self._leases.release(self.epochs)
+            except Exception as error:  # they run out by themselves
+                log.warning("match leases not released", extra={"error": repr(error)})
+            self.epochs.clear()

@@ -469,11 +469,16 @@ class Tournaments:
         if number == 0:  # stopped between its start and the deal of round 1
             return Resumption(None, 1, 0.0)
         match = self._lobby.round_match(tournament.id, number)
+        stored = await self._repository.round(tournament.id, number)
+        if match is None and stored is not None and stored.status in ("lobby", "running"):
+            # Stored unfinished yet not restored here: in a cluster, the lease of the
+            # process that ran it has to run out before this one takes it over.
+            await self._lobby.taken_over(stored.code)
+            match = self._lobby.round_match(tournament.id, number)
         if match is not None and match.status not in ("finished", "abandoned"):
             # Attached with no await since the status was read: its end is not missed.
             self._attach(tournament, match)
             return Resumption(match, number + 1, 0.0)
-        stored = await self._repository.round(tournament.id, number)
         if stored is not None and stored.status == "finished":
             await self._round_ended_event(tournament, number, stored.code)
             if number == tournament.rounds:

@@ -8,10 +8,15 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, inspect
+
+from tests.services import free_port
 
 
 def test_migrate_creates_every_table_and_exits(tmp_path: Path) -> None:
@@ -66,3 +71,74 @@ def test_rebuild_boards_refolds_the_stored_results_and_says_how_many(tmp_path: P
     )
     assert result.returncode == 0, result.stderr
     assert "rebuilt the leaderboards and ratings from 0 rated matches" in result.stdout
+
+
+def test_several_workers_are_refused_without_postgresql_and_redis(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "server", "--workers", "2", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DATABASE_URL": "", "REDIS_URL": ""},
+    )
+    assert result.returncode == 2
+    assert (
+        "--workers 2 needs a PostgreSQL DATABASE_URL (--database-url) and REDIS_URL "
+        "(--redis-url)" in result.stderr
+    )
+
+
+def _children(pid: int) -> set[int]:
+    return {int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+
+
+def _until(predicate: Callable[[], bool], *, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"not within {timeout_s} s: {what}"
+        time.sleep(0.1)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_workers_share_one_port_and_one_killed_is_started_again(
+    database_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "--workers", "2", "--port", str(port),
+         "--data-dir", str(tmp_path), "--log-level", "WARNING"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url},
+    )
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        assert f"supervising 2 workers on ws://127.0.0.1:{port}" in banner, banner
+        _until(lambda: len(_children(process.pid)) == 2, timeout_s=30, what="two workers")
+        _until(lambda: _healthy(port), timeout_s=30, what="a worker answering")
+        first, second = sorted(_children(process.pid))
+        os.kill(first, signal.SIGKILL)
+        _until(
+            lambda: len(_children(process.pid) - {first, second}) == 1,
+            timeout_s=30,
+            what="the killed worker started again",
+        )
+        _until(lambda: _healthy(port), timeout_s=30, what="a worker answering")
+        workers = _children(process.pid)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert not any(Path(f"/proc/{worker}").exists() for worker in workers)

@@ -90,6 +90,19 @@ async def back(server: ServerProcess, token: str) -> Client:
     return client
 
 
+async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dict[str, Any]:
+    """``join_match`` on a restarted server, again until it has the match back. On
+    PostgreSQL a process killed with -9 still holds its leases: the new one takes the
+    match over once they run out (within --lease-s + --lease-renew-s, 5 s by default)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        reply = await client.request("join_match", code=code)
+        if reply.get("code") != "no_such_match" or asyncio.get_running_loop().time() > deadline:
+            assert reply["type"] != "error", reply
+            return reply
+        await asyncio.sleep(0.2)
+
+
 async def play_until_killed(
     client: Client, code: str, game: Game, acknowledged: list[tuple[int, str]], *,
     kill_after: int,
@@ -140,7 +153,7 @@ async def test_a_running_match_survives_kill_9_with_every_acknowledged_action(
 
     server_process.start()
     ana = await back(server_process, str(tokens[0]))
-    joined = await ana.ok("join_match", code=code)
+    joined = await rejoined(ana, code)
     you = joined["you"]
     # Every acknowledged action is there; the one in flight at the kill may be too.
     assert you["last_seq"] in (8, 9)
@@ -186,7 +199,7 @@ async def test_a_lobby_survives_kill_9_with_its_seats_and_ready_flags(
     ana, bob = [await back(server_process, token) for token in tokens]
     listed = await ana.ok("list_matches")
     assert [m["code"] for m in listed["matches"]] == []  # full: not open
-    joined = await bob.ok("join_match", code=code)
+    joined = await rejoined(bob, code)
     assert [(p["name"], p["ready"]) for p in joined["players"]] == [("ana", True), ("bob", False)]
     assert joined["match"]["host_id"] == joined["players"][0]["player_id"]
     await ana.ok("join_match", code=code)
@@ -215,7 +228,7 @@ async def test_a_countdown_cut_short_counts_down_again_after_a_restart(
 
     server_process.start()
     ana = await back(server_process, token)
-    joined = await ana.ok("join_match", code=code)
+    joined = await rejoined(ana, code)
     assert joined["match"]["status"] == "countdown"
     await ana.close()
 
@@ -237,7 +250,7 @@ async def test_a_time_limit_passed_while_the_server_was_down_ends_the_games_at_r
 
     server_process.start()
     ana = await back(server_process, token)
-    joined = await ana.ok("join_match", code=code)
+    joined = await rejoined(ana, code)
     if joined["match"]["status"] != "finished":
         await ana.event("match_ended", match=code)
     document = server_process.replay(code)
@@ -263,7 +276,7 @@ async def test_a_daily_challenge_survives_kill_9(server_process: ServerProcess) 
 
     server_process.start()
     ana = await back(server_process, token)
-    joined = await ana.ok("join_match", code=code)
+    joined = await rejoined(ana, code)
     assert joined["match"]["kind"] == "daily" and joined["you"]["last_seq"] == 1
     assert (await ana.request("daily", ruleset="classic"))["code"] == "daily_already_played"
     ana.seq[code] = 1

@@ -224,7 +224,13 @@ def _on_sqlite(
 
 
 def migrations_dir() -> Path:
-    """The directory of the alembic scripts (env.py, versions/)."""
+    """The directory of the alembic scripts (env.py, versions/): in a source checkout,
+    the one beside this code (an editable install made from another checkout of the
+    repository maps the package to that checkout's migrations, which may be older);
+    else the installed package's."""
+    beside = Path(__file__).resolve().parents[2] / "migrations"
+    if (beside / "env.py").is_file() and (beside / "versions").is_dir():
+        return beside
     location = resources.files(MIGRATIONS_PACKAGE)
     if not isinstance(location, Path):
         # alembic reads its scripts from a directory: a zipped install cannot migrate.

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -94,18 +94,21 @@ class Matches:
                 .values(**result)
             )
 
-    async def unfinished(self, *, kinds: Sequence[str]) -> list[StoredMatch]:
-        """Every match of these kinds still in its lobby or running, with its seats (in
-        the order they were taken, names included) and every stored action, for a
-        restart to restore them."""
+    async def unfinished(
+        self, *, kinds: Sequence[str], ids: Collection[int] | None = None
+    ) -> list[StoredMatch]:
+        """Every match of these kinds still in its lobby or running (of ``ids`` only, if
+        given), with its seats (in the order they were taken, names included) and every
+        stored action, for a restart or a take-over to restore them."""
+        if ids is not None and not ids:
+            return []
         async with self._database.read() as connection:
-            matches = (
-                await connection.execute(
-                    select(Match.__table__)
-                    .where(Match.status.in_(("lobby", "running")), Match.kind.in_(kinds))
-                    .order_by(Match.id)
-                )
-            ).all()
+            query = select(Match.__table__).where(
+                Match.status.in_(("lobby", "running")), Match.kind.in_(kinds)
+            )
+            if ids is not None:
+                query = query.where(Match.id.in_(sorted(ids)))
+            matches = (await connection.execute(query.order_by(Match.id))).all()
             ids = [match.id for match in matches]
             seats: dict[int, list[Any]] = {}
             for seat in (

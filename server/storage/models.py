@@ -263,3 +263,23 @@ class ServerSecret(Base):
 
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     value: Mapped[bytes] = mapped_column(LargeBinary(64))
+
+
+class MatchLease(Base):
+    """Which process owns a live match, until when, and under which epoch.
+
+    Only a cluster (PostgreSQL) keeps leases: the embedded single process owns every
+    match. ``epoch`` grows by one at every take-over and never otherwise, so an action
+    row is stored only while the epoch its writer took the match with is still the
+    row's (``server.storage.journal``)."""
+
+    __tablename__ = "match_leases"
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    # The owning process, as server.storage.leases.process_name() names it.
+    owner: Mapped[str] = mapped_column(String(96))
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    # Set by the owner's clock at each renewal; past it, any process may take over.
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_match_leases_expires_at", "expires_at"),)

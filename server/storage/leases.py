@@ -1,0 +1,179 @@
+"""The match leases repository: which process of a cluster owns each live match.
+
+A process owns a match while it holds the match's lease (a ``match_leases`` row naming
+it, not yet expired), and renews it every few seconds. A lease that ran out (its owner
+died, or was paused past it) may be taken over by any process: the row then names the
+new owner and its ``epoch`` grows by one. The epoch is the fence: the journal stores an
+action row only if the lease still has the epoch its writer took the match with, checked
+in the transaction that stores the row (``server.storage.journal``), so an owner that
+lost its lease can no longer store, and two owners never both acknowledge an action.
+
+Leases are PostgreSQL's: its row locks order a take-over and a journal commit on one
+match (the commit holds the lease row ``FOR SHARE``; a take-over updates it), and
+``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` decides every race between two
+processes taking the same match over. The embedded SQLite database is one process's,
+which owns every match: it keeps no leases.
+
+Expiry instants come from the caller's clock (``now``). Clocks of different hosts that
+disagree make a take-over come early or late, never unsafe: the epoch, not the clock,
+fences the writes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from sqlalchemy import or_, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.database import Database
+from server.storage.models import Match, MatchLease
+
+#: When a released lease ran out: long ago.
+RELEASED: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def process_name() -> str:
+    """A name for this process, new at each start: host, pid and a random part (a
+    restarted process, or a reused pid, never passes for the one before)."""
+    return f"{socket.gethostname()[:48]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class LeasesUnsupported(ValueError):
+    """Leases were asked of a database that keeps none (SQLite)."""
+
+
+class MatchLeases:
+    """The leases of ``owner`` (this process) on matches.
+
+    :param database: a PostgreSQL database.
+    :param owner: this process's name (:func:`process_name`).
+    :param lease_s: how long a lease lasts after it is taken or renewed, in seconds.
+    """
+
+    def __init__(self, database: Database, *, owner: str, lease_s: float) -> None:
+        if database.is_sqlite:
+            raise LeasesUnsupported(
+                f"match leases need PostgreSQL, not {database.url.split(':', 1)[0]}"
+            )
+        if not lease_s > 0:
+            raise ValueError(f"lease_s must be above 0, got {lease_s}")
+        self._database = database
+        self.owner = owner
+        self.lease_s = lease_s
+        self._lease = timedelta(seconds=lease_s)
+
+    async def claim(self, match_id: int, now: datetime) -> int:
+        """Take the lease of a match this process has just created; return its epoch
+        (1)."""
+        async with self._database.write() as connection:
+            result = await connection.execute(
+                insert(MatchLease)
+                .values(match_id=match_id, owner=self.owner, epoch=1, expires_at=now + self._lease)
+                .returning(MatchLease.epoch)
+            )
+            return int(result.scalar_one())
+
+    async def take_over(self, *, kinds: Sequence[str], now: datetime) -> dict[int, int]:
+        """Take the lease of every match of ``kinds`` in its lobby or running whose
+        lease ran out before ``now`` or that has none: return the epoch of each match
+        taken, by match id. Of processes taking over at once, each match goes to one."""
+        async with self._database.write() as connection:
+            candidates = (
+                await connection.execute(
+                    select(Match.id, MatchLease.epoch)
+                    .outerjoin(MatchLease, MatchLease.match_id == Match.id)
+                    .where(
+                        Match.status.in_(("lobby", "running")),
+                        Match.kind.in_(kinds),
+                        or_(MatchLease.match_id.is_(None), MatchLease.expires_at < now),
+                    )
+                    .order_by(Match.id)
+                )
+            ).all()
+            taken: dict[int, int] = {}
+            for match_id, _ in candidates:
+                statement = insert(MatchLease).values(
+                    match_id=match_id, owner=self.owner, epoch=1, expires_at=now + self._lease
+                )
+                # Re-checked on the row as committed: of two processes, the second finds
+                # the lease the first has just taken, not expired, and takes nothing.
+                statement = statement.on_conflict_do_update(
+                    index_elements=[MatchLease.match_id],
+                    set_={
+                        "owner": self.owner,
+                        "epoch": MatchLease.epoch + 1,
+                        "expires_at": now + self._lease,
+                    },
+                    where=MatchLease.expires_at < now,
+                )
+                epoch = (
+                    await connection.execute(statement.returning(MatchLease.epoch))
+                ).scalar_one_or_none()
+                if epoch is not None:
+                    taken[match_id] = int(epoch)
+            return taken
+
+    async def renew(self, held: Mapping[int, int], now: datetime) -> set[int]:
+        """Renew the leases ``held`` (epoch by match id) until ``now`` plus the lease;
+        return the ids of those still held. A match left out was taken over (or its
+        lease released): this process must drop it."""
+        if not held:
+            return set()
+        async with self._database.write() as connection:
+            result = await connection.execute(
+                update(MatchLease)
+                .where(
+                    tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
+                    MatchLease.owner == self.owner,
+                )
+                .values(expires_at=now + self._lease)
+                .returning(MatchLease.match_id)
+            )
+            return {int(match_id) for match_id in result.scalars()}
+
+    async def release(self, held: Mapping[int, int]) -> None:
+        """Give up the leases ``held`` (epoch by match id) at once, so that another
+        process may take their matches over without waiting for them to run out. The
+        rows stay, expired: the epoch must go on growing, or a writer fenced by an old
+        epoch could pass again once a later owner reached that number."""
+        if not held:
+            return
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(MatchLease)
+                .where(
+                    tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
+                    MatchLease.owner == self.owner,
+                )
+                .values(expires_at=RELEASED)
+            )
+
+    async def owners(self, match_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """The owner and epoch of each of ``match_ids`` that has a lease."""
+        async with self._database.read() as connection:
+            rows = await connection.execute(
+                select(MatchLease.match_id, MatchLease.owner, MatchLease.epoch).where(
+                    MatchLease.match_id.in_(match_ids)
+                )
+            )
+            return {int(row.match_id): (row.owner, int(row.epoch)) for row in rows}
+
+
+async def lease_epochs(connection: AsyncConnection, match_ids: Iterable[int]) -> dict[int, int]:
+    """The epoch of each of ``match_ids`` that has a lease, read in the caller's
+    transaction with each lease row held ``FOR SHARE`` until it ends: a take-over of one
+    of them waits for the transaction, and one committed before it is seen (the fence
+    of ``server.storage.journal``)."""
+    rows = await connection.execute(
+        select(MatchLease.match_id, MatchLease.epoch)
+        .where(MatchLease.match_id.in_(sorted(match_ids)))
+        .with_for_update(read=True)
+    )
+    return {int(row.match_id): int(row.epoch) for row in rows}

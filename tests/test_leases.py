@@ -1,0 +1,309 @@
+"""server.storage.leases: a cluster's leases on matches, the journal's epoch fence, and
+lobbies that take matches over from one another. On a real PostgreSQL (leases are a
+cluster's, and a cluster's database is PostgreSQL); time on a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gaps import Stop
+from server.broker import LocalBroker
+from server.errors import ServerError
+from server.lobby import Lobby
+from server.match import Match
+from server.storage.database import Database
+from server.storage.journal import Journal, LeaseLost
+from server.storage.leases import LeasesUnsupported, MatchLeases
+from server.storage.models import ActionRecord
+from server.storage.players import PlayerRecord
+from server.storage.store import Store
+from tests.fake_clock import FakeClock
+from tests.lobbies import hosted, new_lobby, new_player
+
+#: The tests that need a database: PostgreSQL only, of the two backends.
+on_postgres = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+
+LEASE_S = 4.0
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(migrated_engine: AsyncEngine) -> Store:
+    return Store(migrated_engine)
+
+
+@pytest.fixture
+async def journals(store: Store) -> AsyncIterator[list[Journal]]:
+    """Journals made with ``journal_of``, each closed after the test."""
+    made: list[Journal] = []
+    yield made
+    for journal in made:
+        await journal.close()
+
+
+def leases_of(store: Store, owner: str) -> MatchLeases:
+    return MatchLeases(store.database, owner=owner, lease_s=LEASE_S)
+
+
+def started_journal(store: Store, journals: list[Journal]) -> Journal:
+    journal = Journal(store.database)
+    journal.start()
+    journals.append(journal)
+    return journal
+
+
+def leased_lobby(
+    store: Store, clock: FakeClock, owner: str, journals: list[Journal]
+) -> Lobby:
+    """A process's lobby: its own journal and leases, on the shared database."""
+    return Lobby(
+        store=store,
+        journal=started_journal(store, journals),
+        broker=LocalBroker(),
+        grace_s=30.0,
+        max_history_events=512,
+        sleep=clock.sleep,
+        clock=clock,
+        leases=leases_of(store, owner),
+    )
+
+
+async def unleased_matches(store: Store, clock: FakeClock, count: int) -> list[Match]:
+    """``count`` matches in their lobby, left by a process that kept no leases."""
+    lobby = new_lobby(store, LocalBroker(), clock)
+    matches = []
+    for number in range(count):
+        host = await new_player(store, f"host{number}")
+        matches.append(await hosted(lobby, host))
+    await lobby.close()
+    return matches
+
+
+async def stored_actions(store: Store, match_id: int) -> int:
+    async with store.database.read() as connection:
+        return int(
+            (
+                await connection.execute(
+                    select(func.count()).where(ActionRecord.match_id == match_id)
+                )
+            ).scalar_one()
+        )
+
+
+async def dealt_solo(lobby: Lobby, player: PlayerRecord) -> Match:
+    """A running match of ``player`` alone, dealt."""
+    match = await hosted(lobby, player, public=False)
+    await match.start()
+    await match.snapshot(None)
+    return match
+
+
+def first_move(match: Match, player: PlayerRecord) -> Any:
+    seat = match.state.seat(player.id)
+    assert seat is not None and seat.game is not None
+    return seat.game.legal_moves()[0]
+
+
+def row(match_id: int, player_id: int, seq: int) -> dict[str, Any]:
+    return {
+        "match_id": match_id, "player_id": player_id, "seq": seq, "action": "stop",
+        "kind": "stop", "card": None, "from_slot": None, "to_slot": None, "t_ms": seq,
+        "score": 0,
+    }
+
+
+# -- the repository -------------------------------------------------------------------
+
+
+@on_postgres
+async def test_of_two_processes_taking_over_at_once_each_match_goes_to_exactly_one(
+    store: Store, clock: FakeClock
+) -> None:
+    matches = await unleased_matches(store, clock, 6)
+    first, second = leases_of(store, "first"), leases_of(store, "second")
+    taken = await asyncio.gather(
+        first.take_over(kinds=["race"], now=T0), second.take_over(kinds=["race"], now=T0)
+    )
+    assert not taken[0].keys() & taken[1].keys()
+    assert taken[0].keys() | taken[1].keys() == {match.id for match in matches}
+    assert set(taken[0].values()) | set(taken[1].values()) == {1}
+
+
+@on_postgres
+async def test_a_lease_is_taken_over_only_once_run_out_and_then_with_its_epoch_raised(
+    store: Store, clock: FakeClock
+) -> None:
+    [match] = await unleased_matches(store, clock, 1)
+    first, second = leases_of(store, "first"), leases_of(store, "second")
+    assert await first.take_over(kinds=["race"], now=T0) == {match.id: 1}
+    almost = T0 + timedelta(seconds=LEASE_S - 0.1)
+    assert await second.take_over(kinds=["race"], now=almost) == {}
+    assert await first.renew({match.id: 1}, almost) == {match.id}
+    past = almost + timedelta(seconds=LEASE_S + 0.1)
+    assert await second.take_over(kinds=["race"], now=past) == {match.id: 2}
+    assert await first.renew({match.id: 1}, past) == set()
+    assert await first.owners([match.id]) == {match.id: ("second", 2)}
+
+
+@on_postgres
+async def test_a_released_lease_is_taken_over_at_once(
+    store: Store, clock: FakeClock
+) -> None:
+    [match] = await unleased_matches(store, clock, 1)
+    first, second = leases_of(store, "first"), leases_of(store, "second")
+    assert await first.take_over(kinds=["race"], now=T0) == {match.id: 1}
+    await first.release({match.id: 1})
+    assert await second.take_over(kinds=["race"], now=T0) == {match.id: 2}
+
+
+async def test_leases_are_refused_on_sqlite(tmp_path: Path) -> None:
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'gaps.sqlite3'}")
+    try:
+        with pytest.raises(LeasesUnsupported, match="need PostgreSQL"):
+            MatchLeases(database, owner="one", lease_s=LEASE_S)
+    finally:
+        await database.dispose()
+
+
+# -- the journal's fence --------------------------------------------------------------
+
+
+@on_postgres
+async def test_the_journal_refuses_rows_fenced_by_a_lost_epoch_and_stores_the_rest_of_the_batch(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    lost, kept = await unleased_matches(store, clock, 2)
+    ana = await new_player(store, "ana")
+    first, second = leases_of(store, "first"), leases_of(store, "second")
+    assert await first.take_over(kinds=["race"], now=T0) == {lost.id: 1, kept.id: 1}
+    journal = started_journal(store, journals)
+    journal.fence(lost.id, 1)
+    journal.fence(kept.id, 1)
+    await first.release({lost.id: 1})
+    assert await second.take_over(kinds=["race"], now=T0) == {lost.id: 2}
+    await first.renew({kept.id: 1}, T0)  # still first's
+    # Queued together: one batch, one transaction.
+    refused, stored = await asyncio.gather(
+        journal.append(row(lost.id, ana.id, 1)),
+        journal.append(row(kept.id, ana.id, 1)),
+        return_exceptions=True,
+    )
+    assert isinstance(refused, LeaseLost) and refused.match_id == lost.id
+    assert "no longer this process's" in str(refused)
+    assert stored is None
+    assert journal.batches_committed == 1
+    assert (await stored_actions(store, lost.id), await stored_actions(store, kept.id)) == (0, 1)
+
+
+@on_postgres
+async def test_an_unfenced_row_is_stored_whatever_the_leases(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    [match] = await unleased_matches(store, clock, 1)
+    ana = await new_player(store, "ana")
+    await journals_append(started_journal(store, journals), row(match.id, ana.id, 1))
+    assert await stored_actions(store, match.id) == 1
+
+
+async def journals_append(journal: Journal, action: dict[str, Any]) -> None:
+    await journal.append(action)
+
+
+# -- lobbies taking matches over ------------------------------------------------------
+
+
+@on_postgres
+async def test_a_lobby_past_its_lease_cannot_store_actions_and_drops_the_match_taken_over(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    ana = await new_player(store, "ana")
+    paused = leased_lobby(store, clock, "paused", journals)
+    other = leased_lobby(store, clock, "other", journals)
+    try:
+        match = await dealt_solo(paused, ana)
+        assert paused.epochs == {match.id: 1}
+        ack = await match.play(ana.id, 1, first_move(match, ana))
+        clock.advance(LEASE_S + 1)  # the owner did not renew: paused past its lease
+
+        [taken] = await other.restore(default_countdown_s=0)
+        assert (taken.code, other.epochs) == (match.code, {match.id: 2})
+        with pytest.raises(ServerError) as refused:
+            await match.play(ana.id, 2, Stop())
+        assert refused.value.code == "storage_unavailable"
+        assert await stored_actions(store, match.id) == 1
+        assert await taken.play(ana.id, 1, Stop()) == {**ack, "duplicate": True}
+        await taken.play(ana.id, 2, Stop())
+        assert await stored_actions(store, match.id) == 2
+
+        assert await paused.keep_leases() == []
+        assert paused.matches == {} and paused.epochs == {}
+    finally:
+        await paused.close()
+        await other.close()
+
+
+@on_postgres
+async def test_a_lobby_keeping_its_leases_keeps_its_matches(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    ana = await new_player(store, "ana")
+    owner = leased_lobby(store, clock, "owner", journals)
+    other = leased_lobby(store, clock, "other", journals)
+    try:
+        match = await dealt_solo(owner, ana)
+        for _ in range(3):
+            clock.advance(LEASE_S - 1)
+            assert await owner.keep_leases() == []
+            assert await other.keep_leases() == []
+        await match.play(ana.id, 1, first_move(match, ana))
+        assert owner.matches == {match.code: match} and other.matches == {}
+    finally:
+        await owner.close()
+        await other.close()
+
+
+@on_postgres
+async def test_a_lobby_shut_down_leaves_its_matches_to_another_at_once(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    ana = await new_player(store, "ana")
+    first = leased_lobby(store, clock, "first", journals)
+    second = leased_lobby(store, clock, "second", journals)
+    try:
+        match = await dealt_solo(first, ana)
+        await first.close()
+        [taken] = await second.keep_leases()
+        assert taken.code == match.code and second.epochs == {match.id: 2}
+    finally:
+        await second.close()
+
+
+@on_postgres
+async def test_two_lobbies_restoring_at_once_restore_each_unfinished_match_once(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    matches = await unleased_matches(store, clock, 8)
+    first = leased_lobby(store, clock, "first", journals)
+    second = leased_lobby(store, clock, "second", journals)
+    try:
+        restored = await asyncio.gather(
+            first.restore(default_countdown_s=0), second.restore(default_countdown_s=0)
+        )
+        codes = [match.code for lobby_restored in restored for match in lobby_restored]
+        assert sorted(codes) == sorted(match.code for match in matches)
+    finally:
+        await first.close()
+        await second.close()
