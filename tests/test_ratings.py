@@ -107,6 +107,8 @@ async def test_ratings_accumulate_with_a_history_and_stop_being_provisional(
     assert len(rows) == PROVISIONAL_GAMES == len(mine["history"])
     assert mine["history"][0]["mu"] == rating["mu"]  # newest first
     assert mine["history"][0]["mu"] > mine["history"][-1]["mu"]
+    # Each update names its match by the code a replay is asked with.
+    assert {(h["match_id"], h["match_code"]) for h in mine["history"]} == {(match_id, "ABCDEF")}
 
 
 async def test_a_solo_match_rates_nobody(engine: AsyncEngine) -> None:

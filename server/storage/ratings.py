@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
-from server.storage.models import Rating, RatingChange
+from server.storage.models import Match, Rating, RatingChange
 
 MODEL: Final = PlackettLuce()
 #: A rating is provisional (shown as such) until the player has this many rated games.
@@ -149,7 +149,8 @@ async def rating_of(connection: AsyncConnection, player_id: int) -> dict[str, An
     ).all()
     history = (
         await connection.execute(
-            select(RatingChange.__table__)
+            select(RatingChange.__table__, Match.code.label("match_code"))
+            .join(Match, Match.id == RatingChange.match_id)
             .where(RatingChange.player_id == player_id)
             .order_by(RatingChange.id.desc())
             .limit(200)
@@ -161,6 +162,7 @@ async def rating_of(connection: AsyncConnection, player_id: int) -> dict[str, An
             {
                 "ruleset": h.ruleset,
                 "match_id": h.match_id,
+                "match_code": h.match_code,
                 "rank": h.rank,
                 "mu": round(h.mu, 3),
                 "sigma": round(h.sigma, 3),
