@@ -256,7 +256,7 @@ async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
     assert await projector.inner_text("#tournament-name") == name
     assert await projector.locator("#tournament-name img").count() == 0
     await host.ok("tournament_start", code=code)
-    starting = await eve.event("tournament_event", event="round_starting")
+    starting = await eve.event("round_starting", tournament=code)
     round_code = starting["match"]
     await eve.ok("join_match", code=round_code)
     await eve.event("started", match=round_code)

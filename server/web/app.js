@@ -606,7 +606,14 @@ async function tournamentPage(code) {
   };
   async function resync() {
     const reply = await connection.request({ type: 'tournament_resync', code, since: seq });
-    if (reply.type === 'tournament_events') reply.events.forEach(apply);
+    if (reply.type === 'tournament_events' && view === null) {
+      // The first load got the events, not a view: the standings now include them all.
+      const standing = await connection.request({ type: 'tournament_standings', code });
+      view = standing.tournament;
+      seq = reply.events.length ? reply.events[reply.events.length - 1].seq : 0;
+      renderView();
+      renderStandings(standing.standings);
+    } else if (reply.type === 'tournament_events') reply.events.forEach(apply);
     else {
       view = reply.tournament; seq = reply.seq; renderView(); renderStandings(reply.standings);
     }
