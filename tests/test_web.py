@@ -283,3 +283,55 @@ async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any)
     assert await page.evaluate("document.activeElement.dataset.slot") == "r1c2"
     await play_a_move(page)
     await screenshot(page, "practice-phone")
+
+
+async def test_a_dropped_connection_reconnects_and_the_race_goes_on(
+    open_page: Any, server: Server
+) -> None:
+    page = await open_page()
+    await sign_up(page, "fay")
+    await page.goto("/lobby")
+    await page.fill("#max-players", "1")
+    await page.fill("#countdown", "0")
+    await page.click("text=Create match")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.click("text=Ready")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await play_a_move(page)
+    for session in list(server.sessions):  # the network drops
+        await session.connection.close()
+    await page.wait_for_selector("#status >> text=Reconnected")
+    after = await play_a_move(page)  # hello, join_match, resync: seq 2 is accepted
+    await page.reload()
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await shows(page, after)
+    assert "moves 2" in await page.inner_text("#my-game")
+
+
+async def test_boards_a_player_page_and_the_daily_challenge(
+    open_page: Any, connect: Connect
+) -> None:
+    gil, hal = await registered(connect, "gil", "hal")
+    created = await gil.ok("create_match", max_players=2, countdown_s=0)
+    code = created["match"]["code"]
+    await hal.ok("join_match", code=code)
+    for client in (gil, hal):
+        await client.ok("ready", code=code)
+    for client in (gil, hal):
+        await client.event("started", match=code)
+        assert (await client.act(code, "stop"))["type"] == "action_ok"
+    await gil.event("match_ended", match=code)
+    page = await open_page(PHONE)
+    await sign_up(page, "ivy")
+    await page.goto("/boards?ruleset=classic&by=score&period=all")
+    await page.wait_for_selector("#leaderboard >> text=hal")
+    await screenshot(page, "boards-phone")
+    await page.click("#leaderboard >> text=gil")
+    await page.wait_for_url(re.compile(r"/player/gil$"))
+    await page.wait_for_selector("h1 >> text=gil")
+    assert "classic" in await page.inner_text("main")
+    await page.goto("/today")
+    await page.click("text=Play classic")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert "classic" in await page.inner_text("#match-info")
