@@ -19,7 +19,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from server import protocol
+from server import protocol, web
 from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
@@ -260,6 +260,9 @@ class Server:
                 return _respond(HTTPStatus.OK, {"status": "alive"})
             case "/healthz":
                 return await self._readiness()
+        page = web.response(path, request.headers)  # the web client (docs/web.md)
+        if page is not None:
+            return page
         try:
             wait_s = self.costly_by_address.take(address)
             if wait_s:

@@ -1,0 +1,762 @@
+// The Gaps Arena web client: one page per URL, routed here; the wire protocol of
+// docs/protocol.md is its only contract. Every string from the server or a player is put
+// in the page with textContent (el() below), never parsed as HTML.
+import * as engine from './engine.js';
+
+const TOKEN_KEY = 'gaps.token';
+const PENDING_KEY = 'gaps.pending'; // an action sent but not yet acknowledged, per match
+const RULESET_NAMES = Object.keys(engine.RULESETS);
+const main = document.getElementById('main');
+const statusLine = document.getElementById('status');
+
+// -- DOM helpers -------------------------------------------------------------------------
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === 'on') for (const [name, handler] of Object.entries(value)) node.addEventListener(name, handler);
+    else if (key === 'class') node.className = value;
+    else if (value !== false && value !== null && value !== undefined) node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const link = (href, text) => el('a', { href }, text);
+const say = (text, isError = false) => { statusLine.textContent = text; statusLine.className = isError ? 'error' : ''; };
+const show = (...nodes) => { main.replaceChildren(...nodes); };
+const formatMs = (ms) => {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+};
+
+async function getJson(path) {
+  const reply = await fetch(path, { headers: { Accept: 'application/json' } });
+  const body = await reply.json();
+  if (!reply.ok) throw new Error(body.message || reply.statusText);
+  return body;
+}
+
+// -- the connection: requests by id, events to listeners, reconnect ---------------------
+
+class Connection {
+  constructor() {
+    this.nextId = 1;
+    this.waiting = new Map();
+    this.listeners = new Set();
+    this.onReconnect = new Set();
+    this.player = null;
+    this.ready = null;
+    this.delayMs = 500;
+  }
+
+  open() {
+    if (this.ready) return this.ready;
+    this.ready = new Promise((resolve, reject) => {
+      const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+      const socket = new WebSocket(`${scheme}://${location.host}/`);
+      this.socket = socket;
+      socket.onmessage = (message) => this.receive(JSON.parse(message.data));
+      socket.onopen = async () => {
+        try {
+          const token = localStorage.getItem(TOKEN_KEY);
+          if (token) this.player = (await this.send({ type: 'hello', token })).player;
+          this.delayMs = 500;
+          resolve(this);
+        } catch (error) {
+          if (error.code === 'bad_token') localStorage.removeItem(TOKEN_KEY);
+          resolve(this);
+        }
+      };
+      socket.onclose = () => {
+        const wasOpen = this.socket === socket;
+        for (const [, pending] of this.waiting) pending.reject(Object.assign(new Error('connection lost'), { code: 'closed' }));
+        this.waiting.clear();
+        this.ready = null;
+        if (!wasOpen) return;
+        reject(new Error('connection lost'));
+        say('Connection lost: reconnecting…', true);
+        setTimeout(() => this.reconnect(), this.delayMs);
+        this.delayMs = Math.min(this.delayMs * 2, 8000);
+      };
+    });
+    this.ready.catch(() => {});
+    return this.ready;
+  }
+
+  async reconnect() {
+    try {
+      await this.open();
+      say('Reconnected.');
+      for (const hook of this.onReconnect) await hook();
+    } catch {
+      // onclose schedules the next try
+    }
+  }
+
+  receive(message) {
+    if (message.id !== undefined && this.waiting.has(message.id)) {
+      const pending = this.waiting.get(message.id);
+      this.waiting.delete(message.id);
+      if (message.type === 'error') pending.reject(Object.assign(new Error(message.message), message));
+      else pending.resolve(message);
+      return;
+    }
+    for (const listener of this.listeners) listener(message);
+  }
+
+  send(request) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.socket.send(JSON.stringify({ ...request, id }));
+    });
+  }
+
+  async request(request) {
+    await this.open();
+    return this.send(request);
+  }
+}
+
+const connection = new Connection();
+let leavePage = () => {};
+
+async function needPlayer() {
+  await connection.open();
+  if (!connection.player) {
+    navigate('/', true);
+    throw new Error('sign up or come back first');
+  }
+  return connection.player;
+}
+
+// -- cards and the board ---------------------------------------------------------------
+
+const SUIT_SYMBOLS = ['♣', '♦', '♥', '♠'];
+const RANK_LABELS = ['A', '2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K'];
+
+function cardFace(code) {
+  const suit = engine.suitOf(code);
+  return [el('span', { class: 'rank' }, RANK_LABELS[code % 13]), el('span', { class: 'suit' }, SUIT_SYMBOLS[suit])];
+}
+
+/** A board the player plays by clicks or keys; ``play(text)`` sends or applies an action. */
+class Board {
+  constructor({ ruleset, onAction, readOnly = false }) {
+    this.ruleset = ruleset;
+    this.onAction = onAction;
+    this.readOnly = readOnly;
+    this.selected = null;
+    this.node = el('div', { class: 'board', role: 'grid', 'aria-label': 'The board: 4 rows of 13 slots' });
+    this.node.addEventListener('keydown', (event) => this.key(event));
+    this.cells = [];
+    for (let index = 0; index < 52; index++) {
+      const cell = el('button', { class: 'cell', type: 'button', 'data-slot': engine.slotText(index) });
+      cell.addEventListener('click', () => this.click(index));
+      this.cells.push(cell);
+      this.node.append(cell);
+    }
+  }
+
+  show(game) {
+    this.game = game;
+    const placed = new Set();
+    game.runLengths().forEach((length, row) => { for (let c = 0; c < length; c++) placed.add(row * 13 + c); });
+    const targets = this.selected === null || this.readOnly ? [] : game.destinations(this.selected);
+    game.grid.forEach((code, index) => {
+      const cell = this.cells[index];
+      const where = `row ${Math.floor(index / 13) + 1}, column ${(index % 13) + 1}`;
+      if (code === engine.GAP) {
+        const dead = game.isDeadGap(index);
+        cell.className = `cell gap${dead ? ' dead' : ''}`;
+        cell.replaceChildren();
+        cell.setAttribute('aria-label', `${dead ? 'dead gap' : 'gap'}, ${where}`);
+      } else {
+        cell.className = `cell suit-${engine.SUITS[engine.suitOf(code)]}`;
+        cell.replaceChildren(...cardFace(code));
+        cell.setAttribute('aria-label', `${engine.cardName(code)}, ${where}${placed.has(index) ? ', placed' : ''}`);
+        if (placed.has(index)) cell.classList.add('placed');
+      }
+      cell.classList.toggle('selected', code === this.selected && code !== engine.GAP);
+      cell.classList.toggle('target', targets.includes(index));
+      cell.setAttribute('aria-pressed', code === this.selected ? 'true' : 'false');
+    });
+  }
+
+  click(index) {
+    if (this.readOnly || !this.game || this.game.isOver) return;
+    const code = this.game.grid[index];
+    if (code !== engine.GAP) {
+      this.selected = this.selected === code ? null : code;
+      const targets = this.selected === null ? [] : this.game.destinations(code);
+      if (this.selected !== null && targets.length === 1 && engine.rankOf(code) !== 2) {
+        // One destination and no choice to make: play it at once.
+        this.selected = null;
+        this.onAction(this.game.moveText(code, targets[0]));
+        return;
+      }
+      if (this.selected !== null && targets.length === 0) say(`${engine.cardName(code)} has no legal move.`);
+      this.show(this.game);
+      return;
+    }
+    if (this.selected !== null && this.game.destinations(this.selected).includes(index)) {
+      const card = this.selected;
+      this.selected = null;
+      this.onAction(this.game.moveText(card, index));
+      return;
+    }
+    const fillers = this.game.legalMoves().filter((move) => move.to === index);
+    if (fillers.length === 1) this.onAction(this.game.moveText(fillers[0].card, index));
+    else if (fillers.length > 1) say('Choose the 2 to put here first, then this gap.');
+    else say('No card can fill this gap.');
+  }
+
+  key(event) {
+    const index = this.cells.indexOf(document.activeElement);
+    if (index < 0) return;
+    const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -13, ArrowDown: 13 }[event.key];
+    if (step !== undefined) {
+      const next = index + step;
+      if (next >= 0 && next < 52) this.cells[next].focus();
+      event.preventDefault();
+    } else if (event.key === 'Escape') {
+      this.selected = null;
+      this.show(this.game);
+    }
+  }
+}
+
+function gameControls(game, act) {
+  const controls = el('div', { class: 'controls' });
+  const redeal = el('button', { type: 'button', 'aria-keyshortcuts': 'R', on: { click: () => act('redeal') } }, 'Redeal (R)');
+  const undo = el('button', { type: 'button', 'aria-keyshortcuts': 'U', on: { click: () => act('undo') } }, 'Undo (U)');
+  const stop = el('button', { type: 'button', 'aria-keyshortcuts': 'S', on: { click: () => act('stop') } }, 'Stop (S)');
+  controls.append(redeal);
+  if (engine.RULESETS[game.ruleset].undo) controls.append(undo);
+  controls.append(stop);
+  return controls;
+}
+
+/** Ask before an action that costs points or ends the game. */
+function confirmed(action, game) {
+  if (action === 'redeal') return window.confirm(`Redeal? It costs 5 points (${game.redealsLeft} left).`);
+  if (action === 'stop') return window.confirm(`Stop now? Your score stands at ${game.score}.`);
+  return true;
+}
+
+function shortcuts(act) {
+  const handler = (event) => {
+    if (event.target instanceof HTMLInputElement || event.ctrlKey || event.metaKey || event.altKey) return;
+    const action = { r: 'redeal', u: 'undo', s: 'stop' }[event.key.toLowerCase()];
+    if (action) { event.preventDefault(); act(action); }
+  };
+  document.addEventListener('keydown', handler);
+  return () => document.removeEventListener('keydown', handler);
+}
+
+function summaryLine(game) {
+  return `Score ${game.score} · placed ${game.placed}/48 · redeals left ${game.redealsLeft} · moves ${game.movesMade} · ${game.status}`;
+}
+
+// -- pages --------------------------------------------------------------------------------
+
+async function accountPage() {
+  await connection.open();
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (connection.player && token) {
+    const shown = el('p', { class: 'token', id: 'token' }, token);
+    shown.hidden = true;
+    show(
+      el('h1', {}, `Welcome back, `, el('span', { id: 'me' }, connection.player.name)),
+      el('p', {}, 'Your token is your account: copy it to play from another device. Keep it secret.'),
+      el('div', { class: 'row' },
+        el('button', { type: 'button', on: { click: () => { shown.hidden = !shown.hidden; } } }, 'Show token'),
+        el('button', { type: 'button', on: { click: async () => { await navigator.clipboard.writeText(token); say('Token copied.'); } } }, 'Copy token'),
+        el('button', { type: 'button', on: { click: () => { localStorage.removeItem(TOKEN_KEY); location.assign('/'); } } }, 'Sign out on this device')),
+      shown,
+      el('p', {}, link('/lobby', 'Go to the lobby'), ' · ', link(`/player/${encodeURIComponent(connection.player.name)}`, 'your ratings')),
+    );
+    return;
+  }
+  const name = el('input', { id: 'name', name: 'name', autocomplete: 'nickname', required: true, minlength: 2, maxlength: 24 });
+  const tokenInput = el('input', { id: 'token-input', name: 'token', autocomplete: 'off', required: true });
+  show(
+    el('h1', {}, 'Gaps Arena'),
+    el('form', { class: 'grid', on: { submit: async (event) => {
+      event.preventDefault();
+      try {
+        const reply = await connection.request({ type: 'register', name: name.value });
+        localStorage.setItem(TOKEN_KEY, reply.token);
+        connection.player = reply.player;
+        say(`Signed up as ${reply.player.name}.`);
+        route();
+      } catch (error) { say(error.message, true); }
+    } } }, el('label', { for: 'name' }, 'Choose a name'), name, el('span'), el('button', { type: 'submit' }, 'Sign up')),
+    el('form', { class: 'grid', on: { submit: async (event) => {
+      event.preventDefault();
+      try {
+        const reply = await connection.request({ type: 'hello', token: tokenInput.value });
+        localStorage.setItem(TOKEN_KEY, tokenInput.value);
+        connection.player = reply.player;
+        route();
+      } catch (error) { say(error.message, true); }
+    } } }, el('label', { for: 'token-input' }, 'Or paste your token'), tokenInput, el('span'), el('button', { type: 'submit' }, 'Come back')),
+  );
+}
+
+function createForm(onCreate) {
+  const field = (label, input) => [el('label', { for: input.id }, label), input];
+  const ruleset = el('select', { id: 'ruleset' }, RULESET_NAMES.map((n) => el('option', { value: n }, n)));
+  const maxPlayers = el('input', { id: 'max-players', type: 'number', min: 1, max: 16, value: 2 });
+  const timeLimit = el('input', { id: 'time-limit', type: 'number', min: 1, max: 86400, value: 600 });
+  const winBy = el('select', { id: 'win-by' }, el('option', { value: 'time' }, 'fastest win'), el('option', { value: 'score' }, 'best score'));
+  const isPublic = el('input', { id: 'public', type: 'checkbox' });
+  const countdown = el('input', { id: 'countdown', type: 'number', min: 0, max: 60, placeholder: 'server default' });
+  const seed = el('input', { id: 'seed', placeholder: 'none: a secret seed (rated)' });
+  return el('form', { class: 'grid', 'aria-label': 'Create a match', on: { submit: (event) => {
+    event.preventDefault();
+    const options = { ruleset: ruleset.value, max_players: Number(maxPlayers.value), time_limit_s: Number(timeLimit.value), win_by: winBy.value, public: isPublic.checked };
+    if (countdown.value !== '') options.countdown_s = Number(countdown.value);
+    if (seed.value.trim()) options.seed = seed.value.trim();
+    onCreate(options);
+  } } },
+  field('Ruleset', ruleset), field('Seats', maxPlayers), field('Time limit (s)', timeLimit), field('Ranking', winBy),
+  field('Public', isPublic), field('Countdown (s)', countdown), field('Seed (share code)', seed),
+  el('span'), el('button', { type: 'submit' }, 'Create match'));
+}
+
+async function createMatch(options) {
+  try {
+    const reply = await connection.request({ type: 'create_match', ...options });
+    sessionStorage.setItem(`gaps.options.${reply.match.code}`, JSON.stringify(options));
+    navigate(`/m/${reply.match.code}`);
+  } catch (error) { say(error.message, true); }
+}
+
+async function lobbyPage() {
+  await needPlayer();
+  const list = el('tbody');
+  const code = el('input', { id: 'code', placeholder: 'K7QX2M', maxlength: 6, autocomplete: 'off' });
+  show(
+    el('h1', {}, 'Lobby'),
+    el('form', { class: 'row', on: { submit: (event) => { event.preventDefault(); navigate(`/m/${code.value.trim().toUpperCase()}`); } } },
+      el('label', { for: 'code' }, 'Join by code'), code, el('button', { type: 'submit' }, 'Join')),
+    el('h2', {}, 'Public matches'),
+    el('table', {}, el('thead', {}, el('tr', {}, ['Code', 'Ruleset', 'Seats', 'Time', 'Ranking', ''].map((h) => el('th', {}, h)))), list),
+    el('h2', {}, 'Create a match'),
+    createForm(createMatch),
+    el('h2', {}, 'Tournaments'),
+    el('div', { id: 'tournaments' }),
+  );
+  const { matches } = await connection.request({ type: 'list_matches' });
+  list.replaceChildren(...matches.map((m) => el('tr', {},
+    el('td', {}, m.code), el('td', {}, m.ruleset), el('td', {}, `${m.players}/${m.max_players}`),
+    el('td', {}, formatMs(m.time_limit_s * 1000)), el('td', {}, m.win_by), el('td', {}, link(`/m/${m.code}`, 'Join')))));
+  if (matches.length === 0) list.append(el('tr', {}, el('td', { colspan: 6 }, 'No public match is waiting: create one.')));
+  const { tournaments } = await connection.request({ type: 'tournament_list' });
+  document.getElementById('tournaments')?.replaceChildren(el('ul', {}, tournaments.map((t) =>
+    el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
+}
+
+/** The race, or a spectator's view of it: one match followed by its events. */
+async function matchPage(code, role) {
+  const me = await needPlayer();
+  const state = { code, role, seq: 0, lastSeq: 0, players: new Map(), match: null, game: null, clockBase: null, ended: null };
+  const heading = el('h1', {}, role === 'player' ? 'Race ' : 'Watching ', el('span', { id: 'match-code' }, code));
+  const info = el('p', { id: 'match-info' });
+  const clock = el('p', { class: 'clock', id: 'clock', 'aria-live': 'off' });
+  const mine = el('p', { id: 'my-game', 'aria-live': 'polite' });
+  const lobbyControls = el('div', { class: 'controls' });
+  const table = el('tbody', { id: 'players' });
+  const endScreen = el('section', { id: 'end', 'aria-live': 'polite' });
+  const board = new Board({ ruleset: 'classic', onAction: (text) => act(text) });
+  board.node.hidden = true;
+  const controls = el('div');
+  show(heading, info, clock, lobbyControls, mine, board.node, controls,
+    el('h2', {}, 'Players'),
+    el('table', {}, el('thead', {}, el('tr', {}, ['Player', 'Status', 'Placed', 'Score', 'Redeals', 'Moves'].map((h) => el('th', {}, h)))), table),
+    endScreen);
+
+  const pendingKey = `${PENDING_KEY}.${code}`;
+  let sending = false;
+
+  function renderPlayers() {
+    table.replaceChildren(...[...state.players.values()].map((p) => el('tr', {},
+      el('td', {}, p.name, p.player_id === me.id ? ' (you)' : ''), el('td', {}, p.end_reason || p.status),
+      el('td', {}, `${p.placed}/48`), el('td', {}, p.score), el('td', {}, p.redeals_used), el('td', {}, p.moves_made))));
+  }
+
+  function renderGame() {
+    if (!state.game) return;
+    board.ruleset = state.game.ruleset;
+    board.node.hidden = false;
+    board.show(state.game);
+    mine.textContent = summaryLine(state.game);
+    if (!controls.firstChild) controls.append(gameControls(state.game, act));
+  }
+
+  function setGame(view) {
+    const game = engine.Game.fromView(state.match.ruleset, view.grid, { redealsUsed: view.redeals_used, stopped: view.status === 'stopped' });
+    game.movesMade = view.moves_made;
+    game.serverStatus = view.status;
+    state.game = game;
+    renderGame();
+  }
+
+  function renderInfo() {
+    const m = state.match;
+    info.textContent = `${m.ruleset} · ${m.win_by === 'time' ? 'fastest win' : 'best score'} · ${m.max_players} seats · ${formatMs(m.time_limit_s * 1000)} · ${m.status}${m.rated ? '' : ' · unrated'}`;
+    lobbyControls.replaceChildren();
+    if (m.status === 'lobby' && role === 'player') {
+      const url = `${location.origin}/m/${code}`;
+      lobbyControls.append(
+        el('button', { type: 'button', on: { click: () => connection.request({ type: 'ready', code, ready: true }).catch((e) => say(e.message, true)) } }, 'Ready'),
+        m.host_id === me.id ? el('button', { type: 'button', on: { click: () => connection.request({ type: 'start_match', code }).catch((e) => say(e.message, true)) } }, 'Start now') : null,
+        el('span', {}, 'Invite: ', link(url, url)));
+    }
+  }
+
+  function tick() {
+    if (state.clockBase === null || !state.match || state.ended) return;
+    const tMs = Math.min(performance.now() - state.clockBase, state.match.time_limit_s * 1000);
+    clock.textContent = `${formatMs(tMs)} / ${formatMs(state.match.time_limit_s * 1000)}`;
+  }
+  const timer = setInterval(tick, 250);
+
+  function syncClock(tMs) {
+    if (typeof tMs === 'number' && tMs > 0) state.clockBase = performance.now() - tMs;
+  }
+
+  async function showEnd(event) {
+    state.ended = event;
+    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, p.name), el('td', {}, p.score),
+      el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
+    const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
+    const rematch = el('button', { type: 'button', on: { click: () => {
+      const saved = sessionStorage.getItem(`gaps.options.${code}`);
+      const m = state.match;
+      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
+      delete options.seed; // a rematch deals a new secret seed
+      createMatch(options);
+    } } }, 'Rematch');
+    endScreen.replaceChildren(el('h2', {}, 'Result'),
+      el('table', { id: 'ranking' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'End', 'Time'].map((h) => el('th', {}, h)))), el('tbody', {}, rows)),
+      el('p', {}, 'Seed: ', el('code', { id: 'seed' }, event.seed || 'secret'), ' · commitment ', el('code', {}, event.commitment), ' · ', verdict),
+      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'), rematch));
+    if (event.seed) {
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', engine.parseShareCode(event.seed)));
+      verdict.textContent = engine.toHex(digest) === event.commitment ? '✓ the seed matches the commitment' : '✗ the seed does NOT match the commitment';
+    }
+    clock.textContent = 'Finished';
+  }
+
+  function applyEvent(event) {
+    if (event.seq <= state.seq) return;
+    if (event.seq !== state.seq + 1) { resync(); return; }
+    state.seq = event.seq;
+    syncClock(event.t_ms);
+    switch (event.event) {
+      case 'player_joined': state.players.set(event.player.player_id, event.player); break;
+      case 'player_left': state.players.delete(event.player_id); break;
+      case 'host_changed': state.match.host_id = event.host_id; renderInfo(); break;
+      case 'ready': { const p = state.players.get(event.player_id); if (p) p.ready = event.ready; break; }
+      case 'countdown': state.match.status = 'countdown'; renderInfo(); say(`Starting in ${Math.round(event.countdown_ms / 1000)} s`); break;
+      case 'started':
+        state.match.status = 'running';
+        state.clockBase = performance.now();
+        for (const p of event.players) state.players.set(p.player_id, p);
+        if (role === 'player') setGame({ grid: event.grid, redeals_used: 0, moves_made: 0, status: 'playing' });
+        renderInfo();
+        say('Go!');
+        board.cells[0].focus();
+        break;
+      case 'progress': case 'player_finished': state.players.set(event.player_id, event); break;
+      case 'match_ended': state.match.status = 'finished'; renderInfo(); showEnd(event); break;
+      default: break;
+    }
+    renderPlayers();
+  }
+
+  function fromSnapshot(reply) {
+    state.match = reply.match;
+    state.seq = reply.seq;
+    state.players = new Map(reply.players.map((p) => [p.player_id, p]));
+    syncClock(reply.match.t_ms);
+    if (reply.you?.game) {
+      state.lastSeq = reply.you.last_seq ?? 0;
+      setGame(reply.you.game);
+    }
+    renderInfo();
+    renderPlayers();
+  }
+
+  async function resync() {
+    const reply = await connection.request({ type: 'resync', code, since: state.seq });
+    if (reply.type === 'events') reply.events.forEach(applyEvent);
+    else fromSnapshot(reply);
+  }
+
+  async function join() {
+    const reply = await connection.request({ type: 'join_match', code, role });
+    fromSnapshot(reply);
+    await resync();
+    // An action sent before a reload or a drop: send it again with its seq; the server
+    // applies it at most once (a duplicate gets its first reply).
+    const pending = JSON.parse(sessionStorage.getItem(pendingKey) || 'null');
+    if (pending && pending.seq > state.lastSeq) await send(pending.action, pending.seq);
+    else sessionStorage.removeItem(pendingKey);
+    if (state.match.status === 'finished' && !state.ended) {
+      const replay = await getJson(`/matches/${code}/replay`).catch(() => null);
+      if (replay) showEnd({ ranking: replay.players, seed: replay.match.seed, commitment: replay.match.commitment });
+    }
+  }
+
+  async function send(action, seq) {
+    sessionStorage.setItem(pendingKey, JSON.stringify({ seq, action }));
+    sending = true;
+    try {
+      const reply = await connection.request({ type: 'action', code, seq, action });
+      sessionStorage.removeItem(pendingKey);
+      state.lastSeq = Math.max(state.lastSeq, reply.seq);
+      syncClock(reply.t_ms);
+      if (!reply.duplicate) applyReply(reply);
+      else await join();
+    } catch (error) {
+      if (error.code !== 'closed') { sessionStorage.removeItem(pendingKey); say(error.message, true); }
+    } finally { sending = false; }
+  }
+
+  function applyReply(reply) {
+    const game = state.game;
+    if (reply.kind === 'move' || reply.kind === 'undo') {
+      const index = (slot) => { const [, r, c] = /^r(\d+)c(\d+)$/.exec(slot); return (Number(r) - 1) * 13 + Number(c) - 1; };
+      game.grid[index(reply.to)] = engine.parseCard(reply.card);
+      game.grid[index(reply.from)] = engine.GAP;
+    } else if (reply.kind === 'redeal') {
+      game.grid = engine.parseLayout(reply.grid);
+    } else if (reply.kind === 'stop') {
+      game.stopped = true;
+    }
+    game.redealsUsed = reply.redeals_used;
+    game.movesMade = reply.moves_made;
+    renderGame();
+    mine.textContent = `${summaryLine(game)}`;
+  }
+
+  function act(action) {
+    if (role !== 'player' || !state.game || sending) return;
+    if (!confirmed(action, state.game)) return;
+    send(action, state.lastSeq + 1);
+  }
+
+  const listener = (message) => { if (message.type === 'event' && message.match === code) applyEvent(message); };
+  const rejoin = () => join().catch((error) => say(error.message, true));
+  connection.listeners.add(listener);
+  connection.onReconnect.add(rejoin);
+  const stopKeys = role === 'player' ? shortcuts(act) : () => {};
+  leavePage = () => { clearInterval(timer); connection.listeners.delete(listener); connection.onReconnect.delete(rejoin); stopKeys(); };
+  await join();
+}
+
+async function replayPage(code) {
+  const documentBody = await getJson(`/matches/${encodeURIComponent(code)}/replay`);
+  const { match, players } = documentBody;
+  const seed = engine.parseShareCode(match.seed);
+  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name} (${p.score})`)));
+  const board = new Board({ ruleset: match.ruleset, readOnly: true, onAction: () => {} });
+  const position = el('p', { id: 'replay-step', 'aria-live': 'polite' });
+  let step = 0;
+  const render = () => {
+    const player = players[Number(picker.value)];
+    const game = new engine.Game(seed, match.ruleset);
+    player.actions.slice(0, step).forEach((a) => game.push(a.action));
+    board.show(game);
+    const last = player.actions[step - 1];
+    position.textContent = `Action ${step}/${player.actions.length}${last ? `: ${last.action} at ${formatMs(last.t_ms)}` : ''} · ${summaryLine(game)}`;
+  };
+  const go = (delta) => () => { const n = players[Number(picker.value)].actions.length; step = Math.max(0, Math.min(n, step + delta)); render(); };
+  picker.addEventListener('change', () => { step = 0; render(); });
+  show(el('h1', {}, `Replay of ${match.code}`), el('p', {}, `${match.ruleset} · seed `, el('code', {}, match.seed)),
+    el('div', { class: 'row' }, el('label', { for: 'replay-player' }, 'Player'), picker,
+      el('button', { type: 'button', on: { click: go(-1e9) } }, '⏮ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
+      el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ⏭')),
+    position, board.node);
+  render();
+}
+
+async function tournamentPage(code) {
+  await needPlayer();
+  const title = el('h1', { id: 'tournament-name' });
+  const round = el('p', { id: 'round' });
+  const rows = el('tbody', { id: 'standings' });
+  show(el('div', { class: 'projector' }, title, round,
+    el('table', {}, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'Time', 'Rounds'].map((h) => el('th', {}, h)))), rows)));
+  let seq = 0;
+  let view = null;
+  const renderStandings = (standings) => rows.replaceChildren(...standings.map((s) => el('tr', {},
+    el('td', {}, s.rank), el('td', {}, s.name), el('td', {}, s.total_score ?? s.score ?? 0),
+    el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? ''))));
+  const renderView = () => {
+    title.textContent = view.name;
+    round.textContent = view.status === 'finished' ? 'Final standings'
+      : view.status === 'open' ? `Waiting to start · ${view.entrants.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
+  };
+  async function resync() {
+    const reply = await connection.request({ type: 'tournament_resync', code, since: seq });
+    if (reply.type === 'tournament_events' && view === null) {
+      // The first load got the events, not a view: the standings now include them all.
+      const standing = await connection.request({ type: 'tournament_standings', code });
+      view = standing.tournament;
+      seq = reply.events.length ? reply.events[reply.events.length - 1].seq : 0;
+      renderView();
+      renderStandings(standing.standings);
+    } else if (reply.type === 'tournament_events') reply.events.forEach(apply);
+    else {
+      view = reply.tournament; seq = reply.seq; renderView(); renderStandings(reply.standings);
+    }
+  }
+  function apply(event) {
+    if (event.seq <= seq) return;
+    if (event.seq !== seq + 1) { resync(); return; }
+    seq = event.seq;
+    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name });
+    if (event.event === 'tournament_started') view.status = 'running';
+    if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
+    if (event.event === 'round_ended') renderStandings(event.standings);
+    if (event.event === 'tournament_ended') { view.status = 'finished'; renderStandings(event.standings); }
+    renderView();
+  }
+  const listener = (message) => { if (message.type === 'tournament_event' && message.tournament === code) apply(message); };
+  const again = () => resync().catch((error) => say(error.message, true));
+  connection.listeners.add(listener);
+  connection.onReconnect.add(again);
+  leavePage = () => { connection.listeners.delete(listener); connection.onReconnect.delete(again); };
+  await resync();
+}
+
+async function boardsPage() {
+  const params = new URLSearchParams(location.search);
+  const ruleset = params.get('ruleset') || 'classic';
+  const by = params.get('by') || 'score';
+  const period = params.get('period') || 'all';
+  const query = new URLSearchParams({ by, period, limit: '20' });
+  if (params.get('cursor')) query.set('cursor', params.get('cursor'));
+  if (params.get('around') && connection.player) query.set('player', connection.player.name);
+  const select = (id, value, options) => el('select', { id, name: id }, options.map((o) => el('option', { value: o, selected: o === value }, o)));
+  const body = await getJson(`/leaderboards/${ruleset}?${query}`);
+  const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name'].includes(k)) : [];
+  const next = new URLSearchParams({ ruleset, by, period, cursor: body.next_cursor || '' });
+  show(el('h1', {}, 'Leaderboards'),
+    el('form', { class: 'row', action: '/boards', method: 'get' },
+      select('ruleset', ruleset, RULESET_NAMES), select('by', by, ['score', 'time', 'wins', 'rating']),
+      select('period', period, ['all', 'month', 'day']), el('button', { type: 'submit' }, 'Show'),
+      connection.player ? el('button', { type: 'submit', name: 'around', value: '1' }, 'Around me') : null),
+    el('table', { id: 'leaderboard' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', ...figures].map((h) => el('th', {}, h)))),
+      el('tbody', {}, body.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, link(`/player/${encodeURIComponent(e.name)}`, e.name)),
+        figures.map((f) => el('td', {}, e[f] ?? '')))))),
+    body.next_cursor ? link(`/boards?${next}`, 'Next page') : null);
+}
+
+async function playerPage(name) {
+  const body = await getJson(`/ratings/${encodeURIComponent(name)}`);
+  show(el('h1', {}, body.player.name),
+    el('h2', {}, 'Ratings'),
+    el('table', {}, el('tbody', {}, body.ratings.map((r) => el('tr', {}, el('td', {}, r.ruleset),
+      el('td', {}, `ordinal ${Number(r.ordinal).toFixed(2)}`), el('td', {}, `${r.games} games`), el('td', {}, r.provisional ? 'provisional' : ''))))),
+    el('h2', {}, 'History'),
+    el('table', {}, el('tbody', {}, body.history.map((h) => el('tr', {}, el('td', {}, h.at), el('td', {}, h.ruleset),
+      el('td', {}, `rank ${h.rank}`), el('td', {}, Number(h.ordinal).toFixed(2)))))));
+}
+
+async function todayPage() {
+  await needPlayer();
+  const ruleset = new URLSearchParams(location.search).get('ruleset') || 'classic';
+  const board = await getJson(`/daily/${ruleset}`).catch(() => ({ entries: [] }));
+  show(el('h1', {}, 'The daily challenge'),
+    el('p', {}, 'One deal a day per ruleset, the same for everyone, one attempt.'),
+    el('div', { class: 'row' }, RULESET_NAMES.map((r) => el('button', { type: 'button', on: { click: async () => {
+      try {
+        const reply = await connection.request({ type: 'daily', ruleset: r });
+        navigate(`/m/${reply.match.code}`);
+      } catch (error) { say(error.message, true); }
+    } } }, `Play ${r}`))),
+    el('h2', {}, `Today's ${ruleset} board`),
+    el('table', {}, el('tbody', {}, board.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, e.name), el('td', {}, e.score), el('td', {}, formatMs(e.finish_ms)))))));
+}
+
+function practicePage() {
+  const params = new URLSearchParams(location.search);
+  const ruleset = RULESET_NAMES.includes(params.get('ruleset')) ? params.get('ruleset') : 'classic';
+  let seed;
+  try { seed = params.get('seed') ? engine.parseShareCode(params.get('seed')) : engine.randomSeed(); } catch { seed = engine.randomSeed(); }
+  const game = new engine.Game(seed, ruleset);
+  const line = el('p', { id: 'my-game', 'aria-live': 'polite' });
+  const board = new Board({ ruleset, onAction: (text) => act(text) });
+  const render = () => { board.show(game); line.textContent = summaryLine(game); };
+  function act(action) {
+    if (game.isOver || !confirmed(action, game)) return;
+    try { game.push(action); } catch (error) { say(error.message, true); }
+    render();
+  }
+  const share = `/practice?${new URLSearchParams({ ruleset, seed: engine.shareCode(seed) })}`;
+  show(el('h1', {}, 'Practice (offline)'),
+    el('p', {}, `${ruleset} · deal `, link(share, engine.shareCode(seed)), ' · ',
+      RULESET_NAMES.map((r) => [link(`/practice?ruleset=${r}`, r), ' '])),
+    line, board.node, gameControls(game, act));
+  const stopKeys = shortcuts(act);
+  leavePage = stopKeys;
+  render();
+}
+
+// -- the router ---------------------------------------------------------------------------
+
+function navigate(path, replace = false) {
+  if (replace) history.replaceState(null, '', path); else history.pushState(null, '', path);
+  route();
+}
+
+async function route() {
+  leavePage();
+  leavePage = () => {};
+  say('');
+  const parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const pages = {
+    '': () => accountPage(),
+    lobby: () => lobbyPage(),
+    m: (code) => matchPage(code.toUpperCase(), 'player'),
+    watch: (code) => matchPage(code.toUpperCase(), 'spectator'),
+    replay: (code) => replayPage(code.toUpperCase()),
+    t: (code) => tournamentPage(code.toUpperCase()),
+    boards: () => boardsPage(),
+    player: (name) => playerPage(name),
+    today: () => todayPage(),
+    practice: () => practicePage(),
+  };
+  const page = pages[parts[0] ?? ''];
+  try {
+    if (!page) throw new Error('No page here.');
+    await page(...parts.slice(1));
+    main.focus();
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
+document.addEventListener('click', (event) => {
+  const anchor = event.target.closest('a');
+  if (!anchor || anchor.origin !== location.origin || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  event.preventDefault();
+  navigate(anchor.pathname + anchor.search);
+});
+window.addEventListener('popstate', route);
+const fourColour = document.getElementById('four-colour');
+fourColour.checked = localStorage.getItem('gaps.fourColour') === '1';
+document.body.classList.toggle('four-colour', fourColour.checked);
+fourColour.addEventListener('change', () => {
+  localStorage.setItem('gaps.fourColour', fourColour.checked ? '1' : '0');
+  document.body.classList.toggle('four-colour', fourColour.checked);
+});
+route();

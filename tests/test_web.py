@@ -1,0 +1,337 @@
+"""The web client (server/web/) in a real headless Chromium against a real server.
+
+Debian's ``chromium`` is driven by Playwright; the tests are skipped, saying why, only
+when it is missing. Set ``GAPS_WEB_SCREENSHOTS=docs/web`` to write the screenshots of
+docs/web.md while they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gaps import Game
+from server.app import Server
+from server.web import CONTENT_SECURITY_POLICY
+from tests.client import http_get
+from tests.races import Connect, registered
+
+CHROMIUM = "/usr/bin/chromium"
+playwright_api = pytest.importorskip("playwright.async_api", reason="playwright is not installed")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (Debian's chromium package)"
+)
+SCREENSHOTS = os.environ.get("GAPS_WEB_SCREENSHOTS")
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1280, "height": 800}
+RANK_TEXT = {"10": "T"}
+SUIT_TEXT = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> Iterator[str]:
+    """SQLite only: these tests are about the browser, the storage tests cover PostgreSQL."""
+    yield f"sqlite:///{tmp_path / 'gaps.sqlite3'}"
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    async with playwright_api.async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            ],
+        )
+        yield launched
+        await launched.close()
+
+
+@pytest.fixture
+async def open_page(browser: Any, server: Server) -> AsyncIterator[Any]:
+    """``await open_page()`` opens a page in a fresh browser profile (its own storage);
+    every page accepts confirmation dialogs and fails the test on a script error."""
+    contexts = []
+    errors: list[str] = []
+
+    async def new_page(viewport: dict[str, int] = DESKTOP) -> Any:
+        context = await browser.new_context(
+            viewport=viewport, base_url=f"http://127.0.0.1:{server.port}"
+        )
+        contexts.append(context)
+        page = await context.new_page()
+        page.on("dialog", lambda dialog: dialog.accept())
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: errors.append(message.text) if message.type == "error" else None,
+        )
+        return page
+
+    yield new_page
+    for context in contexts:
+        await context.close()
+    assert errors == []
+
+
+async def screenshot(page: Any, name: str) -> None:
+    if SCREENSHOTS:
+        await page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+async def sign_up(page: Any, name: str) -> None:
+    await page.goto("/")
+    await page.fill("#name", name)
+    await page.click("text=Sign up")
+    await page.wait_for_selector("#me")
+
+
+async def layout(page: Any) -> str:
+    """The board a page shows, in the layout text of docs/rules.md."""
+    cells: list[str] = await page.eval_on_selector_all(
+        ".board .cell",
+        "cells => cells.map(c => c.classList.contains('gap') ? '--' : c.textContent)",
+    )
+    assert len(cells) == 52
+    text = [
+        cell if cell == "--" else RANK_TEXT.get(cell[:-1], cell[:-1]) + SUIT_TEXT[cell[-1]]
+        for cell in cells
+    ]
+    return "\n".join(" ".join(text[row * 13 : row * 13 + 13]) for row in range(4))
+
+
+async def play_a_move(page: Any, ruleset: str = "classic") -> str:
+    """Click one legal move on the board (a card, then its gap); returns the layout after."""
+    before = await layout(page)
+    game = Game.from_layout(before, ruleset)
+    move = game.legal_moves()[0]
+    destination = game.destination(move)
+    await page.click(f'.board [data-slot="{game.slot_of(move.card)}"]')
+    if move.card.rank == 2:  # a 2 may have several gaps: name one
+        await page.click(f'.board [data-slot="{destination}"]')
+    game.play(move)
+    await shows(page, game.layout())
+    return game.layout()
+
+
+async def shows(page: Any, expected: str, *, timeout_s: float = 10) -> None:
+    """Wait until the page's board is ``expected`` (a layout), or fail showing the last."""
+    seen = ""
+    for _ in range(int(timeout_s / 0.05)):
+        seen = await layout(page)
+        if seen == expected:
+            return
+        await asyncio.sleep(0.05)
+    assert seen == expected
+
+
+async def fetch(port: int, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """A plain HTTP GET: the status, the headers and the body."""
+
+    def get() -> tuple[int, dict[str, str], bytes]:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as reply:
+                return reply.status, dict(reply.headers), reply.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read()
+
+    return await asyncio.to_thread(get)
+
+
+async def test_pages_are_served_with_a_strict_content_security_policy(server: Server) -> None:
+    for path in ("/", "/lobby", "/m/ABCDEF", "/practice", "/t/QQQQQQ", "/web/app.js"):
+        assert (await fetch(server.port, path))[0] == 200, path
+    status, headers, body = await fetch(server.port, "/m/ABCDEF")
+    assert status == 200
+    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert "script-src 'self'" in CONTENT_SECURITY_POLICY
+    assert "unsafe-inline" not in CONTENT_SECURITY_POLICY
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert b"<script>" not in body  # no inline script: only <script src=...>
+    status, headers, _ = await fetch(server.port, "/web/engine.js")
+    assert headers["Content-Type"] == "text/javascript; charset=utf-8"
+    assert headers["Cache-Control"] == "no-cache"
+    # Revalidating an unchanged file costs a 304 and no body.
+    again = await fetch(server.port, "/web/engine.js", **{"If-None-Match": headers["ETag"]})
+    assert (again[0], again[2]) == (304, b"")
+    assert (await fetch(server.port, "/web/secret.py"))[0] == 404
+    # The JSON resources keep their paths.
+    assert (await http_get(server.port, "/matches"))[0] == 200
+    assert (await http_get(server.port, "/nothing/here/at/all"))[0] == 404
+
+
+async def test_two_browsers_race_the_same_deal_to_the_end(open_page: Any) -> None:
+    ana, bob = await open_page(), await open_page(PHONE)
+    await sign_up(ana, "ana")
+    await screenshot(ana, "account-desktop")
+    await sign_up(bob, "bob")
+    await ana.goto("/lobby")
+    await ana.select_option("#ruleset", "classic")
+    await ana.fill("#countdown", "0")
+    await screenshot(ana, "lobby-desktop")
+    await ana.click("text=Create match")
+    await ana.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    code = ana.url.rsplit("/", 1)[1]
+    await bob.goto(f"/m/{code}")
+    await bob.click("text=Ready")
+    await ana.click("text=Ready")
+    await ana.wait_for_selector(".board .cell >> nth=51")
+    await bob.wait_for_selector(".board .cell >> nth=51")
+    assert await layout(ana) == await layout(bob)  # the same deal
+    await play_a_move(ana)
+    await bob.wait_for_function(
+        "() => document.querySelector('#players').textContent.includes('1/48') "
+        "|| [...document.querySelectorAll('#players tr')].some(r => r.cells[5].textContent === '1')"
+    )
+    await screenshot(ana, "race-desktop")
+    await screenshot(bob, "race-phone")
+    await ana.keyboard.press("s")  # keyboard play: stop (the dialog is accepted)
+    await bob.click("text=Stop (S)")
+    for page in (ana, bob):
+        await page.wait_for_selector("#ranking")
+        await page.wait_for_selector("text=the seed matches the commitment")
+    await screenshot(ana, "end-desktop")
+    ranking = await ana.inner_text("#ranking")
+    assert "ana" in ranking and "bob" in ranking
+    await ana.click("text=Replay")
+    await ana.wait_for_selector("#replay-step")
+    await ana.click("text=End ⏭")
+    # Every action of the first-ranked player, replayed by engine.js from the revealed seed.
+    step = re.match(r"Action (\d+)/(\d+)", await ana.inner_text("#replay-step"))
+    assert step is not None and step[1] == step[2] and int(step[1]) >= 1
+
+
+async def test_a_browser_and_a_websocket_client_race_and_a_reload_resumes(
+    open_page: Any, connect: Connect
+) -> None:
+    (cid,) = await registered(connect, "cid")
+    created = await cid.ok("create_match", max_players=2, countdown_s=0, ruleset="addiction")
+    code = created["match"]["code"]
+    page = await open_page()
+    await sign_up(page, "dee")
+    await page.goto(f"/m/{code}")
+    await page.click("text=Ready")
+    await cid.ok("ready", code=code)
+    await page.wait_for_selector(".board .cell >> nth=51")
+    first = await play_a_move(page, "addiction")
+    await page.reload()  # mid-race: hello, join_match, resync
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert await layout(page) == first
+    await play_a_move(page, "addiction")
+    await page.keyboard.press("u")  # undo, with the seq after the reload's
+    await shows(page, first)
+    progress = await cid.event("progress", match=code, moves_made=2)
+    assert progress["name"] == "dee"
+    assert (await cid.act(code, "stop"))["type"] == "action_ok"
+    await page.click("text=Stop (S)")
+    await page.wait_for_selector("#ranking")
+    assert "cid" in await page.inner_text("#ranking")
+
+
+async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
+    open_page: Any, connect: Connect
+) -> None:
+    host, eve = await registered(connect, "host", "eve")
+    name = '<img src=x onerror="document.title=1">Cup'
+    made = await host.ok("tournament_create", name=name, rounds=1, round_time_limit_s=60)
+    code = made["tournament"]["code"]
+    await eve.ok("tournament_join", code=code)
+    projector, spectator = await open_page(), await open_page(PHONE)
+    await sign_up(projector, "projector")
+    await sign_up(spectator, "watcher")
+    await projector.goto(f"/t/{code}")
+    await projector.wait_for_selector("text=Waiting to start")
+    # A name made of HTML is shown as text, never parsed.
+    assert await projector.inner_text("#tournament-name") == name
+    assert await projector.locator("#tournament-name img").count() == 0
+    await host.ok("tournament_start", code=code)
+    starting = await eve.event("round_starting", tournament=code)
+    round_code = starting["match"]
+    await eve.ok("join_match", code=round_code)
+    await eve.event("started", match=round_code)
+    await spectator.goto(f"/watch/{round_code}")
+    await spectator.wait_for_selector("#players >> text=eve")
+    await screenshot(spectator, "watch-phone")
+    assert (await eve.act(round_code, "stop"))["type"] == "action_ok"
+    await spectator.wait_for_selector("#ranking")
+    await projector.wait_for_selector("text=Final standings")
+    assert "eve" in await projector.inner_text("#standings")
+    await screenshot(projector, "tournament-desktop")
+    assert await projector.title() == "Gaps Arena"
+
+
+async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any) -> None:
+    page = await open_page(PHONE)
+    await page.goto("/practice?ruleset=classic&seed=AAAA-AAAA-AAAA-AAAA")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    dealt = await layout(page)
+    assert dealt == Game.from_layout(dealt, "classic").layout()
+    assert dealt.startswith("5S 9D QC KC JS 8D -- JC -- 9C 4D 7D 3C")  # docs/rules.md
+    await page.focus('.board [data-slot="r1c1"]')
+    await page.keyboard.press("ArrowRight")
+    assert await page.evaluate("document.activeElement.dataset.slot") == "r1c2"
+    await play_a_move(page)
+    await screenshot(page, "practice-phone")
+
+
+async def test_a_dropped_connection_reconnects_and_the_race_goes_on(
+    open_page: Any, server: Server
+) -> None:
+    page = await open_page()
+    await sign_up(page, "fay")
+    await page.goto("/lobby")
+    await page.fill("#max-players", "1")
+    await page.fill("#countdown", "0")
+    await page.click("text=Create match")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.click("text=Ready")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await play_a_move(page)
+    for session in list(server.sessions):  # the network drops
+        await session.connection.close()
+    await page.wait_for_selector("#status >> text=Reconnected")
+    after = await play_a_move(page)  # hello, join_match, resync: seq 2 is accepted
+    await page.reload()
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await shows(page, after)
+    assert "moves 2" in await page.inner_text("#my-game")
+
+
+async def test_boards_a_player_page_and_the_daily_challenge(
+    open_page: Any, connect: Connect
+) -> None:
+    gil, hal = await registered(connect, "gil", "hal")
+    created = await gil.ok("create_match", max_players=2, countdown_s=0)
+    code = created["match"]["code"]
+    await hal.ok("join_match", code=code)
+    for client in (gil, hal):
+        await client.ok("ready", code=code)
+    for client in (gil, hal):
+        await client.event("started", match=code)
+        assert (await client.act(code, "stop"))["type"] == "action_ok"
+    await gil.event("match_ended", match=code)
+    page = await open_page(PHONE)
+    await sign_up(page, "ivy")
+    await page.goto("/boards?ruleset=classic&by=score&period=all")
+    await page.wait_for_selector("#leaderboard >> text=hal")
+    await screenshot(page, "boards-phone")
+    await page.click("#leaderboard >> text=gil")
+    await page.wait_for_url(re.compile(r"/player/gil$"))
+    await page.wait_for_selector("h1 >> text=gil")
+    assert "classic" in await page.inner_text("main")
+    await page.goto("/today")
+    await page.click("text=Play classic")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert "classic" in await page.inner_text("#match-info")
