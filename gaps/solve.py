@@ -27,7 +27,7 @@ from gaps.errors import GapsError
 from gaps.game import Game
 from gaps.par import par_of
 from gaps.seed import Seed
-from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, solve
+from gaps.solver import MAX_MEMORY_MB, MAX_NODES, ORDERS, TIME_BUDGET_S, solve
 
 #: Blake and Gent (2019), Solvitaire: winnable share of no-redeal Gaps deals.
 PUBLISHED_WIN_RATE = 0.858
@@ -128,13 +128,15 @@ def statistics(
     max_memory_mb: float,
     first: int = 0,
     progress: bool = False,
+    order: str = "best-first",
 ) -> Stats:
-    """Solve deals ``first`` .. ``first + deals - 1`` of the no-redeal ruleset."""
+    """Solve deals ``first`` .. ``first + deals - 1`` of the no-redeal ruleset in ``order``."""
     stats = Stats(seconds=[])
     for number in range(first, first + deals):
         verdict = solve(
             Game(deal_seed(number), "no-redeal"),
             max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
+            order=order,
         )
         setattr(stats, verdict.status, getattr(stats, verdict.status) + 1)
         assert stats.seconds is not None
@@ -175,11 +177,17 @@ def stats_lines(stats: Stats) -> list[str]:
 
 
 def deal_lines(
-    game: Game, *, max_nodes: int, time_budget_s: float, max_memory_mb: float
+    game: Game,
+    *,
+    max_nodes: int,
+    time_budget_s: float,
+    max_memory_mb: float,
+    order: str = "best-first",
 ) -> list[str]:
     """The single-deal report: verdict without redeal, par, lines, nodes, time, memory."""
     verdict = solve(
-        game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb
+        game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
+        order=order,
     )
     result = par_of(
         game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb
@@ -219,6 +227,10 @@ def main(argv: list[str] | None = None) -> None:
         help=f"table memory budget, MB (default {MAX_MEMORY_MB:g})",
     )
     parser.add_argument(
+        "--order", choices=ORDERS, default="best-first",
+        help="search order of the verdict without redeal (default best-first)",
+    )
+    parser.add_argument(
         "--trace-memory", action="store_true",
         help="measure peak memory with tracemalloc (exact, about 2x slower)",
     )
@@ -235,7 +247,10 @@ def main(argv: list[str] | None = None) -> None:
         if options.stats is not None:
             if options.stats < 1:
                 parser.error(f"--stats needs at least 1 deal, not {options.stats}")
-            stats = statistics(options.stats, first=options.first, progress=True, **budgets)
+            stats = statistics(
+                options.stats, first=options.first, progress=True, order=options.order,
+                **budgets,
+            )
             stats.peak_mb = _peak_mb(options.trace_memory)
             lines = stats_lines(stats)
         else:
@@ -247,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
                     else open(options.layout, encoding="ascii").read()
                 )
                 game = Game.from_layout(text, options.rules)
-            lines = deal_lines(game, **budgets)
+            lines = deal_lines(game, order=options.order, **budgets)
             lines.append(f"peak memory: {_peak_mb(options.trace_memory):.1f} MB")
     except (GapsError, ValueError, OSError) as error:
         parser.error(str(error))

@@ -8,6 +8,7 @@ from gaps import RULESETS, Game, Seed
 from gaps.bots import GreedyBot, RandomBot, SearchBot, play_game
 from gaps.move import Action
 from gaps.par import Par, final_score, par, par_of
+from gaps.replay import replay
 from tests.test_solver import DEAD, WON, WON_IN_TWO
 
 
@@ -117,3 +118,21 @@ def test_without_the_bot_floor_a_par_cut_short_is_the_search_line() -> None:
     assert not result.exact
     assert all(str(action) != "stop" for action in result.line)
     assert replayed(game, result.line).score == result.score
+
+
+@pytest.mark.parametrize(
+    ("name", "number"),
+    [("montana", 17), ("montana", 44), ("montana", 51), ("no-redeal", 0), ("no-redeal", 173)],
+)
+def test_an_exact_par_is_at_least_every_recorded_players_replayed_score(
+    name: str, number: int
+) -> None:
+    result = par(seed(number), name, max_nodes=20_000)
+    assert result.exact
+    players = (RandomBot(number), GreedyBot(number, samples=2),
+               SearchBot(number, max_nodes=2_000, samples=2, rollout_nodes=30))
+    for bot in players:
+        recorded = [str(action) for action in play_game(bot, Game(seed(number), name))]
+        audited = replay(seed(number), name, recorded)
+        assert audited.ok
+        assert audited.score <= result.score

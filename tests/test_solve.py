@@ -58,6 +58,14 @@ def test_the_statistics_mode_prints_the_share_beside_the_published_figure(
     assert lines[5].startswith("solve time s: p10 ")
 
 
+@pytest.mark.parametrize(("order", "won"), [("best-first", 1), ("depth-first", 0)])
+def test_the_statistics_mode_searches_in_the_order_asked(
+    capsys: pytest.CaptureFixture[str], order: str, won: int
+) -> None:
+    lines = run(capsys, "--stats", "1", "--first", "2", "--max-nodes", "20000", "--order", order)
+    assert lines[0] == f"deals: 1  won: {won}  lost: 0  unknown: {1 - won}"
+
+
 def test_a_bad_share_code_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         main(["--seed", "not!a-code"])

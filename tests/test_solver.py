@@ -103,10 +103,14 @@ def test_a_lost_deal_places_what_a_breadth_first_search_of_the_engine_finds(numb
     assert replayed(game, verdict.line).placed == verdict.placed
 
 
-@pytest.mark.parametrize("number", [7, 194, 197, 306, 308])
-def test_a_winning_line_replays_to_a_win_in_the_engine(number: int) -> None:
+@pytest.mark.parametrize(
+    ("order", "number"),
+    [*(("depth-first", number) for number in (7, 194, 197, 306, 308)),
+     *(("best-first", number) for number in (2, 7, 12))],
+)
+def test_a_winning_line_replays_to_a_win_in_the_engine(order: str, number: int) -> None:
     game = deal(number)
-    verdict = solve(game, max_nodes=100_000)
+    verdict = solve(game, max_nodes=100_000, order=order)
     assert verdict.status == "won"
     assert replayed(game, verdict.line).is_won()
 

@@ -1,0 +1,74 @@
+"""The best-first search: the same exact answers as the depth-first one, sooner wins."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gaps import Game, Seed
+from gaps.frontier import best_first, placed_in
+from gaps.solver import Budget, move_for, solve
+from tests.test_solver import WON, deal, most_placed, replayed
+
+_GAP_BYTE = 255
+
+
+def scrambled(rng: random.Random, cells: int) -> Game:
+    """A won grid with ``cells`` random cells (the 4 gaps among them) shuffled."""
+    grid = list(Game.from_layout(WON, "no-redeal").grid_codes())
+    gaps = [index for index, code in enumerate(grid) if code < 0]
+    others = rng.sample([index for index in range(52) if index not in gaps], cells - 4)
+    chosen = gaps + others
+    contents = [grid[index] for index in chosen]
+    rng.shuffle(contents)
+    for index, code in zip(chosen, contents, strict=True):
+        grid[index] = code
+    return Game.restore(Seed(b"scrambled"), "no-redeal", grid)
+
+
+def test_both_orders_agree_on_two_thousand_scrambled_positions() -> None:
+    rng = random.Random(15)
+    for _ in range(2_000):
+        game = scrambled(rng, rng.randint(5, 12))
+        first = solve(game, order="best-first")
+        depth = solve(game, order="depth-first")
+        assert (first.status, first.placed) == (depth.status, depth.placed), game.layout()
+        assert first.exact
+        assert replayed(game, first.line).placed == first.placed
+
+
+@pytest.mark.parametrize("number", range(20))
+def test_a_scrambled_position_places_what_the_engine_search_finds(number: int) -> None:
+    game = scrambled(random.Random(number), 10)
+    verdict = solve(game, order="best-first")
+    assert verdict.placed == most_placed(game)
+
+
+def test_placed_in_counts_what_the_engine_counts() -> None:
+    rng = random.Random(3)
+    for number in range(200):
+        game = scrambled(rng, 16) if number % 2 else deal(number)
+        cells = bytes(_GAP_BYTE if code < 0 else code for code in game.grid_codes())
+        assert placed_in(cells) == game.placed
+
+
+def test_a_node_budget_leaves_it_incomplete_with_a_line_that_reaches_its_count() -> None:
+    game = deal(5)
+    budget = Budget(max_nodes=2_000)
+    placed, plan, complete, nodes = best_first(list(game.grid_codes()), budget)
+    assert (complete, budget.exhausted) == (False, "nodes")
+    assert nodes >= 2_000
+    assert replayed(game, tuple(move_for(code, to) for code, to in plan)).placed == placed
+
+
+def test_a_won_deal_is_won_sooner_than_depth_first() -> None:
+    game = deal(2)
+    first = solve(game, max_nodes=100_000, order="best-first")
+    assert first.status == "won"
+    assert solve(game, max_nodes=first.nodes, order="depth-first").status == "unknown"
+
+
+def test_an_unknown_order_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="sideways"):
+        solve(deal(0), order="sideways")
