@@ -442,10 +442,13 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     ana = await Connection.open(ws_url)
     bob = await Connection.open(ws_url)
     dealt = asyncio.Event()
+    ended = asyncio.Event()
 
     def on_event(message: dict[str, Any]) -> None:
         if message.get("event") == "started":
             dealt.set()
+        elif message.get("event") == "match_ended":
+            ended.set()
 
     bob.add_listener(on_event)
     try:
@@ -466,7 +469,9 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
         for action in line:
             reply = await ana.act(code, action)
         assert reply["status"] == "won"
-        document = await http.replay(ws_url, code)  # the last ack comes once the match ended
+        # The match's end is stored after the last ack, before match_ended (docs/matches.md).
+        await asyncio.wait_for(ended.wait(), 10)
+        document = await http.replay(ws_url, code)
         over_websocket = await bob.get_replay(code)
     finally:
         await ana.close()
