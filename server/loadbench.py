@@ -358,7 +358,7 @@ def gaps_server_command(
 
 def echo_main() -> None:
     """The echo server's process (``python -c``): sends every frame back, with the
-    websockets settings gaps-server uses (its default compression, its frame limit),
+    websockets settings gaps-server uses (no compression, its frame limit),
     on a loopback port the system picks, which it prints."""
     from websockets.asyncio.server import ServerConnection, serve
 
@@ -370,7 +370,9 @@ def echo_main() -> None:
                 await connection.send(frame)
 
     async def main() -> None:
-        async with serve(echo, "127.0.0.1", 0, max_size=protocol.MAX_READ_BYTES) as server:
+        async with serve(
+            echo, "127.0.0.1", 0, max_size=protocol.MAX_READ_BYTES, compression=None
+        ) as server:
             port = server.sockets[0].getsockname()[1]
             print(f"echo server listening on ws://127.0.0.1:{port}", flush=True)
             stop = asyncio.Event()

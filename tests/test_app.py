@@ -365,6 +365,47 @@ async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
     await host.close()
 
 
+@pytest.mark.limits(max_pending_bytes=16 * 1024, send_timeout_s=10.0)
+async def test_a_client_that_reads_late_gets_every_reply_in_order(
+    server: Server, ws_url: str
+) -> None:
+    host = await Client.connect(ws_url)
+    await host.register("ana")
+    for _ in range(80):
+        await host.ok("create_match", public=True)
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(reader, ("127.0.0.1", server.port))
+    late = await websocket_connect(ws_url, sock=reader, max_queue=1, compression=None)
+    await late.send(json.dumps({"type": "register", "id": 0, "name": "late"}))
+    assert json.loads(await late.recv())["type"] == "registered"
+    # 400 listings of about 22 KB: more than the kernel's socket buffers hold, so that
+    # unread they fill the server's write buffer past max_pending_bytes, and the next
+    # send waits for the client (the server's slow path) until it reads.
+    await send_all(late, [{"type": "list_matches", "id": n} for n in range(1, 401)])
+    await wait_until(
+        lambda: any(
+            session.connection.transport.get_write_buffer_size() > 16 * 1024
+            for session in server.sessions
+        )
+    )
+    answers = await replies(late, 400)
+    assert [a["id"] for a in answers] == list(range(1, 401))
+    assert {a["type"] for a in answers} == {"matches"}
+    await late.close()
+    await host.close()
+
+
+async def test_a_client_offering_compression_is_served_without_it(ws_url: str) -> None:
+    # Frames are a few hundred bytes: deflating each costs CPU and memory, saves little.
+    async with websocket_connect(ws_url, compression="deflate") as connection:
+        assert connection.response is not None
+        assert "Sec-WebSocket-Extensions" not in connection.response.headers
+        await connection.send(json.dumps({"type": "ping", "id": 1}))
+        assert json.loads(await connection.recv())["type"] == "pong"
+
+
 async def wait_until(condition: Callable[[], bool], *, timeout_s: float = 10) -> None:
     async with asyncio.timeout(timeout_s):
         while not condition():

@@ -390,6 +390,16 @@ def test_an_action_that_is_missing_or_not_text_is_refused(action: Any) -> None:
     assert refused_field(**fields).details["field"] == "action"
 
 
+def test_an_action_read_again_is_the_same_action_and_a_bad_one_is_refused_every_time() -> None:
+    # Parsed actions are remembered: a remembered one must equal a fresh parse, and a
+    # refusal must not be remembered as an action.
+    for _ in range(3):
+        request = parse_request(frame(type="action", code="K7QX2M", seq=1, action="8C>r2c6"))
+        assert isinstance(request, Play) and request.action == parse_action("8C>r2c6")
+        error = refused_field(type="action", id=7, code="K7QX2M", seq=1, action="8C>r5c1")
+        assert error.details["field"] == "action"
+
+
 def test_an_action_seq_is_accepted_from_one_up_to_the_largest_32_bit_integer() -> None:
     for seq in (1, 2, 2**31 - 1):
         request = parse_request(frame(type="action", code="K7QX2M", seq=seq, action="8C"))
@@ -515,6 +525,11 @@ def test_a_frame_that_is_not_json_is_bad_json(text: str) -> None:
 @pytest.mark.parametrize("text", ["[]", '[{"type": "ping"}]', '"ping"', "1", "null", "true"])
 def test_a_json_frame_that_is_not_an_object_is_bad_json(text: str) -> None:
     assert refusal(text).code == "bad_json"
+
+
+def test_a_frame_that_starts_with_a_byte_order_mark_is_bad_json_saying_so() -> None:
+    error = refusal('\ufeff{"type": "ping", "id": 1}')
+    assert error.code == "bad_json" and "BOM" in error.message
 
 
 def test_a_binary_frame_is_bad_json_even_when_it_holds_valid_json() -> None:
