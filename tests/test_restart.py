@@ -6,12 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import signal
-import subprocess
-import sys
-import urllib.request
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -21,73 +15,18 @@ import pytest
 from client_cli.verify import verify
 from gaps import Game
 from tests.client import Client
+from tests.server_process import ServerProcess, back
 
-
-class ServerProcess:
-    """``gaps-server`` on a database, started and killed as a whole process."""
-
-    def __init__(self, database_url: str, data_dir: Path) -> None:
-        self.database_url = database_url
-        self.data_dir = data_dir
-        self.process: subprocess.Popen[str] | None = None
-        self.port = 0
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable, "-m", "server", "--port", "0",
-                "--database-url", self.database_url, "--data-dir", str(self.data_dir),
-                "--grace-s", "60", "--countdown-s", "0", "--log-level", "WARNING",
-                "--tournament-countdown-s", "0", "--tournament-break-s", "0.1",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env={**os.environ, "REDIS_URL": ""},
-        )
-        assert self.process.stdout is not None
-        banner = self.process.stdout.readline()
-        listening = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
-        assert listening, f"the server did not start: {banner!r}"
-        self.port = int(listening.group(1))
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=20)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-    def replay(self, code: str) -> dict[str, Any]:
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{self.port}/matches/{code}/replay", timeout=10
-        ) as reply:
-            document: dict[str, Any] = json.loads(reply.read())
-        return document
+#: Tournament rounds without a countdown and with a short break between them.
+TOURNAMENT_AT_ONCE = ("--tournament-countdown-s", "0", "--tournament-break-s", "0.1")
 
 
 @pytest.fixture
 async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[ServerProcess]:
-    process = ServerProcess(database_url, tmp_path)
+    process = ServerProcess(database_url, tmp_path, args=TOURNAMENT_AT_ONCE)
     process.start()
     yield process
     process.stop()
-
-
-async def back(server: ServerProcess, token: str) -> Client:
-    client = await Client.connect(server.url)
-    await client.ok("hello", token=token)
-    return client
 
 
 async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dict[str, Any]:
