@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gaps.bots import SearchBot, play_game
+from gaps.bots import ALL_PLACED, SearchBot, play_game
+from gaps.bots import move_for as _move_for
 from gaps.game import (
     _ROW_STARTS,
     BONUS_WIN_WITHOUT_REDEAL,
@@ -32,8 +33,7 @@ from gaps.game import (
 from gaps.move import REDEAL, Action
 from gaps.ruleset import RedealWhen, Ruleset
 from gaps.seed import Seed
-from gaps.solver import ALL_PLACED, MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget, explore
-from gaps.solver import move_for as _move_for
+from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget, explore
 
 __all__ = ["Par", "final_score", "par", "par_of"]
 

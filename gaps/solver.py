@@ -28,18 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from gaps.bots import ALL_PLACED, CELLS, COLUMNS, KING, TWOS, Plan, move_for, run_end
 from gaps.frontier import best_first
 from gaps.game import GAP, Game
-from gaps.move import AUTO_MOVES, TWO_MOVES, Move
+from gaps.move import Move
 
 __all__ = ["Budget", "Exploration", "Verdict", "explore", "solve"]
 
-COLUMNS: Final = 13
-CELLS: Final = 52
-KING: Final = 12  # code % 13 of a King
-TWO: Final = 1  # code % 13 of a 2
-TWOS: Final = (1, 14, 27, 40)
-ALL_PLACED: Final = 48
 #: The search orders ``solve`` offers.
 ORDERS: Final = ("best-first", "depth-first")
 #: Default budgets of ``solve``.
@@ -51,14 +46,6 @@ _CHECK_EVERY: Final = 1024
 #: Bytes a transposition-table entry costs beside its key: the set's slot and spare room.
 _ENTRY_OVERHEAD: Final = 48
 _GAP_BYTE: Final = 255
-
-Plan = list[tuple[int, int]]  # moves as (card code, destination index)
-
-
-def move_for(code: int, to: int) -> Move:
-    """The interned ``Move`` that puts card ``code`` into the gap at index ``to``."""
-    return TWO_MOVES[code][to // COLUMNS] if code % 13 == TWO else AUTO_MOVES[code]
-
 
 class Budget:
     """Limits shared by one or more searches: nodes, seconds and table memory.
@@ -162,16 +149,6 @@ class Exploration:
     redeal_from: dict[object, tuple[list[int], Plan]] = field(default_factory=dict)
 
 
-def _run_end(grid: list[int], start: int) -> int:
-    first = grid[start]
-    if first == GAP or first % 13 != TWO:
-        return start
-    end = start + 1
-    while end - start < COLUMNS - 1 and grid[end] == grid[end - 1] + 1:
-        end += 1
-    return end
-
-
 def explore(
     grid: list[int],
     budget: Budget,
@@ -201,7 +178,7 @@ def explore(
     cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
     # Each row's bytes, kept up to date for the two rows a move touches.
     rows = [bytes(cells[start:start + COLUMNS]) for start in range(0, CELLS, COLUMNS)]
-    ends = [_run_end(grid, start) for start in range(0, CELLS, COLUMNS)]
+    ends = [run_end(grid, start) for start in range(0, CELLS, COLUMNS)]
     row_of = [index // COLUMNS for index in range(CELLS)]
     column_of = [index % COLUMNS for index in range(CELLS)]
     rank_of = [code % 13 for code in range(CELLS)]

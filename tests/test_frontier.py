@@ -7,8 +7,9 @@ import random
 import pytest
 
 from gaps import Game, Seed
+from gaps.bots import move_for
 from gaps.frontier import best_first, placed_in
-from gaps.solver import Budget, move_for, solve
+from gaps.solver import Budget, solve
 from tests.test_solver import WON, deal, most_placed, replayed
 
 _GAP_BYTE = 255
