@@ -449,14 +449,22 @@ async def local_server(
                 env=environment,
             )
             try:
-                yield await _listening_url(process, log_path, start_timeout_s)
+                yield await listening_url(process, log_path, timeout_s=start_timeout_s)
             finally:
-                await _stop(process)
+                await stop(process)
 
 
-async def _listening_url(
-    process: asyncio.subprocess.Process, log_path: Path, timeout_s: float
+async def listening_url(
+    process: asyncio.subprocess.Process,
+    log_path: Path,
+    *,
+    timeout_s: float,
+    what: str = "gaps-server",
+    error: type[Exception] = ServerDidNotStart,
 ) -> str:
+    """The ``ws://`` URL ``process`` (a gaps-server or an echo server) says it listens on,
+    or ``error`` naming ``what`` if it does not say so within ``timeout_s`` or exits
+    (with the tail of its log at ``log_path``)."""
     assert process.stdout is not None
     try:
         async with asyncio.timeout(timeout_s):
@@ -465,19 +473,18 @@ async def _listening_url(
                 if found:
                     return found.group(1)
     except TimeoutError:
-        raise ServerDidNotStart(
-            f"gaps-server did not say where it listens in {timeout_s:g} s"
-        ) from None
+        raise error(f"{what} did not say where it listens in {timeout_s:g} s") from None
     await process.wait()
     tail = log_path.read_text(errors="replace")[-2000:]
-    raise ServerDidNotStart(f"gaps-server exited with {process.returncode}:\n{tail}")
+    raise error(f"{what} exited with {process.returncode}:\n{tail}")
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def stop(process: asyncio.subprocess.Process, *, timeout_s: float = 10.0) -> None:
+    """SIGTERM ``process``; SIGKILL it if it has not exited within ``timeout_s``."""
     if process.returncode is None:
         process.send_signal(signal.SIGTERM)
         try:
-            await asyncio.wait_for(process.wait(), 10)
+            await asyncio.wait_for(process.wait(), timeout_s)
         except TimeoutError:
             process.kill()
             await process.wait()

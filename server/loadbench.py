@@ -65,7 +65,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
-from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, percentile
+from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)
@@ -285,37 +285,12 @@ async def started(
             env=environment,
         )
         try:
-            url = await _listening_url(process, log_path, what)
+            url = await listening_url(
+                process, log_path, timeout_s=START_TIMEOUT_S, what=what, error=ServerDidNotStart
+            )
             yield Subprocess(url, process.pid, log_path)
         finally:
-            await _stop(process)
-
-
-async def _listening_url(process: asyncio.subprocess.Process, log_path: Path, what: str) -> str:
-    assert process.stdout is not None
-    try:
-        async with asyncio.timeout(START_TIMEOUT_S):
-            while line := (await process.stdout.readline()).decode():
-                found = re.search(r"listening on (ws://\S+)", line)
-                if found:
-                    return found.group(1)
-    except TimeoutError:
-        raise ServerDidNotStart(
-            f"{what} did not say where it listens in {START_TIMEOUT_S:g} s"
-        ) from None
-    await process.wait()
-    tail = log_path.read_text(errors="replace")[-2000:]
-    raise ServerDidNotStart(f"{what} exited with {process.returncode}:\n{tail}")
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+            await stop(process, timeout_s=30)
 
 
 def _pinned(command: list[str], cores: str | None) -> list[str]:
@@ -375,9 +350,9 @@ def echo_main() -> None:
         ) as server:
             port = server.sockets[0].getsockname()[1]
             print(f"echo server listening on ws://127.0.0.1:{port}", flush=True)
-            stop = asyncio.Event()
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-            await stop.wait()
+            terminated = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
+            await terminated.wait()
 
     asyncio.run(main())
 
