@@ -336,20 +336,31 @@ async def test_a_connection_that_never_authenticates_is_closed(ws_url: str) -> N
         assert json.loads(await player.recv())["type"] == "pong"
 
 
-@pytest.mark.limits(max_pending_bytes=16 * 1024, send_timeout_s=0.5)
-async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
-    server: Server, ws_url: str
-) -> None:
+async def host_of_many_public_matches(ws_url: str) -> Client:
+    """A player hosting 80 public matches: each listing is then about 22 KB."""
     host = await Client.connect(ws_url)
     await host.register("ana")
     for _ in range(80):
         await host.ok("create_match", public=True)
+    return host
+
+
+async def slow_reader(server: Server, ws_url: str) -> ClientConnection:
+    """A connection with a tiny receive buffer that reads one frame at a time."""
     reader = socket.socket()
     reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     reader.setblocking(False)
     await asyncio.get_running_loop().sock_connect(reader, ("127.0.0.1", server.port))
     # Uncompressed: a listing repeats itself and would shrink to a few KB.
-    silent = await websocket_connect(ws_url, sock=reader, max_queue=1, compression=None)
+    return await websocket_connect(ws_url, sock=reader, max_queue=1, compression=None)
+
+
+@pytest.mark.limits(max_pending_bytes=16 * 1024, send_timeout_s=0.5)
+async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
+    server: Server, ws_url: str
+) -> None:
+    host = await host_of_many_public_matches(ws_url)
+    silent = await slow_reader(server, ws_url)
     await silent.send(json.dumps({"type": "register", "id": 0, "name": "silent"}))
     # Each listing is about 22 KB: 600 of them are far more than the kernel's socket
     # buffers (at most 4 MB here) and the limit hold.
@@ -369,15 +380,8 @@ async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
 async def test_a_client_that_reads_late_gets_every_reply_in_order(
     server: Server, ws_url: str
 ) -> None:
-    host = await Client.connect(ws_url)
-    await host.register("ana")
-    for _ in range(80):
-        await host.ok("create_match", public=True)
-    reader = socket.socket()
-    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    reader.setblocking(False)
-    await asyncio.get_running_loop().sock_connect(reader, ("127.0.0.1", server.port))
-    late = await websocket_connect(ws_url, sock=reader, max_queue=1, compression=None)
+    host = await host_of_many_public_matches(ws_url)
+    late = await slow_reader(server, ws_url)
     await late.send(json.dumps({"type": "register", "id": 0, "name": "late"}))
     assert json.loads(await late.recv())["type"] == "registered"
     # 400 listings of about 22 KB: more than the kernel's socket buffers hold, so that
