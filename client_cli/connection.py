@@ -13,9 +13,10 @@
   each match's events anew: a rejoin's snapshot whose ``seq`` is below the last event seen
   says so, and the count goes on from that snapshot. A refusal that means "not now"
   (``TRANSIENT_CODES``: the database or the broker is down, the server is shutting down,
-  too many requests) is tried again with a growing pause, for up to ``reconnect_for_s``:
-  during a reconnect (the whole ``hello`` and rejoin again), and for requests that are
-  safe to repeat (actions included: the server promises it applied none of them).
+  too many requests, a match not yet taken over after its server's crash) is tried again
+  with a growing pause, for up to ``reconnect_for_s``: during a reconnect (the whole
+  ``hello`` and rejoin again), and for requests that are safe to repeat (actions
+  included: the server promises it applied none of them).
   A match the server no longer has (its rejoin is refused otherwise) is dropped, with a
   ``gone`` notice naming it and the server's reason.
 * A message whose count (a ``seq``, ``round``, ``rank``, ``time_limit_s``...) is not a
@@ -76,7 +77,13 @@ RETRY_FIRST_S: Final = 0.2
 RETRY_MOST_S: Final = 2.0
 #: Refusals that mean "not now, nothing was changed": the same request may go again.
 TRANSIENT_CODES: Final = frozenset(
-    {"storage_unavailable", "broker_unavailable", "shutting_down", "rate_limited"}
+    {
+        "storage_unavailable",
+        "broker_unavailable",
+        "shutting_down",
+        "rate_limited",
+        "match_unavailable",
+    }
 )
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
 GOING_AWAY: Final = 1001

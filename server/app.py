@@ -601,7 +601,7 @@ class Session:
             case ListMatches():
                 return {"type": "matches", "matches": [m.summary() for m in lobby.open_public()]}
             case JoinMatch(code=code, role=role):
-                return await self.join(player, lobby.get(code), role)
+                return await self.join(player, await lobby.joinable(code), role)
             case LeaveMatch(code=code):
                 return await self.leave(player, code)
             case Ready(code=code, ready=ready):

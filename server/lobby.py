@@ -322,6 +322,21 @@ class Lobby:
             raise ServerError("no_such_match", f"no live match has code {code!r}")
         return match
 
+    async def joinable(self, code: str) -> Match:
+        """The live match ``code``, as ``get``; but in a cluster, a match stored unfinished
+        that this process does not run (yet: its lease has still to run out after its
+        owner's crash) is refused for now with ``match_unavailable``, not as gone."""
+        match = self.matches.get(code.upper())
+        if match is not None:
+            return match
+        if self._leases is not None and await self._store.matches.is_unfinished(code.upper()):
+            raise ServerError(
+                "match_unavailable",
+                f"match {code.upper()} is not served here yet: retry in a moment",
+                retry_after_ms=round(self._renew_s * 1000),
+            )
+        return self.get(code)
+
     def open_public(self) -> list[Match]:
         return [
             match

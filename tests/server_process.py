@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -91,3 +92,18 @@ async def back(server: ServerProcess, token: str) -> Client:
     client = await Client.connect(server.url)
     await client.ok("hello", token=token)
     return client
+
+
+async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dict[str, Any]:
+    """``join_match``, again while the server answers ``match_unavailable``: on
+    PostgreSQL a process killed with -9 still holds its leases, and the process reached
+    takes the match over once they run out (--lease-s + --lease-renew-s)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        reply = await client.request("join_match", code=code)
+        if reply.get("code") != "match_unavailable":
+            break
+        assert asyncio.get_running_loop().time() < deadline, reply
+        await asyncio.sleep(reply["retry_after_ms"] / 1000)
+    assert reply["type"] != "error", reply
+    return reply

@@ -472,6 +472,26 @@ async def test_a_restarted_server_numbers_anew_and_the_count_follows_its_snapsho
             await connection.close()
 
 
+async def test_a_rejoin_refused_while_the_match_is_taken_over_tries_again_until_it_is_back(
+) -> None:
+    code = "K7QX2M"
+    async with Hostile({"join_match": [lobby(code)],
+                        "resync": [{"type": "events", "match": code, "events": []}]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43, reconnect_for_s=10)
+        recorder = Recorder()
+        connection.add_listener(recorder)
+        try:
+            await connection.join_match(code)
+            hostile.once["join_match"] = [refused("match_unavailable", retry_after_ms=50)]
+            await hostile.drop(1001)
+            await recorder.wait(lambda: "restored" in notices(recorder))
+            assert notices(recorder) == ["lost", "restored"]  # never "gone"
+            assert code in connection.tracks
+            assert len(hostile.sent("join_match")) == 3  # the first, refused for now, back
+        finally:
+            await connection.close()
+
+
 async def test_a_reconnect_refused_for_now_tries_again_and_a_match_not_taken_back_is_gone() -> None:
     code = "K7QX2M"
     async with Hostile({"join_match": [lobby(code)]}) as hostile:

@@ -13,7 +13,6 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -24,7 +23,7 @@ from server.storage.database import Database
 from server.storage.database import database_url as sqlalchemy_url
 from server.storage.models import MatchLease
 from tests.client import Client
-from tests.server_process import ServerProcess, back
+from tests.server_process import ServerProcess, back, rejoined
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 
@@ -57,17 +56,6 @@ async def cluster(
         if process.process is not None and process.process.poll() is None:
             process.process.send_signal(signal.SIGCONT)
         process.stop()
-
-
-async def rejoined(client: Client, code: str, *, timeout_s: float) -> dict[str, Any]:
-    """``join_match``, again until the process reached has taken the match over."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        reply = await client.request("join_match", code=code)
-        if reply.get("code") != "no_such_match" or time.monotonic() > deadline:
-            assert reply["type"] != "error", reply
-            return reply
-        await asyncio.sleep(0.1)
 
 
 async def running_match(owner: ServerProcess) -> tuple[Client, Client, str, Game]:

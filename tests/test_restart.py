@@ -15,7 +15,7 @@ import pytest
 from client_cli.verify import verify
 from gaps import Game
 from tests.client import Client
-from tests.server_process import ServerProcess, back
+from tests.server_process import ServerProcess, back, rejoined
 
 #: Tournament rounds without a countdown and with a short break between them.
 TOURNAMENT_AT_ONCE = ("--tournament-countdown-s", "0", "--tournament-break-s", "0.1")
@@ -27,19 +27,6 @@ async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[Ser
     process.start()
     yield process
     process.stop()
-
-
-async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dict[str, Any]:
-    """``join_match`` on a restarted server, again until it has the match back. On
-    PostgreSQL a process killed with -9 still holds its leases: the new one takes the
-    match over once they run out (within --lease-s + --lease-renew-s, 5 s by default)."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        reply = await client.request("join_match", code=code)
-        if reply.get("code") != "no_such_match" or asyncio.get_running_loop().time() > deadline:
-            assert reply["type"] != "error", reply
-            return reply
-        await asyncio.sleep(0.2)
 
 
 async def play_until_killed(

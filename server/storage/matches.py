@@ -134,6 +134,16 @@ class Matches:
             for match in matches
         ]
 
+    async def is_unfinished(self, code: str) -> bool:
+        """Whether match ``code`` is stored and still in its lobby or running."""
+        if STORED_CODE.fullmatch(code) is None:
+            return False
+        async with self._database.read() as connection:
+            status = (
+                await connection.execute(select(Match.status).where(Match.code == code))
+            ).scalar_one_or_none()
+        return status in ("lobby", "running")
+
     async def replay(self, code: str) -> dict[str, Any] | None:
         """The stored match ``code`` with its results and every action (seed included)."""
         if STORED_CODE.fullmatch(code) is None:
