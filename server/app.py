@@ -28,7 +28,7 @@ from server.errors import ServerError
 from server.forwarded import client_address
 from server.identity import new_token, token_hash
 from server.lobby import Lobby
-from server.match import Match, MatchOptions
+from server.match import MatchOptions
 from server.matchmaker import Matchmaker
 from server.protocol import (
     CancelQuickMatch,
@@ -61,6 +61,8 @@ from server.protocol import (
 )
 from server.ratelimit import Budgets, Clock, TokenBucket
 from server.redis_broker import RedisBroker
+from server.relay import Relay
+from server.remote import MatchHandle
 from server.replays import replay_document
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
@@ -119,6 +121,8 @@ class Server:
             else MatchLeases(self.database, owner=process_name(), lease_s=settings.lease_s)
         )
         self.broker: Broker = LocalBroker()
+        #: How this process asks the others of its cluster: with leases and Redis only.
+        self.relay: Relay | None = None
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
         self.sessions: set[Session] = set()
@@ -137,8 +141,10 @@ class Server:
             retain_finished_s=settings.retain_finished_s,
             max_open_matches_per_player=settings.limits.max_open_matches_per_player,
             leases=self.leases,
+            relay=self.relay,
             renew_s=settings.lease_renew_s,
         )
+        self.lobby.on_moved(self._match_moved)
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
             repository=self.store.tournaments,
@@ -168,6 +174,9 @@ class Server:
         await self.database.migrate()
         if self.settings.redis_url:
             self.broker = await RedisBroker.connect(self.settings.redis_url)
+            if self.leases is not None:
+                self.relay = Relay(self.broker, node=self.leases.owner, refusal=_unavailable)
+                await self.relay.start()
             self._build_services()
         self.journal.start()
         restored = await self.lobby.restore(default_countdown_s=self.settings.countdown_s)
@@ -224,6 +233,8 @@ class Server:
         await self.matchmaker.close()
         await self.tournaments.close()
         await self.lobby.close()
+        if self.relay is not None:
+            await self.relay.close()
         await self.journal.close()
         await self.broker.close()
         await self.database.dispose()
@@ -231,6 +242,13 @@ class Server:
 
     async def _session(self, connection: ServerConnection) -> None:
         await Session(self, connection).run()
+
+    def _match_moved(self, code: str) -> None:
+        """A match moved to another process: the connections that follow it here join
+        it again after a reconnection (its events are numbered anew there)."""
+        for session in list(self.sessions):
+            if code in session.seats or code in session.spectating:
+                session.close_for_move(code)
 
     # -- plain HTTP on the same port --------------------------------------------------
 
@@ -347,7 +365,7 @@ class Server:
         parts = [part for part in path.split("/") if part]
         match parts:
             case ["matches"]:
-                return {"matches": [m.summary() for m in self.lobby.open_public()]}
+                return {"matches": await self.lobby.open_public()}
             case ["matches", code, "replay"]:
                 return await self.replay(code)
             case ["leaderboards", ruleset]:
@@ -485,8 +503,8 @@ class Session:
         self.player: PlayerRecord | None = None
         self.watching: dict[str, tuple[Subscription, asyncio.Task[None] | None]] = {}
         # The matches this connection holds a seat of, and those it watches, by code.
-        self.seats: dict[str, Match] = {}
-        self.spectating: set[str] = set()
+        self.seats: dict[str, MatchHandle] = {}
+        self.spectating: dict[str, MatchHandle] = {}
         self._after_reply: list[Callable[[], None]] = []
         #: Clear while a request is being answered: a shutdown waits for it.
         self.idle = asyncio.Event()
@@ -599,21 +617,21 @@ class Session:
             case CreateMatch():
                 return await self.create(player, request)
             case ListMatches():
-                return {"type": "matches", "matches": [m.summary() for m in lobby.open_public()]}
+                return {"type": "matches", "matches": await lobby.open_public()}
             case JoinMatch(code=code, role=role):
-                return await self.join(player, await lobby.joinable(code), role)
+                return await self.join(player, await lobby.find(code), role)
             case LeaveMatch(code=code):
                 return await self.leave(player, code)
             case Ready(code=code, ready=ready):
-                await lobby.get(code).set_ready(player.id, ready)
+                await (await self._match(code)).set_ready(player.id, ready)
                 return {"type": "ok"}
             case StartMatch(code=code):
-                await lobby.get(code).start_by(player.id)
+                await (await self._match(code)).start_by(player.id)
                 return {"type": "ok"}
             case Play(code=code, seq=seq, action=action):
-                return await lobby.get(code).play(player.id, seq, action)
+                return await (await self._match(code)).play(player.id, seq, action)
             case Resync(code=code, since=since):
-                return await lobby.get(code).resync(player.id, since)
+                return await (await self._match(code)).resync(player.id, since)
             case GetReplay(code=code):
                 return {"type": "replay", "replay": await self.server.replay(code)}
             case GetLeaderboard():
@@ -682,7 +700,22 @@ class Session:
                 return {"type": "ok", "cancelled": self.server.matchmaker.cancel(player.id)}
         raise AssertionError(f"unhandled request {request!r}")
 
-    async def _attach(self, match: Match) -> dict[str, Any]:
+    async def _match(self, code: str) -> MatchHandle:
+        """The match ``code``: the one this connection holds, else wherever it runs."""
+        code = code.upper()
+        held = self.seats.get(code) or self.spectating.get(code)
+        return held if held is not None else await self.server.lobby.find(code)
+
+    def close_for_move(self, code: str) -> None:
+        """Close the connection (1012: reconnect) because match ``code``, which it
+        follows, moved to another process: the client's reconnection joins it there."""
+        if self._closing is None:
+            log.info("match moved: connection closed", extra={"match": code})
+            self._closing = asyncio.ensure_future(
+                self.connection.close(1012, f"match {code} moved: reconnect")
+            )
+
+    async def _attach(self, match: MatchHandle) -> dict[str, Any]:
         """Take this player's seat in ``match`` on this connection, and watch it; the
         match's snapshot as they see it."""
         assert self.player is not None
@@ -698,7 +731,7 @@ class Session:
             self.seats[match.code] = match
         return await match.snapshot(self.player.id)
 
-    async def _quick_matched(self, match: Match) -> None:
+    async def _quick_matched(self, match: MatchHandle) -> None:
         """The matchmaker seated this player: say so, unasked, with the match's snapshot."""
         await self._send_then_forward({"type": "matched", **await self._attach(match)})
 
@@ -762,20 +795,29 @@ class Session:
         self.seats[match.code] = match
         return {"type": "match_created", **await match.snapshot(player.id)}
 
-    async def join(self, player: PlayerRecord, match: Match, role: str) -> dict[str, Any]:
-        if role == "spectator" and player.id not in match.players:
-            if match.code not in self.spectating:
-                # Admitted and counted (not_watchable: a daily challenge before its end).
-                await match.watch(player.id)
-                self.spectating.add(match.code)
+    async def join(self, player: PlayerRecord, match: MatchHandle, role: str) -> dict[str, Any]:
+        if role == "spectator" and match.code not in self.seats:
+            if match.code in self.spectating:
+                return {"type": "joined", **await match.snapshot(None)}
             await self._watch(match)
-            return {"type": "joined", **await match.snapshot(None)}
+            try:
+                # Admitted and counted (not_watchable: a daily challenge before its end);
+                # a seated player asking to watch is counted as connected instead.
+                snapshot = await match.watch(player.id)
+            except BaseException:
+                self._unfollow(match.channel)
+                raise
+            if snapshot["you"]["role"] == "player":
+                self.seats[match.code] = match
+                return {"type": "joined", **snapshot}
+            self.spectating[match.code] = match
+            return {"type": "joined", **snapshot}
         return {"type": "joined", **await self._attach(match)}
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
-        match = self.server.lobby.get(code)
+        match = await self._match(code)
         if match.code in self.spectating:
-            self.spectating.discard(match.code)
+            del self.spectating[match.code]
             await match.unwatch()
         else:
             await match.leave(player.id)
@@ -783,7 +825,7 @@ class Session:
         self._unfollow(match.channel)
         return {"type": "left", "match": match.code}
 
-    async def _watch(self, match: Match) -> None:
+    async def _watch(self, match: MatchHandle) -> None:
         await self._follow(match.channel)
 
     async def _follow(self, channel: str) -> None:
@@ -855,13 +897,11 @@ class Session:
                 await match.disconnect(self.player.id if self.player else 0)
             except ServerError:  # shutting down: the restore gives them a grace period anew
                 pass
-        for code in self.spectating:
-            watched = self.server.lobby.matches.get(code)
-            if watched is not None:
-                try:
-                    await watched.unwatch()
-                except ServerError:
-                    pass
+        for watched in self.spectating.values():
+            try:
+                await watched.unwatch()
+            except ServerError:
+                pass
 
 
 def _now() -> str:

@@ -30,10 +30,11 @@ class Subscription(Protocol):
 
 
 class Broker(Protocol):
-    async def publish(self, channel: str, message: str) -> None:
-        """Hand ``message`` to the channel's subscribers. Messages published through one
-        broker on one channel arrive in the order of these calls; raises
-        ``BrokerUnavailable`` when they cannot be handed over."""
+    async def publish(self, channel: str, message: str) -> int:
+        """Hand ``message`` to the channel's subscribers; how many server processes
+        listen on the channel (0: nobody got it). Messages published through one broker
+        on one channel arrive in the order of these calls; raises ``BrokerUnavailable``
+        when they cannot be handed over."""
 
     async def subscribe(self, channel: str) -> Subscription:
         """Deliver the channel's messages published from now on: the subscription is
@@ -81,9 +82,11 @@ class LocalBroker:
         self._subscribers: defaultdict[str, set[LocalSubscription]] = defaultdict(set)
         self._max_pending_messages = max_pending_messages
 
-    async def publish(self, channel: str, message: str) -> None:
-        for subscription in tuple(self._subscribers.get(channel, ())):
+    async def publish(self, channel: str, message: str) -> int:
+        subscriptions = tuple(self._subscribers.get(channel, ()))
+        for subscription in subscriptions:
             subscription.deliver(message)
+        return 1 if subscriptions else 0
 
     async def subscribe(self, channel: str) -> LocalSubscription:
         subscription = LocalSubscription(

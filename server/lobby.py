@@ -12,16 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from gaps import Seed
 from server import matchcore
-from server.broker import Broker
+from server.broker import Broker, BrokerError
 from server.clock import Clock, SystemClock
 from server.errors import ServerError
 from server.match import Match, MatchOptions, Sleep
+from server.relay import Relay
+from server.remote import MatchHandle, MatchService, RemoteMatch, unavailable
 from server.storage.journal import Journal
 from server.storage.leases import MatchLeases
 from server.storage.outage import is_transient
@@ -54,11 +57,23 @@ class Lobby:
         sleep: Sleep = asyncio.sleep,
         clock: Clock | None = None,
         leases: MatchLeases | None = None,
+        relay: Relay | None = None,
         renew_s: float = 1.0,
     ) -> None:
+        """``leases`` and ``relay``: a cluster's (both or neither)."""
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._leases = leases
+        self._relay = relay
         self._renew_s = renew_s
+        self._retry_ms = round(renew_s * 1000)
+        #: The handles on matches of other processes in use here, by code.
+        self._remote: weakref.WeakValueDictionary[str, RemoteMatch] = (
+            weakref.WeakValueDictionary()
+        )
+        self._moved_listeners: list[Callable[[str], None]] = []
+        self._service = (
+            MatchService(self, relay, retry_ms=self._retry_ms) if relay is not None else None
+        )
         #: The epoch of each match whose lease this process holds, by match id.
         self.epochs: dict[int, int] = {}
         self._keeping: asyncio.Task[None] | None = None
@@ -272,7 +287,34 @@ class Lobby:
         kept = await self._leases.renew(held, self._now())
         for match_id in held.keys() - kept:
             await self._drop(match_id)
-        return await self.restore(default_countdown_s=self._default_countdown_s)
+        taken = await self.restore(default_countdown_s=self._default_countdown_s)
+        await self._check_remote()
+        if self._service is not None:
+            await self._service.forget_gone()
+        return taken
+
+    async def _check_remote(self) -> None:
+        """Tell the connections that hold a handle on a match that moved (a new owner,
+        a new epoch: its events are numbered anew) or ended, so that they join it again."""
+        assert self._leases is not None
+        handles = list(self._remote.values())
+        if not handles:
+            return
+        owners = await self._leases.owners([handle.id for handle in handles])
+        for handle in handles:
+            if owners.get(handle.id) != (handle.node, handle.epoch):
+                if self._remote.get(handle.code) is handle:
+                    del self._remote[handle.code]
+                self._moved(handle.code)
+
+    def on_moved(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener`` with the code of a match that this process's handle (a live
+        match, or a ``RemoteMatch``) no longer reaches: it moved to another process."""
+        self._moved_listeners.append(listener)
+
+    def _moved(self, code: str) -> None:
+        for listener in self._moved_listeners:
+            listener(code)
 
     async def taken_over(self, code: str) -> Match | None:
         """The live match ``code``, once this process runs it: at once without leases
@@ -302,6 +344,9 @@ class Lobby:
         if match is not None:
             if self.matches.get(match.code) is match:
                 del self.matches[match.code]
+            if self._service is not None:
+                self._service.forget(match.code)
+            self._moved(match.code)
             await match.shutdown()
 
     def round_match(self, tournament_id: int, round_number: int) -> Match | None:
@@ -317,34 +362,70 @@ class Lobby:
         self._end_listeners.append(listener)
 
     def get(self, code: str) -> Match:
+        """The live match ``code`` of this process."""
         match = self.matches.get(code.upper())
         if match is None:
             raise ServerError("no_such_match", f"no live match has code {code!r}")
         return match
 
-    async def joinable(self, code: str) -> Match:
-        """The live match ``code``, as ``get``; but in a cluster, a match stored unfinished
-        that this process does not run (yet: its lease has still to run out after its
-        owner's crash) is refused for now with ``match_unavailable``, not as gone."""
-        match = self.matches.get(code.upper())
+    async def find(self, code: str) -> MatchHandle:
+        """The live match ``code``, wherever it runs: this process's own, or a handle on
+        the process of the cluster that runs it. A match stored unfinished that no
+        process runs right now (its lease has to run out after its owner's crash) is
+        refused for now with ``match_unavailable``, not as gone."""
+        code = code.upper()
+        match = self.matches.get(code)
         if match is not None:
             return match
-        if self._leases is not None and await self._store.matches.is_unfinished(code.upper()):
-            raise ServerError(
-                "match_unavailable",
-                f"match {code.upper()} is not served here yet: retry in a moment",
-                retry_after_ms=round(self._renew_s * 1000),
+        if self._leases is None or self._relay is None:
+            return self.get(code)
+        holder = await self._leases.holder(code, self._now())
+        if holder is None or not holder.live or holder.owner == self._leases.owner:
+            if holder is not None or await self._store.matches.is_unfinished(code):
+                raise unavailable(code, self._retry_ms, "no process serves it yet")
+            return self.get(code)
+        handle = self._remote.get(code)
+        if handle is None or (handle.node, handle.epoch) != (holder.owner, holder.epoch):
+            handle = RemoteMatch(
+                self._relay,
+                node=holder.owner,
+                match_id=holder.match_id,
+                code=code,
+                epoch=holder.epoch,
+                retry_ms=self._retry_ms,
             )
-        return self.get(code)
+            self._remote[code] = handle
+        return handle
 
-    def open_public(self) -> list[Match]:
+    def open_public_here(self) -> list[dict[str, Any]]:
+        """The summaries of this process's matches open to anyone, with a seat free."""
         return [
-            match
+            match.summary()
             for match in self.matches.values()
             if match.options.public
             and match.status == "lobby"
             and len(match.players) < match.options.max_players
         ]
+
+    async def open_public(self) -> list[dict[str, Any]]:
+        """The summaries of the cluster's matches open to anyone, with a seat free; a
+        process that does not answer within a second is left out."""
+        listed = self.open_public_here()
+        if self._leases is None or self._relay is None:
+            return listed
+        others = await self._leases.live_owners(self._now()) - {self._leases.owner}
+        relay = self._relay
+
+        async def ask(node: str) -> list[dict[str, Any]]:
+            try:
+                return list(await relay.call(node, "match", "open_public", {}, timeout_s=1.0))
+            except (ServerError, BrokerError) as error:
+                log.warning("open matches not listed", extra={"node": node, "error": str(error)})
+                return []
+
+        for answer in await asyncio.gather(*(ask(node) for node in sorted(others))):
+            listed.extend(answer)
+        return listed
 
     async def _ended(self, match: Match) -> None:
         for listener in self._end_listeners:
@@ -357,6 +438,8 @@ class Lobby:
         """Forget a match over for a while, and stop its actor."""
         if self.matches.get(match.code) is match:
             del self.matches[match.code]
+        if self._service is not None:
+            self._service.forget(match.code)
         epoch = self.epochs.pop(match.id, None)
         self._journal.unfence(match.id)
         task = asyncio.ensure_future(self._stop_retired(match, epoch))

@@ -186,7 +186,7 @@ class RedisBroker:
             return False
         return True
 
-    async def publish(self, channel: str, message: str) -> None:
+    async def publish(self, channel: str, message: str) -> int:
         publisher = self._publisher
         if publisher is None:
             raise BrokerUnavailable(f"cannot publish on {channel}: Redis is out of reach")
@@ -194,7 +194,8 @@ class RedisBroker:
             # No wait before asyncio-redis writes the command: the order of the calls
             # is the order on the wire, then in Redis.
             async with asyncio.timeout(self._timeout_s):
-                await publisher.publish(channel, message)
+                # Redis counts the connections subscribed: one per listening process.
+                return int(await publisher.publish(channel, message))
         except TimeoutError:
             self._drop(publisher)  # a silent Redis is as good as gone: start afresh
             raise BrokerUnavailable(

@@ -25,6 +25,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -155,6 +156,29 @@ class MatchLeases:
                 .values(expires_at=RELEASED)
             )
 
+    async def holder(self, code: str, now: datetime) -> Holder | None:
+        """Who runs match ``code``, if it is stored unfinished and has a lease."""
+        async with self._database.read() as connection:
+            row = (
+                await connection.execute(
+                    select(MatchLease.match_id, MatchLease.owner, MatchLease.epoch,
+                           MatchLease.expires_at)
+                    .join(Match, Match.id == MatchLease.match_id)
+                    .where(Match.code == code, Match.status.in_(("lobby", "running")))
+                )
+            ).one_or_none()
+        if row is None:
+            return None
+        return Holder(int(row.match_id), row.owner, int(row.epoch), row.expires_at >= now)
+
+    async def live_owners(self, now: datetime) -> set[str]:
+        """The processes that hold a lease running at ``now``."""
+        async with self._database.read() as connection:
+            rows = await connection.execute(
+                select(MatchLease.owner).where(MatchLease.expires_at >= now).distinct()
+            )
+            return {str(owner) for owner in rows.scalars()}
+
     async def owners(self, match_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
         """The owner and epoch of each of ``match_ids`` that has a lease."""
         async with self._database.read() as connection:
@@ -164,6 +188,17 @@ class MatchLeases:
                 )
             )
             return {int(row.match_id): (row.owner, int(row.epoch)) for row in rows}
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who runs an unfinished match: its lease's owner and epoch, and whether the lease
+    was still running at the instant asked (``live``)."""
+
+    match_id: int
+    owner: str
+    epoch: int
+    live: bool
 
 
 async def lease_epochs(connection: AsyncConnection, match_ids: Iterable[int]) -> dict[int, int]:

@@ -1,0 +1,194 @@
+"""Matches run by another process of the cluster: a handle that forwards, and the owner's side.
+
+A connection may reach any process; the match it asks for is run by one (its lease's
+owner). ``RemoteMatch`` has the async methods of a live ``Match`` and forwards each call
+through the relay to the owner's ``MatchService``, which calls the match itself and
+sends the answer back. Events do not come this way: they reach every process through the
+broker, on the match's channel, as they always do.
+
+A handle names the owner and the epoch of the lease it was found under. When the match
+has moved on (its owner died and another took it over, raising the epoch), the old
+owner no longer answers for it and the call is refused with ``match_unavailable``: the
+lobby, checking its handles at every lease renewal, sees the new epoch and closes the
+connections that use the old handle, so that their clients reconnect and join the match
+afresh (the restore numbered its events anew).
+
+The owner counts the connections of every seat, remote ones included. A process that
+dies cannot say that its connections closed, so the owner remembers which process each
+remote connection came from and, at every lease renewal, treats the connections of a
+process that no longer listens on the relay as closed (``MatchService.forget_gone``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from gaps import Action, parse_action
+from server.errors import ServerError
+from server.match import Match
+from server.relay import NodeUnavailable, Relay
+
+if TYPE_CHECKING:
+    from server.lobby import Lobby
+
+SERVICE: Final = "match"
+
+
+class RemoteMatch:
+    """A live match that another process runs; its methods are those of ``Match``."""
+
+    def __init__(
+        self, relay: Relay, *, node: str, match_id: int, code: str, epoch: int, retry_ms: int
+    ) -> None:
+        self._relay = relay
+        self.node = node
+        self.id = match_id
+        self.code = code
+        self.epoch = epoch
+        self._retry_ms = retry_ms
+
+    def __repr__(self) -> str:
+        return f"<RemoteMatch {self.code} on {self.node} epoch {self.epoch}>"
+
+    @property
+    def channel(self) -> str:
+        return f"match:{self.code}"
+
+    async def join(self, player_id: int, name: str, *, connected: bool = True) -> dict[str, Any]:
+        return await self._call("join", player_id=player_id, name=name, connected=connected)  # type: ignore[no-any-return]
+
+    async def watch(self, player_id: int) -> dict[str, Any]:
+        return await self._call("watch", player_id=player_id)  # type: ignore[no-any-return]
+
+    async def unwatch(self) -> None:
+        await self._call("unwatch")
+
+    async def disconnect(self, player_id: int) -> None:
+        await self._call("disconnect", player_id=player_id)
+
+    async def leave(self, player_id: int) -> None:
+        await self._call("leave", player_id=player_id)
+
+    async def set_ready(self, player_id: int, ready: bool) -> None:
+        await self._call("set_ready", player_id=player_id, ready=ready)
+
+    async def start_by(self, player_id: int) -> None:
+        await self._call("start_by", player_id=player_id)
+
+    async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
+        return await self._call("play", player_id=player_id, seq=seq, action=str(action))  # type: ignore[no-any-return]
+
+    async def snapshot(self, player_id: int | None) -> dict[str, Any]:
+        return await self._call("snapshot", player_id=player_id)  # type: ignore[no-any-return]
+
+    async def resync(self, player_id: int, since: int) -> dict[str, Any]:
+        return await self._call("resync", player_id=player_id, since=since)  # type: ignore[no-any-return]
+
+    async def _call(self, method: str, **args: Any) -> Any:
+        try:
+            return await self._relay.call(
+                self.node, SERVICE, method, {"code": self.code, "epoch": self.epoch, **args}
+            )
+        except NodeUnavailable as error:
+            raise unavailable(self.code, self._retry_ms, str(error)) from None
+
+
+def unavailable(code: str, retry_ms: int, why: str) -> ServerError:
+    return ServerError(
+        "match_unavailable",
+        f"match {code} is not served right now ({why}): retry in a moment",
+        retry_after_ms=retry_ms,
+    )
+
+
+@dataclass
+class _Presence:
+    """The connections one process holds on one match: seats' and spectators'."""
+
+    players: Counter[int] = field(default_factory=Counter)
+    spectators: int = 0
+
+
+class MatchService:
+    """The owner's side: answers the relay's calls on the matches this process runs."""
+
+    def __init__(self, lobby: Lobby, relay: Relay, *, retry_ms: int) -> None:
+        self._lobby = lobby
+        self._relay = relay
+        self._retry_ms = retry_ms
+        #: The remote connections on each match, by process, then match code.
+        self._presence: defaultdict[str, dict[str, _Presence]] = defaultdict(dict)
+        relay.serve(SERVICE, self.handle)
+
+    async def handle(self, method: str, args: dict[str, Any], caller: str) -> Any:
+        if method == "open_public":
+            return self._lobby.open_public_here()
+        code = str(args["code"])
+        match = self._lobby.matches.get(code)
+        if match is None or self._lobby.epochs.get(match.id, args["epoch"]) != args["epoch"]:
+            raise unavailable(code, self._retry_ms, "it moved to another process")
+        presence = self._presence[caller].setdefault(code, _Presence())
+        player_id: Any = args.get("player_id")  # None for a spectator's snapshot
+        match method:
+            case "join":
+                snapshot = await match.join(player_id, args["name"], connected=args["connected"])
+                if args["connected"]:
+                    presence.players[player_id] += 1
+                return snapshot
+            case "watch":
+                snapshot = await match.watch(player_id)
+                if snapshot["you"]["role"] == "player":
+                    presence.players[player_id] += 1
+                else:
+                    presence.spectators += 1
+                return snapshot
+            case "unwatch":
+                await match.unwatch()
+                presence.spectators = max(0, presence.spectators - 1)
+            case "disconnect":
+                await match.disconnect(player_id)
+                presence.players[player_id] -= 1
+                if presence.players[player_id] <= 0:
+                    del presence.players[player_id]
+            case "leave":
+                await match.leave(player_id)
+                presence.players.pop(player_id, None)
+            case "set_ready":
+                await match.set_ready(player_id, args["ready"])
+            case "start_by":
+                await match.start_by(player_id)
+            case "play":
+                return await match.play(player_id, args["seq"], parse_action(args["action"]))
+            case "snapshot":
+                return await match.snapshot(player_id)
+            case "resync":
+                return await match.resync(player_id, args["since"])
+            case _:
+                raise ServerError("internal_error", f"no match method {method!r}")
+        return None
+
+    async def forget_gone(self) -> None:
+        """Count as closed every connection of a process that no longer listens."""
+        for node in list(self._presence):
+            if node == self._relay.node or await self._relay.listening(node):
+                continue
+            for code, presence in self._presence.pop(node).items():
+                match = self._lobby.matches.get(code)
+                if match is None:
+                    continue
+                for player_id, connections in presence.players.items():
+                    for _ in range(connections):
+                        await match.disconnect(player_id)
+                for _ in range(presence.spectators):
+                    await match.unwatch()
+
+    def forget(self, code: str) -> None:
+        """A match this process ran is gone from it (retired, or moved)."""
+        for matches in self._presence.values():
+            matches.pop(code, None)
+
+
+#: What a session holds a match by: the match itself, or its handle on another process.
+MatchHandle: TypeAlias = Match | RemoteMatch
