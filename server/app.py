@@ -24,11 +24,13 @@ from server import protocol, web
 from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
+from server.desk import Desk
 from server.errors import ServerError
 from server.forwarded import client_address
 from server.identity import new_token, token_hash
+from server.leadership import Leadership
 from server.lobby import Lobby
-from server.match import MatchOptions
+from server.match import Match, MatchOptions
 from server.matchmaker import Matchmaker
 from server.protocol import (
     CancelQuickMatch,
@@ -66,11 +68,12 @@ from server.remote import MatchHandle
 from server.replays import replay_document
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
+from server.storage.leader import LeaderLock
 from server.storage.leases import MatchLeases, process_name
 from server.storage.outage import is_outage
 from server.storage.players import NameTaken, PlayerRecord
 from server.storage.store import Store
-from server.tournament import Tournaments
+from server.tournament import Tournaments, tournament_channel
 
 log = logging.getLogger("gaps.server")
 
@@ -97,6 +100,9 @@ ABUSER_CLOSE_TIMEOUT_S: Final = 1.0
 #: way get a refusal rather than a close.
 DRAIN_LINGER_S: Final = 0.2
 
+#: A queued player not asked for in this many lease renewals is dropped from the queue.
+QUEUE_STALE_RENEWALS: Final = 5
+
 #: How long the readiness check waits for the database.
 READINESS_TIMEOUT_S: Final = 2.0
 
@@ -114,11 +120,15 @@ class Server:
         self.database = Database(self.url)
         self.store = Store(self.database)
         self.journal = Journal(self.database)
-        #: This process's leases on matches: a cluster's (PostgreSQL) only.
+        node = process_name()
+        #: This process's leases on matches, and its bid to lead: a cluster's (PostgreSQL).
         self.leases = (
             None
             if self.database.is_sqlite
-            else MatchLeases(self.database, owner=process_name(), lease_s=settings.lease_s)
+            else MatchLeases(self.database, owner=node, lease_s=settings.lease_s)
+        )
+        self.leader_lock = (
+            None if self.database.is_sqlite else LeaderLock(self.database, owner=node)
         )
         self.broker: Broker = LocalBroker()
         #: How this process asks the others of its cluster: with leases and Redis only.
@@ -159,7 +169,18 @@ class Server:
             lobby=self.lobby,
             wait_s=settings.quick_wait_s,
             countdown_s=settings.countdown_s,
+            notify=self._tell_matched,
+            stale_s=QUEUE_STALE_RENEWALS * settings.lease_renew_s,
         )
+        self.leadership = Leadership(
+            lock=self.leader_lock, relay=self.relay, renew_s=settings.lease_renew_s
+        )
+        self.leadership.serve(
+            Desk(tournaments=self.tournaments, matchmaker=self.matchmaker).answer
+        )
+        self.leadership.on_change(elected=self._lead, deposed=self._stop_leading)
+        if self.relay is not None:
+            self.relay.serve("sessions", self._sessions_service)
 
     @property
     def port(self) -> int:
@@ -183,8 +204,7 @@ class Server:
         if restored:
             log.info("restored matches", extra={"matches": [m.code for m in restored]})
         self.lobby.start_leases()
-        await self.tournaments.resume()
-        self.matchmaker.start()
+        await self.leadership.start()
         self._websocket_server = await serve(
             self._session,
             self.settings.host,
@@ -230,8 +250,7 @@ class Server:
             await asyncio.sleep(DRAIN_LINGER_S)
             self._websocket_server.close()
             await self._websocket_server.wait_closed()
-        await self.matchmaker.close()
-        await self.tournaments.close()
+        await self.leadership.close()
         await self.lobby.close()
         if self.relay is not None:
             await self.relay.close()
@@ -242,6 +261,35 @@ class Server:
 
     async def _session(self, connection: ServerConnection) -> None:
         await Session(self, connection).run()
+
+    async def _lead(self) -> None:
+        """This process leads the cluster: run the tournaments and the quick-match queue
+        from what the database holds."""
+        await self.tournaments.resume()
+        self.matchmaker.start()
+
+    async def _stop_leading(self) -> None:
+        await self.matchmaker.close()
+        await self.tournaments.close()
+
+    async def _tell_matched(self, node: str, player_id: int, match: Match) -> None:
+        """The matchmaker seated ``player_id``, connected to ``node``, in ``match``."""
+        if self.relay is None or node == self.relay.node:
+            await self._matched(player_id, match)
+        else:
+            await self.relay.call(
+                node, "sessions", "matched", {"player_id": player_id, "code": match.code}
+            )
+
+    async def _sessions_service(self, method: str, args: dict[str, Any], _caller: str) -> Any:
+        if method != "matched":
+            raise ServerError("internal_error", f"no sessions method {method!r}")
+        await self._matched(args["player_id"], await self.lobby.find(args["code"]))
+
+    async def _matched(self, player_id: int, match: MatchHandle) -> None:
+        for session in list(self.sessions):
+            if session.queued is not None and session.player and session.player.id == player_id:
+                await session.quick_matched(match)
 
     def _match_moved(self, code: str) -> None:
         """A match moved to another process: the connections that follow it here join
@@ -393,9 +441,9 @@ class Server:
             case ["ratings", name]:
                 return await self.rating(name)
             case ["tournaments"]:
-                return {"tournaments": [t.view() for t in self.tournaments.listed()]}
+                return dict(await self.leadership.ask("tournament_list", {}))
             case ["tournaments", code]:
-                return await self.tournaments.standings(code)
+                return dict(await self.leadership.ask("tournament_standings", {"code": code}))
             case ["daily", ruleset]:
                 board = protocol.parse_request(
                     json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
@@ -506,6 +554,9 @@ class Session:
         self.seats: dict[str, MatchHandle] = {}
         self.spectating: dict[str, MatchHandle] = {}
         self._after_reply: list[Callable[[], None]] = []
+        #: The quick-match queue this player waits in (ruleset, since), and what says so.
+        self.queued: tuple[str, float] | None = None
+        self._requeueing: asyncio.Task[None] | None = None
         #: Clear while a request is being answered: a shutdown waits for it.
         self.idle = asyncio.Event()
         self.idle.set()
@@ -613,6 +664,7 @@ class Session:
                 return {"type": "pong", "server_time": _now()}
         player = self._require_player()
         lobby = self.server.lobby
+        leader = self.server.leadership
         match request:
             case CreateMatch():
                 return await self.create(player, request)
@@ -650,39 +702,40 @@ class Session:
             case GetRating(name=wanted):
                 return {"type": "rating", **await self.server.rating(wanted or player.name)}
             case CreateTournament():
-                tournament = await self.server.tournaments.create(
-                    player.id,
-                    name=request.name,
-                    ruleset=request.ruleset,
-                    rounds=request.rounds,
-                    max_players=request.max_players,
-                    round_time_limit_s=request.round_time_limit_s,
-                    start_at=request.start_at,
+                created = await leader.ask(
+                    "tournament_create",
+                    {
+                        "host_id": player.id,
+                        "name": request.name,
+                        "ruleset": request.ruleset.name,
+                        "rounds": request.rounds,
+                        "max_players": request.max_players,
+                        "round_time_limit_s": request.round_time_limit_s,
+                        "start_at": request.start_at.isoformat() if request.start_at else None,
+                    },
                 )
-                await self._follow(tournament.channel)
-                return {"type": "tournament", "tournament": tournament.view()}
+                await self._follow(tournament_channel(created["tournament"]["code"]))
+                return {"type": "tournament", **created}
             case JoinTournament(code=code):
-                tournament = await self.server.tournaments.join(code, player.id, player.name)
-                await self._follow(tournament.channel)
-                return {
-                    "type": "tournament",
-                    "tournament": tournament.view(),
-                    "seq": tournament.history.last_seq,
-                }
-            case StartTournament(code=code):
-                tournament = await self.server.tournaments.start_by(code, player.id)
-                return {"type": "tournament", "tournament": tournament.view()}
-            case ListTournaments():
-                return {
-                    "type": "tournaments",
-                    "tournaments": [t.view() for t in self.server.tournaments.listed()],
-                }
-            case GetStandings(code=code):
-                return {"type": "standings", **await self.server.tournaments.standings(code)}
-            case ResyncTournament(code=code, since=since):
                 # Followed first: what is published from now on comes after the reply.
-                await self._follow((await self.server.tournaments.get(code)).channel)
-                return await self.server.tournaments.resync(code, since)
+                await self._follow_tournament(code)
+                joined = await leader.ask(
+                    "tournament_join", {"code": code, "player_id": player.id, "name": player.name}
+                )
+                return {"type": "tournament", **joined}
+            case StartTournament(code=code):
+                started = await leader.ask(
+                    "tournament_start", {"code": code, "player_id": player.id}
+                )
+                return {"type": "tournament", **started}
+            case ListTournaments():
+                return {"type": "tournaments", **await leader.ask("tournament_list", {})}
+            case GetStandings(code=code):
+                standings = await leader.ask("tournament_standings", {"code": code})
+                return {"type": "standings", **standings}
+            case ResyncTournament(code=code, since=since):
+                await self._follow_tournament(code)
+                return dict(await leader.ask("tournament_resync", {"code": code, "since": since}))
             case PlayDaily(ruleset=ruleset):
                 match = await self.server.daily.start(player.id, player.name, ruleset)
                 return {"type": "daily_started", **await self._attach(match)}
@@ -692,12 +745,17 @@ class Session:
                     **await self.server.daily.board(ruleset.name, day or today()),
                 }
             case QuickMatch(ruleset=ruleset):
-                waiting = await self.server.matchmaker.enqueue(
-                    ruleset, player.id, player.name, self._quick_matched
-                )
+                waiting = await self._enqueue(ruleset.name, waited_s=0.0)
+                self.queued = (ruleset.name, time.monotonic())
+                if self._requeueing is None:
+                    self._requeueing = asyncio.create_task(self._stay_queued())
                 return {"type": "queued", "ruleset": ruleset.name, "waiting": waiting}
             case CancelQuickMatch():
-                return {"type": "ok", "cancelled": self.server.matchmaker.cancel(player.id)}
+                self._leave_queue()
+                return {
+                    "type": "ok",
+                    "cancelled": await leader.ask("quick_cancel", {"player_id": player.id}),
+                }
         raise AssertionError(f"unhandled request {request!r}")
 
     async def _match(self, code: str) -> MatchHandle:
@@ -731,9 +789,48 @@ class Session:
             self.seats[match.code] = match
         return await match.snapshot(self.player.id)
 
-    async def _quick_matched(self, match: MatchHandle) -> None:
+    async def quick_matched(self, match: MatchHandle) -> None:
         """The matchmaker seated this player: say so, unasked, with the match's snapshot."""
+        self._leave_queue()
         await self._send_then_forward({"type": "matched", **await self._attach(match)})
+
+    async def _enqueue(self, ruleset: str, *, waited_s: float) -> int:
+        assert self.player is not None
+        waiting = await self.server.leadership.ask(
+            "quick_enqueue",
+            {
+                "ruleset": ruleset,
+                "player_id": self.player.id,
+                "name": self.player.name,
+                "waited_s": waited_s,
+            },
+        )
+        return int(waiting)
+
+    async def _stay_queued(self) -> None:
+        """Say every few seconds that the player still waits: the queue forgets players
+        nobody asks for, and a new leader's queue starts empty."""
+        while self.queued is not None:
+            await asyncio.sleep(self.server.settings.lease_renew_s)
+            if self.queued is None:
+                break
+            ruleset, since = self.queued
+            try:
+                await self._enqueue(ruleset, waited_s=time.monotonic() - since)
+            except (ServerError, BrokerUnavailable) as error:  # the leader changes: again
+                log.info("quick match queue not reached", extra={"error": str(error)})
+
+    def _leave_queue(self) -> None:
+        self.queued = None
+        if self._requeueing is not None:
+            if self._requeueing is not asyncio.current_task():
+                self._requeueing.cancel()
+            self._requeueing = None
+
+    async def _follow_tournament(self, code: str) -> None:
+        await self._follow(
+            tournament_channel(await self.server.leadership.ask("tournament_code", {"code": code}))
+        )
 
     def _require_player(self) -> PlayerRecord:
         if self.player is None:
@@ -890,8 +987,12 @@ class Session:
     async def _cleanup(self) -> None:
         for channel in list(self.watching):
             self._unfollow(channel)
-        if self.player is not None:
-            self.server.matchmaker.cancel(self.player.id)
+        if self.queued is not None and self.player is not None:
+            self._leave_queue()
+            try:
+                await self.server.leadership.ask("quick_cancel", {"player_id": self.player.id})
+            except (ServerError, BrokerUnavailable):
+                pass  # the queue forgets players nobody asks for
         for match in self.seats.values():
             try:
                 await match.disconnect(self.player.id if self.player else 0)

@@ -14,7 +14,7 @@ import logging
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any, Final
 
 from gaps import Seed
@@ -315,22 +315,6 @@ class Lobby:
     def _moved(self, code: str) -> None:
         for listener in self._moved_listeners:
             listener(code)
-
-    async def taken_over(self, code: str) -> Match | None:
-        """The live match ``code``, once this process runs it: at once without leases
-        (SQLite: every match is restored at start); with leases, waiting until the lease
-        its last owner held runs out and this process takes it over (after a crash of
-        that owner: a lease and a renewal at most). None if it is still not here then:
-        another live process runs it."""
-        if self._leases is None or code in self.matches:
-            return self.matches.get(code)
-        deadline = self._now() + timedelta(seconds=self._leases.lease_s + 2 * self._renew_s)
-        while self._now() < deadline:
-            await self._sleep(self._renew_s)
-            await self.keep_leases()
-            if code in self.matches:
-                return self.matches[code]
-        return None
 
     async def _drop(self, match_id: int) -> None:
         """Stop running a match whose lease another process took over: its actor is

@@ -4,6 +4,12 @@ Each ruleset has a queue. Every tick the queue is sorted by rating and cut, from
 lowest rating up, into groups whose spread fits a window that widens the longer the
 oldest of them has waited. A group of four starts at once; a smaller one (two or more)
 starts once its oldest member has waited ``wait_s``.
+
+In a cluster the queue is one of the leader's singletons (server/leadership.py): every
+process sends its players' requests there. A queued player's process asks again every
+few seconds (``enqueue`` with how long they have waited): a player not asked for
+within ``stale_s`` is dropped (their process died), and a new leader, whose queue starts
+empty, has every waiting player back within those few seconds, with their waiting time.
 """
 
 from __future__ import annotations
@@ -29,13 +35,18 @@ WINDOW_POINTS: Final = 3.0
 WINDOW_POINTS_PER_S: Final = 1.0
 
 
+#: ``notify(node, player_id, match)``: tell the player, on their process, of their match.
+Notify = Callable[[str, int, Match], Awaitable[None]]
+
+
 @dataclass
 class Waiting:
     player_id: int
     name: str
     rating: float
     since: float  # time.monotonic()
-    on_match: Callable[[Match], Awaitable[None]] = field(repr=False)
+    node: str = ""  # the process of the player's connection
+    seen: float = field(default=0.0, repr=False)  # when last asked for (time.monotonic())
 
 
 class Matchmaker:
@@ -46,9 +57,13 @@ class Matchmaker:
         lobby: Lobby,
         wait_s: float,
         countdown_s: int,
+        notify: Notify,
+        stale_s: float = 10.0,
         time_limit_s: int = 600,
         tick_s: float = 0.2,
     ) -> None:
+        self._notify = notify
+        self._stale_s = stale_s
         self._store = store
         self._lobby = lobby
         self._wait_s = wait_s
@@ -62,22 +77,29 @@ class Matchmaker:
         self._task = asyncio.create_task(self._run(), name="matchmaker")
 
     async def close(self) -> None:
+        """Stop matching; the queues are emptied (a new leader's fill up again)."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        self.queues.clear()
 
     async def enqueue(
-        self,
-        ruleset: Ruleset,
-        player_id: int,
-        name: str,
-        on_match: Callable[[Match], Awaitable[None]],
+        self, ruleset: Ruleset, player_id: int, name: str, *, node: str, waited_s: float = 0.0
     ) -> int:
-        """Queue the player (again: the newer request wins); returns the queue's length."""
+        """Queue the player, who has waited ``waited_s`` already, connected to ``node``
+        (again: the newer request wins; the same one again only says they still wait);
+        returns the queue's length."""
+        now = time.monotonic()
+        queue = self.queues.setdefault(ruleset.name, [])
+        for waiting in queue:
+            if waiting.player_id == player_id and waiting.node == node:
+                waiting.seen = now
+                return len(queue)
         self.cancel(player_id)
         rating = await self._store.ratings.ordinal(player_id, ruleset.name)
         queue = self.queues.setdefault(ruleset.name, [])
-        queue.append(Waiting(player_id, name, rating or 0.0, time.monotonic(), on_match))
+        queue.append(Waiting(player_id, name, rating or 0.0, now - waited_s, node, now))
         return len(queue)
 
     def cancel(self, player_id: int) -> bool:
@@ -92,6 +114,8 @@ class Matchmaker:
         while True:
             await asyncio.sleep(self._tick_s)
             for ruleset, queue in list(self.queues.items()):
+                now = time.monotonic()
+                queue[:] = [w for w in queue if now - w.seen <= self._stale_s]
                 for group in groups(queue, time.monotonic(), wait_s=self._wait_s):
                     for waiting in group:
                         queue.remove(waiting)
@@ -119,7 +143,7 @@ class Matchmaker:
         )
         for waiting in group:
             try:
-                await waiting.on_match(match)
+                await self._notify(waiting.node, waiting.player_id, match)
             except Exception:  # their connection just closed: the seat waits for them
                 log.warning(
                     "could not tell a player of their quick match",

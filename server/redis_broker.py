@@ -403,6 +403,10 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
             self._confirm(kind, channel)
 
     def _confirm(self, kind: bytes, channel: str) -> None:
+        if not self._unconfirmed:
+            # A reply read after the connection was lost (which forgot what it waited
+            # for): nothing waits for it any more.
+            return
         command, expected, confirmed = self._unconfirmed.popleft()
         if (command, expected) != (kind, channel):
             log.error("redis out of step", extra={"expected": expected, "confirmed": channel})

@@ -145,9 +145,10 @@ class Relay:
         return bool(await self._broker.publish(channel_of(node), json.dumps({"ping": self.node})))
 
     async def close(self) -> None:
-        if self._listening is not None:
-            self._listening.cancel()
+        """Stop listening; requests being handled are cancelled (their callers time out)."""
         tasks = [t for t in (self._listening, *self._handling) if t is not None]
+        for task in tasks:
+            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self._subscription is not None:
             self._subscription.close()

@@ -26,6 +26,7 @@ from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions, Sleep
 from server.protocol import encode
 from server.storage.tournaments import (
+    UNFINISHED,
     StandingRow,
     StoredTournament,
     TournamentRepository,
@@ -34,6 +35,11 @@ from server.storage.tournaments import (
 log = logging.getLogger("gaps.tournament")
 
 PODIUM: Final = 3
+
+
+def tournament_channel(code: str) -> str:
+    """The broker channel of tournament ``code``'s events."""
+    return f"tournament:{code}"
 
 
 def utc_now() -> datetime:
@@ -55,12 +61,12 @@ class LiveTournament:
     current_round: int
     entrants: dict[int, str]  # player id -> name, in joining order
     history: History
-    round_match: Match | None = None
+    round_code: str | None = None  # the match of the round being played
     task: asyncio.Task[None] | None = None
 
     @property
     def channel(self) -> str:
-        return f"tournament:{self.code}"
+        return tournament_channel(self.code)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -75,7 +81,7 @@ class LiveTournament:
             "start_at": self.start_at.isoformat() if self.start_at else None,
             "status": self.status,
             "current_round": self.current_round,
-            "round_match": self.round_match.code if self.round_match else None,
+            "round_match": self.round_code,
             "entrants": [{"player_id": pid, "name": name} for pid, name in self.entrants.items()],
         }
 
@@ -83,10 +89,11 @@ class LiveTournament:
 
 @dataclass(frozen=True)
 class Resumption:
-    """Where a running tournament goes on after a restart: the round it waits for (its
-    match restored by the lobby), or the next round to deal after a pause."""
+    """Where a running tournament goes on after a restart: the round it waits for (the
+    code of its match, live here or on another process), or the next round to deal after
+    a pause."""
 
-    attached: Match | None
+    attached: str | None
     next_round: int
     pause_s: float
 
@@ -109,7 +116,11 @@ class Tournaments:
         max_history_events: int,
         sleep: Sleep = asyncio.sleep,
         now: Callable[[], datetime] = utc_now,
+        poll_s: float = 1.0,
     ) -> None:
+        """``poll_s``: how often the end of a round's match is looked for in the
+        database, besides the lobby's word when it ends here."""
+        self._poll_s = poll_s
         self._repository = repository
         self._lobby = lobby
         self._broker = broker
@@ -264,7 +275,7 @@ class Tournaments:
         tournament: LiveTournament,
         *,
         first_round: int,
-        attached: Match | None = None,
+        attached: str | None = None,
         pause_s: float = 0.0,
     ) -> None:
         """Play the rounds from ``first_round`` on, then finish. After a restart, the
@@ -317,20 +328,36 @@ class Tournaments:
             countdown_ms=self._countdown_s * 1000,
         )
         await match.start()
-        await self._close_round(tournament, number, match)
+        await self._close_round(tournament, number, match.code)
 
     def _attach(self, tournament: LiveTournament, match: Match) -> None:
         """Make ``match`` the round being played, and be told of its end. Called while
         it has not ended (the lobby calls the end listeners once it has)."""
-        tournament.round_match = match
+        tournament.round_code = match.code
         self._round_ended[match.id] = asyncio.get_running_loop().create_future()
 
-    async def _close_round(self, tournament: LiveTournament, number: int, match: Match) -> None:
-        """Wait for the end of round ``number``'s ``match``, then count it."""
-        done = self._round_ended.get(match.id)
-        if done is not None:
-            await done
-        await self._round_ended_event(tournament, number, match.code)
+    async def _close_round(self, tournament: LiveTournament, number: int, code: str) -> None:
+        """Wait for the end of round ``number``'s match ``code``, then count it.
+
+        Told at once by the lobby when the match ends here; checked in the database every
+        ``poll_s`` besides, since in a cluster the match may end on another process (one
+        that took it over from a dead one, or from this one while it was paused)."""
+        tournament.round_code = code
+        while True:
+            stored = await self._repository.round(tournament.id, number)
+            if stored is None or stored.code != code or stored.status not in UNFINISHED:
+                break
+            done = self._round_ended.get(stored.match_id)
+            if done is None:
+                done = self._round_ended[stored.match_id] = (
+                    asyncio.get_running_loop().create_future()
+                )
+            try:
+                await asyncio.wait_for(asyncio.shield(done), self._poll_s)
+                break
+            except TimeoutError:
+                continue
+        await self._round_ended_event(tournament, number, code)
 
     async def _round_ended_event(self, tournament: LiveTournament, number: int, code: str) -> None:
         standings = await self._standings(tournament, record=True)
@@ -344,7 +371,7 @@ class Tournaments:
     async def _finish(self, tournament: LiveTournament) -> None:
         standings = await self._standings(tournament, record=True)
         tournament.status = "finished"
-        tournament.round_match = None
+        tournament.round_code = None
         await self._repository.update(tournament.id, status="finished", ended_at=self._now())
         await self._emit(
             tournament,
@@ -448,7 +475,7 @@ class Tournaments:
                 resumed = {
                     "tournament": tournament.code,
                     "round": tournament.current_round,
-                    "match": where.attached.code if where.attached else None,
+                    "match": where.attached,
                     "next_round": where.next_round,
                 }
                 log.info("resuming tournament", extra=resumed)
@@ -469,16 +496,15 @@ class Tournaments:
         if number == 0:  # stopped between its start and the deal of round 1
             return Resumption(None, 1, 0.0)
         match = self._lobby.round_match(tournament.id, number)
-        stored = await self._repository.round(tournament.id, number)
-        if match is None and stored is not None and stored.status in ("lobby", "running"):
-            # Stored unfinished yet not restored here: in a cluster, the lease of the
-            # process that ran it has to run out before this one takes it over.
-            await self._lobby.taken_over(stored.code)
-            match = self._lobby.round_match(tournament.id, number)
         if match is not None and match.status not in ("finished", "abandoned"):
             # Attached with no await since the status was read: its end is not missed.
             self._attach(tournament, match)
-            return Resumption(match, number + 1, 0.0)
+            return Resumption(match.code, number + 1, 0.0)
+        stored = await self._repository.round(tournament.id, number)
+        if stored is not None and stored.status in UNFINISHED:
+            # In a cluster, run by another process (or soon: once the lease of the one
+            # that died runs out, another takes it over); waited for in the database.
+            return Resumption(stored.code, number + 1, 0.0)
         if stored is not None and stored.status == "finished":
             await self._round_ended_event(tournament, number, stored.code)
             if number == tournament.rounds:
@@ -495,7 +521,13 @@ class Tournaments:
         return Resumption(None, number, 0.0)
 
     async def close(self) -> None:
+        """Stop running every tournament (a restart, or another process leading now
+        resumes them from the database)."""
         tasks = [t.task for t in self.live.values() if t.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self.live.clear()
+        for done in self._round_ended.values():
+            done.cancel()
+        self._round_ended.clear()

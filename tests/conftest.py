@@ -140,6 +140,20 @@ async def server(settings: Settings) -> AsyncIterator[Server]:
 
 
 @pytest.fixture
+async def pair(settings: Settings, redis_url: str) -> AsyncIterator[tuple[Server, Server]]:
+    """Two processes of one cluster (two servers on one PostgreSQL and Redis), the first
+    leading it; leases and leadership are checked when a test says (``keep_leases``,
+    ``leadership.campaign``), never by themselves."""
+    clustered = replace(settings, redis_url=redis_url, lease_s=7200.0, lease_renew_s=3600.0)
+    first, second = Server(clustered), Server(clustered)
+    await first.start()
+    await second.start()
+    yield first, second
+    for server in (second, first):
+        await server.close()
+
+
+@pytest.fixture
 def ws_url(server: Server) -> str:
     return f"ws://127.0.0.1:{server.port}"
 

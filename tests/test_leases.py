@@ -32,7 +32,9 @@ from tests.lobbies import hosted, new_lobby, new_player
 on_postgres = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 
 LEASE_S = 4.0
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+#: "Now" for the repository's tests: after the matches they store were created (by the
+#: wall clock) by more than a lease, so that those left without a lease may be taken.
+T0 = datetime.now(UTC) + timedelta(hours=1)
 
 
 @pytest.fixture
@@ -82,13 +84,15 @@ def leased_lobby(
 
 
 async def unleased_matches(store: Store, clock: FakeClock, count: int) -> list[Match]:
-    """``count`` matches in their lobby, left by a process that kept no leases."""
+    """``count`` matches in their lobby, left a lease ago by a process that kept no
+    leases (or died before it claimed them)."""
     lobby = new_lobby(store, LocalBroker(), clock)
     matches = []
     for number in range(count):
         host = await new_player(store, f"host{number}")
         matches.append(await hosted(lobby, host))
     await lobby.close()
+    clock.advance(LEASE_S + 1)
     return matches
 
 
@@ -307,3 +311,17 @@ async def test_two_lobbies_restoring_at_once_restore_each_unfinished_match_once(
     finally:
         await first.close()
         await second.close()
+
+
+@on_postgres
+async def test_a_match_stored_moments_ago_without_its_lease_yet_is_left_to_its_creator(
+    store: Store, clock: FakeClock
+) -> None:
+    lobby = new_lobby(store, LocalBroker(), clock)
+    match = await hosted(lobby, await new_player(store, "ana"))
+    await lobby.close()
+    other = leases_of(store, "other")
+    now = datetime.fromtimestamp(clock.now_ms() / 1000, UTC)
+    assert await other.take_over(kinds=["race"], now=now) == {}
+    later = now + timedelta(seconds=LEASE_S + 1)
+    assert await other.take_over(kinds=["race"], now=later) == {match.id: 1}

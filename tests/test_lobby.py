@@ -75,7 +75,8 @@ async def test_a_public_match_whose_host_stays_away_past_the_grace_period_is_giv
     left = await watcher.event("player_left")
     assert left["player_id"] == ana.id
     await watcher.event("match_abandoned")
-    assert match.status == "abandoned" and match.code not in {m["code"] for m in lobby.open_public_here()}
+    listed = {m["code"] for m in lobby.open_public_here()}
+    assert match.status == "abandoned" and match.code not in listed
     assert await stored_status(store, match) == "abandoned"
 
 

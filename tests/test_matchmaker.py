@@ -5,19 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from server.match import Match
 from server.matchmaker import GROUP_MAX, Waiting, groups, window
 from tests.client import Client
 
 Connect = Callable[[], Awaitable[Client]]
 
 
-async def _ignore(match: Match) -> None:
-    return None
-
-
 def waiting(player_id: int, rating: float, since: float) -> Waiting:
-    return Waiting(player_id, f"p{player_id}", rating, since, _ignore)
+    return Waiting(player_id, f"p{player_id}", rating, since)
 
 
 def ids(found: list[list[Waiting]]) -> list[list[int]]:

@@ -4,15 +4,12 @@ Redis): a player connected to either reaches a match that the other runs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import replace
 
 import pytest
 from sqlalchemy import update
 
 from gaps import Game
 from server.app import Server
-from server.config import Settings
 from server.remote import RemoteMatch
 from server.storage.database import Database
 from server.storage.leases import RELEASED
@@ -20,18 +17,6 @@ from server.storage.models import MatchLease
 from tests.client import Client
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
-
-
-@pytest.fixture
-async def pair(settings: Settings, redis_url: str) -> AsyncIterator[tuple[Server, Server]]:
-    """Two processes of one cluster; leases renewed by the tests (``keep_leases``)."""
-    clustered = replace(settings, redis_url=redis_url, lease_s=7200.0, lease_renew_s=3600.0)
-    first, second = Server(clustered), Server(clustered)
-    await first.start()
-    await second.start()
-    yield first, second
-    for server in (second, first):
-        await server.close()
 
 
 async def client_of(server: Server, name: str) -> Client:
@@ -150,7 +135,7 @@ async def test_a_seat_held_from_a_process_that_vanished_is_counted_away(
 
 
 async def test_a_connection_following_a_match_that_moved_is_closed_to_rejoin_it(
-    pair: tuple[Server, Server], settings: Settings
+    pair: tuple[Server, Server],
 ) -> None:
     owner, other = pair
     ana, bob = await client_of(owner, "ana"), await client_of(other, "bob")

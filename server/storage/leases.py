@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from sqlalchemy import or_, select, tuple_, update
+from sqlalchemy import and_, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -43,7 +43,7 @@ RELEASED: Final = datetime(1970, 1, 1, tzinfo=UTC)
 def process_name() -> str:
     """A name for this process, new at each start: host, pid and a random part (a
     restarted process, or a reused pid, never passes for the one before)."""
-    return f"{socket.gethostname()[:48]}:{os.getpid()}:{secrets.token_hex(4)}"
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class LeasesUnsupported(ValueError):
@@ -93,7 +93,15 @@ class MatchLeases:
                     .where(
                         Match.status.in_(("lobby", "running")),
                         Match.kind.in_(kinds),
-                        or_(MatchLease.match_id.is_(None), MatchLease.expires_at < now),
+                        or_(
+                            # One with no lease yet is being created (stored, then its
+                            # lease claimed): its creator has a lease's time to claim it.
+                            and_(
+                                MatchLease.match_id.is_(None),
+                                Match.created_at < now - self._lease,
+                            ),
+                            MatchLease.expires_at < now,
+                        ),
                     )
                     .order_by(Match.id)
                 )

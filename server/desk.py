@@ -1,0 +1,64 @@
+"""The leader's desk: the cluster-wide requests (tournaments, quick match), answered.
+
+Every process sends these through ``Leadership.ask`` (server/leadership.py); the leader
+answers here, from its ``Tournaments`` and ``Matchmaker``, in JSON, since the answer may
+cross the relay. The caller's process name comes with each request: the matchmaker
+tells a player of their match on the process their connection is on.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gaps import Ruleset
+from server.errors import ServerError
+from server.matchmaker import Matchmaker
+from server.tournament import Tournaments
+
+
+class Desk:
+    def __init__(self, *, tournaments: Tournaments, matchmaker: Matchmaker) -> None:
+        self._tournaments = tournaments
+        self._matchmaker = matchmaker
+
+    async def answer(self, method: str, args: dict[str, Any], caller: str) -> Any:
+        tournaments = self._tournaments
+        match method:
+            case "tournament_create":
+                start_at = args["start_at"]
+                tournament = await tournaments.create(
+                    args["host_id"],
+                    name=args["name"],
+                    ruleset=Ruleset.named(args["ruleset"]),
+                    rounds=args["rounds"],
+                    max_players=args["max_players"],
+                    round_time_limit_s=args["round_time_limit_s"],
+                    start_at=datetime.fromisoformat(start_at) if start_at else None,
+                )
+                return {"tournament": tournament.view()}
+            case "tournament_join":
+                tournament = await tournaments.join(args["code"], args["player_id"], args["name"])
+                return {"tournament": tournament.view(), "seq": tournament.history.last_seq}
+            case "tournament_start":
+                tournament = await tournaments.start_by(args["code"], args["player_id"])
+                return {"tournament": tournament.view()}
+            case "tournament_list":
+                return {"tournaments": [t.view() for t in tournaments.listed()]}
+            case "tournament_standings":
+                return await tournaments.standings(args["code"])
+            case "tournament_resync":
+                return await tournaments.resync(args["code"], args["since"])
+            case "tournament_code":
+                return (await tournaments.get(args["code"])).code
+            case "quick_enqueue":
+                return await self._matchmaker.enqueue(
+                    Ruleset.named(args["ruleset"]),
+                    args["player_id"],
+                    args["name"],
+                    node=caller,
+                    waited_s=args["waited_s"],
+                )
+            case "quick_cancel":
+                return self._matchmaker.cancel(args["player_id"])
+        raise ServerError("internal_error", f"the leader has no method {method!r}")
