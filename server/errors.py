@@ -15,7 +15,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "bad_name": "a display name is 2-24 letters, digits, '_', '-' or '.', from a letter or digit",
     "name_taken": "another player has this display name, in some case",
     "no_such_match": "no match has this code (or id)",
-    "match_unavailable": "the match is stored but not served here yet (a takeover): retry",
+    "match_unavailable": "the match is stored but no process serves it right now: retry",
     "match_full": "the match has all the players it takes",
     "not_in_match": "join the match first",
     "not_host": "only the host may do this",
