@@ -328,11 +328,15 @@ async def test_practice_shows_the_python_hint_and_a_bot_plays_what_python_plays(
     # A search bot races the same deal at once; it plays what gaps.bots plays.
     await page.select_option("#bot-name", "search")
     assert page.url.endswith("&bot=search")
-    await page.select_option("#bot-pace", "0")
-    await page.click("#bot-start")
-    await page.wait_for_selector("#bot-start:disabled")
     twin = Game(Seed.parse("AAAA-AAAA-AAAA-AAAA"), "classic")
-    play_game(bot_named("search", seed=0), twin)
+    twin_bot = bot_named("search", seed=0)
+    await page.click("#bot-step")  # one action, to watch
+    twin.push(twin_bot.choose(twin))
+    await shows(page, twin.layout(), board="#bot-board")
+    await page.select_option("#bot-pace", "0")
+    await page.click("#bot-start")  # the rest at once
+    await page.wait_for_selector("#bot-start:disabled")
+    play_game(twin_bot, twin)
     assert await layout(page, "#bot-board") == twin.layout()
     assert f"Score {twin.score} " in await page.inner_text("#bot-game")
     assert f"bot-search: {twin.score} (final)" in await page.inner_text("#versus")
