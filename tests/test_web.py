@@ -289,8 +289,16 @@ async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any)
     await page.focus(f'{PRACTICE} [data-slot="r1c1"]')
     await page.keyboard.press("ArrowRight")
     assert await page.evaluate("document.activeElement.dataset.slot") == "r1c2"
-    await play_a_move(page, board=PRACTICE)
+    after = await play_a_move(page, board=PRACTICE)
+    await page.keyboard.press("m")  # mark every card that can move now
+    marked = await page.eval_on_selector_all(
+        f"{PRACTICE} .cell.movable", "cells => cells.map(c => c.dataset.slot)"
+    )
+    game = Game.from_layout(after, "classic")
+    assert sorted(marked) == sorted({str(game.slot_of(move.card)) for move in game.legal_moves()})
     await screenshot(page, "practice-phone")
+    await page.click("text=Marks (M)")
+    assert await page.locator(f"{PRACTICE} .cell.movable").count() == 0
 
 
 async def shows_the_hint(page: Any, game: Game) -> None:

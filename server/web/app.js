@@ -152,6 +152,7 @@ class Board {
     this.readOnly = readOnly;
     this.selected = null;
     this.hint = null; // the slot a hint names: its card is selected, the slot marked
+    this.marks = false; // whether every card that can move now is marked (M)
     this.node = el('div', { class: 'board', id, role: 'grid', 'aria-label': `${label}: 4 rows of 13 slots` });
     this.node.addEventListener('keydown', (event) => this.key(event));
     this.cells = [];
@@ -168,6 +169,7 @@ class Board {
     const placed = new Set();
     game.runLengths().forEach((length, row) => { for (let c = 0; c < length; c++) placed.add(row * 13 + c); });
     const targets = this.selected === null || this.readOnly ? [] : game.destinations(this.selected);
+    const movable = new Set(this.marks ? game.legalMoves().map((move) => move.card) : []);
     game.grid.forEach((code, index) => {
       const cell = this.cells[index];
       const where = `row ${Math.floor(index / 13) + 1}, column ${(index % 13) + 1}`;
@@ -181,6 +183,10 @@ class Board {
         cell.replaceChildren(...cardFace(code));
         cell.setAttribute('aria-label', `${engine.cardName(code)}, ${where}${placed.has(index) ? ', placed' : ''}`);
         if (placed.has(index)) cell.classList.add('placed');
+        if (movable.has(code)) {
+          cell.classList.add('movable');
+          cell.setAttribute('aria-label', `${cell.getAttribute('aria-label')}, can move`);
+        }
       }
       cell.classList.toggle('selected', code === this.selected && code !== engine.GAP);
       cell.classList.toggle('target', targets.includes(index));
@@ -242,6 +248,7 @@ function gameControls(game, act, { hint = false } = {}) {
   controls.append(button('redeal', 'R', 'Redeal'));
   if (engine.RULESETS[game.ruleset].undo) controls.append(button('undo', 'U', 'Undo'));
   controls.append(button('stop', 'S', 'Stop'));
+  controls.append(button('marks', 'M', 'Marks'));
   if (hint) controls.append(button('hint', 'H', 'Hint'));
   return controls;
 }
@@ -253,7 +260,14 @@ function confirmed(action, game) {
   return true;
 }
 
-function shortcuts(act, keys = { r: 'redeal', u: 'undo', s: 'stop' }) {
+/** Mark every card that can move now on ``board``, or (again) no card. */
+function toggleMarks(board) {
+  board.marks = !board.marks;
+  if (board.game) board.show(board.game);
+  say(board.marks ? 'Marked: every card that can move now.' : 'No marks.');
+}
+
+function shortcuts(act, keys = { r: 'redeal', u: 'undo', s: 'stop', m: 'marks' }) {
   const handler = (event) => {
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -554,6 +568,7 @@ async function matchPage(code, role) {
   }
 
   function act(action) {
+    if (action === 'marks') { toggleMarks(board); return; }
     if (role !== 'player' || !state.game || sending) return;
     if (!confirmed(action, state.game)) return;
     send(action, state.lastSeq + 1);
@@ -821,6 +836,7 @@ function practicePage() {
   }
   function act(action) {
     if (action === 'hint') { showHint(game, board, controls); return; }
+    if (action === 'marks') { toggleMarks(board); return; }
     if (game.isOver || !confirmed(action, game)) return;
     board.hint = null;
     for (const button of controls.querySelectorAll('button')) button.classList.remove('hint');
@@ -846,7 +862,7 @@ function practicePage() {
     el('p', {}, 'A bot plays this deal on its own board, in your browser: race it, or just watch.'),
     el('div', { class: 'row' }, el('label', { for: 'bot-name' }, 'Bot'), opponent),
     versus, race.node);
-  const stopKeys = shortcuts(act, { r: 'redeal', u: 'undo', s: 'stop', h: 'hint' });
+  const stopKeys = shortcuts(act, { r: 'redeal', u: 'undo', s: 'stop', m: 'marks', h: 'hint' });
   leavePage = () => { stopKeys(); race.pause(); };
   race.reset(opponent.value);
   render();
