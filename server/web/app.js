@@ -198,6 +198,7 @@ class Board {
 
   click(index) {
     if (this.readOnly || !this.game || this.game.isOver) return;
+    this.hint = null; // taken, or passed over for a choice of one's own
     const code = this.game.grid[index];
     if (code !== engine.GAP) {
       this.selected = this.selected === code ? null : code;
@@ -725,7 +726,7 @@ function showHint(game, board, controls) {
   } else if (text === 'redeal') {
     say('Hint: redeal (R). Nothing better is in reach, and a redeal is expected to score more than stopping.');
   } else if (text === 'stop') {
-    say('Hint: stop (S). Nothing better is in reach, and a redeal is not expected to pay.');
+    say(`Hint: stop (S). Nothing better is in reach, and ${game.redealsLeft > 0 ? 'a redeal is not expected to pay' : 'no redeal is left'}.`);
   } else {
     const move = game.legalMoves().find((m) => game.moveText(m.card, m.to) === text);
     board.selected = move.card;
