@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from gaps import Game
+from gaps import Game, Move, Seed
+from gaps.bots import bot_named, play_game
+from gaps.hint import hint
 from server.app import Server
 from server.web import CONTENT_SECURITY_POLICY
 from tests.client import http_get
@@ -34,6 +36,7 @@ PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 800}
 RANK_TEXT = {"10": "T"}
 SUIT_TEXT = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+PRACTICE = "#practice-board"
 
 
 @pytest.fixture
@@ -96,10 +99,10 @@ async def sign_up(page: Any, name: str) -> None:
     await page.wait_for_selector("#me")
 
 
-async def layout(page: Any) -> str:
-    """The board a page shows, in the layout text of docs/rules.md."""
+async def layout(page: Any, board: str = ".board") -> str:
+    """The board a page shows (``board`` selects it), in the layout text of docs/rules.md."""
     cells: list[str] = await page.eval_on_selector_all(
-        ".board .cell",
+        f"{board} .cell",
         "cells => cells.map(c => c.classList.contains('gap') ? '--' : c.textContent)",
     )
     assert len(cells) == 52
@@ -110,25 +113,27 @@ async def layout(page: Any) -> str:
     return "\n".join(" ".join(text[row * 13 : row * 13 + 13]) for row in range(4))
 
 
-async def play_a_move(page: Any, ruleset: str = "classic") -> str:
+async def play_a_move(page: Any, ruleset: str = "classic", board: str = ".board") -> str:
     """Click one legal move on the board (a card, then its gap); returns the layout after."""
-    before = await layout(page)
+    before = await layout(page, board)
     game = Game.from_layout(before, ruleset)
     move = game.legal_moves()[0]
     destination = game.destination(move)
-    await page.click(f'.board [data-slot="{game.slot_of(move.card)}"]')
+    await page.click(f'{board} [data-slot="{game.slot_of(move.card)}"]')
     if move.card.rank == 2:  # a 2 may have several gaps: name one
-        await page.click(f'.board [data-slot="{destination}"]')
+        await page.click(f'{board} [data-slot="{destination}"]')
     game.play(move)
-    await shows(page, game.layout())
+    await shows(page, game.layout(), board=board)
     return game.layout()
 
 
-async def shows(page: Any, expected: str, *, timeout_s: float = 10) -> None:
+async def shows(
+    page: Any, expected: str, *, timeout_s: float = 10, board: str = ".board"
+) -> None:
     """Wait until the page's board is ``expected`` (a layout), or fail showing the last."""
     seen = ""
     for _ in range(int(timeout_s / 0.05)):
-        seen = await layout(page)
+        seen = await layout(page, board)
         if seen == expected:
             return
         await asyncio.sleep(0.05)
@@ -274,15 +279,79 @@ async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
 async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any) -> None:
     page = await open_page(PHONE)
     await page.goto("/practice?ruleset=classic&seed=AAAA-AAAA-AAAA-AAAA")
-    await page.wait_for_selector(".board .cell >> nth=51")
-    dealt = await layout(page)
+    await page.wait_for_selector(f"{PRACTICE} .cell >> nth=51")
+    dealt = await layout(page, PRACTICE)
     assert dealt == Game.from_layout(dealt, "classic").layout()
     assert dealt.startswith("5S 9D QC KC JS 8D -- JC -- 9C 4D 7D 3C")  # docs/rules.md
-    await page.focus('.board [data-slot="r1c1"]')
+    assert await page.get_attribute("main a >> text=addiction", "href") == (
+        "/practice?ruleset=addiction"
+    )
+    await page.focus(f'{PRACTICE} [data-slot="r1c1"]')
     await page.keyboard.press("ArrowRight")
     assert await page.evaluate("document.activeElement.dataset.slot") == "r1c2"
-    await play_a_move(page)
+    after = await play_a_move(page, board=PRACTICE)
+    await page.keyboard.press("m")  # mark every card that can move now
+    marked = await page.eval_on_selector_all(
+        f"{PRACTICE} .cell.movable", "cells => cells.map(c => c.dataset.slot)"
+    )
+    game = Game.from_layout(after, "classic")
+    assert sorted(marked) == sorted({str(game.slot_of(move.card)) for move in game.legal_moves()})
     await screenshot(page, "practice-phone")
+    await page.click("text=Marks (M)")
+    assert await page.locator(f"{PRACTICE} .cell.movable").count() == 0
+
+
+async def shows_the_hint(page: Any, game: Game) -> None:
+    """Check that the page shows ``hint(game)``: a move's card selected and its slot
+    marked (and focused), or a redeal's or a stop's button marked."""
+    expected = hint(game)
+    if isinstance(expected, Move):
+        destination = game.destination(expected)
+        await page.wait_for_selector(f'{PRACTICE} [data-slot="{destination}"].hint')
+        selected = await page.get_attribute(f"{PRACTICE} .cell.selected", "data-slot")
+        assert selected == str(game.slot_of(expected.card))
+        assert await page.evaluate("document.activeElement.dataset.slot") == str(destination)
+    else:
+        await page.wait_for_selector(f'button.hint[data-action="{expected}"]')
+    assert (await page.inner_text("#status")).startswith("Hint: ")
+
+
+async def test_practice_shows_the_python_hint_and_a_bot_plays_what_python_plays(
+    open_page: Any,
+) -> None:
+    page = await open_page()
+    await page.goto("/practice?ruleset=classic&seed=AAAA-AAAA-AAAA-AAAA")
+    await page.wait_for_selector(f"{PRACTICE} .cell >> nth=51")
+    game = Game(Seed.parse("AAAA-AAAA-AAAA-AAAA"), "classic")
+    assert await layout(page, PRACTICE) == game.layout()
+    await page.keyboard.press("h")
+    await shows_the_hint(page, game)
+    first = hint(game)
+    assert isinstance(first, Move)
+    await page.keyboard.press("Enter")  # the hinted slot has the focus: Enter plays there
+    game.play(first)
+    await shows(page, game.layout(), board=PRACTICE)
+    await page.click("text=Hint (H)")
+    await shows_the_hint(page, game)
+    # A search bot races the same deal at once; it plays what gaps.bots plays.
+    await page.select_option("#bot-name", "search")
+    assert page.url.endswith("&bot=search")
+    twin = Game(Seed.parse("AAAA-AAAA-AAAA-AAAA"), "classic")
+    twin_bot = bot_named("search", seed=0)
+    await page.click("#bot-step")  # one action, to watch
+    twin.push(twin_bot.choose(twin))
+    await shows(page, twin.layout(), board="#bot-board")
+    await page.select_option("#bot-pace", "0")
+    await page.click("#bot-start")  # the rest at once
+    await page.wait_for_selector("#bot-start:disabled")
+    play_game(twin_bot, twin)
+    assert await layout(page, "#bot-board") == twin.layout()
+    assert f"Score {twin.score} " in await page.inner_text("#bot-game")
+    assert f"bot-search: {twin.score} (final)" in await page.inner_text("#versus")
+    assert await page.inner_text("#status") == (
+        f"bot-search finished: {twin.result()}, score {twin.score}."
+    )
+    await screenshot(page, "practice-bot-desktop")
 
 
 async def test_a_dropped_connection_reconnects_and_the_race_goes_on(

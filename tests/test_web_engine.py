@@ -46,6 +46,7 @@ function randomGame(ruleset, number) {
   const game = new e.Game(seed, ruleset);
   const actions = [];
   const refusals = [];
+  const orders = []; // now and then, the legal moves in gap order (see check_game)
   const texts = ['redeal', 'undo', 'stop'];
   while (!game.isOver && actions.length < 400) {
     if (random() < 0.15) {
@@ -64,6 +65,10 @@ function randomGame(ruleset, number) {
       continue;
     }
     const moves = game.legalMoves();
+    if (random() < 0.05) {
+      const order = game.legalMovesInGapOrder().map((m) => game.moveText(m.card, m.to));
+      orders.push([actions.length, order]);
+    }
     let text;
     if (game.canUndo && random() < 0.1) text = 'undo';
     else if (random() < 0.01 || (moves.length > 0 && actions.length > 300)) text = 'stop';
@@ -77,7 +82,8 @@ function randomGame(ruleset, number) {
     actions.push(text);
   }
   return {
-    hex: e.toHex(seed), ruleset, actions, refusals, layout: e.layoutRows(game.grid).join('\\n'),
+    hex: e.toHex(seed), ruleset, actions, refusals, orders,
+    layout: e.layoutRows(game.grid).join('\\n'),
     score: game.score, status: game.status, placed: game.placed, moves: game.movesMade,
     redeals: game.redealsUsed, can_undo: game.canUndo,
     legal: game.legalMoves().map((m) => game.moveText(m.card, m.to)).sort(),
@@ -184,7 +190,11 @@ def check_game(emitted: dict[str, Any]) -> None:
     refused_at: dict[int, list[tuple[str, str]]] = {}
     for (index, text), reason in refusals.items():
         refused_at.setdefault(index, []).append((text, reason))
+    orders = dict(emitted["orders"])
     for index, text in enumerate([*emitted["actions"], None]):
+        if index in orders:
+            # The order too, gap by gap: bots.js's random bot picks from it by index.
+            assert [str(move) for move in game.legal_moves()] == orders[index], emitted["hex"]
         for refused, reason in refused_at.get(index, []):
             before = game.state_key()
             with pytest.raises(IllegalAction) as caught:

@@ -23,6 +23,7 @@ ROOT: Final = Path(__file__).resolve().parent
 ASSETS: Final = {
     "app.js": "text/javascript; charset=utf-8",
     "engine.js": "text/javascript; charset=utf-8",
+    "bots.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }

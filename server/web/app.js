@@ -2,6 +2,7 @@
 // docs/protocol.md is its only contract. Every string from the server or a player is put
 // in the page with textContent (el() below), never parsed as HTML.
 import * as engine from './engine.js';
+import * as bots from './bots.js';
 
 const TOKEN_KEY = 'gaps.token';
 const PENDING_KEY = 'gaps.pending'; // an action sent but not yet acknowledged, per match
@@ -145,12 +146,14 @@ function cardFace(code) {
 
 /** A board the player plays by clicks or keys; ``play(text)`` sends or applies an action. */
 class Board {
-  constructor({ ruleset, onAction, readOnly = false }) {
+  constructor({ ruleset, onAction, readOnly = false, id = null, label = 'The board' }) {
     this.ruleset = ruleset;
     this.onAction = onAction;
     this.readOnly = readOnly;
     this.selected = null;
-    this.node = el('div', { class: 'board', role: 'grid', 'aria-label': 'The board: 4 rows of 13 slots' });
+    this.hint = null; // the slot a hint names: its card is selected, the slot marked
+    this.marks = false; // whether every card that can move now is marked (M)
+    this.node = el('div', { class: 'board', id, role: 'grid', 'aria-label': `${label}: 4 rows of 13 slots` });
     this.node.addEventListener('keydown', (event) => this.key(event));
     this.cells = [];
     for (let index = 0; index < 52; index++) {
@@ -166,6 +169,7 @@ class Board {
     const placed = new Set();
     game.runLengths().forEach((length, row) => { for (let c = 0; c < length; c++) placed.add(row * 13 + c); });
     const targets = this.selected === null || this.readOnly ? [] : game.destinations(this.selected);
+    const movable = new Set(this.marks ? game.legalMoves().map((move) => move.card) : []);
     game.grid.forEach((code, index) => {
       const cell = this.cells[index];
       const where = `row ${Math.floor(index / 13) + 1}, column ${(index % 13) + 1}`;
@@ -179,15 +183,22 @@ class Board {
         cell.replaceChildren(...cardFace(code));
         cell.setAttribute('aria-label', `${engine.cardName(code)}, ${where}${placed.has(index) ? ', placed' : ''}`);
         if (placed.has(index)) cell.classList.add('placed');
+        if (movable.has(code)) {
+          cell.classList.add('movable');
+          cell.setAttribute('aria-label', `${cell.getAttribute('aria-label')}, can move`);
+        }
       }
       cell.classList.toggle('selected', code === this.selected && code !== engine.GAP);
       cell.classList.toggle('target', targets.includes(index));
+      cell.classList.toggle('hint', index === this.hint);
+      if (index === this.hint) cell.setAttribute('aria-label', `${cell.getAttribute('aria-label')}, the hint`);
       cell.setAttribute('aria-pressed', code === this.selected ? 'true' : 'false');
     });
   }
 
   click(index) {
     if (this.readOnly || !this.game || this.game.isOver) return;
+    this.hint = null; // taken, or passed over for a choice of one's own
     const code = this.game.grid[index];
     if (code !== engine.GAP) {
       this.selected = this.selected === code ? null : code;
@@ -224,19 +235,22 @@ class Board {
       event.preventDefault();
     } else if (event.key === 'Escape') {
       this.selected = null;
+      this.hint = null;
       this.show(this.game);
     }
   }
 }
 
-function gameControls(game, act) {
+function gameControls(game, act, { hint = false } = {}) {
   const controls = el('div', { class: 'controls' });
-  const redeal = el('button', { type: 'button', 'aria-keyshortcuts': 'R', on: { click: () => act('redeal') } }, 'Redeal (R)');
-  const undo = el('button', { type: 'button', 'aria-keyshortcuts': 'U', on: { click: () => act('undo') } }, 'Undo (U)');
-  const stop = el('button', { type: 'button', 'aria-keyshortcuts': 'S', on: { click: () => act('stop') } }, 'Stop (S)');
-  controls.append(redeal);
-  if (engine.RULESETS[game.ruleset].undo) controls.append(undo);
-  controls.append(stop);
+  const button = (action, key, text) => el('button', {
+    type: 'button', 'data-action': action, 'aria-keyshortcuts': key, on: { click: () => act(action) },
+  }, `${text} (${key})`);
+  controls.append(button('redeal', 'R', 'Redeal'));
+  if (engine.RULESETS[game.ruleset].undo) controls.append(button('undo', 'U', 'Undo'));
+  controls.append(button('stop', 'S', 'Stop'));
+  controls.append(button('marks', 'M', 'Marks'));
+  if (hint) controls.append(button('hint', 'H', 'Hint'));
   return controls;
 }
 
@@ -247,10 +261,18 @@ function confirmed(action, game) {
   return true;
 }
 
-function shortcuts(act) {
+/** Mark every card that can move now on ``board``, or (again) no card. */
+function toggleMarks(board) {
+  board.marks = !board.marks;
+  if (board.game) board.show(board.game);
+  say(board.marks ? 'Marked: every card that can move now.' : 'No marks.');
+}
+
+function shortcuts(act, keys = { r: 'redeal', u: 'undo', s: 'stop', m: 'marks' }) {
   const handler = (event) => {
-    if (event.target instanceof HTMLInputElement || event.ctrlKey || event.metaKey || event.altKey) return;
-    const action = { r: 'redeal', u: 'undo', s: 'stop' }[event.key.toLowerCase()];
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const action = keys[event.key.toLowerCase()];
     if (action) { event.preventDefault(); act(action); }
   };
   document.addEventListener('keydown', handler);
@@ -547,6 +569,7 @@ async function matchPage(code, role) {
   }
 
   function act(action) {
+    if (action === 'marks') { toggleMarks(board); return; }
     if (role !== 'player' || !state.game || sending) return;
     if (!confirmed(action, state.game)) return;
     send(action, state.lastSeq + 1);
@@ -687,6 +710,106 @@ async function todayPage() {
     el('table', {}, el('tbody', {}, board.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, e.name), el('td', {}, e.score), el('td', {}, formatMs(e.finish_ms)))))));
 }
 
+const BOT_LABELS = {
+  random: 'level 1: random', greedy: 'level 2: greedy', search: 'level 3: search', 'search-win': 'level 3: search, playing to win',
+};
+// Milliseconds between a bot's actions; 0 plays the game out at once.
+const BOT_PACES = [[1500, 'slow'], [500, 'normal'], [100, 'fast'], [0, 'at once']];
+
+/** Say the hint of ``game`` and show it on ``board``: a move selects its card and marks
+ * its slot (focused, so Enter plays it); a redeal or a stop marks its button. */
+function showHint(game, board, controls) {
+  const text = bots.hint(game);
+  for (const button of controls.querySelectorAll('button')) button.classList.toggle('hint', button.dataset.action === text);
+  if (text === null) {
+    say('No hint: the game is over.');
+  } else if (text === 'redeal') {
+    say('Hint: redeal (R). Nothing better is in reach, and a redeal is expected to score more than stopping.');
+  } else if (text === 'stop') {
+    say(`Hint: stop (S). Nothing better is in reach, and ${game.redealsLeft > 0 ? 'a redeal is not expected to pay' : 'no redeal is left'}.`);
+  } else {
+    const move = game.legalMoves().find((m) => game.moveText(m.card, m.to) === text);
+    board.selected = move.card;
+    board.hint = move.to;
+    board.show(game);
+    board.cells[move.to].focus();
+    say(`Hint: ${engine.cardName(move.card)} to row ${Math.floor(move.to / 13) + 1}, column ${(move.to % 13) + 1} (Enter plays it).`);
+  }
+}
+
+/** A bot playing the practice deal on a board of its own, at a pace, for the player to
+ * race or to watch. Seeded with 0: on a deal it plays what ``bot_named(name, seed=0)``
+ * of gaps.bots plays. */
+class BotRace {
+  constructor(seed, ruleset, onChange) {
+    this.seed = seed;
+    this.ruleset = ruleset;
+    this.onChange = onChange;
+    this.timer = null;
+    this.board = new Board({ ruleset, readOnly: true, onAction: () => {}, id: 'bot-board', label: "The bot's board" });
+    this.line = el('p', { id: 'bot-game' });
+    this.pace = el('select', { id: 'bot-pace' }, BOT_PACES.map(([ms, label]) => el('option', { value: ms, selected: ms === 500 }, label)));
+    this.start = el('button', { type: 'button', id: 'bot-start', on: { click: () => (this.timer === null ? this.run() : this.pause()) } }, 'Start');
+    this.step = el('button', { type: 'button', id: 'bot-step', on: { click: () => { this.pause(); this.play(); } } }, 'One action');
+    this.node = el('section', { id: 'bot', 'aria-label': 'The bot' },
+      el('div', { class: 'row' }, el('label', { for: 'bot-pace' }, 'Pace'), this.pace, this.start, this.step),
+      this.line, this.board.node);
+    this.node.hidden = true;
+  }
+
+  /** A fresh game for the bot ``name`` ('' for none). */
+  reset(name) {
+    this.pause();
+    this.name = name;
+    this.node.hidden = !name;
+    if (!name) return;
+    this.game = new engine.Game(this.seed, this.ruleset);
+    this.bot = bots.botNamed(name, 0);
+    this.actions = 0;
+    this.last = '';
+    this.render();
+  }
+
+  render() {
+    const game = this.game;
+    this.board.show(game);
+    this.line.textContent = `bot-${this.name} · ${summaryLine(game)}${this.last ? ` · last: ${this.last}` : ''}`;
+    this.start.textContent = this.timer === null ? 'Start' : 'Pause';
+    this.start.disabled = this.step.disabled = game.isOver;
+    this.onChange();
+  }
+
+  play() {
+    if (this.game.isOver) return;
+    this.last = this.actions < bots.MAX_ACTIONS ? this.bot.choose(this.game) : 'stop';
+    this.game.push(this.last);
+    this.actions += 1;
+    this.render();
+    if (this.game.isOver) {
+      this.pause();
+      this.render();
+      say(`bot-${this.name} finished: ${this.game.status}, score ${this.game.score}.`);
+    }
+  }
+
+  run() {
+    const pace = Number(this.pace.value);
+    this.timer = setTimeout(() => {
+      // At once: play for a frame's worth of time, then let the page breathe.
+      const until = performance.now() + 15;
+      do this.play(); while (pace === 0 && this.timer !== null && performance.now() < until);
+      if (this.timer !== null) this.run();
+    }, pace);
+    this.render();
+  }
+
+  pause() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.game) this.start.textContent = 'Start';
+  }
+}
+
 function practicePage() {
   const params = new URLSearchParams(location.search);
   const ruleset = RULESET_NAMES.includes(params.get('ruleset')) ? params.get('ruleset') : 'classic';
@@ -694,20 +817,55 @@ function practicePage() {
   try { seed = params.get('seed') ? engine.parseShareCode(params.get('seed')) : engine.randomSeed(); } catch { seed = engine.randomSeed(); }
   const game = new engine.Game(seed, ruleset);
   const line = el('p', { id: 'my-game', 'aria-live': 'polite' });
-  const board = new Board({ ruleset, onAction: (text) => act(text) });
-  const render = () => { board.show(game); line.textContent = summaryLine(game); };
+  const versus = el('p', { id: 'versus' });
+  const board = new Board({ ruleset, onAction: (text) => act(text), id: 'practice-board' });
+  const controls = gameControls(game, act, { hint: true });
+  const race = new BotRace(seed, ruleset, () => compare());
+  const render = () => {
+    board.show(game);
+    line.textContent = summaryLine(game);
+    compare();
+  };
+  function compare() {
+    if (!race.name) { versus.textContent = ''; return; }
+    const theirs = race.game;
+    const done = (g) => (g.isOver ? 'final' : 'so far');
+    versus.textContent = `You: ${game.score} (${done(game)}) · bot-${race.name}: ${theirs.score} (${done(theirs)})`;
+    if (game.isOver && theirs.isOver) {
+      versus.textContent += game.score === theirs.score ? ' · a tie' : game.score > theirs.score ? ' · you win' : ` · bot-${race.name} wins`;
+    }
+  }
   function act(action) {
+    if (action === 'hint') { showHint(game, board, controls); return; }
+    if (action === 'marks') { toggleMarks(board); return; }
     if (game.isOver || !confirmed(action, game)) return;
+    board.hint = null;
+    for (const button of controls.querySelectorAll('button')) button.classList.remove('hint');
     try { game.push(action); } catch (error) { say(error.message, true); }
     render();
   }
+  const opponent = el('select', { id: 'bot-name' }, el('option', { value: '' }, 'none'),
+    bots.BOT_NAMES.map((name) => el('option', { value: name, selected: name === params.get('bot') }, BOT_LABELS[name])));
+  opponent.addEventListener('change', () => {
+    // The URL names the bot, so the race can be shared; the player's game goes on.
+    const next = new URLSearchParams({ ruleset, seed: engine.shareCode(seed) });
+    if (opponent.value) next.set('bot', opponent.value);
+    history.replaceState(null, '', `/practice?${next}`);
+    race.reset(opponent.value);
+    compare();
+  });
   const share = `/practice?${new URLSearchParams({ ruleset, seed: engine.shareCode(seed) })}`;
   show(el('h1', {}, 'Practice (offline)'),
     el('p', {}, `${ruleset} · deal `, link(share, engine.shareCode(seed)), ' · ',
-      RULESET_NAMES.map((r) => [link(`/practice?ruleset=${r}`, r), ' '])),
-    line, board.node, gameControls(game, act));
-  const stopKeys = shortcuts(act);
-  leavePage = stopKeys;
+      RULESET_NAMES.flatMap((r) => [link(`/practice?ruleset=${r}`, r), ' '])),
+    line, board.node, controls,
+    el('h2', {}, 'Race or watch a bot'),
+    el('p', {}, 'A bot plays this deal on its own board, in your browser: race it, or just watch.'),
+    el('div', { class: 'row' }, el('label', { for: 'bot-name' }, 'Bot'), opponent),
+    versus, race.node);
+  const stopKeys = shortcuts(act, { r: 'redeal', u: 'undo', s: 'stop', m: 'marks', h: 'hint' });
+  leavePage = () => { stopKeys(); race.pause(); };
+  race.reset(opponent.value);
   render();
 }
 

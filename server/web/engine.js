@@ -242,6 +242,13 @@ export function dealtGrid(seed, rulesetName) {
   return grid;
 }
 
+/** The gaps of ``grid`` in index order: how gaps/game.py lists them after a deal. */
+function gapIndexes(grid) {
+  const gaps = [];
+  grid.forEach((code, index) => { if (code === GAP) gaps.push(index); });
+  return gaps;
+}
+
 function runLength(grid, start) {
   const first = grid[start];
   if (first === GAP || rankOf(first) !== 2) return 0;
@@ -286,6 +293,10 @@ export class Game {
     this.ruleset = rulesetName;
     this.rules = RULESETS[rulesetName];
     this.grid = seed ? dealtGrid(seed, rulesetName) : new Array(52).fill(GAP);
+    // The gaps in the order gaps/game.py keeps them (a move puts the slot it left where
+    // the gap it filled was): the order of ``legalMovesInGapOrder``, from which the
+    // random bot picks as the Python one does.
+    this.gapOrder = gapIndexes(this.grid);
     this.redealsUsed = 0;
     this.movesMade = 0;
     this.stopped = false;
@@ -296,6 +307,7 @@ export class Game {
   static fromView(rulesetName, rows, { redealsUsed = 0, stopped = false } = {}) {
     const game = new Game(null, rulesetName);
     game.grid = parseLayout(rows);
+    game.gapOrder = gapIndexes(game.grid);
     game.redealsUsed = redealsUsed;
     game.stopped = stopped;
     return game;
@@ -380,6 +392,22 @@ export class Game {
     return moves;
   }
 
+  /** ``legalMoves()`` in the order of gaps/game.py's ``legal_moves``: gap by gap as
+   * ``gapOrder`` keeps them, the 2s of a column-1 gap in suit order. */
+  legalMovesInGapOrder() {
+    if (this.isOver) return [];
+    const moves = [];
+    for (const to of this.gapOrder) {
+      if (to % 13 === 0) {
+        for (const two of [1, 14, 27, 40]) moves.push({ card: two, to });
+      } else {
+        const left = this.grid[to - 1];
+        if (left !== GAP && rankOf(left) !== 13) moves.push({ card: left + 1, to });
+      }
+    }
+    return moves;
+  }
+
   /** The legal destinations of ``card`` (slot indexes). */
   destinations(card) {
     return this.legalMoves().filter((m) => m.card === card).map((m) => m.to);
@@ -433,6 +461,7 @@ export class Game {
     const from = this.grid.indexOf(card);
     this.grid[to] = card;
     this.grid[from] = GAP;
+    this.gapOrder[this.gapOrder.indexOf(to)] = from;
     this.movesMade += 1;
     if (this.rules.undo) this.undoStack.push([card, from]);
     return { kind: 'move', card, from, to };
@@ -446,6 +475,7 @@ export class Game {
       throw new IllegalAction('redeal_not_allowed', 'a redeal only when blocked');
     }
     this.grid = redealtGrid(this.grid, this.ruleset, this.seed, this.redealsUsed + 1);
+    this.gapOrder = gapIndexes(this.grid);
     this.redealsUsed += 1;
     this.undoStack = [];
     return { kind: 'redeal' };
@@ -459,6 +489,7 @@ export class Game {
     const to = this.grid.indexOf(card);
     this.grid[from] = card;
     this.grid[to] = GAP;
+    this.gapOrder[this.gapOrder.indexOf(from)] = to;
     return { kind: 'undo', card, from: to, to: from };
   }
 
