@@ -8,8 +8,8 @@ every move of every position was generated, so its answers are exact like ``expl
 Moves come in three tiers (docs/solver.md, "Deferred moves"): a move that extends a
 preserved sequence, the ordinary moves, and poor moves (a 2 leaving column 1, a move
 leaving a dead gap). A position expands its first tier that has a move and is stored
-again, ``DEFERRED_PENALTY`` less promising, for the next tier: a deferred move is
-searched later, never dropped.
+again for the next tier, which is expanded only when no position has a lower tier left:
+a deferred move is searched later, never dropped.
 
 Positions are stored as their canonical key (rows in sorted order, 255 for a gap),
 which is itself a position of the deal up to the order of rows: the search expands
@@ -19,13 +19,12 @@ placed count and promise depend on the row alone, so they are cached by row.
 
 from __future__ import annotations
 
-import heapq
 import sys
 from typing import Protocol
 
 from gaps.game import GAP
 
-__all__ = ["DEFERRED_PENALTY", "best_first", "placed_in"]
+__all__ = ["best_first", "placed_in"]
 
 _COLUMNS = 13
 _STARTS = (0, 13, 26, 39)
@@ -33,14 +32,14 @@ _GAP_BYTE = 255
 _TWOS = (1, 14, 27, 40)
 _ALL_PLACED = 48
 _CHECK_EVERY = 1024
-#: Bytes a stored position costs beside its key: the dict's slot, the parent reference,
-#: and the heap entry with its priority (measured with tracemalloc, docs/solver.md).
-_ENTRY_OVERHEAD = 200
+#: Bytes a stored position costs beside its key: the dict's slot and the frontier's
+#: (measured with tracemalloc, docs/solver.md).
+_ENTRY_OVERHEAD = 110
 #: A gap right of a King or of a gap accepts no card; indexed by byte (255: a gap).
 _DEAD = [code < 52 and code % 13 == 12 for code in range(255)] + [True]
-#: How much less promising a position's deferred tier is than the position: larger than
-#: any promise (4 x 48 + 44), so every first tier goes before any deferred one.
-DEFERRED_PENALTY = 1000
+#: Promises range from -8 (four dead gaps) to 4 x 48 + 44; bucket 0 holds promise -_LOWEST.
+_LOWEST = 8
+_BUCKETS = 4 * 48 + 44 + _LOWEST + 1
 #: The row cache is emptied when it holds this many rows (about 150 bytes each).
 _ROW_CACHE_ROWS = 200_000
 _FORCED, _ORDINARY, _POOR = 0, 1, 2
@@ -131,16 +130,22 @@ def best_first(
     tables_before = budget.table_bytes
     best = placed_in(start)
     best_key = start
-    # (-promise, -serial: the newest first among equals, key, the tier to expand from).
-    serial = 0
-    heap: list[tuple[int, int, bytes, int]] = [(-best, 0, start, _FORCED)]
+    # A bucket queue: frontier[tier][promise + _LOWEST] is a stack of keys to expand from
+    # that tier, so the pop is the most promising key of the lowest tier, the newest among
+    # equals; ``top[tier]`` is at least the highest non-empty bucket.
+    frontier: list[list[list[bytes]]] = [[[] for _ in range(_BUCKETS)] for _ in range(3)]
+    top = [0, 0, 0]
+    waiting = [0, 0, 0]
+    promise = sum(_row_value(start[index:index + 13])[1] for index in _STARTS)
+    frontier[_FORCED][promise + _LOWEST].append(start)
+    top[_FORCED] = promise + _LOWEST
+    waiting[_FORCED] = 1
     cache: dict[bytes, tuple[int, int]] = {}
     nodes = 0
     complete = True
     next_check = 0
     join = b"".join
-    push, pop = heapq.heappush, heapq.heappop
-    while heap and best < _ALL_PLACED:
+    while best < _ALL_PLACED:
         # Counted like ``explore``: a node is a new position; checked between expansions.
         if budget.nodes >= budget.max_nodes or nodes >= next_check:
             next_check = nodes + _CHECK_EVERY
@@ -150,7 +155,21 @@ def best_first(
                 break
             if len(cache) > _ROW_CACHE_ROWS:
                 cache.clear()
-        priority, _, key, level = pop(heap)
+        if waiting[_FORCED]:
+            level = _FORCED
+        elif waiting[_ORDINARY]:
+            level = _ORDINARY
+        elif waiting[_POOR]:
+            level = _POOR
+        else:
+            break
+        waiting[level] -= 1
+        buckets = frontier[level]
+        index = top[level]
+        while not buckets[index]:
+            index -= 1
+        top[level] = index
+        key = buckets[index].pop()
         rows = [key[0:13], key[13:26], key[26:39], key[39:52]]
         values = []
         for row in rows:
@@ -172,8 +191,9 @@ def best_first(
         else:
             moves, rest = poor, None
         if rest is not None:
-            serial += 1
-            push(heap, (priority + DEFERRED_PENALTY, -serial, key, rest))
+            frontier[rest][index].append(key)
+            waiting[rest] += 1
+            top[rest] = max(top[rest], index)
         for code, row_to, column in moves:
             came_from = key.index(code)
             row_from, column_from = divmod(came_from, _COLUMNS)
@@ -204,8 +224,11 @@ def best_first(
                 best, best_key = placed, child
                 if placed == _ALL_PLACED:
                     break
-            serial += 1
-            push(heap, (-promise, -serial, child, _FORCED))
+            promise += _LOWEST
+            frontier[_FORCED][promise].append(child)
+            waiting[_FORCED] += 1
+            if promise > top[_FORCED]:
+                top[_FORCED] = promise
     budget.table_bytes = tables_before
     if best == _ALL_PLACED:
         complete = True
