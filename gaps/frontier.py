@@ -1,20 +1,24 @@
-"""A best-first search of one deal: the position with the most placed cards first.
+"""A best-first search of one deal: the most promising stored position first.
 
 ``best_first(grid, budget)`` expands every position reachable from ``grid`` by moves
-alone, each once, always the stored position with the most placed cards next (the
-newest among equals). The order is only a heuristic: the search ends at the first win
-or when every position was expanded, so its answers are exact like ``explore``'s. It
-finds wins far sooner than a depth-first search, which backtracks only near the bottom
-of a line that went wrong early (docs/solver.md, "Search order").
+alone, each once, always the stored position that looks most promising next (the newest
+among equals). The order is only a heuristic: the search ends at the first win or when
+every move of every position was generated, so its answers are exact like ``explore``'s.
+
+Moves come in three tiers (docs/solver.md, "Deferred moves"): a move that extends a
+preserved sequence, the ordinary moves, and poor moves (a 2 leaving column 1, a move
+leaving a dead gap). A position expands its first tier that has a move and is stored
+again for the next tier, which is expanded only when no position has a lower tier left:
+a deferred move is searched later, never dropped.
 
 Positions are stored as their canonical key (rows in sorted order, 255 for a gap),
 which is itself a position of the deal up to the order of rows: the search expands
-the key and never needs the rows' true order until it rebuilds the line.
+the key and never needs the rows' true order until it rebuilds the line. A row's
+placed count and promise depend on the row alone, so they are cached by row.
 """
 
 from __future__ import annotations
 
-import heapq
 import sys
 from typing import Protocol
 
@@ -28,75 +32,49 @@ _GAP_BYTE = 255
 _TWOS = (1, 14, 27, 40)
 _ALL_PLACED = 48
 _CHECK_EVERY = 1024
-#: Bytes a stored position costs beside its key: the dict's slot, the (parent, card)
-#: pair, and the heap entry with its priority.
-_ENTRY_OVERHEAD = 200
+#: Bytes a stored position costs beside its key: the dict's slot and the frontier's
+#: (measured with tracemalloc, docs/solver.md).
+_ENTRY_OVERHEAD = 110
 #: A gap right of a King or of a gap accepts no card; indexed by byte (255: a gap).
 _DEAD = [code < 52 and code % 13 == 12 for code in range(255)] + [True]
+#: Promises range from -8 (four dead gaps) to 4 x 48 + 44; bucket 0 holds promise -_LOWEST.
+_LOWEST = 8
+_BUCKETS = 4 * 48 + 44 + _LOWEST + 1
+#: The row cache is emptied when it holds this many rows (about 150 bytes each).
+_ROW_CACHE_ROWS = 200_000
+_FORCED, _ORDINARY, _POOR = 0, 1, 2
 
 Plan = list[tuple[int, int]]
+_Move = tuple[int, int, int]  # card, destination row, destination column
 
 
 def placed_in(cells: bytes | bytearray) -> int:
     """The cards in their row's preserved sequence (2, 3, ... of one suit from column 1)."""
+    return sum(_row_value(cells[start:start + _COLUMNS])[0] for start in _STARTS)
+
+
+def _row_value(row: bytes | bytearray) -> tuple[int, int]:
+    """(placed, promise) of one row: promise is 4 x placed, plus the cards standing right of
+    their predecessor (sequences in waiting), less 2 x the gaps a King or gap has killed."""
     placed = 0
-    for start in _STARTS:
-        first = cells[start]
-        if first == _GAP_BYTE or first % 13 != 1:
-            continue
-        end = start + 1
-        while end - start < _COLUMNS - 1 and cells[end] == cells[end - 1] + 1:
-            end += 1
-        placed += end - start
-    return placed
+    first = row[0]
+    if first != _GAP_BYTE and first % 13 == 1:
+        placed = 1
+        while placed < _COLUMNS - 1 and row[placed] == row[placed - 1] + 1:
+            placed += 1
+    pairs = dead = 0
+    previous = first
+    for here in row[1:]:
+        if here == previous + 1:
+            pairs += 1
+        elif here == _GAP_BYTE and _DEAD[previous]:
+            dead += 1
+        previous = here
+    return placed, 4 * placed + pairs - 2 * dead
 
 
-def _promise(cells: bytes, placed: int) -> int:
-    """How promising a position looks: placed cards first, then cards already right of
-    their predecessor (a sequence in waiting), less the gaps a King has killed."""
-    pairs = 0
-    dead = 0
-    for start in _STARTS:
-        previous = cells[start]
-        for index in range(start + 1, start + _COLUMNS):
-            here = cells[index]
-            if here == previous + 1:
-                pairs += 1
-            elif here == _GAP_BYTE and _DEAD[previous]:
-                dead += 1
-            previous = here
-    # Weights measured on deals 0-19 (docs/solver.md): placed alone won fewer.
-    return 4 * placed + pairs - 2 * dead
-
-
-def _canonical(cells: bytearray) -> bytes:
+def _canonical(cells: bytes | bytearray) -> bytes:
     return b"".join(sorted((cells[0:13], cells[13:26], cells[26:39], cells[39:52])))
-
-
-def _children(key: bytes) -> list[tuple[int, bytes]]:
-    """(card moved, canonical key of the result) for each legal move from ``key``."""
-    where = [0] * 52
-    gaps = []
-    for index, code in enumerate(key):
-        if code == _GAP_BYTE:
-            gaps.append(index)
-        else:
-            where[code] = index
-    found = []
-    for gap in gaps:
-        if gap % _COLUMNS == 0:
-            movers: tuple[int, ...] = _TWOS
-        else:
-            left = key[gap - 1]
-            if _DEAD[left]:
-                continue
-            movers = (left + 1,)
-        for code in movers:
-            cells = bytearray(key)
-            cells[gap] = code
-            cells[where[code]] = _GAP_BYTE
-            found.append((code, _canonical(cells)))
-    return found
 
 
 class _Budget(Protocol):
@@ -109,28 +87,65 @@ class _Budget(Protocol):
     def check(self) -> bool: ...
 
 
-def best_first(grid: list[int], budget: _Budget) -> tuple[int, Plan, bool, int]:
+def _tiers(key: bytes, placed: list[int]) -> tuple[list[_Move], list[_Move], list[_Move]]:
+    """The legal moves of ``key`` by tier: extending a sequence, ordinary, poor."""
+    tiers: tuple[list[_Move], list[_Move], list[_Move]] = ([], [], [])
+    gap = -1
+    for _ in range(4):
+        gap = key.index(_GAP_BYTE, gap + 1)
+        row, column = divmod(gap, _COLUMNS)
+        if column == 0:
+            for two in _TWOS:
+                tier = _POOR if key.index(two) % _COLUMNS == 0 else _ORDINARY
+                tiers[tier].append((two, row, 0))
+            continue
+        left = key[gap - 1]
+        if _DEAD[left]:
+            continue
+        code = left + 1
+        if placed[row] == column:
+            tiers[_FORCED].append((code, row, column))
+            continue
+        at = key.index(code)
+        tier = _POOR if at % _COLUMNS and _DEAD[key[at - 1]] else _ORDINARY
+        tiers[tier].append((code, row, column))
+    return tiers
+
+
+def best_first(
+    grid: list[int], budget: _Budget, *, defer: bool = True
+) -> tuple[int, Plan, bool, int]:
     """(most placed, a line placing it, complete, new positions met) from ``grid``.
 
     The line is a list of (card code, destination index) played from ``grid`` in its
     own row order. ``complete`` is False when ``budget`` ran out before every reachable
     position was expanded (then the count is a lower bound), True after a win or when
-    nothing is left to expand.
+    nothing is left to expand. ``defer=False`` expands every move at once (the same
+    answers; kept to measure what deferring gains).
     """
-    start = _canonical(bytearray(_GAP_BYTE if code == GAP else code for code in grid))
-    # key -> (parent key, card moved to reach it); the root's parent is None.
-    parent: dict[bytes, tuple[bytes | None, int]] = {start: (None, -1)}
+    start = _canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    # key -> the key it was reached from (the root: None); the move is found again later.
+    parent: dict[bytes, bytes | None] = {start: None}
     entry_bytes = sys.getsizeof(start) + _ENTRY_OVERHEAD
     tables_before = budget.table_bytes
     best = placed_in(start)
     best_key = start
-    # Priority: most placed first, then the newest (a depth-first flavour among equals).
-    counter = 0
-    heap: list[tuple[int, int, bytes]] = [(-best, 0, start)]
+    # A bucket queue: frontier[tier][promise + _LOWEST] is a stack of keys to expand from
+    # that tier, so the pop is the most promising key of the lowest tier, the newest among
+    # equals; ``top[tier]`` is at least the highest non-empty bucket.
+    frontier: list[list[list[bytes]]] = [[[] for _ in range(_BUCKETS)] for _ in range(3)]
+    top = [0, 0, 0]
+    waiting = [0, 0, 0]
+    promise = sum(_row_value(start[index:index + 13])[1] for index in _STARTS)
+    frontier[_FORCED][promise + _LOWEST].append(start)
+    top[_FORCED] = promise + _LOWEST
+    waiting[_FORCED] = 1
+    cache: dict[bytes, tuple[int, int]] = {}
     nodes = 0
     complete = True
     next_check = 0
-    while heap and best < _ALL_PLACED:
+    join = b"".join
+    while best < _ALL_PLACED:
         # Counted like ``explore``: a node is a new position; checked between expansions.
         if budget.nodes >= budget.max_nodes or nodes >= next_check:
             next_check = nodes + _CHECK_EVERY
@@ -138,50 +153,117 @@ def best_first(grid: list[int], budget: _Budget) -> tuple[int, Plan, bool, int]:
             if not budget.check():
                 complete = False
                 break
-        key = heapq.heappop(heap)[2]
-        for code, child in _children(key):
-            if child in parent:
+            if len(cache) > _ROW_CACHE_ROWS:
+                cache.clear()
+        if waiting[_FORCED]:
+            level = _FORCED
+        elif waiting[_ORDINARY]:
+            level = _ORDINARY
+        elif waiting[_POOR]:
+            level = _POOR
+        else:
+            break
+        waiting[level] -= 1
+        buckets = frontier[level]
+        index = top[level]
+        while not buckets[index]:
+            index -= 1
+        top[level] = index
+        key = buckets[index].pop()
+        rows = [key[0:13], key[13:26], key[26:39], key[39:52]]
+        values = []
+        for row in rows:
+            value = cache.get(row)
+            if value is None:
+                value = cache[row] = _row_value(row)
+            values.append(value)
+        placed_rows = [value[0] for value in values]
+        placed_now = sum(placed_rows)
+        promise_now = sum(value[1] for value in values)
+        forced, ordinary, poor = _tiers(key, placed_rows)
+        if not defer:
+            moves, rest = forced + ordinary + poor, None
+        elif level == _FORCED and forced:
+            # One is enough now: another forced move is still forced in the child.
+            moves, rest = forced[:1], _ORDINARY if len(forced) > 1 or ordinary or poor else None
+        elif level <= _ORDINARY and (forced or ordinary):
+            moves, rest = forced + ordinary, _POOR if poor else None
+        else:
+            moves, rest = poor, None
+        if rest is not None:
+            frontier[rest][index].append(key)
+            waiting[rest] += 1
+            top[rest] = max(top[rest], index)
+        for code, row_to, column in moves:
+            came_from = key.index(code)
+            row_from, column_from = divmod(came_from, _COLUMNS)
+            new = rows.copy()
+            changed = bytearray(rows[row_to])
+            changed[column] = code
+            if row_from == row_to:
+                changed[column_from] = _GAP_BYTE
+            else:
+                other = bytearray(rows[row_from])
+                other[column_from] = _GAP_BYTE
+                new[row_from] = bytes(other)
+            new[row_to] = bytes(changed)
+            child = join(sorted(new))
+            if child in parent:  # a move already generated is skipped here too
                 continue
-            parent[child] = (key, code)
+            parent[child] = key
             nodes += 1
             budget.nodes += 1
-            placed = placed_in(child)
+            placed, promise = placed_now, promise_now
+            for index in {row_to, row_from}:
+                value = cache.get(new[index])
+                if value is None:
+                    value = cache[new[index]] = _row_value(new[index])
+                placed += value[0] - values[index][0]
+                promise += value[1] - values[index][1]
             if placed > best:
                 best, best_key = placed, child
                 if placed == _ALL_PLACED:
                     break
-            counter -= 1
-            heapq.heappush(heap, (-_promise(child, placed), counter, child))
+            promise += _LOWEST
+            frontier[_FORCED][promise].append(child)
+            waiting[_FORCED] += 1
+            if promise > top[_FORCED]:
+                top[_FORCED] = promise
     budget.table_bytes = tables_before
     if best == _ALL_PLACED:
         complete = True
     return best, _line(grid, parent, best_key), complete, nodes
 
 
-def _line(grid: list[int], parent: dict[bytes, tuple[bytes | None, int]], end: bytes) -> Plan:
+def _line(grid: list[int], parent: dict[bytes, bytes | None], end: bytes) -> Plan:
     """The moves from ``grid`` (in its row order) through the stored chain to ``end``."""
-    chain: list[tuple[int, bytes]] = []
+    chain: list[bytes] = []
     key: bytes | None = end
     while key is not None:
-        before, code = parent[key]
-        if before is not None:
-            chain.append((code, key))
-        key = before
+        chain.append(key)
+        key = parent[key]
+    chain.pop()  # the root: ``grid`` itself
     chain.reverse()
     cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
     plan: Plan = []
-    for code, key in chain:
-        came_from = cells.index(code)
-        if code % 13 != 1:
-            targets = [cells.index(code - 1) + 1]
-        else:
-            targets = [index for index in _STARTS if cells[index] == _GAP_BYTE]
-        for to in targets:
-            cells[to], cells[came_from] = code, _GAP_BYTE
-            if _canonical(cells) == key:
-                plan.append((code, to))
-                break
-            cells[to], cells[came_from] = _GAP_BYTE, code
+    for key in chain:
+        for to in [index for index in range(len(cells)) if cells[index] == _GAP_BYTE]:
+            if to % _COLUMNS == 0:
+                movers: tuple[int, ...] = _TWOS
+            elif _DEAD[cells[to - 1]]:
+                continue
+            else:
+                movers = (cells[to - 1] + 1,)
+            for code in movers:
+                came_from = cells.index(code)
+                cells[to], cells[came_from] = code, _GAP_BYTE
+                if _canonical(cells) == key:
+                    plan.append((code, to))
+                    break
+                cells[to], cells[came_from] = _GAP_BYTE, code
+            else:
+                continue
+            break
         else:  # pragma: no cover - every stored key was reached by a legal move
-            raise AssertionError(f"no move of card {code} reaches a stored position")
+            raise AssertionError("no move reaches a stored position")
     return plan

@@ -2,7 +2,8 @@
 
 With the seed known, redeal k of a position is determined (``gaps.game.redealt_grid``),
 so the game is a one-player puzzle of perfect information. ``par(seed, ruleset)`` (or
-``par_of(game)`` from any position) searches each deal with ``gaps.solver.explore``,
+``par_of(game)`` from any position) searches each deal with ``gaps.solver.explore``
+(the last deal, after which no redeal is left, with ``gaps.frontier.best_first``),
 collects the positions a redeal may start from (blocked ones, or every one where the
 ruleset redeals at any time), keyed by what the redeal keeps, and recurses into each
 distinct redeal. A deal's value is the larger of stopping at its best position and the
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from gaps.bots import ALL_PLACED, SearchBot, play_game
 from gaps.bots import move_for as _move_for
+from gaps.frontier import best_first
 from gaps.game import (
     _ROW_STARTS,
     BONUS_WIN_WITHOUT_REDEAL,
@@ -33,7 +35,14 @@ from gaps.game import (
 from gaps.move import REDEAL, Action
 from gaps.ruleset import RedealWhen, Ruleset
 from gaps.seed import Seed
-from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget, explore
+from gaps.solver import (
+    MAX_MEMORY_MB,
+    MAX_NODES,
+    TIME_BUDGET_S,
+    Budget,
+    Exploration,
+    explore,
+)
 
 __all__ = ["Par", "final_score", "par", "par_of"]
 
@@ -91,13 +100,16 @@ def _best(
         # Half of what is left, so that a deal too big to finish leaves nodes to its
         # redeals: an unfinished search still yields their lower bounds.
         budget.max_nodes = budget.nodes + max(1, (limit - budget.nodes) // 2)
-    found = explore(
-        grid,
-        budget,
-        canonical=not redeal_left,  # a redeal depends on the rows' order
-        signature=_signature(ruleset) if redeal_left else None,
-        blocked_only=ruleset.redeal_when is RedealWhen.BLOCKED,
-    )
+    if redeal_left:
+        found = explore(
+            grid,
+            budget,
+            canonical=False,  # a redeal depends on the rows' order
+            signature=_signature(ruleset),
+            blocked_only=ruleset.redeal_when is RedealWhen.BLOCKED,
+        )
+    else:  # the last deal: the best-first search finds wins sooner
+        found = Exploration(*best_first(grid, budget))
     if budget.max_nodes != limit:
         budget.max_nodes = limit
         if budget.exhausted == "nodes" and budget.nodes < limit:

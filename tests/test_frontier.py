@@ -6,13 +6,23 @@ import random
 
 import pytest
 
-from gaps import Game, Seed
-from gaps.bots import move_for
+from gaps import Game, Move, Seed
+from gaps.bots import ALL_PLACED, move_for
 from gaps.frontier import best_first, placed_in
 from gaps.solver import Budget, solve
 from tests.test_solver import WON, deal, most_placed, replayed
 
 _GAP_BYTE = 255
+
+# Playing 3D right of 2D extends a preserved sequence and places 11 cards at once, but
+# leaves the gap right of KD dead: the position is won, yet no line after that move
+# places more than 34 cards. Such a move is tried first, never alone.
+FORCED_LOSES = """
+-- 3C 4C 5C 6C 7C 8C 9C TC 3S QC KC QS
+2D -- 4D 5D 6D 7D 8D 9D TD JD QD KD 3D
+2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH --
+2S JC 4S 5S 6S 7S 8S 9S TS JS 2C KS --
+"""
 
 
 def scrambled(rng: random.Random, cells: int) -> Game:
@@ -44,6 +54,27 @@ def test_a_scrambled_position_places_what_the_engine_search_finds(number: int) -
     game = scrambled(random.Random(number), 10)
     verdict = solve(game, order="best-first")
     assert verdict.placed == most_placed(game)
+
+
+def test_a_move_extending_a_sequence_is_not_forced_yet_is_tried_first() -> None:
+    game = Game.from_layout(FORCED_LOSES, "no-redeal")
+    after = game.copy()
+    after.play(Move.parse("3D"))
+    assert after.placed > game.placed
+    won, lost = solve(game), solve(after)
+    assert (won.status, lost.status) == ("won", "lost")
+    assert lost.placed < ALL_PLACED
+    assert lost.placed == solve(after, order="depth-first").placed
+    assert replayed(game, won.line).is_won()
+
+
+def test_deferring_moves_changes_no_answer_only_the_order() -> None:
+    rng = random.Random(151)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(6, 14)).grid_codes())
+        deferred = best_first(grid, Budget())
+        at_once = best_first(grid, Budget(), defer=False)
+        assert (deferred[0], deferred[2]) == (at_once[0], at_once[2])
 
 
 def test_placed_in_counts_what_the_engine_counts() -> None:
