@@ -30,6 +30,7 @@ from server.identity import new_token, token_hash
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
 from server.matchmaker import Matchmaker
+from server.par_worker import ParWorker
 from server.protocol import (
     CancelQuickMatch,
     CreateMatch,
@@ -119,6 +120,12 @@ class Server:
             else MatchLeases(self.database, owner=process_name(), lease_s=settings.lease_s)
         )
         self.broker: Broker = LocalBroker()
+        self.par_worker = ParWorker(
+            self.store.matches,
+            workers=settings.par_workers,
+            par_max_nodes=settings.par_max_nodes,
+            par_time_budget_s=settings.par_time_budget_s,
+        )
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
         self.sessions: set[Session] = set()
@@ -139,6 +146,7 @@ class Server:
             leases=self.leases,
             renew_s=settings.lease_renew_s,
         )
+        self.lobby.on_end(self.par_worker.ended)
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
             repository=self.store.tournaments,
@@ -174,6 +182,7 @@ class Server:
         if restored:
             log.info("restored matches", extra={"matches": [m.code for m in restored]})
         self.lobby.start_leases()
+        self.par_worker.start()
         await self.tournaments.resume()
         self.matchmaker.start()
         self._websocket_server = await serve(
@@ -224,6 +233,7 @@ class Server:
         await self.matchmaker.close()
         await self.tournaments.close()
         await self.lobby.close()
+        await self.par_worker.close()
         await self.journal.close()
         await self.broker.close()
         await self.database.dispose()
