@@ -18,7 +18,7 @@ import asyncio
 import logging
 import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
 from functools import partial
 from typing import Final, Protocol
 
@@ -156,10 +156,19 @@ class ParWorker:
         if not found:
             return  # solved already (by another process of a cluster) or not finished
         [match] = found
-        assert self._executor is not None
-        score, exact = await asyncio.get_running_loop().run_in_executor(
-            self._executor, partial(self._solve, match.seed, match.ruleset)
-        )
+        executor = self._executor
+        assert executor is not None
+        try:
+            score, exact = await asyncio.get_running_loop().run_in_executor(
+                executor, partial(self._solve, match.seed, match.ruleset)
+            )
+        except BrokenExecutor:
+            # A worker died (killed for its memory, say): the pool takes no more work,
+            # so the next matches get a new one. This one is solved at the next start.
+            if self._executor is executor:
+                self._executor = self._new_executor(self._workers)
+                await asyncio.to_thread(_stop, executor)
+            raise
         score, exact = _floored(match, score, exact)
         if await self._matches.save_par(match.id, score=score, exact=exact):
             self.stored += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -351,3 +351,33 @@ async def test_a_match_ended_while_par_was_off_is_solved_when_the_server_starts_
             await client.close()
         finally:
             await server.close()
+
+
+async def test_a_pool_broken_by_a_dead_worker_is_replaced_for_the_next_matches(
+    database: Database,
+) -> None:
+    pools: list[Executor] = []
+
+    def pool(workers: int) -> Executor:
+        made = ThreadPoolExecutor(workers)
+        if not pools:
+            made.shutdown()  # the first is broken: it takes no work
+            made.submit = broken_submit  # type: ignore[method-assign]
+        pools.append(made)
+        return made
+
+    def broken_submit(*args: Any, **kwargs: Any) -> Any:
+        raise BrokenExecutor("a worker died")
+
+    worker = ParWorker(Matches(database), solve=fixed(30, True), executor=pool)
+    worker.start()
+    try:
+        await worker.ended(FakeMatch(await finished_match(database, "AAAAAA", (5,))))
+        await worker.join()
+        await worker.ended(FakeMatch(await finished_match(database, "BBBBBB", (5,))))
+        await worker.join()
+    finally:
+        await worker.close()
+    assert len(pools) == 2
+    assert await stored_par(database, "AAAAAA") is None  # solved at the next start
+    assert await stored_par(database, "BBBBBB") == {"score": 30, "exact": True}
