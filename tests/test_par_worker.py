@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from client_cli.verify import verify
 from gaps import Game
 from server.app import Server
 from server.config import Settings
@@ -284,6 +285,8 @@ def assert_par_not_below_any_score(document: dict[str, Any]) -> None:
     par = document["match"]["par"]
     for player in document["players"]:
         assert par["score"] >= player["score"], (par, player["name"], player["score"])
+    report = verify(document)  # the scores replayed from the seed, too
+    assert report.holds, report.discrepancies
 
 
 @pytest.mark.par(par_workers=1, par_max_nodes=200_000, par_time_budget_s=30)
