@@ -51,10 +51,11 @@ WIDE_COLUMNS = 128
 REDRAW_DELAY_S = 0.05
 #: What the title says a match is part of when whoever opened it did not say.
 KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament": "tournament"}
-#: The result screen asks for the deal's par this many times, this far apart: the server
-#: solves it after the match, within its budget (10 s by default).
-PAR_TRIES = 20
-PAR_RETRY_S = 2.0
+#: The result screen asks for the deal's par (in the replay) at once, then again after
+#: each of these pauses until it has it: the server solves it after the match, within its
+#: budget (10 s by default). Few requests: a replay costs from the player's budget of
+#: costly requests, which a rematch needs too.
+PAR_RETRIES_S = (1.0, 2.0, 3.0, 5.0, 8.0, 13.0)
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
@@ -162,7 +163,7 @@ class RankingScreen(Screen[None]):
     async def _fetch_par(self) -> None:
         """Ask for the replay until it has the par: the server solves it after the end."""
         assert self.connection is not None
-        for _ in range(PAR_TRIES):
+        for pause_s in (*PAR_RETRIES_S, None):
             try:
                 document = await self.connection.get_replay(self.state.code)
             except (ClientError, ServerRefused):
@@ -173,7 +174,9 @@ class RankingScreen(Screen[None]):
                 with contextlib.suppress(NoMatches):
                     self.query_one("#ranking", Static).update(self._table())
                 return
-            await asyncio.sleep(PAR_RETRY_S)
+            if pause_s is None:
+                return  # the server computes no par, or is far behind: the replay has it later
+            await asyncio.sleep(pause_s)
 
     def _table(self) -> Table:
         state = self.state

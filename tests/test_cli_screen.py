@@ -213,7 +213,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
 async def test_the_ranking_shows_the_deals_par_once_the_server_has_solved_it(
     ws_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(screen, "PAR_RETRY_S", 0.05)
+    monkeypatch.setattr(screen, "PAR_RETRIES_S", (0.05,) * 1200)
     ana = await account(ws_url, "ana")
     # Deal 25 without redeal: the server's solver wins it at once, par 58 exact.
     created = await ana.create_match(max_players=1, countdown_s=0, seed="AAAA-AAAA-AAAA-AAAZ",
