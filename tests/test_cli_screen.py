@@ -628,5 +628,8 @@ async def test_the_race_and_result_screens_look_as_they_did(
         app.connection.url = "ws://gaps.example.org:8765"
         await hostile.push(ended)
         await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+        # The footer draws its keys a moment after the screen: on a loaded machine, after
+        # the first pause.
+        await until(pilot, lambda: "^p" in screen_text(app))
         await pilot.pause()
         assert svg(name="ranking") == app.export_screenshot(title="ranking")
