@@ -45,6 +45,7 @@ from client_cli.render import printable, printable_text
 from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
     board_title,
+    daily_par_note,
     daily_table,
     empty_board_text,
     empty_daily_note,
@@ -362,8 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the match's join code")
     target.add_argument("--tournament", type=_tournament_code, metavar="CODE",
                         help="a tournament's code: the bots enter it and play every round")
-    bot.add_argument("--level", type=int, choices=(1, 2, 3), default=2,
-                     help="1 random, 2 greedy, 3 search (default 2)")
+    bot.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=2,
+                     help="1 random, 2 greedy, 3 search, 4 solver (default 2)")
     bot.add_argument("--count", type=_bounded(1, 16, "bots"), default=1, metavar="N",
                      help="how many bots (default 1)")
     bot.add_argument("--pace", type=_pace, default=1.2, metavar="SECONDS",
@@ -831,6 +832,8 @@ async def cmd_daily(context: Context) -> int:
             out.print(printable_text(
                 f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))
+        if board:
+            out.print(printable_text(f"Today's deal: {daily_par_note(board)}."))
         out.print(printable_text(f"The deal stays secret until the day is over (UTC); then: "
                                  f"gaps replay {state.code}"))
     else:

@@ -201,3 +201,17 @@ def progress_bar(placed: int, width: int = 16, total: int = 48) -> Text:
     bar.append("█" * filled, style="#4fb86b")
     bar.append("░" * (width - filled), style="#444444")
     return bar
+
+
+def par_text(par: object) -> str:
+    """A deal's par as shown beside a score: ``58`` when exact, ``≥31`` when only a
+    lower bound is known (the server's solver ran out of budget: unknown), ``…`` while
+    it is not computed yet (``None``), ``?`` for anything else a server sent."""
+    if par is None:
+        return "…"
+    if not isinstance(par, dict):
+        return "?"
+    score, exact = par.get("score"), par.get("exact")
+    if not isinstance(score, int) or isinstance(score, bool) or not isinstance(exact, bool):
+        return "?"
+    return str(score) if exact else f"≥{score}"

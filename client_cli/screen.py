@@ -11,6 +11,7 @@ as ``Text`` of ``printable`` characters: never markup, never a control sequence.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms
 from client_cli.match_state import MatchState, Phase
-from client_cli.render import action_text, printable, printable_text
+from client_cli.render import action_text, par_text, printable, printable_text
 from client_cli.widgets import (
     COMMAND_LINE_CSS,
     BoardApp,
@@ -50,6 +51,11 @@ WIDE_COLUMNS = 128
 REDRAW_DELAY_S = 0.05
 #: What the title says a match is part of when whoever opened it did not say.
 KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament": "tournament"}
+#: The result screen asks for the deal's par (in the replay) at once, then again after
+#: each of these pauses until it has it: the server solves it after the match, within its
+#: budget (10 s by default). Few requests: a replay costs from the player's budget of
+#: costly requests, which a rematch needs too.
+PAR_RETRIES_S = (1.0, 2.0, 3.0, 5.0, 8.0, 13.0)
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
@@ -130,10 +136,17 @@ class RankingScreen(Screen[None]):
     RankingScreen #reveal { padding: 1 1; height: auto; }
     """
 
-    def __init__(self, state: MatchState, server: str) -> None:
+    def __init__(
+        self, state: MatchState, server: str, *, connection: Connection | None = None
+    ) -> None:
+        """With ``connection``, the deal's par is asked for (``get_replay``) until the
+        server has solved it, and shown beside each score."""
         super().__init__()
         self.state = state
         self.server = server
+        self.connection = connection
+        #: The deal's par (``{"score", "exact"}``) once the server has it.
+        self.par: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -141,14 +154,39 @@ class RankingScreen(Screen[None]):
             yield Static(self._reveal(), id="reveal")
         yield Footer()
 
+    def on_mount(self) -> None:
+        # A daily challenge's replay is withheld until its day is over: `gaps daily`
+        # prints its par from the day's board instead.
+        if self.connection is not None and self.state.seed is not None:
+            self.run_worker(self._fetch_par(), exit_on_error=False)
+
+    async def _fetch_par(self) -> None:
+        """Ask for the replay until it has the par: the server solves it after the end."""
+        assert self.connection is not None
+        for pause_s in (*PAR_RETRIES_S, None):
+            try:
+                document = await self.connection.get_replay(self.state.code)
+            except (ClientError, ServerRefused):
+                return
+            par = document.get("match", {}).get("par") if isinstance(document, dict) else None
+            if isinstance(par, dict):
+                self.par = par
+                with contextlib.suppress(NoMatches):
+                    self.query_one("#ranking", Static).update(self._table())
+                return
+            if pause_s is None:
+                return  # the server computes no par, or is far behind: the replay has it later
+            await asyncio.sleep(pause_s)
+
     def _table(self) -> Table:
         state = self.state
         table = Table(title=printable_text(f"Match {state.code}: final ranking"), expand=True,
                       title_style="bold", box=None, padding=(0, 1))
         for column, justify in (("#", "right"), ("player", "left"), ("score", "right"),
-                                ("placed", "right"), ("redeals", "right"), ("moves", "right"),
-                                ("result", "left"), ("time", "right")):
+                                ("par", "right"), ("placed", "right"), ("redeals", "right"),
+                                ("moves", "right"), ("result", "left"), ("time", "right")):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        par = printable_text(par_text(self.par), "dim")
         for row in state.ranking or []:
             name = printable_text(row.get("name"))
             if row.get("player_id") == state.you_id:
@@ -158,8 +196,9 @@ class RankingScreen(Screen[None]):
                 int(row.get("rank", 0)), "")
             table.add_row(
                 printable_text(row.get("rank"), medal), name, printable_text(row.get("score")),
-                printable_text(f"{row.get('placed')}/48"), printable_text(row.get("redeals_used")),
-                printable_text(row.get("moves_made")), printable_text(row.get("end_reason")),
+                par, printable_text(f"{row.get('placed')}/48"),
+                printable_text(row.get("redeals_used")), printable_text(row.get("moves_made")),
+                printable_text(row.get("end_reason")),
                 printable_text(format_ms(row.get("finish_ms"))),
             )
         return table
@@ -193,6 +232,8 @@ class RankingScreen(Screen[None]):
         text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
         text.append("Check every score: ", style="bold")
         text.append(f"gaps verify gaps-replay-{code}.json\n")
+        text.append("Par: the best score this deal allowed, solved after the match "
+                    "(≥: the solver ran out of budget).\n", style="dim")
         text.append("\nq quit · b the board (b there brings this back) · n rematch (a new deal)"
                     " · d the same deal again (unrated)", style="dim")
         return text
@@ -387,7 +428,8 @@ class MatchApp(BoardApp):
             self.refresh_bindings()
         if state.phase is Phase.FINISHED and state.ranking is not None and not self._ranking_shown:
             self._ranking_shown = True
-            self.push_screen(RankingScreen(state, self.connection.url))
+            self.push_screen(RankingScreen(state, self.connection.url,
+                                           connection=self.connection))
 
     def _waiting_text(self) -> str:
         state = self.state
@@ -513,7 +555,8 @@ class MatchApp(BoardApp):
 
     def action_ranking(self) -> None:
         if self.state.ranking is not None:
-            self.push_screen(RankingScreen(self.state, self.connection.url))
+            self.push_screen(RankingScreen(self.state, self.connection.url,
+                                           connection=self.connection))
 
     async def action_ready(self) -> None:
         state = self.state

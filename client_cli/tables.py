@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
-from client_cli.render import printable, printable_text
+from client_cli.render import par_text, printable, printable_text
 
 Row = Mapping[str, Any]
 
@@ -330,11 +330,21 @@ def standings_line(rows: Iterable[Row], *, limit: int = 5) -> str:
 def daily_table(reply: Row, *, you: str | None = None) -> Table:
     table = _table(f"Daily challenge · {reply.get('ruleset')} · {reply.get('day')}",
                    [("#", "right"), ("player", "left"), ("score", "right"),
-                    ("finished at", "right")])
+                    ("finished at", "right")], caption=daily_par_note(reply))
     for entry in reply.get("entries", []):
         table.add_row(rank_text(entry.get("rank")), name_text(entry, you),
                       cell(entry.get("score"), "bold"), cell(format_ms(entry.get("finish_ms"))))
     return table
+
+
+def daily_par_note(reply: Row) -> str:
+    """What the board says of the deal's par (the best score it allows): short, as the
+    table's caption is no wider than the table."""
+    par = reply.get("par")
+    if par is None:
+        return "par: not solved yet"
+    shown = par_text(par)
+    return f"par {shown} (unknown)" if shown.startswith("≥") else f"par {shown} (exact)"
 
 
 # -- one match -------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ Pure: ``verify(document)`` takes the replay (the dict of docs/protocol.md, forma
   ``match.time_limit_s`` when the document gives it, else the finish time of the games
   ended by ``time`` (which must then agree), else unknown;
 * the ranks follow from those results and times as ruled (``win_by`` time or score),
-  by ``gaps.ranking``, which the server ranks matches with.
+  by ``gaps.ranking``, which the server ranks matches with;
+* the deal's ``par``, when the document has one (exact or a lower bound), is no lower
+  than any player's replayed score: every score is reached by a line of the deal.
 
 Each failed check is one line of ``Report.discrepancies`` naming the player and the
 field. A document that cannot be read at all (not an object, a field missing or of the
@@ -187,6 +189,22 @@ def _verify(document: Mapping[str, Any], report: Report) -> None:
         timings.append(timing)
     _verify_finish_times(timings, limit_ms, report)
     _verify_ranks(timings, match.get("win_by", "time"), report)
+    _verify_par(match.get("par"), report)
+
+
+def _verify_par(par: object, report: Report) -> None:
+    """No player scored above the par (a null or missing par: not computed)."""
+    if par is None:
+        return
+    if not isinstance(par, Mapping):
+        raise NotAReplay(f"match.par is {_shown(par)}, not an object or null")
+    score = _field(par, "score", int, "match.par")
+    _field(par, "exact", bool, "match.par")
+    for player in report.players:
+        if player.score > score:
+            report.discrepancies.append(
+                f"{player.name}: score {player.score} is above the deal's par {score}"
+            )
 
 
 def _entries(actions: Sequence[object], where: str) -> list[_Entry]:

@@ -15,6 +15,8 @@ instead). ``play_game(bot, game)`` asks it until the game is over.
   for the reachable position with the most placed cards; it plays its way there, then
   redeals or stops, whichever has the higher expected score, estimated by playing out
   redeals it samples itself.
+* level 4, ``gaps.solver_bot.SolverBot``: the same, but each deal is searched by the exact
+  solver (``gaps.solver``) within a budget.
 
 No bot ever reads ``game.seed``: the seed decides future redeals and is the server's
 secret. To guess what a redeal brings, a bot redeals the position under seeds of its
@@ -478,7 +480,7 @@ class SearchBot:
         board = self._board
         if not self._plan or board is None or board.grid != grid:
             board = self._board = Board(grid)
-            _, plan = search_deal(board, self.max_nodes)
+            plan = self._plan_deal(board, game)
             plan.reverse()
             self._plan = plan
         self._seen.add(board.key)
@@ -501,30 +503,43 @@ class SearchBot:
         board.play(*move)
         return move_for(*move)
 
+    def _plan_deal(self, board: Board, game: Game) -> Plan:
+        """The moves to play from ``board`` (``game``'s position) to the best position
+        found in this deal; ``board`` is left as it was."""
+        return search_deal(board, self.max_nodes)[1]
+
     def _redeal_pays(self, game: Game) -> bool:
         if self.play_to_win:
             return game.redeals_left > 0
         return redeal_pays(game, self.rng, samples=self.samples, rollout=self.rollout)
 
 
-BOT_NAMES: Final = ("random", "greedy", "search", "search-win")
+BOT_NAMES: Final = ("random", "greedy", "search", "search-win", "solver")
+#: The bot of each level, by name.
+LEVELS: Final = {1: "random", 2: "greedy", 3: "search", 4: "solver"}
 
 
 def bot_for_level(level: int, *, seed: int) -> Bot:
-    """The bot of ``level``: 1 random, 2 greedy, 3 search."""
-    if level == 1:
-        return RandomBot(seed)
-    if level == 2:
-        return GreedyBot(seed)
-    if level == 3:
-        return SearchBot(seed)
-    raise ValueError(f"bot level {level!r} is not one of 1, 2, 3")
+    """The bot of ``level``: 1 random, 2 greedy, 3 search, 4 solver."""
+    if level not in LEVELS:
+        raise ValueError(f"bot level {level!r} is not one of 1, 2, 3, 4")
+    return bot_named(LEVELS[level], seed=seed)
 
 
 def bot_named(name: str, *, seed: int) -> Bot:
-    """A bot by name: ``random``, ``greedy``, ``search`` or ``search-win`` (plays to win)."""
+    """A bot by name: ``random``, ``greedy``, ``search``, ``search-win`` (plays to win)
+    or ``solver`` (``gaps.solver_bot``)."""
+    if name == "random":
+        return RandomBot(seed)
+    if name == "greedy":
+        return GreedyBot(seed)
+    if name == "search":
+        return SearchBot(seed)
     if name == "search-win":
         return SearchBot(seed, play_to_win=True)
-    if name not in BOT_NAMES:
-        raise ValueError(f"{name!r} is not a bot: expected one of {', '.join(BOT_NAMES)}")
-    return bot_for_level(BOT_NAMES.index(name) + 1, seed=seed)
+    if name == "solver":
+        # Imported here: gaps.solver_bot builds on this module (and gaps.solver on it).
+        from gaps.solver_bot import SolverBot
+
+        return SolverBot(seed)
+    raise ValueError(f"{name!r} is not a bot: expected one of {', '.join(BOT_NAMES)}")

@@ -32,6 +32,7 @@ from server.leadership import Leadership
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
 from server.matchmaker import Matchmaker
+from server.par_worker import ParWorker
 from server.protocol import (
     CancelQuickMatch,
     CreateMatch,
@@ -133,6 +134,12 @@ class Server:
         self.broker: Broker = LocalBroker()
         #: How this process asks the others of its cluster: with leases and Redis only.
         self.relay: Relay | None = None
+        self.par_worker = ParWorker(
+            self.store.matches,
+            workers=settings.par_workers,
+            par_max_nodes=settings.par_max_nodes,
+            par_time_budget_s=settings.par_time_budget_s,
+        )
         self._build_services()
         self._websocket_server: WebSocketServer | None = None
         self.sessions: set[Session] = set()
@@ -155,6 +162,7 @@ class Server:
             renew_s=settings.lease_renew_s,
         )
         self.lobby.on_moved(self._match_moved)
+        self.lobby.on_end(self.par_worker.ended)
         self.daily = Daily(store=self.store, lobby=self.lobby, countdown_s=settings.countdown_s)
         self.tournaments = Tournaments(
             repository=self.store.tournaments,
@@ -205,6 +213,7 @@ class Server:
             log.info("restored matches", extra={"matches": [m.code for m in restored]})
         self.lobby.start_leases()
         await self.leadership.start()
+        self.par_worker.start()
         self._websocket_server = await serve(
             self._session,
             self.settings.host,
@@ -254,6 +263,7 @@ class Server:
         await self.lobby.close()
         if self.relay is not None:
             await self.relay.close()
+        await self.par_worker.close()
         await self.journal.close()
         await self.broker.close()
         await self.database.dispose()

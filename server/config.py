@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from server.forwarded import BadNetwork, Network, parse_networks
+from server.par_worker import PAR_MAX_NODES, PAR_TIME_BUDGET_S
 
 
 def _limit(default: float, help: str) -> Any:
@@ -79,6 +80,11 @@ class Settings:
     #: often the owner renews its leases and looks for matches to take over.
     lease_s: float = 4.0
     lease_renew_s: float = 1.0
+    #: The par of finished matches: processes solving it (0: none, par is not computed),
+    #: and each match's budget (positions over the deal and its redeals, seconds).
+    par_workers: int = 1
+    par_max_nodes: int = PAR_MAX_NODES
+    par_time_budget_s: float = PAR_TIME_BUDGET_S
     #: Load balancers whose ``X-Forwarded-For`` is believed (server/forwarded.py).
     trusted_proxies: tuple[Network, ...] = ()
     limits: Limits = Limits()
@@ -88,6 +94,13 @@ class Settings:
             raise ValueError(
                 f"lease_renew_s ({self.lease_renew_s}) must be above 0 and below lease_s "
                 f"({self.lease_s}): a lease must be renewed before it runs out"
+            )
+        if self.par_workers < 0:
+            raise ValueError(f"par_workers must be 0 or more, not {self.par_workers}")
+        if self.par_max_nodes < 1 or not self.par_time_budget_s > 0:
+            raise ValueError(
+                f"par budgets must be above 0: par_max_nodes {self.par_max_nodes}, "
+                f"par_time_budget_s {self.par_time_budget_s}"
             )
 
 
@@ -182,6 +195,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="PostgreSQL: how often a process renews its leases and takes over matches "
         "whose lease ran out, seconds (GAPS_LEASE_RENEW_S; default %(default)s)",
     )
+    parser.add_argument(
+        "--par-workers",
+        type=int,
+        default=int(_env_float("GAPS_PAR_WORKERS", defaults.par_workers)),
+        help="processes that solve the par of finished matches; 0: par is not computed "
+        "(GAPS_PAR_WORKERS; default %(default)s)",
+    )
+    parser.add_argument(
+        "--par-max-nodes",
+        type=int,
+        default=int(_env_float("GAPS_PAR_MAX_NODES", defaults.par_max_nodes)),
+        help="positions one match's par may search, over its deal and redeals "
+        "(GAPS_PAR_MAX_NODES; default %(default)s)",
+    )
+    parser.add_argument(
+        "--par-time-budget-s",
+        type=float,
+        default=_env_float("GAPS_PAR_TIME_BUDGET_S", defaults.par_time_budget_s),
+        help="seconds one match's par may take; past it, par is a lower bound shown as "
+        "unknown (GAPS_PAR_TIME_BUDGET_S; default %(default)s)",
+    )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
     parser.add_argument(
         "--trusted-proxies",
@@ -225,6 +259,9 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         log_level=options.log_level,
         lease_s=options.lease_s,
         lease_renew_s=options.lease_renew_s,
+        par_workers=options.par_workers,
+        par_max_nodes=options.par_max_nodes,
+        par_time_budget_s=options.par_time_budget_s,
         trusted_proxies=options.trusted_proxies,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

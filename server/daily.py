@@ -84,7 +84,8 @@ class Daily:
         return match
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
-        """The day's ranking: score (higher first), then finish time (earlier first)."""
+        """The day's ranking: score (higher first), then finish time (earlier first); and
+        the deal's ``par`` (``score``, ``exact``) once one attempt at it has been solved."""
         rows = await self._store.daily.results(ruleset=ruleset, day=day, limit=limit)
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
@@ -101,4 +102,10 @@ class Daily:
                     "finish_ms": row.finish_ms,
                 }
             )
-        return {"ruleset": ruleset, "day": day.isoformat(), "entries": entries}
+        par = await self._store.matches.daily_par(ruleset=ruleset, day=day)
+        return {
+            "ruleset": ruleset,
+            "day": day.isoformat(),
+            "par": None if par is None else {"score": par.score, "exact": par.exact},
+            "entries": entries,
+        }

@@ -1,4 +1,4 @@
-"""The replay export of a finished match: seed, ruleset and every action with its time.
+"""The replay export of a finished match: seed, ruleset, par and every action with its time.
 
 Anyone can check it with gaps alone (``gaps.replay``), which is what ``gaps verify`` does.
 """
@@ -39,6 +39,7 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
             "commitment": match["commitment"],
             "started_at": _iso(match["started_at"]),
             "ended_at": _iso(match["ended_at"]),
+            "par": _par(match),
         },
         "players": [
             {
@@ -57,6 +58,14 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
             for player in stored["players"]
         ],
     }
+
+
+def _par(match: dict[str, Any]) -> dict[str, Any] | None:
+    """The deal's par: ``score`` exact, or a lower bound (``exact`` false: "unknown");
+    None while it is not computed."""
+    if match.get("par_score") is None:
+        return None
+    return {"score": match["par_score"], "exact": bool(match["par_exact"])}
 
 
 def _iso(value: Any) -> str | None:

@@ -112,8 +112,11 @@ GENEROUS_LIMITS = Limits(
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
     """The test server's settings; ``@pytest.mark.max_history_events(n)`` shortens its
-    event histories, for resync tests."""
+    event histories, for resync tests. The server computes no par (it would keep a
+    process solving after every test's match) unless ``@pytest.mark.par(**fields)`` sets
+    the par settings."""
     history = request.node.get_closest_marker("max_history_events")
+    par = request.node.get_closest_marker("par")
     limits = request.node.get_closest_marker("limits")
     grace = request.node.get_closest_marker("grace_s")
     return Settings(
@@ -128,6 +131,7 @@ def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) 
         quick_wait_s=0.3,
         log_level="WARNING",
         limits=replace(GENEROUS_LIMITS, **(limits.kwargs if limits else {})),
+        **({"par_workers": 0} | (par.kwargs if par else {})),
     )
 
 

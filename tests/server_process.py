@@ -36,6 +36,7 @@ class ServerProcess:
                 sys.executable, "-m", "server", "--port", "0",
                 "--database-url", self.database_url, "--data-dir", str(self.data_dir),
                 "--grace-s", "60", "--countdown-s", "0", "--log-level", "WARNING",
+                "--par-workers", "0",  # no solver process left behind by a kill
                 *self.args,
             ],
             stdout=subprocess.PIPE,

@@ -111,12 +111,13 @@ def test_bots_never_read_the_game_seed() -> None:
         assert choices[0] in (REDEAL, STOP)
 
 
-def test_bot_levels_are_random_greedy_and_search() -> None:
+def test_bot_levels_are_random_greedy_search_and_solver() -> None:
     assert isinstance(bot_for_level(1, seed=0), RandomBot)
     assert isinstance(bot_for_level(2, seed=0), GreedyBot)
     assert isinstance(bot_for_level(3, seed=0), SearchBot)
-    with pytest.raises(ValueError):
-        bot_for_level(4, seed=0)
+    assert bot_for_level(4, seed=0).name == bot_named("solver", seed=0).name == "solver"
+    with pytest.raises(ValueError, match="bot level 5 is not one of 1, 2, 3, 4"):
+        bot_for_level(5, seed=0)
     with pytest.raises(ValueError):
         bot_named("perfect", seed=0)
     assert bot_named("search-win", seed=0).name == "search-win"

@@ -18,12 +18,14 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from client_cli.cli import build_parser
 from client_cli.config import Config
 from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
 from gaps import Game, Seed
+from gaps.bots import bot_for_level
 from tests.cli_support import (
     HOSTILE,
     HOSTILE_CODES,
@@ -109,6 +111,7 @@ async def test_an_unreachable_server_or_no_account_is_a_one_line_error(
     (["create", "--seed", "!!!!"], "is not a share code"),
     (["bot", "--join", "K7QX2M", "--pace", "fast"], "is not a pace"),
     (["bot", "--level", "2"], "one of the arguments --join --tournament is required"),
+    (["bot", "--join", "K7QX2M", "--level", "5"], "invalid choice: 5 (choose from 1, 2, 3, 4)"),
     (["bot", "--join", "K7QX2M", "--tournament", "Q4M2ZK"], "not allowed with argument"),
     (["leaderboard", "--by", "speed"], "invalid choice: 'speed'"),
     (["leaderboard", "--limit", "0"], "0 rows is not in 1..100"),
@@ -527,3 +530,9 @@ async def test_a_rematch_from_the_ranking_creates_the_same_match_and_prints_its_
     what = "the same deal, unrated" if same_deal else "a new deal"
     out = " ".join(capsys.readouterr().out.split())
     assert f"Rematch of K7QX2M ({what}): match R3MTCH. Others join with: gaps join R3MTCH" in out
+
+
+def test_bot_level_4_is_the_solver_bot() -> None:
+    options = build_parser().parse_args(["bot", "--join", "K7QX2M", "--level", "4"])
+    assert options.level == 4
+    assert bot_for_level(options.level, seed=0).name == "solver"

@@ -17,6 +17,7 @@ from client_cli.render import (
     board_size,
     card_label,
     movable_indices,
+    par_text,
     preserved_indices,
     printable_text,
     slot_at,
@@ -106,3 +107,12 @@ def test_printable_text_prints_a_servers_text_as_typed_never_as_markup() -> None
     console.print(text)
     printed = console.file.getvalue()  # type: ignore[attr-defined]
     assert printed == f"{text.plain}\n"  # no control sequence, no hyperlink, no emoji
+
+
+def test_par_is_its_score_when_exact_a_lower_bound_when_not_and_dots_until_known() -> None:
+    assert par_text({"score": 58, "exact": True}) == "58"
+    assert par_text({"score": 31, "exact": False}) == "≥31"
+    assert par_text(None) == "…"
+    for odd in ("58", {"score": "58", "exact": True}, {"score": True, "exact": True},
+                {"score": 58}):
+        assert par_text(odd) == "?"

@@ -84,7 +84,7 @@ async def restartable(tmp_path: Path) -> AsyncIterator[Restartable]:
     server = Restartable(Settings(
         port=free_port(), data_dir=tmp_path, countdown_s=0, grace_s=30.0,
         tournament_countdown_s=0, tournament_break_s=0.1, quick_wait_s=0.3,
-        log_level="WARNING", limits=GENEROUS_LIMITS,
+        log_level="WARNING", limits=GENEROUS_LIMITS, par_workers=0,
     ))
     await server.start()
     yield server

@@ -28,6 +28,7 @@ from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
+from client_cli import screen
 from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.render import CELL_WIDTH, LABEL_WIDTH, card_label
@@ -206,6 +207,35 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
     finally:
         await ana.close()
         await bob.close()
+
+
+@pytest.mark.par(par_workers=1, par_max_nodes=200_000, par_time_budget_s=30)
+async def test_the_ranking_shows_the_deals_par_once_the_server_has_solved_it(
+    ws_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(screen, "PAR_RETRIES_S", (0.05,) * 1200)
+    ana = await account(ws_url, "ana")
+    # Deal 25 without redeal: the server's solver wins it at once, par 58 exact.
+    created = await ana.create_match(max_players=1, countdown_s=0, seed="AAAA-AAAA-AAAA-AAAZ",
+                                     ruleset="no-redeal")
+    app = MatchApp(ana, created)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("r")
+            await until(pilot, lambda: app.state.playing)
+            await pilot.press("s", "s")
+            await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+            ranking = app.screen
+            assert isinstance(ranking, RankingScreen)
+            await until(pilot, lambda: ranking.par is not None, timeout=60)
+            await pilot.pause()
+            assert ranking.par == {"score": 58, "exact": True}
+            [row] = [line for line in screen_text(app).splitlines() if "(you)" in line]
+            after_name = row.split("(you)")[1].split()
+            assert after_name[:2] == ["0", "58"]  # the score, then the par beside it
+            await pilot.press("q")
+    finally:
+        await ana.close()
 
 
 async def test_a_spectator_watches_live_and_the_host_starts_the_match(ws_url: str) -> None:
@@ -598,5 +628,8 @@ async def test_the_race_and_result_screens_look_as_they_did(
         app.connection.url = "ws://gaps.example.org:8765"
         await hostile.push(ended)
         await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+        # The footer draws its keys a moment after the screen: on a loaded machine, after
+        # the first pause.
+        await until(pilot, lambda: "^p" in screen_text(app))
         await pilot.pause()
         assert svg(name="ranking") == app.export_screenshot(title="ranking")

@@ -219,6 +219,11 @@ def test_the_daily_board_and_a_match_ranking() -> None:
     shown = text(daily_table(daily, you="ana"))
     assert shown.startswith("Daily challenge · classic · 2026-11-29")
     assert any(row(line, "1", "ana (you)", "30", "6:52.3") for line in shown.splitlines())
+    assert "par: not solved yet" in shown
+    exact = text(daily_table({**daily, "par": {"score": 38, "exact": True}}))
+    assert "par 38 (exact)" in exact
+    bound = text(daily_table({**daily, "par": {"score": 31, "exact": False}}))
+    assert "par ≥31 (unknown)" in bound
 
     ranking = [{"rank": 1, "player_id": 1, "name": "ana", "score": 48, "placed": 48,
                 "redeals_used": 0, "moves_made": 60, "end_reason": "won", "finish_ms": 100_000}]

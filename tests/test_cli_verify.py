@@ -487,3 +487,25 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     late = copy.deepcopy(document)
     late["players"][0]["finish_ms"] += 1
     assert verify(late).discrepancies[0].startswith(f"{late['players'][0]['name']}: finish_ms")
+
+
+def test_a_par_at_least_every_score_holds_and_one_below_a_score_is_caught() -> None:
+    document = local_replay()
+    best = max(player["score"] for player in document["players"])
+    for par in (None, {"score": best, "exact": True}, {"score": best + 3, "exact": False}):
+        document["match"]["par"] = par
+        report = verify(document)
+        assert report.holds, (par, report.discrepancies)
+
+    def below(document: dict[str, Any]) -> None:
+        document["match"]["par"] = {"score": best - 1, "exact": True}
+    [found] = tampered(below)
+    assert found == f"ana: score {best} is above the deal's par {best - 1}"
+
+
+@pytest.mark.parametrize("par", ["58", {"score": "58", "exact": True}, {"score": 58}, [58]])
+def test_a_par_of_the_wrong_shape_is_not_a_readable_replay(par: Any) -> None:
+    document = local_replay()
+    document["match"]["par"] = par
+    [found] = verify(document).discrepancies
+    assert found.startswith("not a readable gaps replay: match.par")

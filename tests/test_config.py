@@ -194,3 +194,21 @@ def test_a_limit_of_zero_or_less_is_refused_naming_it() -> None:
         Limits(request_burst=0)
     with pytest.raises(ValueError, match="send_timeout_s must be above 0"):
         Limits(send_timeout_s=-1.0)
+
+
+def test_the_par_settings_come_from_flags_and_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GAPS_PAR_TIME_BUDGET_S", "2.5")
+    settings = settings_from("--par-workers", "0", "--par-max-nodes", "1000")
+    assert (settings.par_workers, settings.par_max_nodes, settings.par_time_budget_s) == (
+        0, 1000, 2.5
+    )
+
+
+@pytest.mark.parametrize(
+    "changes", [{"par_workers": -1}, {"par_max_nodes": 0}, {"par_time_budget_s": 0.0}]
+)
+def test_par_settings_out_of_range_are_refused(changes: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="par"):
+        Settings(**changes)  # type: ignore[arg-type]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.database import Database
-from server.storage.matches import Matches
-from server.storage.models import ActionRecord
+from server.storage.matches import Matches, StoredPar
+from server.storage.models import ActionRecord, Match
 from server.storage.players import PlayerRecord, Players
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -87,3 +87,78 @@ async def test_a_seat_left_is_gone_and_a_seats_result_is_stored(database: Databa
     assert stored is not None
     assert [(p["name"], p["score"], p["finish_ms"], p["end_reason"])
             for p in stored["players"]] == [("ana", 12, 3400, "stopped")]
+
+
+async def test_a_finished_match_is_unsolved_with_its_best_score_until_its_par_is_saved(
+    database: Database,
+) -> None:
+    matches = Matches(database)
+    match_id, (ana, bob) = await new_match(database)
+    await matches.add_player(match_id, ana.id, NOW)
+    await matches.add_player(match_id, bob.id, NOW)
+    await matches.save_result(match_id, ana.id, score=12)
+    await matches.save_result(match_id, bob.id, score=31)
+    assert await matches.unsolved() == []  # still in its lobby
+    await matches.set_status(match_id, "finished", ended_at=NOW)
+    [unsolved] = await matches.unsolved()
+    assert (unsolved.id, unsolved.code, unsolved.seed, unsolved.ruleset, unsolved.best_score) == (
+        match_id, "K7QX2M", b"\x01" * 10, "classic", 31
+    )
+    assert await matches.unsolved(ids=[match_id + 1]) == []
+    assert await matches.unsolved(ids=[]) == []
+    assert await matches.save_par(match_id, score=40, exact=False)
+    assert await matches.unsolved() == []
+    stored = await matches.replay("K7QX2M")
+    assert stored is not None
+    assert (stored["match"]["par_score"], stored["match"]["par_exact"]) == (40, False)
+
+
+async def test_an_abandoned_match_has_no_par_to_compute(database: Database) -> None:
+    matches = Matches(database)
+    match_id, _ = await new_match(database)
+    await matches.set_status(match_id, "abandoned", ended_at=NOW)
+    assert await matches.unsolved() == []
+
+
+async def test_a_stored_par_is_replaced_only_by_a_better_one(database: Database) -> None:
+    matches = Matches(database)
+    match_id, _ = await new_match(database)
+    await matches.set_status(match_id, "finished", ended_at=NOW)
+
+    async def par() -> tuple[int, bool]:
+        stored = await matches.replay("K7QX2M")
+        assert stored is not None
+        return stored["match"]["par_score"], stored["match"]["par_exact"]
+
+    assert await matches.save_par(match_id, score=30, exact=False)
+    assert not await matches.save_par(match_id, score=29, exact=False)
+    assert await matches.save_par(match_id, score=33, exact=False)
+    assert await par() == (33, False)
+    assert await matches.save_par(match_id, score=33, exact=True)
+    assert not await matches.save_par(match_id, score=45, exact=False)
+    assert not await matches.save_par(match_id, score=45, exact=True)
+    assert await par() == (33, True)
+
+
+async def test_the_daily_par_is_an_exact_one_if_any_else_the_highest_bound(
+    database: Database,
+) -> None:
+    matches = Matches(database)
+    day = NOW.date()
+    ids = []
+    for code in ("AAAAAA", "BBBBBB", "CCCCCC"):
+        match_id, _ = await new_match(database, code, kind="daily")
+        async with database.write() as connection:
+            await connection.execute(
+                update(Match).where(Match.id == match_id).values(daily_date=day)
+            )
+        await matches.set_status(match_id, "finished", ended_at=NOW)
+        ids.append(match_id)
+    assert await matches.daily_par(ruleset="classic", day=day) is None
+    await matches.save_par(ids[0], score=20, exact=False)
+    await matches.save_par(ids[1], score=25, exact=False)
+    assert await matches.daily_par(ruleset="classic", day=day) == StoredPar(25, False)
+    await matches.save_par(ids[2], score=27, exact=True)
+    assert await matches.daily_par(ruleset="classic", day=day) == StoredPar(27, True)
+    assert await matches.daily_par(ruleset="no-redeal", day=day) is None
+    assert await matches.daily_par(ruleset="classic", day=day + timedelta(days=1)) is None

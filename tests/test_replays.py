@@ -78,7 +78,8 @@ def test_the_document_has_exactly_the_documented_keys() -> None:
     document = replay_document(stored())
     assert list(document) == ["format", "match", "players"]
     assert set(document["match"]) == {"id", "code", "ruleset", "win_by", "time_limit_s",
-                                      "rated", "seed", "commitment", "started_at", "ended_at"}
+                                      "rated", "seed", "commitment", "started_at", "ended_at",
+                                      "par"}
     for player in document["players"]:
         assert set(player) == {"player_id", "name", "rank", "score", "placed", "redeals",
                                "moves", "won", "end_reason", "finish_ms", "actions"}
@@ -104,6 +105,19 @@ def test_the_time_limit_is_the_matchs_own_so_verify_need_not_infer_it() -> None:
     assert report.holds, report.discrepancies
     late = replay_document(dict(stored(), match=match_row(time_limit_s=8)))
     assert verify(late).discrepancies == ["ana: finish_ms 9000 is after the time limit, 8000"]
+
+
+def test_par_is_null_until_it_is_computed() -> None:
+    assert replay_document(stored())["match"]["par"] is None
+    document = replay_document(dict(stored(), match=match_row(par_score=None, par_exact=None)))
+    assert document["match"]["par"] is None
+
+
+def test_par_is_its_score_and_whether_it_is_exact() -> None:
+    exact = replay_document(dict(stored(), match=match_row(par_score=48, par_exact=True)))
+    assert exact["match"]["par"] == {"score": 48, "exact": True}
+    bound = replay_document(dict(stored(), match=match_row(par_score=31, par_exact=False)))
+    assert bound["match"]["par"] == {"score": 31, "exact": False}
 
 
 def test_the_seed_is_rendered_as_its_share_code() -> None:

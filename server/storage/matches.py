@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Final
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import and_, delete, false, func, insert, or_, select, update
 
 from server.storage.database import Database
 from server.storage.models import ActionRecord, Match, MatchPlayer, Player
@@ -28,6 +28,26 @@ class StoredMatch:
     match: Any
     seats: list[Any]
     actions: list[Any]
+
+
+@dataclass(frozen=True)
+class Unsolved:
+    """A finished match whose par is still to compute: what the solver needs, and the
+    best score a player recorded in it (``None`` without seats), which par is never below."""
+
+    id: int
+    code: str
+    seed: bytes
+    ruleset: str
+    best_score: int | None
+
+
+@dataclass(frozen=True)
+class StoredPar:
+    """A deal's par as stored: ``score``, exact or (``exact`` False) a lower bound."""
+
+    score: int
+    exact: bool
 
 
 class Matches:
@@ -174,3 +194,60 @@ class Matches:
             "players": [row._asdict() for row in players],
             "actions": [row._asdict() for row in actions],
         }
+
+    async def unsolved(self, *, ids: Collection[int] | None = None) -> list[Unsolved]:
+        """Every finished match (of ``ids`` only, if given) whose par is not stored yet,
+        oldest first."""
+        if ids is not None and not ids:
+            return []
+        best = (
+            select(func.max(MatchPlayer.score))
+            .where(MatchPlayer.match_id == Match.id)
+            .scalar_subquery()
+        )
+        query = select(Match.id, Match.code, Match.seed, Match.ruleset, best).where(
+            Match.status == "finished", Match.par_score.is_(None)
+        )
+        if ids is not None:
+            query = query.where(Match.id.in_(sorted(ids)))
+        async with self._database.read() as connection:
+            rows = (await connection.execute(query.order_by(Match.id))).all()
+        return [Unsolved(row[0], row[1], bytes(row[2]), row[3], row[4]) for row in rows]
+
+    async def save_par(self, match_id: int, *, score: int, exact: bool) -> bool:
+        """Store match ``match_id``'s par, unless what is stored already is as good: an
+        exact par, or a lower bound at least ``score`` when this one is not exact either.
+        Returns whether it was stored (two processes may solve the same match)."""
+        weaker = Match.par_exact == false()
+        if not exact:
+            weaker = and_(weaker, Match.par_score < score)
+        better = or_(Match.par_score.is_(None), weaker)
+        async with self._database.write() as connection:
+            result = await connection.execute(
+                update(Match)
+                .where(Match.id == match_id, better)
+                .values(par_score=score, par_exact=exact)
+            )
+            return bool(result.rowcount)
+
+    async def daily_par(self, *, ruleset: str, day: date) -> StoredPar | None:
+        """The par of the day's ``ruleset`` challenge, from its matches solved so far: an
+        exact one if any, else the highest lower bound (each already at least its player's
+        score); ``None`` before any is solved."""
+        async with self._database.read() as connection:
+            row = (
+                await connection.execute(
+                    select(Match.par_score, Match.par_exact)
+                    .where(
+                        Match.kind == "daily",
+                        Match.ruleset == ruleset,
+                        Match.daily_date == day,
+                        Match.par_score.is_not(None),
+                    )
+                    .order_by(Match.par_exact.desc(), Match.par_score.desc())
+                    .limit(1)
+                )
+            ).first()
+        if row is None or row[0] is None:
+            return None
+        return StoredPar(row[0], bool(row[1]))

@@ -73,6 +73,10 @@ class Match(Base):
     daily_date: Mapped[date | None] = mapped_column(Date)
     # The countdown before the deal; None for matches stored before it was.
     countdown_s: Mapped[int | None] = mapped_column(SmallInteger)
+    # The deal's par (best final score over its redeals), computed after the match ends;
+    # None until then. par_exact is False when par_score is only a lower bound.
+    par_score: Mapped[int | None] = mapped_column(SmallInteger)
+    par_exact: Mapped[bool | None] = mapped_column(Boolean)
 
     __table_args__ = (Index("ix_matches_status_public", "status", "public"),)
 

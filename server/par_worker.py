@@ -1,0 +1,222 @@
+"""The par worker: the par of every finished match, solved by a pool of processes.
+
+When a match ends, the lobby's end listener queues its id; a few asyncio tasks take ids
+from the queue and hand each deal to a ``ProcessPoolExecutor`` (``gaps.par.par`` with the
+worker's budgets), so that a long solve neither blocks the event loop nor delays the end
+of the match. The result is stored with the match (``Matches.save_par``): its score, and
+whether it is exact or only a lower bound (the budget ran out: shown as "unknown").
+
+Par is never stored below a score a player recorded in the match: that score was reached
+by a real line, so it is a lower bound too. A match whose par is not stored (the server
+stopped, the database failed) stays unsolved in the database, and ``start`` queues every
+such match again: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
+from functools import partial
+from typing import Final, Protocol
+
+from gaps.par import par
+from gaps.seed import Seed
+from server.storage.matches import Matches, Unsolved
+
+log = logging.getLogger("gaps.server.par")
+
+#: Default budgets of one match's solve: nodes over the deal and all its redeals, seconds.
+PAR_MAX_NODES: Final = 2_000_000
+PAR_TIME_BUDGET_S: Final = 10.0
+#: About the most memory one solve's tables may take.
+PAR_MAX_MEMORY_MB: Final = 200.0
+
+
+class Solve(Protocol):
+    """Computes (score, exact) of a deal; run in a worker process, so it must pickle."""
+
+    def __call__(
+        self, seed: bytes, ruleset: str, *, max_nodes: int, time_budget_s: float,
+        max_memory_mb: float,
+    ) -> tuple[int, bool]: ...
+
+
+def solve_par(
+    seed: bytes, ruleset: str, *, max_nodes: int, time_budget_s: float, max_memory_mb: float
+) -> tuple[int, bool]:
+    """(score, exact) of the par of the deal of ``seed`` under ``ruleset``."""
+    found = par(
+        Seed(seed), ruleset, max_nodes=max_nodes, time_budget_s=time_budget_s,
+        max_memory_mb=max_memory_mb,
+    )
+    return found.score, found.exact
+
+
+class _Ended(Protocol):
+    """What the end listener reads of a match: its id."""
+
+    @property
+    def id(self) -> int: ...
+
+
+class ParWorker:
+    """Solves the par of finished matches in ``workers`` processes and stores it.
+
+    ``workers`` 0 turns par off: nothing is queued and no process is started. Each solve
+    gets ``par_max_nodes`` positions, ``par_time_budget_s`` seconds and about
+    ``par_max_memory_mb`` MB of tables; ``solve`` and ``executor`` replace the solver and
+    the process pool (tests).
+    """
+
+    def __init__(
+        self,
+        matches: Matches,
+        *,
+        workers: int = 1,
+        par_max_nodes: int = PAR_MAX_NODES,
+        par_time_budget_s: float = PAR_TIME_BUDGET_S,
+        par_max_memory_mb: float = PAR_MAX_MEMORY_MB,
+        solve: Solve = solve_par,
+        executor: Callable[[int], Executor] | None = None,
+    ) -> None:
+        if workers < 0:
+            raise ValueError(f"par workers must be 0 or more, not {workers}")
+        self._matches = matches
+        self._workers = workers
+        self._solve = partial(
+            solve, max_nodes=par_max_nodes, time_budget_s=par_time_budget_s,
+            max_memory_mb=par_max_memory_mb,
+        )
+        self._new_executor = executor or _process_pool
+        self._executor: Executor | None = None
+        self._queue: asyncio.Queue[int] = asyncio.Queue()
+        self._queued: set[int] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        #: How many matches had their par stored (for tests and logs).
+        self.stored = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._workers > 0
+
+    def start(self) -> None:
+        """Start the solving tasks, and queue every finished match still unsolved (those
+        of a previous run included). Returns at once."""
+        if not self.enabled or self._tasks:
+            return
+        self._executor = self._new_executor(self._workers)
+        self._tasks = [asyncio.create_task(self._sweep())] + [
+            asyncio.create_task(self._run()) for _ in range(self._workers)
+        ]
+
+    async def ended(self, match: _Ended) -> None:
+        """The lobby's end listener: queue ``match`` to be solved. Returns at once."""
+        if self.enabled:
+            self._put(match.id)
+
+    def _put(self, match_id: int) -> None:
+        if match_id not in self._queued:
+            self._queued.add(match_id)
+            self._queue.put_nowait(match_id)
+
+    async def join(self) -> None:
+        """Wait until every queued match has been handled (tests)."""
+        await self._queue.join()
+
+    async def _sweep(self) -> None:
+        try:
+            unsolved = await self._matches.unsolved()
+        except Exception as error:  # the next start sweeps again
+            log.warning("unsolved matches not read", extra={"error": repr(error)[:300]})
+            return
+        for match in unsolved:
+            self._put(match.id)
+        if unsolved:
+            log.info("solving the par of earlier matches", extra={"matches": len(unsolved)})
+
+    async def _run(self) -> None:
+        while True:
+            match_id = await self._queue.get()
+            try:
+                await self._solve_one(match_id)
+            except Exception as error:
+                # It stays unsolved in the database: the next start tries again.
+                log.warning(
+                    "par not stored", extra={"match_id": match_id, "error": repr(error)[:300]}
+                )
+            finally:
+                self._queued.discard(match_id)
+                self._queue.task_done()
+
+    async def _solve_one(self, match_id: int) -> None:
+        found = await self._matches.unsolved(ids=[match_id])
+        if not found:
+            return  # solved already (by another process of a cluster) or not finished
+        [match] = found
+        executor = self._executor
+        assert executor is not None
+        try:
+            score, exact = await asyncio.get_running_loop().run_in_executor(
+                executor, partial(self._solve, match.seed, match.ruleset)
+            )
+        except BrokenExecutor:
+            # A worker died (killed for its memory, say): the pool takes no more work,
+            # so the next matches get a new one. This one is solved at the next start.
+            if self._executor is executor:
+                self._executor = self._new_executor(self._workers)
+                await asyncio.to_thread(_stop, executor)
+            raise
+        score, exact = _floored(match, score, exact)
+        if await self._matches.save_par(match.id, score=score, exact=exact):
+            self.stored += 1
+        log.info(
+            "par stored",
+            extra={"match": match.code, "par": score, "exact": exact},
+        )
+
+    async def close(self) -> None:
+        """Stop solving: a solve under way is given up (its match stays unsolved, and is
+        solved at the next start), and the worker processes are ended."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await asyncio.to_thread(_stop, executor)
+
+
+def _floored(match: Unsolved, score: int, exact: bool) -> tuple[int, bool]:
+    """Par no lower than the best score a player recorded, which a real line reached."""
+    if match.best_score is None or match.best_score <= score:
+        return score, exact
+    if exact:  # an exact par is at least any line's score: the solver is wrong
+        log.error(
+            "a player scored above the exact par",
+            extra={"match": match.code, "par": score, "score": match.best_score},
+        )
+    return match.best_score, False
+
+
+def _process_pool(workers: int) -> Executor:
+    # Spawned, not forked: the server has threads (the database driver's), and a fork
+    # copies their locks in whatever state they are in.
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _stop(executor: Executor) -> None:
+    """Shut ``executor`` down without waiting for the solves under way."""
+    if not isinstance(executor, ProcessPoolExecutor):
+        executor.shutdown(wait=True, cancel_futures=True)
+        return
+    # A solve runs for up to its time budget; it is given up (solved again at the next
+    # start) rather than waited for. (Python 3.14 has terminate_workers for this.)
+    processes = list((executor._processes or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
