@@ -1,0 +1,160 @@
+"""scripts/topology started and stopped by tests: its state, its processes, and the player
+connections that reach it through its load balancer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from tests.client import Client
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "topology"
+HEADER = "X-Gaps-Replica"
+START_TIMEOUT_S = 120
+
+
+class Topology:
+    """What scripts/topology wrote to D/topology.json once ready."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.state: dict[str, Any] = json.loads((directory / "topology.json").read_text())
+        self.url: str = self.state["url"]
+        self.port = int(self.url.rsplit(":", 1)[1])
+        self.database_url: str = self.state["database_url"]
+
+    def service(self, name: str) -> dict[str, Any]:
+        (service,) = [s for s in self.state["services"] if s["name"] == name]
+        return service  # type: ignore[no-any-return]
+
+    def pid(self, name: str) -> int:
+        return int(self.service(name)["pid"])
+
+    def pids(self) -> list[int]:
+        return [int(service["pid"]) for service in self.state["services"]]
+
+    def replicas(self) -> list[str]:
+        """The names of the gaps-server services: server-1, server-2..."""
+        return [s["name"] for s in self.state["services"] if s["name"].startswith("server-")]
+
+    def get(self, path: str) -> tuple[int, str, Any]:
+        """A GET through the load balancer: status, the replica that answered, JSON body."""
+        return http_get(self.port, path)
+
+
+def http_get(port: int, path: str) -> tuple[int, str, Any]:
+    """A GET on loopback ``port``: status, the replica header (if any), JSON body."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return reply.status, reply.headers.get(HEADER, ""), json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get(HEADER, ""), json.loads(error.read())
+
+
+def directory() -> Path:
+    """A directory of the test's own that the postgres user can reach (pytest's tmp_path
+    is private to root)."""
+    made = Path(tempfile.mkdtemp(prefix="gaps-test-topology-"))
+    made.chmod(0o755)
+    return made
+
+
+def command(
+    subcommand: str, where: Path, *, replicas: int = 2, server_args: Sequence[str] = ()
+) -> list[str]:
+    line = [sys.executable, str(SCRIPT), subcommand, "--replicas", str(replicas)]
+    # Port 0: the script picks free loopback ports, again if one is taken meanwhile.
+    line += ["--port", "0", "--dir", str(where)]
+    # Installs the load balancer when this runs as root and it is missing.
+    line += ["--install"] if os.geteuid() == 0 else []
+    return line + (["--", *server_args] if server_args else [])
+
+
+def skip_if_not_installable(output: str) -> None:
+    if "missing:" in output or "apt-get" in output:
+        pytest.skip(f"the topology's packages cannot be installed:\n{output[-1500:]}")
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def wait_gone(pids: list[int], *, timeout_s: float = 30) -> list[int]:
+    """The pids still running after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if running(pid)]
+
+
+@contextmanager
+def started(*, replicas: int = 2, server_args: Sequence[str] = ()) -> Iterator[Topology]:
+    """A topology started in the background (`start`) and ended by `stop`, which must leave
+    none of its processes behind."""
+    where = directory()
+    done = subprocess.run(
+        command("start", where, replicas=replicas, server_args=server_args),
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+    )
+    if done.returncode != 0:
+        skip_if_not_installable(done.stderr)
+        pytest.fail(f"scripts/topology start failed:\n{done.stdout}{done.stderr}")
+    topology = Topology(where)
+    try:
+        yield topology
+    finally:
+        stopped = subprocess.run(
+            [sys.executable, str(SCRIPT), "stop", "--dir", str(where)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        left = wait_gone([topology.state["supervisor_pid"], *topology.pids()])
+        shutil.rmtree(where, ignore_errors=True)
+    assert stopped.returncode == 0 and left == [], (stopped.stdout, stopped.stderr, left)
+
+
+def replica(client: Client) -> str:
+    """The replica the load balancer sent ``client``'s WebSocket to."""
+    response = client.connection.response
+    assert response is not None
+    return response.headers.get(HEADER, "")
+
+
+async def connected(url: str, *, timeout_s: float = 15.0, open_timeout_s: float = 2.0) -> Client:
+    """A connection through the load balancer, tried again until ``timeout_s``: a replica
+    that died or is paused may still be picked before the health checks take it out (a
+    paused one accepts the TCP connection and never answers, hence ``open_timeout_s``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        try:
+            return Client(await connect(url, open_timeout=open_timeout_s))
+        except (OSError, TimeoutError, InvalidStatus):
+            if loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.1)
