@@ -113,8 +113,8 @@ async def test_stopping_a_replica_leaves_the_load_balancer_serving_through_the_o
     assert wait_gone([topology.pid("server-1")]) == []
     # At once, before the health checks take replica-1 out: HAProxy retries elsewhere.
     for _ in range(4):
-        status, replica, _ = await asyncio.to_thread(topology.get, "/healthz")
-        assert (status, replica) == (200, "replica-2")
+        status, answering, _ = await asyncio.to_thread(topology.get, "/healthz")
+        assert (status, answering) == (200, "replica-2")
         bob = await Client.connect(topology.url)
         try:
             assert replica(bob) == "replica-2"
