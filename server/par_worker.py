@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
 from functools import partial
@@ -31,6 +32,8 @@ log = logging.getLogger("gaps.server.par")
 #: Default budgets of one match's solve: nodes over the deal and all its redeals, seconds.
 PAR_MAX_NODES: Final = 2_000_000
 PAR_TIME_BUDGET_S: Final = 10.0
+#: The solving processes' niceness (19 is the lowest priority): see _yield_to_the_server.
+PAR_NICENESS: Final = 19
 #: About the most memory one solve's tables may take.
 PAR_MAX_MEMORY_MB: Final = 200.0
 
@@ -204,7 +207,18 @@ def _floored(match: Unsolved, score: int, exact: bool) -> tuple[int, bool]:
 def _process_pool(workers: int) -> Executor:
     # Spawned, not forked: the server has threads (the database driver's), and a fork
     # copies their locks in whatever state they are in.
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_yield_to_the_server,
+    )
+
+
+def _yield_to_the_server() -> None:
+    """Lower a solving process's priority: par may wait, moves may not. A solve takes up
+    to its time budget of a core; at the lowest priority it takes only what the server
+    processes leave idle."""
+    os.nice(PAR_NICENESS)
 
 
 def _stop(executor: Executor) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import BrokenExecutor, Executor, ThreadPoolExecutor
@@ -18,7 +19,7 @@ from gaps import Game
 from server.app import Server
 from server.config import Settings
 from server.daily import today
-from server.par_worker import ParWorker, solve_par
+from server.par_worker import PAR_NICENESS, ParWorker, _process_pool, solve_par
 from server.storage.database import Database
 from server.storage.matches import Matches
 from server.storage.players import Players
@@ -215,6 +216,15 @@ async def test_no_workers_means_no_par_and_no_pool(database: Database) -> None:
     assert await stored_par(database, "AAAAAA") is None
     with pytest.raises(ValueError, match="par workers must be 0 or more, not -1"):
         ParWorker(Matches(database), workers=-1)
+
+
+def test_the_solving_processes_run_at_the_lowest_priority() -> None:
+    pool = _process_pool(1)
+    try:
+        # os.nice(0) reads the niceness without changing it.
+        assert pool.submit(os.nice, 0).result(timeout=60) >= min(os.nice(0) + PAR_NICENESS, 19)
+    finally:
+        pool.shutdown()
 
 
 def test_solve_par_is_exact_on_a_deal_it_finishes_and_a_bound_on_a_tiny_budget() -> None:
