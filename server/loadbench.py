@@ -50,6 +50,7 @@ import re
 import resource
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -318,9 +319,11 @@ def gaps_server_command(
     cores: str | None,
 ) -> list[str]:
     """The command line of the bench's own gaps-server."""
+    # Several workers share one port, so it is chosen here; one server picks its own.
+    port = free_port() if workers > 1 else 0
     command = [
         sys.executable, "-m", "server", "serve",
-        "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir,
+        "--host", "127.0.0.1", "--port", str(port), "--data-dir", data_dir,
         "--log-level", "WARNING", "--grace-s", str(BENCH_GRACE_S),
         *raised_limits(players),
     ]  # fmt: skip
@@ -329,6 +332,13 @@ def gaps_server_command(
     if workers > 1:
         command += ["--workers", str(workers)]
     return _pinned([*command, *server_args], cores)
+
+
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def echo_main() -> None:

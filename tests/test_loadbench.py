@@ -181,6 +181,18 @@ def test_options_that_make_no_run_are_refused_before_any_server_starts(
         check_arguments(build_parser().parse_args(argv))
 
 
+def test_several_workers_are_given_one_fixed_port_and_one_server_picks_its_own() -> None:
+    def port(workers: int) -> int:
+        command = loadbench.gaps_server_command(
+            "/tmp/data", database_url=None, workers=workers, players=4, server_args=(),
+            cores=None,
+        )
+        return int(command[command.index("--port") + 1])
+
+    assert port(1) == 0
+    assert port(2) > 0
+
+
 def test_workers_are_refused_clearly_by_a_server_without_them(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
