@@ -160,3 +160,32 @@ async def test_a_connection_following_a_match_that_moved_is_closed_to_rejoin_it(
     assert (await bob.act(code, str(game.legal_moves()[0]), seq=1))["type"] == "action_ok"
     await ana.close()
     await bob.close()
+
+
+async def test_the_daily_challenge_is_one_per_player_and_one_board_from_either_process(
+    pair: tuple[Server, Server],
+) -> None:
+    first, second = pair
+    ana_here, bob = await client_of(first, "ana"), await client_of(second, "bob")
+    started = await ana_here.ok("daily", ruleset="classic")
+    code = started["match"]["code"]
+    dealt_grid = (await ana_here.event("started", match=code))["grid"]
+    # The same player, through the other process: refused, and her match is reached there.
+    ana_there = await Client.connect(f"ws://127.0.0.1:{second.port}")
+    await ana_there.ok("hello", token=ana_here.token)
+    again = await ana_there.request("daily", ruleset="classic")
+    assert again["code"] == "daily_already_played"
+    rejoined = await ana_there.ok("join_match", code=code)
+    assert rejoined["you"]["role"] == "player"
+    assert (await ana_there.act(code, "stop"))["type"] == "action_ok"
+    # Bob gets the same deal on the other process, and one board ranks both.
+    bobs = await bob.ok("daily", ruleset="classic")
+    assert (await bob.event("started", match=bobs["match"]["code"]))["grid"] == dealt_grid
+    await bob.act(bobs["match"]["code"], "stop")
+    await bob.event("match_ended", match=bobs["match"]["code"])
+    await ana_there.event("match_ended", match=code)
+    for client in (ana_here, bob):
+        board = await client.ok("daily_board", ruleset="classic")
+        assert sorted(e["name"] for e in board["entries"]) == ["ana", "bob"]
+    for client in (ana_here, ana_there, bob):
+        await client.close()
