@@ -67,6 +67,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
 from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
+from server.lobby import LEASE_LOST, TAKEN_OVER
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)
@@ -183,6 +184,28 @@ def storage_errors(log_text: str) -> Counter[str]:
         else:
             found[message] += 1
     return found
+
+
+def ownership_changes(log_text: str) -> Counter[str]:
+    """How often a cluster's matches changed owner while serving, in a gaps-server log:
+    leases another process took over, and matches dropped because their lease was lost
+    (a worker too busy to renew in time does both)."""
+    found: Counter[str] = Counter()
+    for line in log_text.splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, dict) and entry.get("message") == TAKEN_OVER:
+                found["matches taken over"] += len(entry.get("matches", ()))
+            elif isinstance(entry, dict) and entry.get("message") == LEASE_LOST:
+                found["matches dropped"] += 1
+    return found
+
+
+def ownership_line(found: Counter[str]) -> str:
+    return (
+        f"ownership: {found['matches taken over']:,} matches taken over, "
+        f"{found['matches dropped']:,} dropped for a lost lease"
+    )
 
 
 def server_log_line(found: Counter[str] | None) -> str:
@@ -1035,10 +1058,11 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 seconds=options.seconds, pace_per_s=options.pace_per_s,
                 max_actions=options.max_actions,
             )  # fmt: skip
-        log_found = (
-            None if gaps is None else storage_errors(gaps.log_path.read_text(errors="replace"))
-        )
+        log_text = None if gaps is None else gaps.log_path.read_text(errors="replace")
+    log_found = None if log_text is None else storage_errors(log_text)
     lines = result_lines(served, echoed, log_found, load_averages=(load_before, os.getloadavg()[0]))
+    if log_text is not None and options.workers > 1:
+        lines.insert(-1, ownership_line(ownership_changes(log_text)))  # ratio stays last
     for line in lines:
         print(line, flush=True)
 

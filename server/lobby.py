@@ -37,6 +37,9 @@ CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 6
 #: The matches a restart takes back: all of them.
 RESTORED_KINDS: Final = ("race", "quick", "daily", "tournament")
+#: The log messages of a match changing owner while serving (gaps-bench counts them).
+TAKEN_OVER: Final = "matches taken over while serving"
+LEASE_LOST: Final = "match lease lost: match dropped"
 
 
 def new_code() -> str:
@@ -288,6 +291,10 @@ class Lobby:
         for match_id in held.keys() - kept:
             await self._drop(match_id)
         taken = await self.restore(default_countdown_s=self._default_countdown_s)
+        if taken:
+            # At start, restoring is expected; while serving, it means another process
+            # stopped renewing (dead, paused, or too busy): worth an operator's look.
+            log.warning(TAKEN_OVER, extra={"matches": [match.code for match in taken]})
         await self._check_remote()
         if self._service is not None:
             await self._service.forget_gone()
@@ -322,7 +329,7 @@ class Lobby:
         self.epochs.pop(match_id, None)
         match = next((m for m in self.matches.values() if m.id == match_id), None)
         log.warning(
-            "match lease lost: match dropped",
+            LEASE_LOST,
             extra={"match": match.code if match is not None else match_id},
         )
         if match is not None:

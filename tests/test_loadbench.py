@@ -269,6 +269,20 @@ def test_storage_errors_are_found_in_the_server_log_and_nothing_else() -> None:
     assert storage_errors("") == Counter()
 
 
+def test_matches_changing_owner_while_serving_are_counted_from_the_server_log() -> None:
+    log = "\n".join(
+        [
+            json.dumps({"message": "matches taken over while serving", "matches": ["ABC", "DEF"]}),
+            json.dumps({"message": "match lease lost: match dropped", "match": "GHJ"}),
+            json.dumps({"message": "matches taken over", "epochs": {"1": 2}}),  # at start
+            "not json",
+        ]
+    )
+    assert loadbench.ownership_line(loadbench.ownership_changes(log)) == (
+        "ownership: 2 matches taken over, 1 dropped for a lost lease"
+    )
+
+
 def test_the_server_log_line_names_each_storage_error() -> None:
     assert server_log_line(Counter()) == "server log: no storage error"
     assert server_log_line(None) == "server log: not read (a server given by --url)"
