@@ -134,7 +134,7 @@ def chart(times_ms: Sequence[int], *, width_chars: int = 40) -> list[str]:
     most = max(counts) or 1
     labels = [f"< {bound} ms" for bound in CHART_BOUNDS_MS] + [f">= {CHART_BOUNDS_MS[-1]} ms"]
     return [
-        f"{label:>11} | {'#' * math.ceil(count * width_chars / most) if count else ''} {count}"
-        .rstrip()
+        f"{label:>11} | " + (f"{'#' * math.ceil(count * width_chars / most)} " if count else "")
+        + str(count)
         for label, count in zip(labels, counts, strict=True)
     ]
