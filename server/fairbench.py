@@ -82,6 +82,16 @@ class HumanModel:
         return self.floor_ms + thinking
 
 
+#: The person of the model, then steadier ones (a smaller spread of thinking times): how
+#: the false positives of the "even" rule grow as people are less varied than the model.
+HUMAN_MODELS: Final = (
+    HumanModel(),
+    HumanModel(thinking_log_sd=0.6),
+    HumanModel(thinking_log_sd=0.5),
+    HumanModel(thinking_log_sd=0.4),
+)
+
+
 @dataclass(frozen=True)
 class Played:
     """One game of a bot: each action and how long the bot took to choose it, ms."""
@@ -156,7 +166,7 @@ def figures(
     human_games: int,
     rules: TimingRules = DEFAULT_RULES,
     network: NetworkModel = NetworkModel(),
-    human: HumanModel = HumanModel(),
+    humans: Sequence[HumanModel] = HUMAN_MODELS,
     levels: Sequence[int] = tuple(LEVELS),
     paces_s: Sequence[float] = PACES_S,
 ) -> list[str]:
@@ -175,11 +185,14 @@ def figures(
             for game in played:
                 tally.add(bot_times(game, pace_s, rng, network), rules)
             lines.append(tally.row(f"bot level {level} ({LEVELS[level]}), pace {pace_s:g} s"))
-    tally = Tally()
-    for number in range(human_games):
-        actions = play(2, _seed(10_000 + number), bot_seed=number).actions
-        tally.add(human_times(actions, rng, human), rules)
-    lines.append(tally.row("human-paced (model)"))
+    human_actions = [
+        play(2, _seed(10_000 + number), bot_seed=number).actions for number in range(human_games)
+    ]
+    for human in humans:
+        tally = Tally()
+        for actions in human_actions:
+            tally.add(human_times(actions, rng, human), rules)
+        lines.append(tally.row(f"human-paced (model, log sd {human.thinking_log_sd:g})"))
     return lines
 
 

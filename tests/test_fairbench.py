@@ -9,6 +9,7 @@ import pytest
 from client_cli import bot as bot_client
 from gaps import Move, Redeal, Seed, Stop
 from server.fairbench import (
+    HUMAN_MODELS,
     PACES_S,
     HumanModel,
     NetworkModel,
@@ -43,9 +44,10 @@ def test_a_paced_game_is_the_bots_thinking_and_pace_and_a_round_trip_per_action(
 
 
 def test_every_bot_game_is_flagged_and_no_human_paced_one() -> None:
-    lines = figures(games_per_level=2, human_games=40, levels=(1, 2))
+    lines = figures(games_per_level=2, human_games=40, levels=(1, 2), humans=[HumanModel()])
     rows = {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}
     assert len(rows) == 2 * len(PACES_S) + 1
+    assert "human-paced (model, log sd 0.7)" in rows
     for name, row in rows.items():
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         played, judged, flagged = int(cells[1]), int(cells[2]), int(cells[5].split()[0])
@@ -71,7 +73,7 @@ def test_the_command_prints_the_rules_and_a_table(capsys: pytest.CaptureFixture[
     assert out[0].startswith("rules: min_intervals 30, median_floor_ms 350")
     assert out[1] == "| games | played | judged | fast | even | flagged |"
     assert sum(line.startswith("| bot level") for line in out) == 4 * len(PACES_S)
-    assert out[-1].startswith("| human-paced (model) | 3 |")
+    assert out[-len(HUMAN_MODELS)].startswith("| human-paced (model, log sd 0.7) | 3 |")
 
 
 def _seed(number: int) -> Seed:
