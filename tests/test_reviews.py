@@ -170,6 +170,8 @@ async def test_a_cleared_result_counts_as_a_rebuild_counts_it(
 
     assert folded == 3
     assert await table.store.reviews.held() == []
+    [entry] = await table.store.reviews.audit_log()
+    assert entry.target == f"match {first.code} player quick"  # as registered
     assert await rated_games(migrated_engine) == {bot.id: 2, ana.id: 2, bob.id: 2}
     cleared = await derived_rows(migrated_engine)
     await rebuild_boards_and_ratings(migrated_engine)

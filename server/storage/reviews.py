@@ -188,7 +188,12 @@ class Reviews:
             seat = (
                 await connection.execute(
                     with_reviews(
-                        select(MatchPlayer.match_id, MatchPlayer.player_id, SeatReview.status)
+                        select(
+                            MatchPlayer.match_id,
+                            MatchPlayer.player_id,
+                            Player.name,
+                            SeatReview.status,
+                        )
                         .join(Match, Match.id == MatchPlayer.match_id)
                         .join(Player, Player.id == MatchPlayer.player_id)
                     ).where(
@@ -207,13 +212,15 @@ class Reviews:
             if decision == "clear" and seat.status != HELD:
                 raise ServerError(
                     "already_decided",
-                    f"{name}'s result in {code.upper()} is not held "
+                    f"{seat.name}'s result in {code.upper()} is not held "
                     f"({seat.status or 'it counts'}): only a held result is cleared",
                 )
             if decision == "void" and seat.status == VOIDED:
                 raise ServerError(
-                    "already_decided", f"{name}'s result in {code.upper()} is voided already"
+                    "already_decided",
+                    f"{seat.name}'s result in {code.upper()} is voided already",
                 )
+            name = seat.name  # as registered, whatever the case it was asked in
             status = CLEARED if decision == "clear" else VOIDED
             if seat.status is None:
                 await connection.execute(
@@ -250,13 +257,14 @@ class Reviews:
         """Suspend an account from rated play: its results of matches ending from ``at``
         on do not count."""
         async with self._database.write() as connection:
-            player_id = (
+            player = (
                 await connection.execute(
-                    select(Player.id).where(func.lower(Player.name) == name.lower())
+                    select(Player.id, Player.name).where(func.lower(Player.name) == name.lower())
                 )
-            ).scalar_one_or_none()
-            if player_id is None:
+            ).first()
+            if player is None:
                 raise ServerError("no_such_player", f"no player is named {name!r}")
+            player_id, name = player.id, player.name
             known = (
                 await connection.execute(
                     select(Suspension.since).where(Suspension.player_id == player_id)
