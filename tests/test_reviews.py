@@ -35,6 +35,7 @@ from server.storage.store import Store
 from tests.client import Client
 from tests.fake_clock import FakeClock
 from tests.lobbies import Watcher, clocked_match, new_player
+from tests.test_cli_bot import race_bots
 from tests.test_rebuild import assert_same_rows, derived_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -401,6 +402,36 @@ async def test_an_operator_decides_through_the_protocol_and_reads_the_log(
     again = await connect()
     welcome = await again.ok("hello", token=ana.token)
     assert welcome["suspended"]["reason"] == "a shared account"
+
+
+async def test_the_projects_own_bot_is_held_off_the_boards_until_an_operator_clears_it(
+    operated: tuple[Server, Connect], capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    server, _ = operated
+    boss: Client = server.boss  # type: ignore[attr-defined]
+    # `gaps bot --level 2 --pace 0` races its host, who stops at once (too few actions
+    # to be judged).
+    code, _ = await race_bots(f"ws://127.0.0.1:{server.port}", 1, capsys)
+
+    [held] = (await boss.ok("review_list"))["reviews"]
+    bot = held["name"]
+    assert held["match_code"] == code and bot.startswith("bot-")
+    assert "fast" in held["flags"] and len(held["chart"]) == 12
+    replay = (await boss.ok("get_replay", code=code))["replay"]
+    reviews = {player["name"]: player["review"] for player in replay["players"]}
+    [host] = set(reviews) - {bot}
+    assert reviews == {bot: "held", host: None}
+    board = await boss.ok("leaderboard", ruleset="classic", by="score")
+    assert [entry["name"] for entry in board["entries"]] == [host]
+
+    await boss.ok("review_clear", code=code, name=bot, reason="the project's own bot, declared")
+
+    board = await boss.ok("leaderboard", ruleset="classic", by="score")
+    assert sorted(entry["name"] for entry in board["entries"]) == sorted([host, bot])
+    ratings = await boss.ok("rating", name=bot)
+    assert [rating["games"] for rating in ratings["ratings"]] == [1]
+    replay = (await boss.ok("get_replay", code=code))["replay"]
+    assert {p["name"]: p["review"] for p in replay["players"]} == {bot: "cleared", host: None}
 
 
 def _now() -> datetime:
