@@ -1,21 +1,29 @@
-"""``gaps-server``: run the match server, or only its database migrations."""
+"""``gaps-server``: run the match server, or only its database migrations, a rebuild of
+the boards, or an operator's task (docs/fair-play.md)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import logging
 import os
 import signal
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
+from server.errors import ServerError
 from server.storage.database import Database, database_url, is_sqlite
 from server.storage.rebuild import rebuild_boards_and_ratings
+from server.storage.reviews import Reviews
+
+#: The operators' subcommands (docs/fair-play.md, "Operators").
+OPERATOR_COMMANDS: Final = ("reviews", "review-clear", "review-void", "suspend", "audit-log")
 
 log = logging.getLogger("gaps.server")
 
@@ -31,10 +39,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "migrate", "rebuild-boards"),
+        choices=("serve", "migrate", "rebuild-boards", *OPERATOR_COMMANDS),
         default="serve",
         help="serve (default); migrate: apply the database migrations and exit; "
-        "rebuild-boards: recompute the leaderboards and ratings from the stored results",
+        "rebuild-boards: recompute the leaderboards and ratings from the stored results; "
+        "operators (docs/fair-play.md): reviews (the results held for review, with their "
+        "timing charts), review-clear and review-void (--match, --player, --reason), "
+        "suspend (--player, --reason), audit-log",
+    )
+    operator = parser.add_argument_group("operators' tasks")
+    operator.add_argument("--match", metavar="CODE", help="review-clear, review-void: the match")
+    operator.add_argument(
+        "--player", metavar="NAME", help="review-clear, review-void, suspend: the player"
+    )
+    operator.add_argument("--reason", help="review-clear, review-void, suspend: why (required)")
+    operator.add_argument(
+        "--operator",
+        metavar="NAME",
+        default=f"console:{getpass.getuser()}",
+        help="who decides, as the audit log records it (default %(default)s)",
     )
     parser.add_argument(
         "--workers",
@@ -61,6 +84,15 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_migrate(settings.database_url, settings.data_dir))
     elif options.command == "rebuild-boards":
         asyncio.run(_rebuild_boards(settings.database_url, settings.data_dir))
+    elif options.command in OPERATOR_COMMANDS:
+        missing = _missing_operands(options)
+        if missing:
+            parser.error(f"{options.command} needs {', '.join(missing)}")
+        try:
+            asyncio.run(_operate(settings.database_url, settings.data_dir, options))
+        except ServerError as refusal:
+            print(f"refused ({refusal.code}): {refusal.message}", file=sys.stderr, flush=True)
+            sys.exit(1)
     else:
         asyncio.run(_serve(settings, reuse_port=options.reuse_port))
 
@@ -108,6 +140,68 @@ async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
     folded = await rebuild_boards_and_ratings(database)
     await database.dispose()
     print(f"rebuilt the leaderboards and ratings from {folded} rated matches", flush=True)
+
+
+def _missing_operands(options: argparse.Namespace) -> list[str]:
+    """The options the operator's command needs and was not given."""
+    needed = {
+        "review-clear": ("match", "player", "reason"),
+        "review-void": ("match", "player", "reason"),
+        "suspend": ("player", "reason"),
+    }.get(options.command, ())
+    return [f"--{name}" for name in needed if not (getattr(options, name) or "").strip()]
+
+
+async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace) -> None:
+    """An operator's task on the database, printed as text."""
+    database = Database(database_url(url, data_dir=data_dir))
+    await database.migrate()
+    reviews = Reviews(database)
+    now = datetime.now(UTC)
+    try:
+        match options.command:
+            case "reviews":
+                held = await reviews.held()
+                print(f"{len(held)} result(s) held for review")
+                for review in held:
+                    print(
+                        f"\nmatch {review['match_code']} ({review['ruleset']}), player "
+                        f"{review['name']}, held at {review['held_at']}: "
+                        f"flags {', '.join(review['flags'])}; {review['intervals']} intervals, "
+                        f"median {review['median_ms']} ms, spread {review['spread_ratio']}"
+                    )
+                    print("\n".join(review["chart"]))
+            case "review-clear" | "review-void":
+                decide = reviews.clear if options.command == "review-clear" else reviews.void
+                folded = await decide(
+                    code=options.match,
+                    name=options.player,
+                    operator=options.operator,
+                    reason=options.reason.strip(),
+                    at=now,
+                )
+                done = "cleared" if options.command == "review-clear" else "voided"
+                print(
+                    f"{done} {options.player}'s result in {options.match.upper()}; "
+                    f"boards and ratings refolded from {folded} rated matches"
+                )
+            case "suspend":
+                await reviews.suspend(
+                    name=options.player,
+                    operator=options.operator,
+                    reason=options.reason.strip(),
+                    at=now,
+                )
+                print(f"suspended {options.player} from rated play")
+            case "audit-log":
+                for entry in await reviews.audit_log():
+                    print(
+                        f"{entry.at.isoformat()} {entry.operator} {entry.decision} "
+                        f"{entry.target}: {entry.reason}"
+                    )
+        sys.stdout.flush()
+    finally:
+        await database.dispose()
 
 
 async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:

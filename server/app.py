@@ -37,6 +37,8 @@ from server.protocol import (
     CancelQuickMatch,
     CreateMatch,
     CreateTournament,
+    DecideReview,
+    GetAuditLog,
     GetDailyBoard,
     GetLeaderboard,
     GetRating,
@@ -47,6 +49,7 @@ from server.protocol import (
     JoinTournament,
     LeaveMatch,
     ListMatches,
+    ListReviews,
     ListTournaments,
     Ping,
     Play,
@@ -58,6 +61,7 @@ from server.protocol import (
     ResyncTournament,
     StartMatch,
     StartTournament,
+    Suspend,
     encode,
     error_message,
     parse_request,
@@ -368,6 +372,10 @@ class Server:
                 HTTPStatus.SERVICE_UNAVAILABLE, {"status": "unavailable", "failing": failing}
             )
         return _respond(HTTPStatus.OK, {"status": "ok"})
+
+    def is_operator(self, name: str) -> bool:
+        """Whether ``name`` is an operator's: the configuration's list, in any case."""
+        return name.lower() in {operator.lower() for operator in self.settings.operators}
 
     async def replay(self, code: str) -> dict[str, Any]:
         stored = await self.store.matches.replay(code.upper())
@@ -766,7 +774,41 @@ class Session:
                     "type": "ok",
                     "cancelled": await leader.ask("quick_cancel", {"player_id": player.id}),
                 }
+            case ListReviews() | DecideReview() | Suspend() | GetAuditLog():
+                return await self._operate(player, request)
         raise AssertionError(f"unhandled request {request!r}")
+
+    async def _operate(
+        self, player: PlayerRecord, request: ListReviews | DecideReview | Suspend | GetAuditLog
+    ) -> dict[str, Any]:
+        """An operator's request (docs/fair-play.md); anyone else is refused."""
+        if not self.server.is_operator(player.name):
+            raise ServerError("not_operator", f"{player.name} is not an operator of this server")
+        reviews = self.server.store.reviews
+        now = datetime.now(UTC)
+        match request:
+            case ListReviews():
+                return {"type": "reviews", "reviews": await reviews.held()}
+            case DecideReview(decision="clear", code=code, name=name, reason=reason):
+                await reviews.clear(
+                    code=code, name=name, operator=player.name, reason=reason, at=now
+                )
+            case DecideReview(code=code, name=name, reason=reason):
+                await reviews.void(
+                    code=code, name=name, operator=player.name, reason=reason, at=now
+                )
+            case Suspend(name=name, reason=reason):
+                await reviews.suspend(name=name, operator=player.name, reason=reason, at=now)
+            case GetAuditLog():
+                return {
+                    "type": "audit_log",
+                    "entries": [entry.to_json() for entry in await reviews.audit_log()],
+                }
+        log.info(
+            "operator decision",
+            extra={"operator": player.name, "request": type(request).__name__},
+        )
+        return {"type": "ok"}
 
     async def _match(self, code: str) -> MatchHandle:
         """The match ``code``: the one this connection holds, else wherever it runs."""
@@ -850,6 +892,10 @@ class Session:
     async def register(self, name: str) -> dict[str, Any]:
         if self.player is not None:
             raise ServerError("already_authenticated", f"this connection is {self.player.name}'s")
+        if self.server.is_operator(name):
+            # An operator's account is registered before it is listed: registering a
+            # listed name would take the role.
+            raise ServerError("name_taken", f"{name!r} is reserved: choose another name")
         token = new_token()
         try:
             self.player = await self.server.store.players.register(
@@ -872,6 +918,8 @@ class Session:
             "player": self._player_view(),
             "protocol": protocol.PROTOCOL_VERSION,
             "server_time": _now(),
+            # Suspended from rated play: {since, reason}; null when not.
+            "suspended": await self.server.store.reviews.suspension_of(player.id),
         }
 
     def _player_view(self) -> dict[str, Any]:

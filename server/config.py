@@ -87,6 +87,8 @@ class Settings:
     par_time_budget_s: float = PAR_TIME_BUDGET_S
     #: Load balancers whose ``X-Forwarded-For`` is believed (server/forwarded.py).
     trusted_proxies: tuple[Network, ...] = ()
+    #: The names of the players who are operators (docs/fair-play.md): granted here only.
+    operators: tuple[str, ...] = ()
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:
@@ -225,6 +227,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated addresses or networks of load balancers whose X-Forwarded-For "
         "names the client (GAPS_TRUSTED_PROXIES; default: none, the header is ignored)",
     )
+    parser.add_argument(
+        "--operators",
+        type=_names,
+        default=_names(_env_text("GAPS_OPERATORS", "")),
+        metavar="NAMES",
+        help="comma-separated names of registered players who may review flagged results, "
+        "void results and suspend accounts; a listed name cannot be registered over the "
+        "protocol (GAPS_OPERATORS; default: none)",
+    )
     limits = parser.add_argument_group("limits", "what one client may cost the server")
     for (name, flag, variable), limit in zip(limit_flags(), fields(Limits), strict=True):
         kind = int if limit.type in (int, "int") else float
@@ -234,6 +245,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=kind(_env_float(variable, getattr(defaults.limits, name))),
             help=f"{limit.metadata['help']} ({variable}; default %(default)s)",
         )
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """Comma-separated player names, in the order given (spaces around them dropped)."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def _networks(text: str) -> tuple[Network, ...]:
@@ -263,5 +279,6 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         par_max_nodes=options.par_max_nodes,
         par_time_budget_s=options.par_time_budget_s,
         trusted_proxies=options.trusted_proxies,
+        operators=options.operators,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

@@ -39,6 +39,10 @@ ERROR_CODES: Final[dict[str, str]] = {
     "rate_limited": "too many requests: wait `retry_after_ms` before the next one",
     "method_not_allowed": "(HTTP) only GET is served",
     "shutting_down": "the server is stopping; the match resumes once it is back: retry then",
+    "not_operator": "only an operator of this server (its --operators) may do this",
+    "no_such_result": "the player has no result in a finished rated match of this code",
+    "already_decided": "clear takes a held result only; a result is voided, an account "
+    "suspended, once",
     "internal_error": "a bug on the server; the connection stays usable",
 }
 

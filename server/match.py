@@ -432,7 +432,7 @@ class Match:
             what=f"the end of match {self.code}",
             sleep=self._sleep,
         )
-        self.tell(matchcore.Ended(end.ended_at.isoformat(), tuple(end.ratings)))
+        self.tell(matchcore.Ended(end.ended_at.isoformat(), tuple(end.ratings), end.reviews))
 
     # -- timers -----------------------------------------------------------------------
 

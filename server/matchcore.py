@@ -244,6 +244,8 @@ class Ended:
 
     ended_at: str
     ratings: tuple[Mapping[str, Any], ...] = ()
+    #: The status of each result held off the boards and ratings, by player id.
+    reviews: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -361,8 +363,8 @@ def _command(
             return _act(state, player_id, seq, action, now, out)
         case Tick():
             return state, None
-        case Ended(ended_at=ended_at, ratings=ratings):
-            return _ended(state, ended_at, ratings, now, out), None
+        case Ended(ended_at=ended_at, ratings=ratings, reviews=reviews):
+            return _ended(state, ended_at, ratings, reviews, now, out), None
         case Abandon():
             return _abandon(state, now, out), None
     raise AssertionError(f"unknown command {command!r}")
@@ -649,6 +651,7 @@ def _ended(
     state: MatchState,
     ended_at: str,
     ratings: Sequence[Mapping[str, Any]],
+    reviews: Mapping[int, str],
     now: Ms,
     out: _Out,
 ) -> MatchState:
@@ -658,7 +661,8 @@ def _ended(
     out.emit(
         "match_ended",
         state.t_ms(now),
-        ranking=ranking(state),
+        # Each result's review: null when it counts, "held" (for an operator's review)...
+        ranking=[{**row, "review": reviews.get(row["player_id"])} for row in ranking(state)],
         seed=str(state.seed) if seed_revealed(state, now) else None,
         commitment=state.seed.commitment,
         ended_at=ended_at,

@@ -214,6 +214,40 @@ class CancelQuickMatch:
     id: Any
 
 
+@dataclass(frozen=True)
+class ListReviews:
+    """Operators: the results held for review."""
+
+    id: Any
+
+
+@dataclass(frozen=True)
+class DecideReview:
+    """Operators: clear (it counts) or void a player's result in a match."""
+
+    id: Any
+    decision: str  # clear or void
+    code: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Suspend:
+    """Operators: suspend an account from rated play."""
+
+    id: Any
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class GetAuditLog:
+    """Operators: the latest decisions."""
+
+    id: Any
+
+
 Request = Union[
     Register,
     Hello,
@@ -239,6 +273,10 @@ Request = Union[
     GetDailyBoard,
     QuickMatch,
     CancelQuickMatch,
+    ListReviews,
+    DecideReview,
+    Suspend,
+    GetAuditLog,
 ]
 
 BOARDS: Final = ("score", "time", "wins", "rating")
@@ -246,6 +284,8 @@ PERIODS: Final = ("all", "month", "day")
 MAX_ROUNDS: Final = 20
 MAX_TOURNAMENT_PLAYERS: Final = 64
 MAX_PAGE_ROWS: Final = 100
+#: An operator's reason for a decision, characters.
+MAX_REASON_LENGTH: Final = 200
 
 
 class _Fields:
@@ -554,6 +594,16 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
     )
 
 
+def _reason(f: _Fields) -> str:
+    return f.text("reason", max_length=MAX_REASON_LENGTH)
+
+
+def _decide_review(request_id: Any, f: _Fields, decision: str) -> DecideReview:
+    return DecideReview(
+        request_id, decision, f.match_code(), f.text("name", max_length=64), _reason(f)
+    )
+
+
 _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "register": _register,
     "hello": _hello,
@@ -581,6 +631,11 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "daily_board": lambda i, f: GetDailyBoard(i, f.ruleset(), f.optional_day("day")),
     "quick_match": lambda i, f: QuickMatch(i, f.ruleset()),
     "quick_cancel": lambda i, f: CancelQuickMatch(i),
+    "review_list": lambda i, f: ListReviews(i),
+    "review_clear": lambda i, f: _decide_review(i, f, "clear"),
+    "review_void": lambda i, f: _decide_review(i, f, "void"),
+    "suspend": lambda i, f: Suspend(i, f.text("name", max_length=64), _reason(f)),
+    "audit_log": lambda i, f: GetAuditLog(i),
 }
 
 #: Every client message type, in the order docs/protocol.md lists them.

@@ -53,6 +53,9 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
                 "won": player["won"],
                 "end_reason": player["end_reason"],
                 "finish_ms": player["finish_ms"],
+                # null when the result counts; else held (for review), cleared, voided
+                # or suspended (docs/fair-play.md)
+                "review": player.get("review"),
                 "actions": actions_by_player.get(player["player_id"], []),
             }
             for player in stored["players"]

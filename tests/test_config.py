@@ -212,3 +212,12 @@ def test_the_par_settings_come_from_flags_and_the_environment(
 def test_par_settings_out_of_range_are_refused(changes: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="par"):
         Settings(**changes)  # type: ignore[arg-type]
+
+
+def test_operators_are_named_by_the_configuration_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().operators == ()
+    monkeypatch.setenv("GAPS_OPERATORS", " boss, deputy ,,")
+    assert settings_from().operators == ("boss", "deputy")
+    assert settings_from("--operators", "chief").operators == ("chief",)
+    monkeypatch.setenv("GAPS_OPERATORS", "")
+    assert settings_from().operators == ()

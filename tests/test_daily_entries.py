@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.storage.daily_entries import AlreadyEntered, DailyEntries
 from server.storage.database import Database
 from server.storage.matches import Matches
-from server.storage.models import DailyEntry
+from server.storage.models import DailyEntry, SeatReview
 from server.storage.players import Players
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -92,3 +92,27 @@ async def test_the_results_list_finished_entries_best_score_then_fastest(
         ("cyd", 40, 7000), ("bob", 40, 9000), ("ana", 30, 5000)
     ]
     assert [r.name for r in await entries.results(ruleset="classic", day=DAY, limit=1)] == ["cyd"]
+
+
+@pytest.mark.parametrize(("status", "shown"), [("held", False), ("voided", False),
+                                               ("suspended", False), ("cleared", True)])
+async def test_a_result_that_does_not_count_is_off_the_days_board(
+    database: Database, status: str, shown: bool
+) -> None:
+    entries = DailyEntries(database)
+    for name, score in (("ana", 30), ("bob", 40)):
+        player_id, match_id = await player_and_match(database, name)
+        await entries.enter(ruleset="classic", day=DAY, player_id=player_id, match_id=match_id)
+        async with database.write() as connection:
+            await connection.execute(
+                update(DailyEntry).where(DailyEntry.match_id == match_id).values(
+                    score=score, finish_ms=1000
+                )
+            )
+            if name == "bob":
+                await connection.execute(insert(SeatReview).values(
+                    match_id=match_id, player_id=player_id, status=status, flags="fast",
+                    intervals=40, created_at=NOW,
+                ))
+    found = await entries.results(ruleset="classic", day=DAY, limit=10)
+    assert [r.name for r in found] == (["bob", "ana"] if shown else ["ana"])

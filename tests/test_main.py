@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from tests.services import free_port
 
@@ -142,3 +142,44 @@ def test_workers_share_one_port_and_one_killed_is_started_again(
             process.kill()
     assert process.returncode == 0, stderr
     assert not any(Path(f"/proc/{worker}").exists() for worker in workers)
+
+
+def operator_command(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", *argv, "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DATABASE_URL": ""},
+    )
+
+
+def test_operators_tasks_are_subcommands_that_the_audit_log_records(tmp_path: Path) -> None:
+    assert "0 result(s) held for review" in operator_command(tmp_path, "reviews").stdout
+    engine = create_engine(f"sqlite:///{tmp_path / 'gaps.sqlite3'}")
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO players (name, token_hash, created_at) "
+                "VALUES ('ana', 'hash-ana', '2026-12-01 00:00:00')"
+            )
+        )
+    engine.dispose()
+
+    suspended = operator_command(
+        tmp_path, "suspend", "--player", "ana", "--reason", "a script", "--operator", "boss"
+    )
+    again = operator_command(tmp_path, "suspend", "--player", "ana", "--reason", "twice")
+    missing = operator_command(tmp_path, "review-void", "--player", "ana", "--reason", "x")
+    unknown = operator_command(
+        tmp_path, "review-void", "--match", "NOPE", "--player", "ana", "--reason", "x"
+    )
+    log = operator_command(tmp_path, "audit-log")
+
+    assert suspended.returncode == 0, suspended.stderr
+    assert "suspended ana from rated play" in suspended.stdout
+    assert again.returncode == 1 and "refused (already_decided)" in again.stderr
+    assert missing.returncode == 2 and "review-void needs --match" in missing.stderr
+    assert unknown.returncode == 1 and "refused (no_such_result)" in unknown.stderr
+    [line] = log.stdout.splitlines()
+    assert line.endswith(" boss suspend player ana: a script")

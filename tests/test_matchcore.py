@@ -303,6 +303,16 @@ def test_the_last_game_to_end_ends_the_match_ranked_by_gaps_ranking() -> None:
     assert data["seed"] == str(SEED) and data["ratings"] == [{"player_id": 1}]
     assert [row["player_id"] for row in data["ranking"]] == [row.player_id for row in step.end]
     assert done.state.status == "finished"
+    assert [row["review"] for row in data["ranking"]] == [None, None]
+
+
+def test_the_match_ended_event_says_which_results_are_under_review() -> None:
+    state = dealt(2)
+    state = ok(state, Act(1, 1, Stop()), T0 + 100).state
+    step = ok(state, Act(2, 1, Stop()), T0 + 200)
+    done = ok(step.state, Ended("2026-01-01T00:00:00+00:00", (), {2: "held"}), T0 + 300)
+    reviews = {row["player_id"]: row["review"] for row in done.events[0].data["ranking"]}
+    assert reviews == {1: None, 2: "held"}
 
 
 # -- deadlines of a game ----------------------------------------------------------------

@@ -25,11 +25,14 @@ from server.protocol import (
     REQUEST_TYPES,
     CreateMatch,
     CreateTournament,
+    DecideReview,
+    GetAuditLog,
     GetReplay,
     Hello,
     JoinMatch,
     LeaveMatch,
     ListMatches,
+    ListReviews,
     Ping,
     Play,
     Ready,
@@ -37,6 +40,7 @@ from server.protocol import (
     Resync,
     ResyncTournament,
     StartMatch,
+    Suspend,
     display_text,
     encode,
     error_message,
@@ -77,6 +81,15 @@ VALID: dict[str, dict[str, Any]] = {
     "get_replay": {"type": "get_replay", "id": 1, "code": "K7QX2M"},
     "ping": {"type": "ping", "id": 1},
     "tournament_resync": {"type": "tournament_resync", "id": 1, "code": "Q4M2ZK", "since": 0},
+    "review_list": {"type": "review_list", "id": 1},
+    "review_clear": {
+        "type": "review_clear", "id": 1, "code": "K7QX2M", "name": "ana", "reason": "typist"
+    },
+    "review_void": {
+        "type": "review_void", "id": 1, "code": "K7QX2M", "name": "ana", "reason": "a script"
+    },
+    "suspend": {"type": "suspend", "id": 1, "name": "ana", "reason": "a script"},
+    "audit_log": {"type": "audit_log", "id": 1},
 }
 
 PROTOCOL_DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
@@ -672,7 +685,8 @@ def test_every_request_type_refuses_a_bad_field_with_bad_message_and_the_id(kind
         "list_matches": None, "join_match": {"role": "x"}, "leave_match": {"code": 5},
         "ready": {"ready": "yes"}, "start_match": {"code": ""}, "action": {"seq": 0},
         "resync": {"since": -1}, "get_replay": {"code": None}, "ping": None,
-        "tournament_resync": {"since": "12"},
+        "tournament_resync": {"since": "12"}, "review_list": None, "audit_log": None,
+        "review_clear": {"reason": ""}, "review_void": {"name": 5}, "suspend": {"name": ""},
     }[kind]
     if bad is None:  # nothing to get wrong in list_matches and ping
         return
@@ -1005,3 +1019,26 @@ def test_any_frame_gets_a_request_or_an_error_whose_reply_is_strict_json(text: s
     sent = json.dumps(reply, ensure_ascii=False, allow_nan=False).encode()
     assert json.loads(sent.decode(), parse_constant=refuse_constant) == reply
     assert json.loads(encode(reply)) == reply
+
+
+def test_operators_decisions_parse_with_their_target_and_a_trimmed_reason() -> None:
+    assert parse_request(frame(**{**VALID["review_clear"], "reason": "  a typist "})) == (
+        DecideReview(1, "clear", "K7QX2M", "ana", "a typist")
+    )
+    assert parse_request(frame(**VALID["review_void"])) == DecideReview(
+        1, "void", "K7QX2M", "ana", "a script"
+    )
+    assert parse_request(frame(**VALID["suspend"])) == Suspend(1, "ana", "a script")
+    assert parse_request(frame(**VALID["review_list"])) == ListReviews(1)
+    assert parse_request(frame(**VALID["audit_log"])) == GetAuditLog(1)
+
+
+@pytest.mark.parametrize("kind", ["review_clear", "review_void", "suspend"])
+@pytest.mark.parametrize("reason", [None, "", "   ", "x" * 201, "tab\there", 7])
+def test_an_operators_decision_needs_a_printable_reason_of_at_most_200_characters(
+    kind: str, reason: Any
+) -> None:
+    fields = {k: v for k, v in VALID[kind].items() if k != "reason"}
+    if reason is not None:
+        fields["reason"] = reason
+    assert refused_field(**fields).details["field"] == "reason"

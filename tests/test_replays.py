@@ -82,9 +82,19 @@ def test_the_document_has_exactly_the_documented_keys() -> None:
                                       "par"}
     for player in document["players"]:
         assert set(player) == {"player_id", "name", "rank", "score", "placed", "redeals",
-                               "moves", "won", "end_reason", "finish_ms", "actions"}
+                               "moves", "won", "end_reason", "finish_ms", "review",
+                               "actions"}
         for action in player["actions"]:
             assert set(action) == {"seq", "action", "t_ms", "score"}
+
+
+def test_each_result_says_whether_it_is_under_review() -> None:
+    rows = stored()
+    players = [dict(player, review="held") for player in rows["players"]]
+    assert [p["review"] for p in replay_document(dict(rows, players=players))["players"]] == [
+        "held" for _ in players
+    ]
+    assert {p["review"] for p in replay_document(rows)["players"]} == {None}
 
 
 def test_the_match_part_copies_the_stored_match() -> None:
@@ -177,7 +187,7 @@ def test_a_player_entry_copies_the_stored_result() -> None:
     ana = replay_document(rows)["players"][0]
     assert {k: v for k, v in ana.items() if k != "actions"} == {
         "player_id": 1, "name": "ana", "rank": 1, "score": 43, "placed": 48, "redeals": 1,
-        "moves": 120, "won": True, "end_reason": "won", "finish_ms": 300_000,
+        "moves": 120, "won": True, "end_reason": "won", "finish_ms": 300_000, "review": None,
     }
 
 

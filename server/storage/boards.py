@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.errors import ServerError
+from server.storage.counting import counted, with_reviews
 from server.storage.database import Database
 from server.storage.models import BoardEntry, MatchPlayer, Player, Rating
 from server.storage.models import Match as MatchRow
@@ -429,19 +430,20 @@ def _json(value: Any) -> Any:
 
 
 async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int:
-    """Recompute every board row from the stored results of rated finished matches
-    (after an import, or to check the incremental rows); returns the rows written."""
+    """Recompute every board row from the stored results of rated finished matches that
+    count (after an import, or to check the incremental rows); returns the rows written."""
     games = await connection.stream(
-        select(
-            MatchRow.ruleset,
-            MatchRow.ended_at,
-            MatchPlayer.player_id,
-            MatchPlayer.score,
-            MatchPlayer.finish_ms,
-            MatchPlayer.won,
+        with_reviews(
+            select(
+                MatchRow.ruleset,
+                MatchRow.ended_at,
+                MatchPlayer.player_id,
+                MatchPlayer.score,
+                MatchPlayer.finish_ms,
+                MatchPlayer.won,
+            ).join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
         )
-        .join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
-        .where(MatchRow.status == "finished", MatchRow.rated.is_(True))
+        .where(MatchRow.status == "finished", MatchRow.rated.is_(True), counted())
         .execution_options(yield_per=batch_rows)
     )
     rows: dict[tuple[str, str, date, int], dict[str, Any]] = {}

@@ -9,8 +9,9 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.storage.counting import counted
 from server.storage.database import Database
-from server.storage.models import DailyEntry, Player, ServerSecret
+from server.storage.models import DailyEntry, Player, SeatReview, ServerSecret
 
 
 class AlreadyEntered(Exception):
@@ -84,8 +85,9 @@ class DailyEntries:
             raise AlreadyEntered(f"player {player_id} has entered {ruleset} on {day}") from None
 
     async def results(self, *, ruleset: str, day: date, limit: int) -> list[DailyResult]:
-        """The day's finished entries, best first: score (higher first), then finish time
-        (earlier first), then player id."""
+        """The day's finished entries that count (not held for review, voided or played
+        while suspended: ``server.storage.counting``), best first: score (higher first),
+        then finish time (earlier first), then player id."""
         async with self._database.read() as connection:
             rows = (
                 await connection.execute(
@@ -93,10 +95,16 @@ class DailyEntries:
                         DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms
                     )
                     .join(Player, Player.id == DailyEntry.player_id)
+                    .outerjoin(
+                        SeatReview,
+                        (SeatReview.match_id == DailyEntry.match_id)
+                        & (SeatReview.player_id == DailyEntry.player_id),
+                    )
                     .where(
                         DailyEntry.ruleset == ruleset,
                         DailyEntry.day == day,
                         DailyEntry.score.is_not(None),
+                        counted(),
                     )
                     .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
                     .limit(limit)

@@ -13,8 +13,9 @@ from typing import Any, Final
 
 from sqlalchemy import and_, delete, false, func, insert, or_, select, update
 
+from server.storage.counting import with_reviews
 from server.storage.database import Database
-from server.storage.models import ActionRecord, Match, MatchPlayer, Player
+from server.storage.models import ActionRecord, Match, MatchPlayer, Player, SeatReview
 
 #: Every code a match can have.
 STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
@@ -176,8 +177,11 @@ class Matches:
                 return None
             players = (
                 await connection.execute(
-                    select(MatchPlayer.__table__, Player.name)
-                    .join(Player, Player.id == MatchPlayer.player_id)
+                    with_reviews(
+                        select(
+                            MatchPlayer.__table__, Player.name, SeatReview.status.label("review")
+                        ).join(Player, Player.id == MatchPlayer.player_id)
+                    )
                     .where(MatchPlayer.match_id == match.id)
                     .order_by(MatchPlayer.rank.nulls_last(), MatchPlayer.player_id)
                 )

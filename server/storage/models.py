@@ -287,3 +287,46 @@ class MatchLease(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (Index("ix_match_leases_expires_at", "expires_at"),)
+
+
+class SeatReview(Base):
+    """A result that does not simply count on the boards and ratings: ``held`` (timing
+    flags, until an operator decides), ``cleared`` (it counts), ``voided`` or
+    ``suspended`` (its player was suspended from rated play when the match ended)."""
+
+    __tablename__ = "seat_reviews"
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    status: Mapped[str] = mapped_column(String(10))
+    flags: Mapped[str] = mapped_column(String(32))  # comma-separated: fast,even
+    intervals: Mapped[int] = mapped_column(Integer)
+    median_ms: Mapped[float | None] = mapped_column(Float)
+    spread_ratio: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_seat_reviews_status", "status", "created_at"),)
+
+
+class Suspension(Base):
+    """An account suspended from rated play: its results from ``since`` on do not count."""
+
+    __tablename__ = "suspensions"
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    reason: Mapped[str] = mapped_column(String(200))
+
+
+class AuditEntry(Base):
+    """One operator's decision. Append-only: triggers refuse UPDATE and DELETE."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    operator: Mapped[str] = mapped_column(String(64))
+    decision: Mapped[str] = mapped_column(String(16))  # clear, void or suspend
+    target: Mapped[str] = mapped_column(String(64))  # "match CODE player NAME" or "player NAME"
+    reason: Mapped[str] = mapped_column(String(200))

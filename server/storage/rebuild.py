@@ -4,7 +4,9 @@
 ``rating_history`` as it ends. The rebuild empties those tables and folds every finished
 rated match again, in the order the matches ended, through the same two functions with
 the same inputs: it is the reference the incremental rows must equal (after an import,
-a change to the rating model, or to check them).
+a change to the rating model, or to check them). Results that do not count (held for
+review, voided, played while suspended: ``server.storage.counting``) are left out of both.
+An operator's clear or void refolds (``refold``) in the transaction that records it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sqlalchemy import and_, delete, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.storage.boards import Result, record_results
+from server.storage.counting import counted, with_reviews
 from server.storage.database import Database
 from server.storage.models import BoardEntry, Match, MatchPlayer, Rating, RatingChange
 from server.storage.ratings import update_ratings
@@ -31,27 +34,32 @@ async def rebuild_boards_and_ratings(
     if not isinstance(database, Database):
         database = Database.of(database)
     async with database.write() as connection:
-        if connection.dialect.name == "postgresql":
-            # Matches ending meanwhile wait for the rebuild (they write these tables), then
-            # fold on top of it: a match is either read below or folded after, never both.
-            # Leaderboard reads go on, on the old rows.
-            await connection.execute(
-                text("LOCK TABLE board_entries, ratings, rating_history IN EXCLUSIVE MODE")
-            )
-        # On SQLite the transaction took the database's write lock as it began: no match
-        # ends between the reads below and the commit.
-        await connection.execute(delete(RatingChange))
-        await connection.execute(delete(Rating))
-        await connection.execute(delete(BoardEntry))
-        folded = 0
-        after: tuple[datetime, int] | None = None
-        while matches := await _matches_after(connection, after, limit=batch_matches):
-            games = await _games_of(connection, [match.id for match in matches])
-            for match in matches:
-                await _fold(connection, match, games[match.id])
-            folded += len(matches)
-            after = (matches[-1].ended_at, matches[-1].id)
-        return folded
+        return await refold(connection, batch_matches=batch_matches)
+
+
+async def refold(connection: AsyncConnection, *, batch_matches: int = 1000) -> int:
+    """``rebuild_boards_and_ratings`` in the caller's write transaction."""
+    if connection.dialect.name == "postgresql":
+        # Matches ending meanwhile wait for the rebuild (they write these tables), then
+        # fold on top of it: a match is either read below or folded after, never both.
+        # Leaderboard reads go on, on the old rows.
+        await connection.execute(
+            text("LOCK TABLE board_entries, ratings, rating_history IN EXCLUSIVE MODE")
+        )
+    # On SQLite the transaction took the database's write lock as it began: no match
+    # ends between the reads below and the commit.
+    await connection.execute(delete(RatingChange))
+    await connection.execute(delete(Rating))
+    await connection.execute(delete(BoardEntry))
+    folded = 0
+    after: tuple[datetime, int] | None = None
+    while matches := await _matches_after(connection, after, limit=batch_matches):
+        games = await _games_of(connection, [match.id for match in matches])
+        for match in matches:
+            await _fold(connection, match, games[match.id])
+        folded += len(matches)
+        after = (matches[-1].ended_at, matches[-1].id)
+    return folded
 
 
 async def _matches_after(
@@ -71,17 +79,20 @@ async def _matches_after(
 
 
 async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[int, list[Any]]:
-    """Each match's result rows, in player id order (the order ``finish_match`` takes)."""
+    """Each match's result rows that count, in player id order (the order
+    ``finish_match`` takes)."""
     rows = await connection.execute(
-        select(
-            MatchPlayer.match_id,
-            MatchPlayer.player_id,
-            MatchPlayer.score,
-            MatchPlayer.finish_ms,
-            MatchPlayer.won,
-            MatchPlayer.rank,
+        with_reviews(
+            select(
+                MatchPlayer.match_id,
+                MatchPlayer.player_id,
+                MatchPlayer.score,
+                MatchPlayer.finish_ms,
+                MatchPlayer.won,
+                MatchPlayer.rank,
+            )
         )
-        .where(MatchPlayer.match_id.in_(match_ids))
+        .where(MatchPlayer.match_id.in_(match_ids), counted())
         .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
     )
     games: dict[int, list[Any]] = defaultdict(list)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
 
+from server.fairplay import DEFAULT_RULES, TimingRules
 from server.storage.boards import Result, record_results
 from server.storage.database import Database
 from server.storage.models import DailyEntry, Match, MatchPlayer
 from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
+from server.storage.reviews import review_seats, statuses_of
 
 
 @dataclass(frozen=True)
@@ -28,11 +30,15 @@ class FinishedGame:
 
 @dataclass(frozen=True)
 class MatchEnd:
-    """A match's end as stored: when (see ``Results.finish_match``), and each player's
-    new rating (empty for an unrated match or one of a single player)."""
+    """A match's end as stored: when (see ``Results.finish_match``), each player's new
+    rating (empty for an unrated match or one of fewer than two results that count), and
+    the results held off the boards and ratings."""
 
     ended_at: datetime
     ratings: list[dict[str, Any]]
+    #: The status of each result that does not simply count (server.storage.counting):
+    #: held for review, played while suspended.
+    reviews: dict[int, str] = field(default_factory=dict)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -43,8 +49,9 @@ def _utc(moment: datetime) -> datetime:
 class Results:
     """The end of each match: ranks, the daily entries, the boards and the ratings."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, timing_rules: TimingRules = DEFAULT_RULES) -> None:
         self._database = database
+        self._timing_rules = timing_rules
 
     async def finish_match(
         self,
@@ -57,7 +64,8 @@ class Results:
         daily_date: date | None = None,
     ) -> MatchEnd:
         """In one transaction: store each rank, mark the match finished and, for a rated
-        match, fold the results into the leaderboards and the ratings.
+        match, judge each game's timing (``server.fairplay``: a flagged result is held for
+        review) and fold the results that count into the leaderboards and the ratings.
 
         Idempotent: for a match already finished it changes nothing and returns the end
         stored then, so a commit whose answer was lost can be run again. Rows are taken
@@ -88,10 +96,25 @@ class Results:
                     if rated
                     else []
                 )
-                return MatchEnd(_utc(stored), ratings)
-            if rated and len(table) >= 2:
+                return MatchEnd(_utc(stored), ratings, await statuses_of(connection, match_id))
+            reviews = (
+                await review_seats(
+                    connection,
+                    match_id=match_id,
+                    player_ids=ids,
+                    at=ended_at,
+                    rules=self._timing_rules,
+                )
+                if rated
+                else {}
+            )
+            counted = [game for game in table if game.player_id not in reviews]
+            if rated and len(counted) >= 2:
                 locked = await lock_ratings(
-                    connection, ruleset=ruleset, player_ids=ids, at=ended_at
+                    connection,
+                    ruleset=ruleset,
+                    player_ids=[game.player_id for game in counted],
+                    at=ended_at,
                 )
                 rated_last = [_utc(row.updated_at) for row in locked.values() if row.games]
                 if rated_last and max(rated_last) >= ended_at:
@@ -123,15 +146,16 @@ class Results:
                 ruleset=ruleset,
                 ended_at=ended_at,
                 results=[
-                    Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
+                    Result(game.player_id, game.score, game.finish_ms, game.won)
+                    for game in counted
                 ],
             )
             ratings = await update_ratings(
                 connection,
                 ruleset=ruleset,
                 match_id=match_id,
-                ranking=[(game.player_id, game.rank) for game in table],
+                ranking=[(game.player_id, game.rank) for game in counted],
                 at=ended_at,
                 locked=locked,
             )
-            return MatchEnd(ended_at, ratings)
+            return MatchEnd(ended_at, ratings, reviews)
