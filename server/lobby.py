@@ -368,10 +368,17 @@ class Lobby:
         match = self.matches.get(code)
         if match is not None:
             return match
-        if self._leases is None or self._relay is None:
+        if self._leases is None:
             return self.get(code)
         holder = await self._leases.holder(code, self._now())
-        if holder is None or not holder.live or holder.owner == self._leases.owner:
+        # Without a relay (PostgreSQL without Redis: one process) another owner is a
+        # previous run of this server, whose leases have to run out before restoring.
+        if (
+            holder is None
+            or not holder.live
+            or holder.owner == self._leases.owner
+            or self._relay is None
+        ):
             if holder is not None or await self._store.matches.is_unfinished(code):
                 raise unavailable(code, self._retry_ms, "no process serves it yet")
             return self.get(code)

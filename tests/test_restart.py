@@ -266,10 +266,10 @@ async def test_a_tournament_round_survives_kill_9_and_the_tournament_finishes(
     view = (await ana.ok("tournament_join", code=code))["tournament"]
     assert (view["status"], view["current_round"], view["round_match"]) == ("running", 1, cut)
     await bob.ok("tournament_join", code=code)
-    joined = await ana.ok("join_match", code=cut)
+    joined = await rejoined(ana, cut)
     assert joined["you"]["last_seq"] in (6, 7)  # the action in flight at the kill may count
     assert joined["you"]["game"]["moves_made"] == joined["you"]["last_seq"]
-    bobs = await bob.ok("join_match", code=cut)
+    bobs = await rejoined(bob, cut)
     assert bobs["you"]["game"]["grid"] == grid  # the same deal, unplayed
     ana.seq[cut] = joined["you"]["last_seq"]
     for client in (ana, bob):
