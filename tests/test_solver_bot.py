@@ -44,10 +44,14 @@ def play_blindfolded(bot: SolverBot, game: Game) -> list[Action]:
     return actions
 
 
+#: A time budget no solve here reaches: the node budget decides, on a busy machine too.
+UNTIMED_S = 3600.0
+
+
 @pytest.mark.parametrize("ruleset", ["no-redeal", "classic", "addiction"])
 def test_the_solver_bot_wins_a_deal_known_winnable_without_redeal(ruleset: str) -> None:
     game = Game(WINNABLE, ruleset)
-    bot = SolverBot(1)
+    bot = SolverBot(1, solve_time_s=UNTIMED_S)
     actions = play_game(bot, game)
     assert game.is_won() and game.redeals_used == 0 and game.score == 58
     assert (bot.solves, bot.exact_solves) == (1, 1)
@@ -104,6 +108,6 @@ def test_the_solver_bot_plays_the_same_game_again_from_the_same_seed() -> None:
 
 def test_a_deal_solved_exactly_is_not_solved_again() -> None:
     game = Game(deal(7), "no-redeal")
-    bot = SolverBot(0)
+    bot = SolverBot(0, solve_time_s=UNTIMED_S)
     play_game(bot, game)
     assert game.is_won() and bot.solves == 1
