@@ -545,12 +545,8 @@ async def cmd_watch(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    if (reply.get("you") or {}).get("role") == "player":
-        # The server seats a player who asks to watch the match they sit in.
-        code = printable(context.options.code)
-        context.out.print(Text(
-            f"You have a seat in match {code}: the server gives it back, so this screen is "
-            f"your seat, as `gaps join {code}` opens it.", style="bold #e0c040"))
+    # A player who watches the match they sit in watches as a spectator (the server
+    # says so); their seat is `gaps join CODE`.
     return await _play(context, connection, reply)
 
 

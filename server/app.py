@@ -909,14 +909,11 @@ class Session:
             await self._watch(match)
             try:
                 # Admitted and counted (not_watchable: a daily challenge before its end);
-                # a seated player asking to watch is counted as connected instead.
+                # a seated player who asks to watch watches as a spectator.
                 snapshot = await match.watch(player.id)
             except BaseException:
                 self._unfollow(match.channel)
                 raise
-            if snapshot["you"]["role"] == "player":
-                self.seats[match.code] = match
-                return {"type": "joined", **snapshot}
             self.spectating[match.code] = match
             return {"type": "joined", **snapshot}
         return {"type": "joined", **await self._attach(match)}

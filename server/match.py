@@ -186,7 +186,8 @@ class Match:
 
     async def watch(self, player_id: int) -> dict[str, Any]:
         """A spectator comes (``not_watchable`` for a daily challenge before its day is
-        over); a seated player is counted as connected instead. Their snapshot."""
+        over, except for its own player); a seated player watches as a spectator too.
+        The spectator's snapshot."""
         return await self._ask(matchcore.Watch(player_id))  # type: ignore[no-any-return]
 
     async def unwatch(self) -> None:

@@ -191,7 +191,7 @@ class Join:
 
 @dataclass(frozen=True)
 class Watch:
-    """A spectator comes (a seated player is counted as connected instead)."""
+    """A spectator comes (a seated player too: they watch as a spectator)."""
 
     player_id: int
 
@@ -341,8 +341,8 @@ def _command(
         case Join(player_id=player_id, name=name, connected=connected):
             return _join(state, player_id, name, connected, now, out), Snap(player_id)
         case Watch(player_id=player_id):
-            if state.seat(player_id) is not None:
-                return _connect(state, player_id), Snap(player_id)
+            # A seated player may watch too (from another terminal): as a spectator, and
+            # the watching connection does not count as their seat's.
             admit(state, player_id, now)
             return replace(state, spectators=state.spectators + 1), Snap(None)
         case Unwatch():

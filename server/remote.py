@@ -139,10 +139,7 @@ class MatchService:
                 return snapshot
             case "watch":
                 snapshot = await match.watch(player_id)
-                if snapshot["you"]["role"] == "player":
-                    presence.players[player_id] += 1
-                else:
-                    presence.spectators += 1
+                presence.spectators += 1
                 return snapshot
             case "unwatch":
                 await match.unwatch()

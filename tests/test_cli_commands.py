@@ -454,21 +454,30 @@ async def quit_twice(app: MatchApp, pilot: Pilot[Any]) -> None:
     await pilot.press("ctrl+q")
 
 
-async def test_watching_a_match_you_sit_in_says_it_opens_your_seat(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.grace_s(60)
+async def test_watching_a_match_you_sit_in_opens_the_spectator_view_and_keeps_your_seat(
+    ws_url: str, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Bug 6 of issue 13: the server seats a player who asks to watch; the client says so
-    before the screen opens, instead of surprising them on exit."""
-    async with Hostile({
-        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
-        "join_match": [lobby("K7QX2M", max_players=2)],
-    }) as hostile:
-        assert await gaps("register", "me", "--server", hostile.url) == 0
-        assert await gaps("watch", "K7QX2M", frontend=driving(quit_twice)) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "You have a seat in match K7QX2M: the server gives it back, so this screen is " \
-        "your seat, as `gaps join K7QX2M` opens it." in out
-    assert "You left match K7QX2M; `gaps join K7QX2M` takes your seat back" in out
+    """Bug 6 of issue 13 (point 3 of its remaining ones): `gaps watch` by a seated player
+    opened their seat, and leaving it said "You left match…"."""
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    assert await gaps("create", "--players", "2", "--countdown", "0", "--detach") == 0
+    code = created_code(capsys.readouterr().out)
+
+    async def watch(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "spectator" and app.state.spectators == 1
+        assert list(app.state.players) == [app.state.you_id]  # seated, and watching
+        await pilot.press("ctrl+q")  # a spectator leaves at once: nothing of theirs ends
+
+    assert await gaps("watch", code, frontend=driving(watch)) == 0
+    assert capsys.readouterr().out == ""
+
+    async def seat(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "player" and app.state.is_host  # the seat is still ours
+        await quit_twice(app, pilot)
+
+    assert await gaps("join", code, frontend=driving(seat)) == 0
+    assert f"You left match {code}" in capsys.readouterr().out
 
 
 async def test_quitting_after_your_game_ended_says_the_others_still_play(

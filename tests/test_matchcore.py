@@ -216,7 +216,16 @@ def test_spectators_are_counted_but_a_daily_challenge_is_not_watchable_today() -
     assert ok(step.state, Unwatch(), T0).state.spectators == 0
     daily = replace(state, kind="daily", daily_date=datetime.fromtimestamp(T0 / 1000, UTC).date())
     assert refused(daily, Watch(9), T0).code == "not_watchable"
-    assert ok(daily, Watch(1), T0).reply == Snap(1)  # its own player
+    assert ok(daily, Watch(1), T0).reply == Snap(None)  # its own player, as a spectator
+
+
+def test_a_seated_player_who_asks_to_watch_is_a_spectator_and_their_seat_stays_as_it_was() -> (
+    None
+):
+    state = seated(1)
+    step = ok(state, Watch(1), T0)
+    assert step.reply == Snap(None) and step.state.spectators == 1
+    assert step.state.seat(1) == state.seat(1)
 
 
 # -- play -----------------------------------------------------------------------------
