@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -31,7 +32,7 @@ from textual.widgets import Footer, Static
 
 from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
-from client_cli.duration import format_duration, format_ms
+from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.match_state import MatchState, Phase
 from client_cli.render import action_text, par_text, printable, printable_text
 from client_cli.widgets import (
@@ -71,6 +72,10 @@ Screen { layout: vertical; }
            border: round $primary-darken-2; padding: 0 1; }
 #log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
 """ + COMMAND_LINE_CSS
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class ServerUpdate(Message):
@@ -278,10 +283,16 @@ class MatchApp(BoardApp):
 
     def __init__(
         self, connection: Connection, snapshot: Mapping[str, Any], *, heading: str | None = None,
+        wall: Callable[[], datetime] = _utc_now,
     ) -> None:
-        """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``)."""
+        """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``);
+        ``wall`` is the clock the countdown to a tournament's next round reads."""
         super().__init__()
         self.heading = heading
+        self.wall = wall
+        #: When a tournament's next round starts, once this round is over (the title
+        #: counts down to it).
+        self.next_round_at: datetime | None = None
         summary = snapshot["match"]
         you_id = connection.player.get("id") if connection.player else None
         self.connection = connection
@@ -507,6 +518,9 @@ class MatchApp(BoardApp):
         heading = self.heading or KIND_HEADINGS.get(state.kind)
         if heading:
             title.append(f"  {printable(heading)}", style="bold #e0c040")
+        if self.next_round_at is not None:
+            seconds = (self.next_round_at - self.wall()).total_seconds()
+            title.append(f"  next round {starts_in(seconds)}", style="bold #e0c040")
         title.append(printable(f"  ·  {state.ruleset.name} · win by "
                                f"{state.summary.get('win_by', 'time')}"
                                f"{'' if state.summary.get('rated', True) else ' · unrated'}"),
