@@ -215,6 +215,14 @@ class Match:
         """Apply ``action``, stored before it is acknowledged; its ``action_ok``."""
         return await self._ask(matchcore.Act(player_id, seq, action))  # type: ignore[no-any-return]
 
+    async def offer_rematch(
+        self, player_id: int, same_seed: bool, code: str | None = None,
+        replacing: str | None = None,
+    ) -> dict[str, Any]:
+        """The rematch of this finished match: see ``matchcore.OfferRematch``."""
+        command = matchcore.OfferRematch(player_id, same_seed, code, replacing)
+        return await self._ask(command)  # type: ignore[no-any-return]
+
     async def abandon(self) -> None:
         """Give the match up unplayed."""
         await self._ask(matchcore.Abandon())
