@@ -681,7 +681,8 @@ def test_every_request_type_refuses_a_bad_field_with_bad_message_and_the_id(kind
     bad = {
         "register": {"name": 5}, "hello": {"token": 5}, "create_match": {"max_players": 0},
         "list_matches": None, "join_match": {"role": "x"}, "leave_match": {"code": 5},
-        "ready": {"ready": "yes"}, "start_match": {"code": ""}, "action": {"seq": 0},
+        "ready": {"ready": "yes"}, "start_match": {"code": ""}, "rematch": {"same_seed": 1},
+        "action": {"seq": 0},
         "resync": {"since": -1}, "get_replay": {"code": None}, "ping": None,
         "tournament_resync": {"since": "12"},
     }[kind]
