@@ -34,7 +34,13 @@ from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.match_state import MatchState, Phase
-from client_cli.render import action_text, par_text, printable, printable_text
+from client_cli.render import (
+    action_text,
+    append_bot_mark,
+    par_text,
+    printable,
+    printable_text,
+)
 from client_cli.widgets import (
     COMMAND_LINE_CSS,
     BoardApp,
@@ -193,7 +199,7 @@ class RankingScreen(Screen[None]):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         par = printable_text(par_text(self.par), "dim")
         for row in state.ranking or []:
-            name = printable_text(row.get("name"))
+            name = append_bot_mark(printable_text(row.get("name")), row)
             if row.get("player_id") == state.you_id:
                 name.stylize("bold #8fd3ff")
                 name.append(" (you)", style="dim")
@@ -239,9 +245,24 @@ class RankingScreen(Screen[None]):
         text.append(f"gaps verify gaps-replay-{code}.json\n")
         text.append("Par: the best score this deal allowed, solved after the match "
                     "(≥: the solver ran out of budget).\n", style="dim")
-        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new deal)"
-                    " · d the same deal again (unrated)", style="dim")
+        if state.role == "player":
+            for same_seed, key in ((False, "n"), (True, "d")):
+                offer = state.rematches.get(same_seed)
+                if offer is None:
+                    continue
+                what = "the same deal, unrated" if same_seed else "a new deal"
+                by = "You" if offer.get("by_id") == state.you_id else offer.get("by")
+                text.append(printable(f"{by} offered a rematch ({what}): match "
+                                      f"{offer.get('code')}."), style="bold #4fb86b")
+                text.append(f" {key} takes your seat in it.\n", style="bold")
+        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new "
+                    "deal) · d the same deal again (unrated)", style="dim")
         return text
+
+    def refresh_reveal(self) -> None:
+        """Draw the seed and the rematches offered again (one came)."""
+        with contextlib.suppress(NoMatches):
+            self.query_one("#reveal", Static).update(self._reveal())
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -255,7 +276,8 @@ class RankingScreen(Screen[None]):
         return True
 
     def action_rematch(self, same_deal: bool) -> None:
-        """Close the screen asking for a rematch: ``gaps`` creates it and prints its code."""
+        """Close the screen asking for a rematch: ``gaps`` takes a seat in the one offered,
+        or creates it (the others are told), and prints its code."""
         app = self.app
         if isinstance(app, MatchApp):
             app.rematch = Rematch.SAME_DEAL if same_deal else Rematch.NEW_DEAL
@@ -309,6 +331,8 @@ class MatchApp(BoardApp):
         self._fetching = False
         #: What the player asked for on the ranking screen, if anything.
         self.rematch: Rematch | None = None
+        #: The rematches offered that the screen has shown: (same seed?, code).
+        self._offers_seen: tuple[tuple[bool, str], ...] = ()
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -389,12 +413,30 @@ class MatchApp(BoardApp):
             self.connection_note = None
             with contextlib.suppress(NoMatches):
                 self.query_one(MessageLine).say(text, error=error)
+        offers = tuple(sorted((same, str(o.get("code"))) for same, o in state.rematches.items()))
+        if offers != self._offers_seen:
+            self._offers_seen = offers
+            self._tell_offers()
         if state.phase is Phase.FINISHED and state.ranking is None and not self._fetching:
             # A snapshot of a match that ended meanwhile (while the server was down, say):
             # its ranking is in its last event.
             self._fetching = True
             self.run_worker(self._fetch_ranking(), exit_on_error=False)
         self.schedule_refresh()
+
+    def _tell_offers(self) -> None:
+        """A rematch was offered: the ranking shows it, and a notice says how to accept."""
+        screen = self.screen
+        if isinstance(screen, RankingScreen):
+            screen.refresh_reveal()
+        state = self.state
+        for same_seed, offer in state.rematches.items():
+            if offer.get("by_id") == state.you_id or state.role != "player":
+                continue
+            key, what = ("d", "the same deal") if same_seed else ("n", "a new deal")
+            self.notify(printable(f"{offer.get('by')} offers a rematch ({what}): {key} on the "
+                                  f"ranking takes your seat in match {offer.get('code')}"),
+                        title="Rematch", timeout=30, markup=False)
 
     # -- drawing ---------------------------------------------------------------------------
 

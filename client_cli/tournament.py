@@ -37,7 +37,7 @@ from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import Phase
-from client_cli.render import printable, printable_text
+from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
     local_time,
@@ -249,12 +249,15 @@ class TournamentFollower:
         out = self.out
         if name == "entrant_joined":
             entrants = self.view.setdefault("entrants", [])
-            entrants.append({"player_id": message.get("player_id"), "name": message.get("name")})
+            entrants.append({"player_id": message.get("player_id"), "name": message.get("name"),
+                             "bot": message.get("bot") is True})
             out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
-                f" entered ({len(entrants)}/{self.view.get('max_players')})")))
+                f"{bot_mark(message)} entered ({len(entrants)}/{self.view.get('max_players')})"
+            )))
         elif name == "tournament_started":
             self.view["status"] = "running"
-            names = ", ".join(str(e.get("name")) for e in message.get("entrants", []))
+            names = ", ".join(f"{e.get('name')}{bot_mark(e)}"
+                              for e in message.get("entrants", []))
             out.print(Text.assemble(("Tournament started", "bold #4fb86b"), printable(
                 f": {message.get('rounds')} round(s), entrants {names}.")))
         elif name == "round_starting":

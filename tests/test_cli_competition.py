@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
@@ -716,13 +717,23 @@ async def test_quick_match_races_a_bot_when_nobody_comes_in_time(
             await pilot.pause(0.02)
         seen.extend(str(player["name"]) for player in app.state.players.values())
         assert app.state.kind == "race" and app.state.summary.get("max_players") == 2
-        await pilot.press("ctrl+q", "ctrl+q")  # the lobby: leaving asks first
+        # End to end: the bot is ready; ready too, and the race is on against it.
+        bot_id = next(i for i in app.state.players if i != app.state.you_id)
+        await wait_for(lambda: app.state.players[bot_id].get("ready"))
+        await pilot.press("r")
+        await wait_for(lambda: app.state.playing)
+        # The bot plays (about one action a second).
+        await wait_for(lambda: int(app.state.players[bot_id].get("moves_made", 0)) > 0)
+        await pilot.press("s", "s")  # stop (asks first): our game is over, the bot's goes on
+        await wait_for(lambda: app.state.own is not None and app.state.own.over)
+        await pilot.press("ctrl+q", "ctrl+q")  # leaving asks first
 
     assert await asyncio.wait_for(
-        gaps("play", "--bot-after", "1s", frontend=driving(race)), 20) == 0
-    out = capsys.readouterr().out
+        gaps("play", "--bot-after", "1s", frontend=driving(race)), 40) == 0
+    out = " ".join(capsys.readouterr().out.split())
     assert "Nobody came: racing a bot in match" in out
     assert any(player.startswith("bot-") for player in seen)
+    assert "is over (stopped, score" in out and "the others still play" in out
 
 
 class Wall:
@@ -787,3 +798,25 @@ async def test_between_rounds_the_round_screen_and_the_terminal_count_down_to_th
     assert titles == [
         "next round in 0:15", "next round in 0:05", "next round any moment now"]
     assert waiting == "Round 2/2 starts in 0:12 (Ctrl-C stops following)…"
+
+
+async def test_entrants_who_are_bots_are_marked_as_they_enter_and_at_the_start() -> None:
+    """Issue 13: an entrant with ``bot: true`` shows ``[bot]`` beside the name."""
+    code = "Q4M2ZK"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 1, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "open", "entrants": []}
+    out = Console(file=io.StringIO(), width=100)
+    connection = cast(Connection, SimpleNamespace(player=ME))
+    follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
+                **fields}
+
+    robo, cy = {"player_id": 8, "name": "robo", "bot": True}, {"player_id": 9, "name": "cy"}
+    await follower._handle(event(1, "entrant_joined", **robo))
+    await follower._handle(event(2, "entrant_joined", **cy))
+    await follower._handle(event(3, "tournament_started", rounds=1, entrants=[robo, cy]))
+    printed = " ".join(str(out.file.getvalue()).split())  # type: ignore[attr-defined]
+    assert "+ robo [bot] entered (1/4)" in printed and "+ cy entered (2/4)" in printed
+    assert "entrants robo [bot], cy." in printed
