@@ -41,7 +41,7 @@ from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
 from client_cli.practice import PracticeApp, PracticeSession
 from client_cli.records import Records
-from client_cli.render import printable, printable_text
+from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
     board_title,
@@ -545,12 +545,8 @@ async def cmd_watch(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    if (reply.get("you") or {}).get("role") == "player":
-        # The server seats a player who asks to watch the match they sit in.
-        code = printable(context.options.code)
-        context.out.print(Text(
-            f"You have a seat in match {code}: the server gives it back, so this screen is "
-            f"your seat, as `gaps join {code}` opens it.", style="bold #e0c040"))
+    # A player who watches the match they sit in watches as a spectator (the server
+    # says so); their seat is `gaps join CODE`.
     return await _play(context, connection, reply)
 
 
@@ -601,19 +597,37 @@ async def _play(
     return 0
 
 
+#: Refusals of ``rematch`` after which the client creates the rematch itself: the server
+#: no longer keeps the finished match, or does not know the request (an older server).
+REMATCH_BY_HAND = frozenset({"no_such_match", "unknown_type"})
+
+
 async def _rematch(context: Context, state: MatchState, rematch: Rematch) -> int:
-    """Create the rematch of ``state``'s match and open it: the others join by its code."""
-    options = rematch_options(state, rematch)
+    """Take a seat in the rematch of ``state``'s match and open it: the one offered, or a
+    new one that the server offers to the others (``rematch``). If the server no longer
+    has the finished match, a match with the same options is created (``create_match``),
+    which the others join by its code."""
+    same_seed = rematch is Rematch.SAME_DEAL
+    what = "the same deal, unrated" if same_seed else "a new deal"
     connection = await context.connect()
     try:
-        reply = await connection.create_match(**options)
+        try:
+            reply = await connection.rematch(state.code, same_seed=same_seed)
+        except ServerRefused as refusal:
+            if refusal.code not in REMATCH_BY_HAND:
+                raise
+            options = rematch_options(state, rematch)
+            what = "the same deal, unrated" if "seed" in options else "a new deal"
+            reply = await connection.create_match(**options)
+            told = "Others join with:   gaps join"
+        else:
+            told = "The others were told; they may also join with:   gaps join"
     except BaseException:
         await connection.close()
         raise
     code = printable(reply["match"]["code"])
-    what = "the same deal, unrated" if "seed" in options else "a new deal"
-    context.out.print(printable_text(
-        f"Rematch of {state.code} ({what}): match {code}. Others join with:   gaps join {code}"))
+    context.out.print(printable_text(f"Rematch of {state.code} ({what}): match {code}. "
+                                     f"{told} {code}"))
     return await _play(context, connection, reply)
 
 
@@ -734,7 +748,7 @@ async def cmd_play(context: Context) -> int:
         raise
     finally:
         connection.remove_listener(listen)
-    others = [p["name"] for p in snapshot.get("players", [])
+    others = [f"{p['name']}{bot_mark(p)}" for p in snapshot.get("players", [])
               if p.get("player_id") != (connection.player or {}).get("id")]
     out.print(Text.assemble(("Matched", "bold #4fb86b"), printable(
         f" with {', '.join(str(name) for name in others) or 'nobody'} in match "
@@ -1127,7 +1141,8 @@ def print_report(out: Console, report: Report) -> None:
                             printable(f" · {report.ruleset} · seed {report.seed}")))
     for check in report.players:  # names from the file: whoever wrote it chose them
         out.print(printable_text(
-            f"  {check.rank if check.rank is not None else '?':>2}. {check.name}: "
+            f"  {check.rank if check.rank is not None else '?':>2}. {check.name}"
+            f"{bot_mark({'bot': check.bot})}: "
             f"{check.actions} actions replayed → score {check.score}, placed "
             f"{check.placed}/48, {check.redeals} redeal(s), {check.moves} moves"
             f"{', won' if check.won else ''}"))

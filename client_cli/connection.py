@@ -24,8 +24,8 @@
   message, naming the field, is its ``failure``), without a reconnect.
 
 The listener receives plain dicts: every ``event``; every snapshot (the ``match_created``,
-``joined``, ``snapshot`` and ``daily_started`` replies, and the unasked ``matched`` of a
-quick match); every ``tournament_event`` of the tournaments followed (each once, in
+``joined``, ``snapshot``, ``daily_started`` and ``rematch`` replies, and the unasked
+``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each once, in
 order); and ``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state``
 being ``lost`` (reconnecting), ``restored``, ``retrying`` (a request refused for now goes
 again), ``failed`` (for good: the connection gave up), ``closed``, or ``gone`` with the
@@ -65,7 +65,7 @@ Message = dict[str, Any]
 Listener = Callable[[Message], None]
 
 SNAPSHOT_TYPES: Final = frozenset(
-    {"match_created", "joined", "snapshot", "daily_started", "matched"}
+    {"match_created", "joined", "snapshot", "daily_started", "matched", "rematch"}
 )
 REQUEST_TIMEOUT_S: Final = 15.0
 #: How long the client keeps trying to reconnect (and to repeat a request refused for now)
@@ -460,6 +460,11 @@ class Connection:
 
     async def join_match(self, code: str, role: str = "player") -> Message:
         return await self.request("join_match", code=code.upper(), role=role)
+
+    async def rematch(self, code: str, *, same_seed: bool = False) -> Message:
+        """A seat in the rematch of finished match ``code`` (the one offered, or a new one
+        offered to the others): the ``rematch`` reply, shaped like ``joined``."""
+        return await self.request("rematch", code=code.upper(), same_seed=same_seed)
 
     async def leave_match(self, code: str) -> Message:
         reply = await self.request("leave_match", code=code)

@@ -58,3 +58,9 @@ def format_ms(milliseconds: int | None) -> str:
         return "-"
     minutes, rest = divmod(max(0, milliseconds), 60_000)
     return f"{minutes}:{rest // 1000:02d}.{rest % 1000 // 100}"
+
+
+def starts_in(seconds: float) -> str:
+    """A countdown in words: ``in 0:12`` (a second started counts whole), or ``any moment
+    now`` once it is over."""
+    return f"in {format_duration(seconds + 0.999)}" if seconds > 0 else "any moment now"

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from client_cli.render import bot_mark
 from gaps import GAP, Card, Game, Ruleset, Seed, Slot
 
 Message = Mapping[str, Any]
 
 #: The replies that carry a whole match (all shaped like ``joined``).
-SNAPSHOT_TYPES = frozenset({"match_created", "joined", "snapshot", "daily_started", "matched"})
+SNAPSHOT_TYPES = frozenset(
+    {"match_created", "joined", "snapshot", "daily_started", "matched", "rematch"}
+)
 #: The statuses in which a player's game accepts no more actions.
 OVER_STATUSES = frozenset({"won", "lost", "stopped"})
 
@@ -161,6 +164,9 @@ class MatchState:
     #: server no longer has it (its rejoin after a reconnect was refused), or the
     #: connection gave up.
     gone: str | None = None
+    #: The rematches offered once the match is over (``rematch_offered``), by whether
+    #: they deal the same seed: ``{"code", "by", "by_id"}`` (who offered it).
+    rematches: dict[bool, dict[str, Any]] = field(default_factory=dict)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -272,7 +278,7 @@ class MatchState:
             player = dict(event["player"])
             self.players[int(player["player_id"])] = player
             self.summary["players"] = len(self.players)
-            self._note(f"{player['name']} joined")
+            self._note(f"{player['name']}{bot_mark(player)} joined")
         elif name == "player_left":
             gone = self.players.pop(int(event["player_id"]), None)
             self.summary["players"] = len(self.players)
@@ -315,6 +321,15 @@ class MatchState:
                 self.clock.freeze(min(t_ms, self.time_limit_s * 1000))
             self._sync_own_end()
             self._note("the match is over")
+        elif name == "rematch_offered":
+            by = event.get("by") or {}
+            same_seed = bool(event.get("same_seed"))
+            self.rematches[same_seed] = {"code": str(event.get("code")),
+                                         "by": str(by.get("name", "someone")),
+                                         "by_id": by.get("player_id")}
+            what = "the same deal" if same_seed else "a new deal"
+            self._note(f"{self.rematches[same_seed]['by']} offers a rematch ({what}): "
+                       f"match {event.get('code')}")
 
     def _started(self, event: Message) -> None:
         self.phase = Phase.RUNNING

@@ -7,7 +7,7 @@ the Textual widgets and the plain command output both use them.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Final
 
 from rich.text import Text
@@ -60,6 +60,29 @@ def printable_text(value: object, style: str = "") -> Text:
     it is shown as it is, never read as Rich or Textual markup (``[bold]`` stays
     ``[bold]``)."""
     return Text(printable(value), style=style)
+
+
+#: What marks a bot's name wherever players are listed.
+BOT_MARK: Final = "[bot]"
+BOT_STYLE: Final = "#c090e0"
+
+
+def is_bot(entry: object) -> bool:
+    """Whether a player entry (a seat, a standings, board or ranking row, a player page)
+    is a bot's: the server says so with ``bot: true``; without the field, a person."""
+    return isinstance(entry, Mapping) and entry.get("bot") is True
+
+
+def bot_mark(entry: object) -> str:
+    """`` [bot]`` after a bot's name in plain text; nothing after a person's."""
+    return f" {BOT_MARK}" if is_bot(entry) else ""
+
+
+def append_bot_mark(text: Text, entry: object) -> Text:
+    """``text`` (a name) with `` [bot]`` after it, dimmed, if ``entry`` is a bot's."""
+    if is_bot(entry):
+        text.append(f" {BOT_MARK}", style=BOT_STYLE)
+    return text
 
 
 def card_label(card: Card) -> str:

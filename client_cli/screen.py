@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -31,9 +32,15 @@ from textual.widgets import Footer, Static
 
 from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
-from client_cli.duration import format_duration, format_ms
+from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.match_state import MatchState, Phase
-from client_cli.render import action_text, par_text, printable, printable_text
+from client_cli.render import (
+    action_text,
+    append_bot_mark,
+    par_text,
+    printable,
+    printable_text,
+)
 from client_cli.widgets import (
     COMMAND_LINE_CSS,
     BoardApp,
@@ -71,6 +78,10 @@ Screen { layout: vertical; }
            border: round $primary-darken-2; padding: 0 1; }
 #log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
 """ + COMMAND_LINE_CSS
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class ServerUpdate(Message):
@@ -188,7 +199,7 @@ class RankingScreen(Screen[None]):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
         par = printable_text(par_text(self.par), "dim")
         for row in state.ranking or []:
-            name = printable_text(row.get("name"))
+            name = append_bot_mark(printable_text(row.get("name")), row)
             if row.get("player_id") == state.you_id:
                 name.stylize("bold #8fd3ff")
                 name.append(" (you)", style="dim")
@@ -234,9 +245,24 @@ class RankingScreen(Screen[None]):
         text.append(f"gaps verify gaps-replay-{code}.json\n")
         text.append("Par: the best score this deal allowed, solved after the match "
                     "(≥: the solver ran out of budget).\n", style="dim")
-        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new deal)"
-                    " · d the same deal again (unrated)", style="dim")
+        if state.role == "player":
+            for same_seed, key in ((False, "n"), (True, "d")):
+                offer = state.rematches.get(same_seed)
+                if offer is None:
+                    continue
+                what = "the same deal, unrated" if same_seed else "a new deal"
+                by = "You" if offer.get("by_id") == state.you_id else offer.get("by")
+                text.append(printable(f"{by} offered a rematch ({what}): match "
+                                      f"{offer.get('code')}."), style="bold #4fb86b")
+                text.append(f" {key} takes your seat in it.\n", style="bold")
+        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new "
+                    "deal) · d the same deal again (unrated)", style="dim")
         return text
+
+    def refresh_reveal(self) -> None:
+        """Draw the seed and the rematches offered again (one came)."""
+        with contextlib.suppress(NoMatches):
+            self.query_one("#reveal", Static).update(self._reveal())
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -250,7 +276,8 @@ class RankingScreen(Screen[None]):
         return True
 
     def action_rematch(self, same_deal: bool) -> None:
-        """Close the screen asking for a rematch: ``gaps`` creates it and prints its code."""
+        """Close the screen asking for a rematch: ``gaps`` takes a seat in the one offered,
+        or creates it (the others are told), and prints its code."""
         app = self.app
         if isinstance(app, MatchApp):
             app.rematch = Rematch.SAME_DEAL if same_deal else Rematch.NEW_DEAL
@@ -278,10 +305,16 @@ class MatchApp(BoardApp):
 
     def __init__(
         self, connection: Connection, snapshot: Mapping[str, Any], *, heading: str | None = None,
+        wall: Callable[[], datetime] = _utc_now,
     ) -> None:
-        """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``)."""
+        """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``);
+        ``wall`` is the clock the countdown to a tournament's next round reads."""
         super().__init__()
         self.heading = heading
+        self.wall = wall
+        #: When a tournament's next round starts, once this round is over (the title
+        #: counts down to it).
+        self.next_round_at: datetime | None = None
         summary = snapshot["match"]
         you_id = connection.player.get("id") if connection.player else None
         self.connection = connection
@@ -298,6 +331,8 @@ class MatchApp(BoardApp):
         self._fetching = False
         #: What the player asked for on the ranking screen, if anything.
         self.rematch: Rematch | None = None
+        #: The rematches offered that the screen has shown: (same seed?, code).
+        self._offers_seen: tuple[tuple[bool, str], ...] = ()
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -378,12 +413,30 @@ class MatchApp(BoardApp):
             self.connection_note = None
             with contextlib.suppress(NoMatches):
                 self.query_one(MessageLine).say(text, error=error)
+        offers = tuple(sorted((same, str(o.get("code"))) for same, o in state.rematches.items()))
+        if offers != self._offers_seen:
+            self._offers_seen = offers
+            self._tell_offers()
         if state.phase is Phase.FINISHED and state.ranking is None and not self._fetching:
             # A snapshot of a match that ended meanwhile (while the server was down, say):
             # its ranking is in its last event.
             self._fetching = True
             self.run_worker(self._fetch_ranking(), exit_on_error=False)
         self.schedule_refresh()
+
+    def _tell_offers(self) -> None:
+        """A rematch was offered: the ranking shows it, and a notice says how to accept."""
+        screen = self.screen
+        if isinstance(screen, RankingScreen):
+            screen.refresh_reveal()
+        state = self.state
+        for same_seed, offer in state.rematches.items():
+            if offer.get("by_id") == state.you_id or state.role != "player":
+                continue
+            key, what = ("d", "the same deal") if same_seed else ("n", "a new deal")
+            self.notify(printable(f"{offer.get('by')} offers a rematch ({what}): {key} on the "
+                                  f"ranking takes your seat in match {offer.get('code')}"),
+                        title="Rematch", timeout=30, markup=False)
 
     # -- drawing ---------------------------------------------------------------------------
 
@@ -507,6 +560,9 @@ class MatchApp(BoardApp):
         heading = self.heading or KIND_HEADINGS.get(state.kind)
         if heading:
             title.append(f"  {printable(heading)}", style="bold #e0c040")
+        if self.next_round_at is not None:
+            seconds = (self.next_round_at - self.wall()).total_seconds()
+            title.append(f"  next round {starts_in(seconds)}", style="bold #e0c040")
         title.append(printable(f"  ·  {state.ruleset.name} · win by "
                                f"{state.summary.get('win_by', 'time')}"
                                f"{'' if state.summary.get('rated', True) else ' · unrated'}"),

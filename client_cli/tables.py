@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
-from client_cli.render import par_text, printable, printable_text
+from client_cli.render import append_bot_mark, bot_mark, par_text, printable, printable_text
 
 Row = Mapping[str, Any]
 
@@ -54,6 +54,7 @@ def name_text(row: Row, you: str | int | None, focus: str | None = None) -> Text
     name = printable(row.get("name", "?"))
     mine = you is not None and you in (row.get("name"), row.get("player_id"))
     text = Text(name, style=YOU_STYLE if mine else "bold" if name == focus else "")
+    append_bot_mark(text, row)
     if mine:
         text.append(" (you)", style="dim")
     elif name == focus:
@@ -164,7 +165,7 @@ def empty_board_text(reply: Row) -> Text:
 def ratings_table(reply: Row) -> Table:
     """A ``rating`` reply's ratings, one row per ruleset."""
     player = reply.get("player") or {}
-    table = _table(f"Ratings of {player.get('name')}", [
+    table = _table(f"Ratings of {player.get('name')}{bot_mark(player)}", [
         ("rules", "left"), ("rating", "right"), ("mu", "right"), ("sigma", "right"),
         ("games", "right"), ("status", "left"),
     ], caption="rating = mu - 3 sigma (openskill); provisional until 10 rated games")
@@ -319,7 +320,8 @@ def podium_text(podium: Iterable[Row], *, you: str | int | None = None) -> Group
 def standings_line(rows: Iterable[Row], *, limit: int = 5) -> str:
     """The standings in one line (for a notification): ``1. ana 34 · 2. bob 20``."""
     listed = list(rows)
-    text = " · ".join(printable(f"{row.get('rank')}. {row.get('name')} {row.get('total_score')}")
+    text = " · ".join(printable(f"{row.get('rank')}. {row.get('name')}{bot_mark(row)} "
+                                f"{row.get('total_score')}")
                       for row in listed[:limit])
     return text + (" · …" if len(listed) > limit else "")
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
@@ -33,9 +34,10 @@ from rich.text import Text
 from textual.app import App
 
 from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import Phase
-from client_cli.render import printable, printable_text
+from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
     local_time,
@@ -54,6 +56,26 @@ Frontend = Callable[[App[Any]], Awaitable[Any]]
 ROUND_GONE = frozenset({"match_finished", "no_such_match"})
 
 
+#: How often the wait between rounds redraws its countdown.
+COUNTDOWN_TICK_S = 1.0
+
+Wall = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def next_round_time(event: Mapping[str, Any]) -> datetime | None:
+    """When the round after a ``round_ended`` starts (None after the last round, or from
+    a server that does not say)."""
+    try:
+        moment = datetime.fromisoformat(str(event["next_round_at"]))
+    except (KeyError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class Interrupted(Exception):
     """The entrant quit a round in the middle of their game: stop following."""
 
@@ -63,9 +85,15 @@ class TournamentFollower:
 
     def __init__(
         self, connection: Connection, view: Mapping[str, Any], *, frontend: Frontend,
-        out: Console,
+        out: Console, now: Wall = utc_now, tick_s: float = COUNTDOWN_TICK_S,
     ) -> None:
+        """``now`` is the wall clock the countdown to the next round reads, redrawn every
+        ``tick_s``."""
         self.connection = connection
+        self.now = now
+        self.tick_s = tick_s
+        #: When the next round starts, from the last ``round_ended`` (None: not known).
+        self.next_round_at: datetime | None = None
         self.view: dict[str, Any] = dict(view)
         self.code = str(view["code"])
         self.frontend = frontend
@@ -90,7 +118,10 @@ class TournamentFollower:
         kind = message.get("type")
         if kind == "tournament_event" and message.get("tournament") == self.code:
             if message.get("event") == "round_starting":
+                self.next_round_at = None
                 self._join_soon(str(message.get("match")))
+            elif message.get("event") == "round_ended":
+                self.next_round_at = next_round_time(message)
             self._tell_screen(message)
             self.queue.put_nowait(message)
         elif kind == "tournament" and message.get("tournament", {}).get("code") == self.code:
@@ -114,7 +145,12 @@ class TournamentFollower:
         if name == "round_starting" and event.get("match") != app.state.code:
             app.exit()  # a finished round's screen gives way to the next round's
         elif name == "round_ended":
-            app.notify(f"Standings: {standings_line(event.get('standings', []))}",
+            app.next_round_at = self.next_round_at  # the title counts down to it
+            then = ""
+            if self.next_round_at is not None:
+                then = f"\nRound {int(event.get('round') or 0) + 1}/{rounds} starts at " \
+                       f"{local_time(self.next_round_at.isoformat())}"
+            app.notify(f"Standings: {standings_line(event.get('standings', []))}{then}",
                        title=printable(f"Round {event.get('round')}/{rounds} is over"),
                        timeout=30, markup=False)
         elif name == "tournament_ended":
@@ -152,16 +188,26 @@ class TournamentFollower:
         check_interrupted()
         if not self.queue.empty():
             return self.queue.get_nowait()
-        with self.out.status(self._waiting_for(), spinner="dots"):
-            return await self.queue.get()
+        with self.out.status(self.waiting_for(), spinner="dots") as status:
+            while True:  # the line is redrawn each tick: it counts down to the next round
+                try:
+                    return await asyncio.wait_for(self.queue.get(), self.tick_s)
+                except TimeoutError:
+                    status.update(self.waiting_for())
 
-    def _waiting_for(self) -> Text:
+    def waiting_for(self) -> Text:
+        """What the follower waits for, as the status line says it now."""
         view = self.view
         if view.get("status") == "open":
             if view.get("start_at"):
                 return printable_text(f"Waiting for the start at {local_time(view['start_at'])} "
                                       "(Ctrl-C stops following)…")
             return Text("Waiting for the host to start it (Ctrl-C stops following)…")
+        if self.next_round_at is not None:
+            number = int(view.get("current_round") or 0) + 1
+            seconds = (self.next_round_at - self.now()).total_seconds()
+            return printable_text(f"Round {number}/{view.get('rounds')} starts "
+                                  f"{starts_in(seconds)} (Ctrl-C stops following)…")
         return Text("Waiting for the next round (Ctrl-C stops following)…")
 
     async def _catch_up(self, view: Mapping[str, Any],
@@ -203,12 +249,15 @@ class TournamentFollower:
         out = self.out
         if name == "entrant_joined":
             entrants = self.view.setdefault("entrants", [])
-            entrants.append({"player_id": message.get("player_id"), "name": message.get("name")})
+            entrants.append({"player_id": message.get("player_id"), "name": message.get("name"),
+                             "bot": message.get("bot") is True})
             out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
-                f" entered ({len(entrants)}/{self.view.get('max_players')})")))
+                f"{bot_mark(message)} entered ({len(entrants)}/{self.view.get('max_players')})"
+            )))
         elif name == "tournament_started":
             self.view["status"] = "running"
-            names = ", ".join(str(e.get("name")) for e in message.get("entrants", []))
+            names = ", ".join(f"{e.get('name')}{bot_mark(e)}"
+                              for e in message.get("entrants", []))
             out.print(Text.assemble(("Tournament started", "bold #4fb86b"), printable(
                 f": {message.get('rounds')} round(s), entrants {names}.")))
         elif name == "round_starting":
@@ -240,7 +289,8 @@ class TournamentFollower:
             self._round_gone(number, code, self.gone[code])
             return
         app = MatchApp(self.connection, snapshot,
-                       heading=f"{self.view.get('name')} · round {number}/{rounds}")
+                       heading=f"{self.view.get('name')} · round {number}/{rounds}",
+                       wall=self.now)
         self.app = app
         try:
             await self.frontend(app)

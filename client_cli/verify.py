@@ -68,6 +68,8 @@ class PlayerCheck:
     moves: int
     won: bool
     rank: int | None
+    #: The replay says the player is a bot (``bot: true``); a person otherwise.
+    bot: bool = False
 
 
 @dataclass
@@ -263,7 +265,7 @@ def _verify_player(
         check=PlayerCheck(
             name=name, actions=replayed, score=game.score, placed=game.placed,
             redeals=game.redeals_used, moves=game.moves_made, won=game.is_won(),
-            rank=rank if _is_int(rank) else None,
+            rank=rank if _is_int(rank) else None, bot=player.get("bot") is True,
         ),
         end_reason=player.get("end_reason"),
         finish_ms=finish_ms if _is_int(finish_ms) else None,

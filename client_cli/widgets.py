@@ -26,6 +26,7 @@ from client_cli.render import (
     COLUMNS,
     COMPACT_CELL_WIDTH,
     ROWS,
+    append_bot_mark,
     board_size,
     board_text,
     movable_indices,
@@ -304,6 +305,7 @@ def players_table(
         name = Text()
         name.append("▸ " if you else "  ", style="bold #8fd3ff")
         name.append(printable(player.get("name")), style="bold #8fd3ff" if you else "")
+        append_bot_mark(name, player)
         if player.get("player_id") == host_id and not started:
             name.append(" ★", style="#e0c040")
         if not player.get("connected", True):

@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
+from gaps import Ruleset, Seed
 from server import protocol, web
 from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
@@ -57,6 +58,7 @@ from server.protocol import (
     QuickMatch,
     Ready,
     Register,
+    Rematch,
     Resync,
     ResyncTournament,
     StartMatch,
@@ -89,6 +91,7 @@ COSTLY_REQUESTS: Final = (
     Register,
     Hello,
     CreateMatch,
+    Rematch,
     CreateTournament,
     GetReplay,
     GetLeaderboard,
@@ -528,6 +531,11 @@ def rate_limited(wait_s: float) -> ServerError:
     )
 
 
+#: Refusals to join an offered rematch that mean another is to be offered instead.
+_REMATCH_GONE: Final = frozenset(
+    {"already_started", "match_full", "match_finished", "no_such_match"}
+)
+
 #: A server frame's header is at most 10 bytes (unmasked, 64-bit length).
 _MAX_FRAME_OVERHEAD_BYTES: Final = 10
 
@@ -698,6 +706,8 @@ class Session:
             case StartMatch(code=code):
                 await (await self._match(code)).start_by(player.id)
                 return {"type": "ok"}
+            case Rematch(code=code, same_seed=same_seed):
+                return await self.rematch(player, await self._match(code), same_seed)
             case Play(code=code, seq=seq, action=action):
                 return await (await self._match(code)).play(player.id, seq, action)
             case Resync(code=code, since=since):
@@ -957,17 +967,75 @@ class Session:
             await self._watch(match)
             try:
                 # Admitted and counted (not_watchable: a daily challenge before its end);
-                # a seated player asking to watch is counted as connected instead.
+                # a seated player who asks to watch watches as a spectator.
                 snapshot = await match.watch(player.id)
             except BaseException:
                 self._unfollow(match.channel)
                 raise
-            if snapshot["you"]["role"] == "player":
-                self.seats[match.code] = match
-                return {"type": "joined", **snapshot}
             self.spectating[match.code] = match
             return {"type": "joined", **snapshot}
         return {"type": "joined", **await self._attach(match)}
+
+    async def rematch(
+        self, player: PlayerRecord, finished: MatchHandle, same_seed: bool
+    ) -> dict[str, Any]:
+        """Seat ``player`` in the rematch of ``finished``: the one offered already, if it
+        still takes them, else a new one, offered to the others (``rematch_offered`` on
+        the finished match's events). The finished match's actor keeps the offer, so that
+        players who ask at once, on any process, meet in one match."""
+        offer = await finished.offer_rematch(player.id, same_seed)
+        stale = None
+        while True:
+            if offer["code"] is not None and offer["code"] != stale:
+                try:
+                    snapshot = await self._attach(await self.server.lobby.find(offer["code"]))
+                except ServerError as error:
+                    if error.code not in _REMATCH_GONE:
+                        raise
+                    stale = offer["code"]  # started, full or gone: another one is offered
+                else:
+                    return self._rematch_reply(finished, same_seed, snapshot)
+            created = await self._create_rematch(player, offer)
+            try:
+                offer = await finished.offer_rematch(player.id, same_seed, created.code, stale)
+            except BaseException:
+                await self.leave(player, created.code)
+                raise
+            if offer["code"] == created.code:
+                snapshot = await created.snapshot(player.id)
+                return self._rematch_reply(finished, same_seed, snapshot)
+            # Someone else's offer came first: theirs is the rematch, this one goes.
+            await self.leave(player, created.code)
+
+    async def _create_rematch(self, player: PlayerRecord, offer: dict[str, Any]) -> Match:
+        """A new match for the rematch, ``player`` its host and only seat (watched)."""
+        options = offer["options"]
+        match = await self.server.lobby.create(
+            player.id,
+            MatchOptions(
+                ruleset=Ruleset.named(options["ruleset"]),
+                max_players=options["max_players"],
+                time_limit_s=options["time_limit_s"],
+                win_by=options["win_by"],
+                public=options["public"],
+                countdown_s=options["countdown_s"],
+            ),
+            Seed.parse(offer["seed"]) if offer["seed"] is not None else None,
+            seats=[(player.id, player.name)],
+        )
+        try:
+            await self._watch(match)
+        except BrokerUnavailable:
+            await match.leave(player.id)
+            raise
+        self.seats[match.code] = match
+        return match
+
+    @staticmethod
+    def _rematch_reply(
+        finished: MatchHandle, same_seed: bool, snapshot: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {"type": "rematch", "of": finished.code, "same_seed": same_seed, **snapshot}
 
     async def leave(self, player: PlayerRecord, code: str) -> dict[str, Any]:
         match = await self._match(code)

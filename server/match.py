@@ -186,7 +186,8 @@ class Match:
 
     async def watch(self, player_id: int) -> dict[str, Any]:
         """A spectator comes (``not_watchable`` for a daily challenge before its day is
-        over); a seated player is counted as connected instead. Their snapshot."""
+        over, except for its own player); a seated player watches as a spectator too.
+        The spectator's snapshot."""
         return await self._ask(matchcore.Watch(player_id))  # type: ignore[no-any-return]
 
     async def unwatch(self) -> None:
@@ -213,6 +214,14 @@ class Match:
     async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
         """Apply ``action``, stored before it is acknowledged; its ``action_ok``."""
         return await self._ask(matchcore.Act(player_id, seq, action))  # type: ignore[no-any-return]
+
+    async def offer_rematch(
+        self, player_id: int, same_seed: bool, code: str | None = None,
+        replacing: str | None = None,
+    ) -> dict[str, Any]:
+        """The rematch of this finished match: see ``matchcore.OfferRematch``."""
+        command = matchcore.OfferRematch(player_id, same_seed, code, replacing)
+        return await self._ask(command)  # type: ignore[no-any-return]
 
     async def abandon(self) -> None:
         """Give the match up unplayed."""

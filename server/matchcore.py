@@ -123,6 +123,9 @@ class MatchState:
     #: The instant of the deal, once dealt: the match clock's zero.
     started_at: Ms | None = None
     spectators: int = 0
+    #: The rematches offered once the match is over: (same seed?, the new match's code).
+    #: Not stored: a finished match is not restored.
+    rematches: tuple[tuple[bool, str], ...] = ()
 
     def seat(self, player_id: int | None) -> Seat | None:
         for seat in self.seats:
@@ -191,7 +194,7 @@ class Join:
 
 @dataclass(frozen=True)
 class Watch:
-    """A spectator comes (a seated player is counted as connected instead)."""
+    """A spectator comes (a seated player too: they watch as a spectator)."""
 
     player_id: int
 
@@ -253,7 +256,34 @@ class Abandon:
     """Give the match up unplayed."""
 
 
-Command = Join | Watch | Unwatch | Disconnect | Leave | Ready | Start | Act | Tick | Ended | Abandon
+@dataclass(frozen=True)
+class OfferRematch:
+    """A player of the finished match asks for a rematch (``same_seed``: its deal again,
+    unrated; else a new secret deal). Without ``code``, only asks which match is offered
+    already; with it, offers match ``code``, unless another is offered already (the first
+    offer stands, so that everyone who asks meets in one match) other than ``replacing``
+    (an offered match that could not be joined any more)."""
+
+    player_id: int
+    same_seed: bool
+    code: str | None = None
+    replacing: str | None = None
+
+
+Command = (
+    Join
+    | Watch
+    | Unwatch
+    | Disconnect
+    | Leave
+    | Ready
+    | Start
+    | Act
+    | Tick
+    | Ended
+    | Abandon
+    | OfferRematch
+)
 
 
 @dataclass(frozen=True)
@@ -343,8 +373,8 @@ def _command(
         case Join(player_id=player_id, name=name, connected=connected):
             return _join(state, player_id, name, connected, now, out), Snap(player_id)
         case Watch(player_id=player_id):
-            if state.seat(player_id) is not None:
-                return _connect(state, player_id), Snap(player_id)
+            # A seated player may watch too (from another terminal): as a spectator, and
+            # the watching connection does not count as their seat's.
             admit(state, player_id, now)
             return replace(state, spectators=state.spectators + 1), Snap(None)
         case Unwatch():
@@ -367,7 +397,67 @@ def _command(
             return _ended(state, ended_at, ratings, reviews, now, out), None
         case Abandon():
             return _abandon(state, now, out), None
+        case OfferRematch():
+            return _offer_rematch(state, command, now, out)
     raise AssertionError(f"unknown command {command!r}")
+
+
+# -- rematch ----------------------------------------------------------------------------
+
+
+def _offer_rematch(
+    state: MatchState, offer: OfferRematch, now: Ms, out: _Out
+) -> tuple[MatchState, Reply]:
+    """See ``OfferRematch``. The reply: the match offered (``code``, None if none yet)
+    and what a new one is created with (``options``, and the ``seed`` to deal again)."""
+    seat = state.seat(offer.player_id)
+    if seat is None:
+        raise ServerError(
+            "not_in_match", f"only the players of match {state.code} ask for its rematch"
+        )
+    if state.phase != "finished":
+        raise ServerError(
+            "not_finished", f"match {state.code} has not finished: its rematch comes after"
+        )
+    if offer.same_seed and not seed_revealed(state, now):
+        raise ServerError(
+            "not_finished",
+            f"match {state.code} is a daily challenge: its deal is played again once "
+            f"{state.daily_date} is over",
+        )
+    offered = dict(state.rematches)
+    code = offered.get(offer.same_seed)
+    if offer.code is not None and (code is None or code == offer.replacing):
+        code = offer.code
+        offered[offer.same_seed] = code
+        state = replace(state, rematches=tuple(offered.items()))
+        out.emit(
+            "rematch_offered",
+            state.t_ms(now),
+            code=code,
+            same_seed=offer.same_seed,
+            by={"player_id": seat.player_id, "name": seat.name},
+        )
+    return state, {
+        "code": code,
+        "options": rematch_options(state),
+        "seed": str(state.seed) if offer.same_seed else None,
+    }
+
+
+def rematch_options(state: MatchState) -> dict[str, Any]:
+    """The options of a rematch of ``state``: the same rules and clock; a match the
+    server started (quick, daily, tournament) becomes a race for as many as played it."""
+    options = state.options
+    race = state.kind == "race"
+    return {
+        "ruleset": options.ruleset.name,
+        "max_players": options.max_players if race else max(1, len(state.seats)),
+        "time_limit_s": options.time_limit_s,
+        "win_by": options.win_by,
+        "public": options.public if race else False,
+        "countdown_s": options.countdown_s,
+    }
 
 
 # -- lobby ------------------------------------------------------------------------------

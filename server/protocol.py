@@ -106,6 +106,13 @@ class StartMatch:
 
 
 @dataclass(frozen=True)
+class Rematch:
+    id: Any
+    code: str
+    same_seed: bool
+
+
+@dataclass(frozen=True)
 class Play:
     id: Any
     code: str
@@ -257,6 +264,7 @@ Request = Union[
     LeaveMatch,
     Ready,
     StartMatch,
+    Rematch,
     Play,
     Resync,
     GetReplay,
@@ -615,6 +623,7 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "leave_match": lambda i, f: LeaveMatch(i, f.match_code()),
     "ready": lambda i, f: Ready(i, f.match_code(), f.boolean("ready", default=True)),
     "start_match": lambda i, f: StartMatch(i, f.match_code()),
+    "rematch": lambda i, f: Rematch(i, f.match_code(), f.boolean("same_seed", default=False)),
     "action": _play,
     "resync": lambda i, f: Resync(i, f.match_code(), f.since()),
     "get_replay": lambda i, f: GetReplay(i, f.match_code()),

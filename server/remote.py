@@ -83,6 +83,18 @@ class RemoteMatch:
     async def snapshot(self, player_id: int | None) -> dict[str, Any]:
         return await self._call("snapshot", player_id=player_id)  # type: ignore[no-any-return]
 
+    async def offer_rematch(
+        self, player_id: int, same_seed: bool, code: str | None = None,
+        replacing: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._call(  # type: ignore[no-any-return]
+            "offer_rematch",
+            player_id=player_id,
+            same_seed=same_seed,
+            rematch=code,
+            replacing=replacing,
+        )
+
     async def resync(self, player_id: int, since: int) -> dict[str, Any]:
         return await self._call("resync", player_id=player_id, since=since)  # type: ignore[no-any-return]
 
@@ -139,10 +151,7 @@ class MatchService:
                 return snapshot
             case "watch":
                 snapshot = await match.watch(player_id)
-                if snapshot["you"]["role"] == "player":
-                    presence.players[player_id] += 1
-                else:
-                    presence.spectators += 1
+                presence.spectators += 1
                 return snapshot
             case "unwatch":
                 await match.unwatch()
@@ -165,6 +174,10 @@ class MatchService:
                 return await match.snapshot(player_id)
             case "resync":
                 return await match.resync(player_id, args["since"])
+            case "offer_rematch":
+                return await match.offer_rematch(
+                    player_id, args["same_seed"], args["rematch"], args["replacing"]
+                )
             case _:
                 raise ServerError("internal_error", f"no match method {method!r}")
         return None

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from gaps import Ruleset
@@ -359,9 +359,28 @@ class Tournaments:
                 continue
         await self._round_ended_event(tournament, number, code)
 
-    async def _round_ended_event(self, tournament: LiveTournament, number: int, code: str) -> None:
+    async def _round_ended_event(
+        self, tournament: LiveTournament, number: int, code: str, *,
+        ended_at: datetime | None = None,
+    ) -> None:
+        """Say that round ``number`` (match ``code``, ended at ``ended_at``: now if not
+        said) is over, with the standings and when the next round starts (None after the
+        last): the break after the round's end."""
         standings = await self._standings(tournament, record=True)
-        await self._emit(tournament, "round_ended", round=number, match=code, standings=standings)
+        next_round_at = None
+        if number < tournament.rounds:
+            since = ended_at if ended_at is not None else self._now()
+            next_round_at = (since + timedelta(seconds=self._break_s)).isoformat(
+                timespec="milliseconds"
+            )
+        await self._emit(
+            tournament,
+            "round_ended",
+            round=number,
+            match=code,
+            standings=standings,
+            next_round_at=next_round_at,
+        )
 
     async def _match_ended(self, match: Match) -> None:
         done = self._round_ended.pop(match.id, None)
@@ -506,10 +525,10 @@ class Tournaments:
             # that died runs out, another takes it over); waited for in the database.
             return Resumption(stored.code, number + 1, 0.0)
         if stored is not None and stored.status == "finished":
-            await self._round_ended_event(tournament, number, stored.code)
+            ended_at = stored.ended_at or self._now()
+            await self._round_ended_event(tournament, number, stored.code, ended_at=ended_at)
             if number == tournament.rounds:
                 return Resumption(None, number + 1, 0.0)
-            ended_at = stored.ended_at or self._now()
             elapsed_s = (self._now() - ended_at).total_seconds()
             return Resumption(None, number + 1, max(0.0, self._break_s - elapsed_s))
         log.warning(

@@ -20,6 +20,7 @@ from textual.pilot import Pilot
 
 from client_cli.cli import build_parser
 from client_cli.config import Config
+from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
 from client_cli.screen import MatchApp, RankingScreen
@@ -454,21 +455,30 @@ async def quit_twice(app: MatchApp, pilot: Pilot[Any]) -> None:
     await pilot.press("ctrl+q")
 
 
-async def test_watching_a_match_you_sit_in_says_it_opens_your_seat(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.grace_s(60)
+async def test_watching_a_match_you_sit_in_opens_the_spectator_view_and_keeps_your_seat(
+    ws_url: str, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Bug 6 of issue 13: the server seats a player who asks to watch; the client says so
-    before the screen opens, instead of surprising them on exit."""
-    async with Hostile({
-        "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
-        "join_match": [lobby("K7QX2M", max_players=2)],
-    }) as hostile:
-        assert await gaps("register", "me", "--server", hostile.url) == 0
-        assert await gaps("watch", "K7QX2M", frontend=driving(quit_twice)) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "You have a seat in match K7QX2M: the server gives it back, so this screen is " \
-        "your seat, as `gaps join K7QX2M` opens it." in out
-    assert "You left match K7QX2M; `gaps join K7QX2M` takes your seat back" in out
+    """Bug 6 of issue 13 (point 3 of its remaining ones): `gaps watch` by a seated player
+    opened their seat, and leaving it said "You left match…"."""
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    assert await gaps("create", "--players", "2", "--countdown", "0", "--detach") == 0
+    code = created_code(capsys.readouterr().out)
+
+    async def watch(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "spectator" and app.state.spectators == 1
+        assert list(app.state.players) == [app.state.you_id]  # seated, and watching
+        await pilot.press("ctrl+q")  # a spectator leaves at once: nothing of theirs ends
+
+    assert await gaps("watch", code, frontend=driving(watch)) == 0
+    assert capsys.readouterr().out == ""
+
+    async def seat(app: MatchApp, pilot: Pilot[Any]) -> None:
+        assert app.state.role == "player" and app.state.is_host  # the seat is still ours
+        await quit_twice(app, pilot)
+
+    assert await gaps("join", code, frontend=driving(seat)) == 0
+    assert f"You left match {code}" in capsys.readouterr().out
 
 
 async def test_quitting_after_your_game_ended_says_the_others_still_play(
@@ -492,12 +502,60 @@ async def test_quitting_after_your_game_ended_says_the_others_still_play(
     assert "takes your seat back" not in out
 
 
+@pytest.mark.parametrize("same_deal", [False, True])
+async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_key(
+    ws_url: str, same_deal: bool, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 13: ana asks for a rematch; bob's result screen shows her offer, and his key
+    (n for a new deal, d for the same deal) takes his seat in that very match."""
+    assert await gaps("register", name("bob"), "--server", ws_url) == 0
+    capsys.readouterr()
+    ana = await Connection.open(ws_url)
+    await ana.register(name("ana"))
+    created = await ana.create_match(max_players=2, countdown_s=0, win_by="score")
+    code = created["match"]["code"]
+    key = "d" if same_deal else "n"
+    offered: dict[str, Any] = {}
+
+    async def script(app: MatchApp, pilot: Pilot[Any]) -> None:
+        if app.state.code != code:  # the rematch: both seated, as ana offered it
+            assert app.state.code == offered["match"]["code"]
+            assert len(app.state.players) == 2 and app.state.summary["rated"] is not same_deal
+            await quit_twice(app, pilot)
+            return
+        await until(pilot, lambda: len(app.state.players) == 2)
+        await pilot.press("r")
+        await ana.ready(code)
+        await until(pilot, lambda: app.state.playing)
+        await ana.request("action", code=code, seq=1, action="stop")
+        await pilot.press("s", "s")
+        await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+        offered.update(await ana.rematch(code, same_seed=same_deal))
+        new_code = offered["match"]["code"]
+        await until(pilot, lambda: same_deal in app.state.rematches)
+        await pilot.pause()
+        reveal = str(app.screen.query_one("#reveal").render())
+        what = "the same deal, unrated" if same_deal else "a new deal"
+        assert f"offered a rematch ({what}): match {new_code}. {key} takes your seat in it." \
+            in " ".join(reveal.split())
+        await pilot.press(key)
+
+    try:
+        assert await gaps("join", code, frontend=driving(script)) == 0
+    finally:
+        await ana.close()
+    new_code = offered["match"]["code"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Rematch of {code} (" in out and f"match {new_code}. The others were told" in out
+
+
 @pytest.mark.parametrize(("key", "same_deal"), [("n", False), ("d", True)])
-async def test_a_rematch_from_the_ranking_creates_the_same_match_and_prints_its_code(
+async def test_a_rematch_the_server_cannot_offer_creates_the_same_match_and_prints_its_code(
     key: str, same_deal: bool, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """No new protocol message: the same options, created afresh (with the revealed seed
-    for the same deal, which makes it unrated); the others join by its code."""
+    """A server that does not know ``rematch`` (or no longer has the finished match): the
+    same options, created afresh (with the revealed seed for the same deal, which makes it
+    unrated); the others join by its code."""
     seed = "AAAA-BBBB-CCCC-DDDD"
     snapshot = racing("K7QX2M", Game(Seed.parse(seed), "spaces"), seated(8, "bob"),
                       time_limit_s=300, win_by="score")

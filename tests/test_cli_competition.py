@@ -15,11 +15,13 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
 from textual.pilot import Pilot
+from textual.widgets import Static
 from textual.widgets._toast import Toast
 
 from client_cli import http
@@ -715,10 +717,106 @@ async def test_quick_match_races_a_bot_when_nobody_comes_in_time(
             await pilot.pause(0.02)
         seen.extend(str(player["name"]) for player in app.state.players.values())
         assert app.state.kind == "race" and app.state.summary.get("max_players") == 2
-        await pilot.press("ctrl+q", "ctrl+q")  # the lobby: leaving asks first
+        # End to end: the bot is ready; ready too, and the race is on against it.
+        bot_id = next(i for i in app.state.players if i != app.state.you_id)
+        await wait_for(lambda: app.state.players[bot_id].get("ready"))
+        await pilot.press("r")
+        await wait_for(lambda: app.state.playing)
+        # The bot plays (about one action a second).
+        await wait_for(lambda: int(app.state.players[bot_id].get("moves_made", 0)) > 0)
+        await pilot.press("s", "s")  # stop (asks first): our game is over, the bot's goes on
+        await wait_for(lambda: app.state.own is not None and app.state.own.over)
+        await pilot.press("ctrl+q", "ctrl+q")  # leaving asks first
 
     assert await asyncio.wait_for(
-        gaps("play", "--bot-after", "1s", frontend=driving(race)), 20) == 0
-    out = capsys.readouterr().out
+        gaps("play", "--bot-after", "1s", frontend=driving(race)), 40) == 0
+    out = " ".join(capsys.readouterr().out.split())
     assert "Nobody came: racing a bot in match" in out
     assert any(player.startswith("bot-") for player in seen)
+    assert "is over (stopped, score" in out and "the others still play" in out
+
+
+class Wall:
+    """A wall clock that moves only when the test says so."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+async def test_between_rounds_the_round_screen_and_the_terminal_count_down_to_the_next(
+) -> None:
+    """Issue 13: ``round_ended`` says when the next round starts; the title of the round's
+    screen, then the terminal's waiting line, count down to it on the wall clock."""
+    code, match = "Q4M2ZK", "K7QX2M"
+    wall = Wall(datetime(2026, 11, 30, 18, 0, tzinfo=UTC))
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 2, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "current_round": 1, "round_match": match,
+            "entrants": [{"player_id": ME["id"], "name": "me"}]}
+    standings = [{"rank": 1, "player_id": ME["id"], "name": "me", "total_score": 0,
+                  "total_time_ms": 1000, "rounds_played": 1}]
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
+                **fields}
+
+    ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
+             "seed": None, "commitment": None,
+             "ranking": [{**seated(ME["id"], "me"), "rank": 1, "moves_made": 0,
+                          "end_reason": "stopped", "finish_ms": 1000}]}
+    titles: list[str] = []
+    async with Hostile({"join_match": [lobby(match, kind="tournament"), ended]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t" * 43)
+
+        async def count_down(app: MatchApp, pilot: Pilot[Any]) -> None:
+            await wait_for(lambda: isinstance(app.screen, RankingScreen))
+            next_at = wall.at.replace(second=15)
+            await hostile.push(event(1, "round_ended", round=1, match=match,
+                                     standings=standings, next_round_at=next_at.isoformat()))
+            await wait_for(lambda: app.next_round_at == next_at)
+            await pilot.press("b")  # the board, under its title
+            for seconds in (0, 10, 15):
+                wall.at = datetime(2026, 11, 30, 18, 0, seconds, tzinfo=UTC)
+                app._draw_title()  # as its timer does
+                title = str(app.query_one("#title", Static).render())
+                found = re.search(r"next round (in \d+:\d\d|any moment now)", title)
+                titles.append(found.group(0) if found else title)
+            wall.at = datetime(2026, 11, 30, 18, 0, 3, tzinfo=UTC)
+            await pilot.press("q")
+
+        follower = TournamentFollower(connection, view, frontend=driving(count_down),
+                                      out=Console(file=io.StringIO()), now=wall)
+        following = asyncio.create_task(follower.run())
+        await wait_for(lambda: follower.app is None and follower.standings_shown == 1)
+        waiting = follower.waiting_for().plain
+        await hostile.push(event(2, "tournament_ended", standings=standings, podium=standings))
+        await asyncio.wait_for(following, 10)
+        await connection.close()
+    assert titles == [
+        "next round in 0:15", "next round in 0:05", "next round any moment now"]
+    assert waiting == "Round 2/2 starts in 0:12 (Ctrl-C stops following)…"
+
+
+async def test_entrants_who_are_bots_are_marked_as_they_enter_and_at_the_start() -> None:
+    """Issue 13: an entrant with ``bot: true`` shows ``[bot]`` beside the name."""
+    code = "Q4M2ZK"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 1, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "open", "entrants": []}
+    out = Console(file=io.StringIO(), width=100)
+    connection = cast(Connection, SimpleNamespace(player=ME))
+    follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
+                **fields}
+
+    robo, cy = {"player_id": 8, "name": "robo", "bot": True}, {"player_id": 9, "name": "cy"}
+    await follower._handle(event(1, "entrant_joined", **robo))
+    await follower._handle(event(2, "entrant_joined", **cy))
+    await follower._handle(event(3, "tournament_started", rounds=1, entrants=[robo, cy]))
+    printed = " ".join(str(out.file.getvalue()).split())  # type: ignore[attr-defined]
+    assert "+ robo [bot] entered (1/4)" in printed and "+ cy entered (2/4)" in printed
+    assert "entrants robo [bot], cy." in printed

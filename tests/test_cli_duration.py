@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from client_cli.duration import DurationError, format_duration, format_ms, parse_duration
+from client_cli.duration import (
+    DurationError,
+    format_duration,
+    format_ms,
+    parse_duration,
+    starts_in,
+)
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -27,3 +33,10 @@ def test_clock_readings() -> None:
     assert format_duration(3909) == "1:05:09"
     assert format_ms(151_400) == "2:31.4"
     assert format_ms(None) == "-"
+
+
+def test_a_countdown_in_words_counts_a_started_second_whole_and_ends_any_moment_now() -> None:
+    assert starts_in(15.0) == "in 0:15"
+    assert starts_in(4.2) == "in 0:05"
+    assert starts_in(0.0) == "any moment now"
+    assert starts_in(-3.0) == "any moment now"

@@ -189,3 +189,21 @@ def test_connection_notices_are_logged_and_a_match_gone_says_which_and_why() -> 
     failed.apply({"type": "connection", "state": "failed",
                   "detail": "could not reconnect to ws://x: connection refused"})
     assert failed.gone == "lost match K7QX2M: could not reconnect to ws://x: connection refused"
+
+
+def test_rematches_offered_are_kept_by_deal_and_logged_and_a_bot_joining_is_named_so() -> None:
+    state = MatchState("K7QX2M", you_id=1)
+    state.apply(created())
+    state.apply(event(2, "player_joined", player=progress(2, "robo", bot=True)))
+    state.apply(event(3, "rematch_offered", code="R3MTCH", same_seed=False,
+                      by={"player_id": 2, "name": "robo"}))
+    state.apply(event(4, "rematch_offered", code="S4MEDL", same_seed=True,
+                      by={"player_id": 1, "name": "ana"}))
+    assert state.rematches == {
+        False: {"code": "R3MTCH", "by": "robo", "by_id": 2},
+        True: {"code": "S4MEDL", "by": "ana", "by_id": 1},
+    }
+    assert state.log[-3:] == ["robo [bot] joined",
+                              "robo offers a rematch (a new deal): match R3MTCH",
+                              "ana offers a rematch (the same deal): match S4MEDL"]
+    assert state.last_seq == 4

@@ -13,9 +13,12 @@ from client_cli.render import (
     COMPACT_CELL_WIDTH,
     LABEL_WIDTH,
     action_text,
+    append_bot_mark,
     board_lines,
     board_size,
+    bot_mark,
     card_label,
+    is_bot,
     movable_indices,
     par_text,
     preserved_indices,
@@ -116,3 +119,12 @@ def test_par_is_its_score_when_exact_a_lower_bound_when_not_and_dots_until_known
     for odd in ("58", {"score": "58", "exact": True}, {"score": True, "exact": True},
                 {"score": 58}):
         assert par_text(odd) == "?"
+
+
+def test_only_an_entry_that_says_bot_true_is_a_bots_and_gets_the_mark() -> None:
+    assert is_bot({"name": "robo", "bot": True})
+    for person in ({"name": "ana"}, {"name": "ana", "bot": False}, {"bot": "yes"}, None, "bot"):
+        assert not is_bot(person) and bot_mark(person) == ""
+    assert bot_mark({"bot": True}) == " [bot]"
+    assert append_bot_mark(Text("robo"), {"bot": True}).plain == "robo [bot]"
+    assert append_bot_mark(Text("ana"), {}).plain == "ana"

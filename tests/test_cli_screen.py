@@ -322,6 +322,40 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
             await connection.close()
 
 
+async def test_a_bot_is_marked_bot_in_the_players_table_the_log_and_the_ranking() -> None:
+    """Issue 13: a seat with ``bot: true`` shows ``[bot]`` beside its name; a person's
+    (the field absent or false) does not."""
+    code = "K7QX2M"
+    ended = {"type": "event", "match": code, "seq": 2, "event": "match_ended", "t_ms": 1000,
+             "seed": None, "commitment": None, "ranking": [
+                 {**seated(8, "robo", bot=True), "rank": 1, "moves_made": 3,
+                  "end_reason": "stopped", "finish_ms": 1000},
+                 {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
+                  "finish_ms": 1000},
+                 {**seated(9, "cy", bot=False), "rank": 3, "moves_made": 0,
+                  "end_reason": "stopped", "finish_ms": 1000}]}
+    async with Hostile({"join_match": [lobby(code, seated(8, "robo", bot=True))]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t")
+        try:
+            app = MatchApp(connection, await connection.join_match(code))
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause()
+                assert "robo [bot]" in screen_text(app)
+                await hostile.push({"type": "event", "match": code, "seq": 1,
+                                    "event": "player_joined", "player": seated(9, "cy", bot=False)})
+                await until(pilot, lambda: 9 in app.state.players)
+                await pilot.pause(0.2)  # the redraw, and the table's new height laid out
+                shown = screen_text(app)
+                assert "cy joined" in shown and shown.count("[bot]") == 1
+                await hostile.push(ended)
+                await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+                await pilot.pause()
+                shown = screen_text(app)
+                assert "robo [bot]" in shown and shown.count("[bot]") == 1
+        finally:
+            await connection.close()
+
+
 async def test_the_screen_says_the_server_restarted_and_closes_when_its_match_is_gone() -> None:
     code = "K7QX2M"
     async with Hostile({"join_match": [lobby(code)], "resync": [

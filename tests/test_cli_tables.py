@@ -233,6 +233,37 @@ def test_the_daily_board_and_a_match_ranking() -> None:
                for line in shown.splitlines())
 
 
+# --- bots ----------------------------------------------------------------------------------
+
+
+def test_a_bots_entry_is_marked_bot_wherever_players_are_listed_and_a_persons_is_not() -> None:
+    """Issue 13: entries with ``bot: true`` (seats, standings, board rows, rankings, the
+    player page) show ``[bot]`` beside the name; without the field, a person."""
+    bot = {"rank": 1, "player_id": 2, "name": "robo", "bot": True, "score": 40,
+           "total_score": 40, "total_time_ms": 1000, "rounds_played": 1, "placed": 48,
+           "redeals_used": 0, "moves_made": 50, "end_reason": "won", "finish_ms": 1000}
+    person = {**bot, "rank": 2, "player_id": 1, "name": "ana", "bot": False}
+    unsaid = {key: value for key, value in person.items() if key != "bot"} | {"name": "cy"}
+    rows = [bot, person, unsaid]
+    shown = [
+        text(standings_table(rows, title="Standings", you=1)),
+        text(podium_text(rows)),
+        text(leaderboard_table(board("score", rows))),
+        text(daily_table({"type": "daily_board", "ruleset": "classic", "day": "2026-11-29",
+                          "entries": rows})),
+        text(ranking_table(rows, 1, title="Match K7QX2M")),
+    ]
+    for table in shown:
+        assert "robo [bot]" in table, table
+        assert "ana (you)" in table or "ana " in table
+        assert table.count("[bot]") == 1, table
+    assert standings_line(rows) == "1. robo [bot] 40 · 2. ana 40 · 2. cy 40"
+    assert text(ratings_table({"player": {"name": "robo", "bot": True}, "ratings": []})
+                ).startswith("Ratings of robo [bot]")
+    assert "[bot]" not in text(ratings_table({"player": {"name": "ana"}, "ratings": []}))
+    assert name_text(bot, you=2).plain == "robo [bot] (you)"  # a bot account run by you
+
+
 # --- what a hostile server sends ----------------------------------------------------------
 
 #: Text a terminal would act on: clear the screen, retitle the window, link, reverse the

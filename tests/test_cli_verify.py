@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import io
 import random
 import sys
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from client_cli import http
+from client_cli.cli import print_report
 from client_cli.connection import Connection
 from client_cli.verify import verify
 from gaps import Game, Seed, parse_action
@@ -92,6 +95,17 @@ def test_a_consistent_replay_holds() -> None:
                                                                   ("bob", False, 2)]
     ana = report.players[0]
     assert ana.score == 48 - 5 * ana.redeals + (10 if ana.redeals == 0 else 0)
+
+
+def test_a_replay_says_which_players_are_bots_and_the_report_marks_them() -> None:
+    document = local_replay()
+    document["players"][1]["bot"] = True
+    report = verify(document)
+    assert report.holds and [p.bot for p in report.players] == [False, True]
+    out = Console(file=io.StringIO(), width=200)
+    print_report(out, report)
+    lines = str(out.file.getvalue()).splitlines()  # type: ignore[attr-defined]
+    assert lines[1].startswith("   1. ana: ") and lines[2].startswith("   2. bob [bot]: ")
 
 
 def tampered(change: Any) -> list[str]:

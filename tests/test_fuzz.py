@@ -252,6 +252,7 @@ PLAUSIBLE: dict[str, dict[str, list[Any]]] = {
     "leave_match": {"code": [CODE]},
     "ready": {"code": [CODE], "ready": [True, False]},
     "start_match": {"code": [CODE]},
+    "rematch": {"code": [CODE], "same_seed": [True, False, "yes"]},
     "action": {"code": [CODE], "seq": [1, 2, 2**31 - 1, 0],
                "action": ["8C", "2H>3", "8C>r2c6", "redeal", "undo", "stop", "zz"]},
     "resync": {"code": [CODE], "since": [0, 1, 2**31 - 1]},

@@ -444,6 +444,70 @@ async def test_the_deal_comes_after_the_countdown(connect: Connect) -> None:
 # -- who may watch (unit level, on the real storage) --------------------------------------
 
 
+async def test_players_who_ask_for_a_rematch_at_once_meet_in_one_match_offered_to_all(
+    connect: Connect,
+) -> None:
+    ana, bob, cat = await registered(connect, "ana", "bob", "cat")
+    code = await start_race([ana, bob, cat], win_by="score", time_limit_s=120)
+    eve = await connect()
+    await eve.register("eve")
+    await eve.ok("join_match", code=code, role="spectator")
+    for client in (ana, bob, cat):
+        await client.act(code, "stop")
+    ended = await ana.event("match_ended", match=code)
+    # Two of them press the key at the same instant: one match, offered once.
+    first, second = await asyncio.gather(
+        ana.ok("rematch", code=code), bob.ok("rematch", code=code.lower())
+    )
+    assert first["type"] == second["type"] == "rematch" and first["of"] == code
+    new_code = first["match"]["code"]
+    assert second["match"]["code"] == new_code != code and first["same_seed"] is False
+    assert first["match"]["status"] == "lobby" and first["match"]["rated"] is True
+    assert first["match"]["time_limit_s"] == 120 and first["match"]["win_by"] == "score"
+    # Every follower of the old match hears of it, the spectator too (who may not accept).
+    for client in (ana, bob, cat, eve):
+        offered = await client.event("rematch_offered", match=code)
+        assert offered["code"] == new_code and offered["seq"] == ended["seq"] + 1
+        assert offered["by"]["name"] in ("ana", "bob") and offered["same_seed"] is False
+    assert (await eve.request("rematch", code=code))["code"] == "not_in_match"
+    accepted = await cat.ok("rematch", code=code)  # cat accepts: the same match
+    assert accepted["match"]["code"] == new_code and accepted["you"]["role"] == "player"
+    assert {p["name"] for p in accepted["players"]} == {"ana", "bob", "cat"}
+    assert [e["event"] for e in ana.events if e.get("match") == code].count(
+        "rematch_offered") == 1
+    # The same deal again is a rematch of its own: unrated, the revealed seed dealt.
+    same = await bob.ok("rematch", code=code, same_seed=True)
+    assert same["match"]["code"] not in (code, new_code) and same["match"]["rated"] is False
+    assert same["match"]["commitment"] is None  # (published at the countdown)
+    again = await ana.event("rematch_offered", match=code, same_seed=True)
+    assert again["code"] == same["match"]["code"] and again["by"]["name"] == "bob"
+    joined = await ana.ok("rematch", code=code, same_seed=True)
+    assert joined["match"]["code"] == same["match"]["code"]
+    for client in (ana, bob):
+        await client.ok("ready", code=same["match"]["code"])
+    countdown = await ana.event("countdown", match=same["match"]["code"])
+    assert countdown["commitment"] == Seed.parse(ended["seed"]).commitment
+
+
+async def test_a_rematch_comes_after_the_match_and_a_started_one_is_offered_anew(
+    connect: Connect,
+) -> None:
+    ana, bob, cat = await registered(connect, "ana", "bob", "cat")
+    code = await start_race([ana, bob])
+    assert (await ana.request("rematch", code=code))["code"] == "not_finished"
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    await ana.event("match_ended", match=code)
+    first = (await ana.ok("rematch", code=code))["match"]["code"]
+    await cat.ok("join_match", code=first)  # the rematch has two seats: cat takes the other
+    # bob finds it full: a new rematch is offered in its place, and said.
+    second = (await bob.ok("rematch", code=code))["match"]["code"]
+    assert second != first
+    for offered in (first, second):
+        assert (await ana.event("rematch_offered", match=code, code=offered))["by"]["name"] in (
+            "ana", "bob")
+
+
 async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player_today(
     migrated_engine: AsyncEngine,
 ) -> None:

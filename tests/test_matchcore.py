@@ -28,6 +28,7 @@ from server.matchcore import (
     Leave,
     MatchOptions,
     MatchState,
+    OfferRematch,
     Ready,
     Snap,
     Start,
@@ -216,7 +217,16 @@ def test_spectators_are_counted_but_a_daily_challenge_is_not_watchable_today() -
     assert ok(step.state, Unwatch(), T0).state.spectators == 0
     daily = replace(state, kind="daily", daily_date=datetime.fromtimestamp(T0 / 1000, UTC).date())
     assert refused(daily, Watch(9), T0).code == "not_watchable"
-    assert ok(daily, Watch(1), T0).reply == Snap(1)  # its own player
+    assert ok(daily, Watch(1), T0).reply == Snap(None)  # its own player, as a spectator
+
+
+def test_a_seated_player_who_asks_to_watch_is_a_spectator_and_their_seat_stays_as_it_was() -> (
+    None
+):
+    state = seated(1)
+    step = ok(state, Watch(1), T0)
+    assert step.reply == Snap(None) and step.state.spectators == 1
+    assert step.state.seat(1) == state.seat(1)
 
 
 # -- play -----------------------------------------------------------------------------
@@ -313,6 +323,60 @@ def test_the_match_ended_event_says_which_results_are_under_review() -> None:
     done = ok(step.state, Ended("2026-01-01T00:00:00+00:00", (), {2: "held"}), T0 + 300)
     reviews = {row["player_id"]: row["review"] for row in done.events[0].data["ranking"]}
     assert reviews == {1: None, 2: "held"}
+
+
+def finished(count: int, **kwargs: Any) -> MatchState:
+    """A match of ``count`` players, every game stopped and the end stored."""
+    state = dealt(count, **kwargs)
+    for player_id in range(1, count + 1):
+        state = ok(state, Act(player_id, 1, Stop()), T0 + 100).state
+    return ok(state, Ended("2026-01-01T00:00:00+00:00"), T0 + 200).state
+
+
+# -- rematch ------------------------------------------------------------------------------
+
+
+def test_the_first_rematch_offered_stands_and_is_said_to_everyone_once() -> None:
+    state = finished(3)
+    asked = ok(state, OfferRematch(2, same_seed=False), T0 + 300)
+    assert asked.reply == {
+        "code": None,
+        "seed": None,
+        "options": {"ruleset": "classic", "max_players": 4, "time_limit_s": LIMIT_S,
+                    "win_by": "score", "public": True, "countdown_s": 0},
+    } and asked.events == ()
+    offered = ok(state, OfferRematch(2, same_seed=False, code="NEW111"), T0 + 300)
+    assert isinstance(offered.reply, dict) and offered.reply["code"] == "NEW111"
+    assert names(offered) == ["rematch_offered"] and offered.events[0].data == {
+        "code": "NEW111", "same_seed": False, "by": {"player_id": 2, "name": "p2"}}
+    # Another player's offer at the same instant finds the first one: no second match.
+    second = ok(offered.state, OfferRematch(3, same_seed=False, code="NEW222"), T0 + 301)
+    assert isinstance(second.reply, dict) and second.reply["code"] == "NEW111"
+    assert second.events == () and second.state == offered.state
+    # ...unless the first cannot be joined any more: then the new one replaces it.
+    again = ok(offered.state, OfferRematch(3, False, code="NEW333", replacing="NEW111"), T0 + 302)
+    assert isinstance(again.reply, dict) and again.reply["code"] == "NEW333"
+    assert names(again) == ["rematch_offered"]
+    # The same deal again is a rematch of its own, with the seed to deal.
+    same = ok(again.state, OfferRematch(1, same_seed=True), T0 + 303)
+    assert isinstance(same.reply, dict) and same.reply["code"] is None
+    assert same.reply["seed"] == str(SEED)
+
+
+def test_a_rematch_is_for_the_players_of_a_finished_match_and_a_secret_deal_is_not_dealt_again(
+) -> None:
+    running = dealt(2)
+    assert refused(running, OfferRematch(1, False), T0 + 10).code == "not_finished"
+    over = finished(2)
+    assert refused(over, OfferRematch(9, False), T0 + 300).code == "not_in_match"
+    today = datetime.fromtimestamp(T0 / 1000, UTC).date()
+    daily = finished(1, kind="daily")
+    daily = replace(daily, daily_date=today)
+    assert refused(daily, OfferRematch(1, True), T0 + 300).code == "not_finished"
+    # A match the server started becomes a private race for as many as played it.
+    new_deal = ok(daily, OfferRematch(1, False), T0 + 300).reply
+    assert isinstance(new_deal, dict) and new_deal["options"]["max_players"] == 1
+    assert new_deal["options"]["public"] is False
 
 
 # -- deadlines of a game ----------------------------------------------------------------

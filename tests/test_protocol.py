@@ -37,6 +37,7 @@ from server.protocol import (
     Play,
     Ready,
     Register,
+    Rematch,
     Resync,
     ResyncTournament,
     StartMatch,
@@ -76,6 +77,7 @@ VALID: dict[str, dict[str, Any]] = {
     "leave_match": {"type": "leave_match", "id": 1, "code": "K7QX2M"},
     "ready": {"type": "ready", "id": 1, "code": "K7QX2M"},
     "start_match": {"type": "start_match", "id": 1, "code": "K7QX2M"},
+    "rematch": {"type": "rematch", "id": 1, "code": "K7QX2M"},
     "action": {"type": "action", "id": 1, "code": "K7QX2M", "seq": 1, "action": "8C"},
     "resync": {"type": "resync", "id": 1, "code": "K7QX2M", "since": 0},
     "get_replay": {"type": "get_replay", "id": 1, "code": "K7QX2M"},
@@ -102,7 +104,7 @@ DOCUMENTED_ERROR_CODES = set(re.findall(
     re.MULTILINE,
 ))
 
-CODE_TYPES = ["join_match", "leave_match", "ready", "start_match", "action", "resync",
+CODE_TYPES = ["join_match", "leave_match", "ready", "start_match", "rematch", "action", "resync",
               "get_replay"]
 
 
@@ -316,6 +318,15 @@ def test_join_match_defaults_to_the_player_role_and_upper_cases_the_code() -> No
     assert parse_request(frame(type="join_match", id=3, code=" k7qx2m ")) == JoinMatch(
         3, "K7QX2M", "player"
     )
+
+
+def test_a_rematch_is_of_a_new_deal_unless_it_asks_for_the_same_seed() -> None:
+    request = parse_request(frame(type="rematch", id=1, code="k7qx2m"))
+    assert request == Rematch(1, "K7QX2M", same_seed=False)
+    same = parse_request(frame(type="rematch", id=1, code="K7QX2M", same_seed=True))
+    assert isinstance(same, Rematch) and same.same_seed is True
+    assert refused_field(type="rematch", id=1, code="K7QX2M", same_seed="yes").details[
+        "field"] == "same_seed"
 
 
 def test_join_match_accepts_the_spectator_role() -> None:
@@ -683,7 +694,8 @@ def test_every_request_type_refuses_a_bad_field_with_bad_message_and_the_id(kind
     bad = {
         "register": {"name": 5}, "hello": {"token": 5}, "create_match": {"max_players": 0},
         "list_matches": None, "join_match": {"role": "x"}, "leave_match": {"code": 5},
-        "ready": {"ready": "yes"}, "start_match": {"code": ""}, "action": {"seq": 0},
+        "ready": {"ready": "yes"}, "start_match": {"code": ""}, "rematch": {"same_seed": 1},
+        "action": {"seq": 0},
         "resync": {"since": -1}, "get_replay": {"code": None}, "ping": None,
         "tournament_resync": {"since": "12"}, "review_list": None, "audit_log": None,
         "review_clear": {"reason": ""}, "review_void": {"name": 5}, "suspend": {"name": ""},

@@ -64,6 +64,28 @@ async def test_a_player_on_one_process_races_in_a_match_the_other_runs(
         await client.close()
 
 
+async def test_a_rematch_asked_on_the_other_process_is_offered_on_the_finished_matchs_events(
+    pair: tuple[Server, Server],
+) -> None:
+    owner, other = pair
+    ana, bob = await client_of(owner, "ana"), await client_of(other, "bob")
+    code, _ = await dealt(ana, bob)
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    await ana.event("match_ended", match=code)
+    asked = await bob.ok("rematch", code=code)  # the finished match runs on the owner
+    new_code = asked["match"]["code"]
+    assert new_code in other.lobby.matches  # created where bob asked
+    for client in (ana, bob):
+        offered = await client.event("rematch_offered", match=code)
+        assert offered["code"] == new_code and offered["by"]["name"] == "bob"
+    accepted = await ana.ok("rematch", code=code)  # reaches the new match on the other
+    assert accepted["match"]["code"] == new_code
+    assert {p["name"] for p in accepted["players"]} == {"ana", "bob"}
+    for client in (ana, bob):
+        await client.close()
+
+
 async def test_refusals_of_the_owner_reach_a_player_on_the_other_process(
     pair: tuple[Server, Server],
 ) -> None:

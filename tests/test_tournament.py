@@ -133,6 +133,8 @@ async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
         )
         ended = await host.event("round_ended", round=number)
         assert [row["rounds_played"] for row in ended["standings"]] == [number] * 4
+        # When the next round starts (a countdown for the clients); none after the last.
+        assert (ended["next_round_at"] is None) == (number == 3)
     final = await ana.event("tournament_ended")
     standings = final["standings"]
     scores = await round_scores(server, created["tournament"]["id"])
@@ -637,6 +639,10 @@ async def test_a_round_whose_games_all_ended_before_a_crash_is_ended_at_restore_
     assert second.tournaments.live[tournament.code].current_round == 2
 
 
+def within_a_ms(said: str, moment: datetime) -> bool:
+    return abs(datetime.fromisoformat(said) - moment) < timedelta(milliseconds=1)
+
+
 async def test_the_break_between_rounds_goes_on_after_a_restart_with_the_time_it_had_left(
     processes: Callable[[], Awaitable[Process]],
     store: Store,
@@ -648,13 +654,18 @@ async def test_the_break_between_rounds_goes_on_after_a_restart_with_the_time_it
     tournament, players, follower = await a_tournament(first, store, broker, rounds=2)
     await round_played(first, clock, follower, players)
     ended = await follower.event("round_ended")
+    # The next round starts after the break, on the wall clock: a countdown for clients.
+    # (to the millisecond, as the protocol's times are)
+    assert within_a_ms(ended["next_round_at"], wall.at + timedelta(seconds=BREAK_S))
     await first.crash()
     stored = await store.tournaments.round(tournament.id, 1)
     assert stored is not None and stored.ended_at is not None
     wall.at = stored.ended_at + timedelta(seconds=5)  # down 5 s into the 15 s break
 
     second = await processes()
-    await follower.event("round_ended")  # counted again, from the stored results
+    again = await follower.event("round_ended")  # counted again, from the stored results
+    # ...and the time the next round starts is the same: the break counts from the end.
+    assert within_a_ms(again["next_round_at"], stored.ended_at + timedelta(seconds=BREAK_S))
     await clock.until_sleeping(1)
     clock.advance(BREAK_S - 5 - 0.5)
     await asyncio.sleep(0)
