@@ -26,12 +26,48 @@ function el(tag, attributes = {}, ...children) {
 }
 
 const link = (href, text) => el('a', { href }, text);
+/** A player's name as text, with a "bot" badge when the server says a bot plays (``bot``
+ * absent or false: a person). ``name`` may be a node (a link) showing the name. */
+const named = (entry, name = entry.name) => (entry.bot === true
+  ? el('span', { class: 'named' }, name, ' ', el('span', { class: 'badge-bot', role: 'img', 'aria-label': '(a bot)', title: 'a bot plays this seat' }, 'bot'))
+  : name);
 const say = (text, isError = false) => { statusLine.textContent = text; statusLine.className = isError ? 'error' : ''; };
 const show = (...nodes) => { main.replaceChildren(...nodes); };
 const formatMs = (ms) => {
   const s = Math.max(0, Math.floor(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 };
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// Refusals that say "not now" rather than "no": the request was not carried out (an
+// action may have been stored: it is sent again with its seq), so it is sent again after
+// ``retry_after_ms`` or a growing delay. ``shutting_down`` is not among them: the server
+// closes the connection next, and the reconnect sends the action again.
+const TRANSIENT = {
+  match_unavailable: 'The match is moving to another server',
+  storage_unavailable: 'The server could not store that yet',
+  broker_unavailable: 'The servers are reconnecting to each other',
+  rate_limited: 'Too many requests',
+};
+
+/** ``attempt()`` again while it is refused for a transient reason and ``wanted()``. */
+async function retrying(attempt, wanted = () => true) {
+  let delayMs = 250;
+  for (let tries = 0; ; tries++) {
+    try {
+      const result = await attempt();
+      if (tries > 0) say('Done.');
+      return result;
+    } catch (error) {
+      if (!(error.code in TRANSIENT) || !wanted()) throw error;
+      const waitMs = Number.isFinite(error.retry_after_ms) ? error.retry_after_ms : delayMs;
+      say(`${TRANSIENT[error.code]}: trying again in ${Math.max(1, Math.round(waitMs / 1000))} s…`);
+      await sleep(waitMs);
+      delayMs = Math.min(delayMs * 2, 8000);
+    }
+  }
+}
 
 async function getJson(path) {
   const reply = await fetch(path, { headers: { Accept: 'application/json' } });
@@ -63,7 +99,7 @@ class Connection {
       socket.onopen = async () => {
         try {
           const token = localStorage.getItem(TOKEN_KEY);
-          if (token) this.player = (await this.send({ type: 'hello', token })).player;
+          if (token) this.player = (await retrying(() => this.send({ type: 'hello', token }))).player;
           this.delayMs = 500;
           resolve(this);
         } catch (error) {
@@ -153,12 +189,15 @@ class Board {
     this.selected = null;
     this.hint = null; // the slot a hint names: its card is selected, the slot marked
     this.marks = false; // whether every card that can move now is marked (M)
-    this.node = el('div', { class: 'board', id, role: 'grid', 'aria-label': `${label}: 4 rows of 13 slots` });
+    this.node = el('div', { class: 'board', id, role: 'group', 'aria-label': `${label}: 4 rows of 13 slots` });
     this.node.addEventListener('keydown', (event) => this.key(event));
     this.cells = [];
     for (let index = 0; index < 52; index++) {
-      const cell = el('button', { class: 'cell', type: 'button', 'data-slot': engine.slotText(index) });
+      // One slot of the board is in the Tab order (a roving tabindex): Tab enters the
+      // board and leaves it in one press, the arrows move within it.
+      const cell = el('button', { class: 'cell', type: 'button', 'data-slot': engine.slotText(index), tabindex: index === 0 ? 0 : -1 });
       cell.addEventListener('click', () => this.click(index));
+      cell.addEventListener('focus', () => this.rove(index));
       this.cells.push(cell);
       this.node.append(cell);
     }
@@ -194,6 +233,11 @@ class Board {
       if (index === this.hint) cell.setAttribute('aria-label', `${cell.getAttribute('aria-label')}, the hint`);
       cell.setAttribute('aria-pressed', code === this.selected ? 'true' : 'false');
     });
+  }
+
+  rove(index) {
+    for (const cell of this.cells) cell.tabIndex = -1;
+    this.cells[index].tabIndex = 0;
   }
 
   click(index) {
@@ -256,7 +300,8 @@ function gameControls(game, act, { hint = false } = {}) {
 
 /** Ask before an action that costs points or ends the game. */
 function confirmed(action, game) {
-  if (action === 'redeal') return window.confirm(`Redeal? It costs 5 points (${game.redealsLeft} left).`);
+  // A redeal the rules refuse costs nothing: it is refused with its reason at once.
+  if (action === 'redeal') return !game.canRedeal || window.confirm(`Redeal? It costs 5 points (${game.redealsLeft} left).`);
   if (action === 'stop') return window.confirm(`Stop now? Your score stands at ${game.score}.`);
   return true;
 }
@@ -285,6 +330,19 @@ function summaryLine(game) {
 
 // -- pages --------------------------------------------------------------------------------
 
+/** Put the token on the clipboard; where the browser has none for this page (plain http
+ * from another machine), show it selected, for Ctrl+C. */
+async function copyToken(token, shown) {
+  try {
+    await navigator.clipboard.writeText(token);
+    say('Token copied: paste it under "Or paste your token" on the other device.');
+  } catch {
+    shown.hidden = false;
+    getSelection().selectAllChildren(shown);
+    say('This browser cannot copy here: the token is shown and selected, copy it with Ctrl+C.');
+  }
+}
+
 async function accountPage() {
   await connection.open();
   const token = localStorage.getItem(TOKEN_KEY);
@@ -296,7 +354,7 @@ async function accountPage() {
       el('p', {}, 'Your token is your account: copy it to play from another device. Keep it secret.'),
       el('div', { class: 'row' },
         el('button', { type: 'button', on: { click: () => { shown.hidden = !shown.hidden; } } }, 'Show token'),
-        el('button', { type: 'button', on: { click: async () => { await navigator.clipboard.writeText(token); say('Token copied.'); } } }, 'Copy token'),
+        el('button', { type: 'button', on: { click: () => copyToken(token, shown) } }, 'Copy token'),
         el('button', { type: 'button', on: { click: () => { localStorage.removeItem(TOKEN_KEY); location.assign('/'); } } }, 'Sign out on this device')),
       shown,
       el('p', {}, link('/lobby', 'Go to the lobby'), ' · ', link(`/player/${encodeURIComponent(connection.player.name)}`, 'your ratings')),
@@ -394,6 +452,9 @@ async function matchPage(code, role) {
   const lobbyControls = el('div', { class: 'controls' });
   const table = el('tbody', { id: 'players' });
   const endScreen = el('section', { id: 'end', 'aria-live': 'polite' });
+  // A rematch another player (or this one, elsewhere) has made: a link to join it.
+  const rematchOffer = el('p', { id: 'rematch-offer', hidden: true });
+  let here = true; // false once the player has left this page
   const board = new Board({ ruleset: 'classic', onAction: (text) => act(text) });
   board.node.hidden = true;
   const controls = el('div');
@@ -407,7 +468,7 @@ async function matchPage(code, role) {
 
   function renderPlayers() {
     table.replaceChildren(...[...state.players.values()].map((p) => el('tr', {},
-      el('td', {}, p.name, p.player_id === me.id ? ' (you)' : ''), el('td', {}, p.end_reason || p.status),
+      el('td', {}, named(p), p.player_id === me.id ? ' (you)' : ''), el('td', {}, p.end_reason || p.status),
       el('td', {}, `${p.placed}/48`), el('td', {}, p.score), el('td', {}, p.redeals_used), el('td', {}, p.moves_made))));
   }
 
@@ -454,7 +515,7 @@ async function matchPage(code, role) {
 
   async function showEnd(event) {
     state.ended = event;
-    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, p.name), el('td', {}, p.score),
+    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p)), el('td', {}, p.score),
       el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
     const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
     const rematch = el('button', { type: 'button', on: { click: () => {
@@ -467,7 +528,8 @@ async function matchPage(code, role) {
     endScreen.replaceChildren(el('h2', {}, 'Result'),
       el('table', { id: 'ranking' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'End', 'Time'].map((h) => el('th', {}, h)))), el('tbody', {}, rows)),
       el('p', {}, 'Seed: ', el('code', { id: 'seed' }, event.seed || 'secret'), ' · commitment ', el('code', {}, event.commitment), ' · ', verdict),
-      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'), rematch));
+      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'), role === 'player' ? rematch : null),
+      rematchOffer);
     if (event.seed) {
       const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', engine.parseShareCode(event.seed)));
       verdict.textContent = engine.toHex(digest) === event.commitment ? '✓ the seed matches the commitment' : '✗ the seed does NOT match the commitment';
@@ -475,7 +537,17 @@ async function matchPage(code, role) {
     clock.textContent = 'Finished';
   }
 
+  function offerRematch(event) {
+    const next = String(event.code).toUpperCase();
+    const who = event.by === me.name ? 'You' : event.by;
+    rematchOffer.replaceChildren(`${who} offered a rematch: `, link(`/m/${encodeURIComponent(next)}`, `join match ${next}`));
+    rematchOffer.hidden = false;
+    say(`Rematch offered: match ${next}.`);
+  }
+
   function applyEvent(event) {
+    // A rematch offer may come outside the numbered events: show it either way.
+    if (event.event === 'rematch_offered' && typeof event.seq !== 'number') { offerRematch(event); return; }
     if (event.seq <= state.seq) return;
     if (event.seq !== state.seq + 1) { resync(); return; }
     state.seq = event.seq;
@@ -495,8 +567,11 @@ async function matchPage(code, role) {
         say('Go!');
         board.cells[0].focus();
         break;
-      case 'progress': case 'player_finished': state.players.set(event.player_id, event); break;
+      case 'progress': case 'player_finished':
+        // Keep what the seat said that progress does not repeat (``bot``, ``ready``).
+        state.players.set(event.player_id, { ...state.players.get(event.player_id), ...event }); break;
       case 'match_ended': state.match.status = 'finished'; renderInfo(); showEnd(event); break;
+      case 'rematch_offered': offerRematch(event); break;
       default: break;
     }
     renderPlayers();
@@ -515,14 +590,16 @@ async function matchPage(code, role) {
     renderPlayers();
   }
 
+  const wanted = () => here;
+
   async function resync() {
-    const reply = await connection.request({ type: 'resync', code, since: state.seq });
+    const reply = await retrying(() => connection.request({ type: 'resync', code, since: state.seq }), wanted);
     if (reply.type === 'events') reply.events.forEach(applyEvent);
     else fromSnapshot(reply);
   }
 
   async function join() {
-    const reply = await connection.request({ type: 'join_match', code, role });
+    const reply = await retrying(() => connection.request({ type: 'join_match', code, role }), wanted);
     fromSnapshot(reply);
     await resync();
     // An action sent before a reload or a drop: send it again with its seq; the server
@@ -540,14 +617,17 @@ async function matchPage(code, role) {
     sessionStorage.setItem(pendingKey, JSON.stringify({ seq, action }));
     sending = true;
     try {
-      const reply = await connection.request({ type: 'action', code, seq, action });
+      // Refused "not now": the same action again with the same seq, applied at most once.
+      const reply = await retrying(() => connection.request({ type: 'action', code, seq, action }), wanted);
       sessionStorage.removeItem(pendingKey);
       state.lastSeq = Math.max(state.lastSeq, reply.seq);
       syncClock(reply.t_ms);
       if (!reply.duplicate) applyReply(reply);
       else await join();
     } catch (error) {
-      if (error.code !== 'closed') { sessionStorage.removeItem(pendingKey); say(error.message, true); }
+      // Cut off, or the server is stopping: the action stays pending, and the rejoin
+      // after the reconnect sends it again if the server has not applied it.
+      if (error.code !== 'closed' && error.code !== 'shutting_down') { sessionStorage.removeItem(pendingKey); say(error.message, true); }
     } finally { sending = false; }
   }
 
@@ -571,6 +651,7 @@ async function matchPage(code, role) {
   function act(action) {
     if (action === 'marks') { toggleMarks(board); return; }
     if (role !== 'player' || !state.game || sending) return;
+    if (sessionStorage.getItem(pendingKey)) { say('Waiting for the server to confirm your last action…'); return; }
     if (!confirmed(action, state.game)) return;
     send(action, state.lastSeq + 1);
   }
@@ -580,7 +661,7 @@ async function matchPage(code, role) {
   connection.listeners.add(listener);
   connection.onReconnect.add(rejoin);
   const stopKeys = role === 'player' ? shortcuts(act) : () => {};
-  leavePage = () => { clearInterval(timer); connection.listeners.delete(listener); connection.onReconnect.delete(rejoin); stopKeys(); };
+  leavePage = () => { here = false; clearInterval(timer); connection.listeners.delete(listener); connection.onReconnect.delete(rejoin); stopKeys(); };
   await join();
 }
 
@@ -588,7 +669,7 @@ async function replayPage(code) {
   const documentBody = await getJson(`/matches/${encodeURIComponent(code)}/replay`);
   const { match, players } = documentBody;
   const seed = engine.parseShareCode(match.seed);
-  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name} (${p.score})`)));
+  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name}${p.bot === true ? ' [bot]' : ''} (${p.score})`)));
   const board = new Board({ ruleset: match.ruleset, readOnly: true, onAction: () => {} });
   const position = el('p', { id: 'replay-step', 'aria-live': 'polite' });
   let step = 0;
@@ -620,7 +701,7 @@ async function tournamentPage(code) {
   let seq = 0;
   let view = null;
   const renderStandings = (standings) => rows.replaceChildren(...standings.map((s) => el('tr', {},
-    el('td', {}, s.rank), el('td', {}, s.name), el('td', {}, s.total_score ?? s.score ?? 0),
+    el('td', {}, s.rank), el('td', {}, named(s)), el('td', {}, s.total_score ?? s.score ?? 0),
     el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? ''))));
   const renderView = () => {
     title.textContent = view.name;
@@ -628,10 +709,10 @@ async function tournamentPage(code) {
       : view.status === 'open' ? `Waiting to start · ${view.entrants.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
   };
   async function resync() {
-    const reply = await connection.request({ type: 'tournament_resync', code, since: seq });
+    const reply = await retrying(() => connection.request({ type: 'tournament_resync', code, since: seq }));
     if (reply.type === 'tournament_events' && view === null) {
       // The first load got the events, not a view: the standings now include them all.
-      const standing = await connection.request({ type: 'tournament_standings', code });
+      const standing = await retrying(() => connection.request({ type: 'tournament_standings', code }));
       view = standing.tournament;
       seq = reply.events.length ? reply.events[reply.events.length - 1].seq : 0;
       renderView();
@@ -670,7 +751,7 @@ async function boardsPage() {
   if (params.get('around') && connection.player) query.set('player', connection.player.name);
   const select = (id, value, options) => el('select', { id, name: id }, options.map((o) => el('option', { value: o, selected: o === value }, o)));
   const body = await getJson(`/leaderboards/${ruleset}?${query}`);
-  const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name'].includes(k)) : [];
+  const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name', 'bot'].includes(k)) : [];
   const next = new URLSearchParams({ ruleset, by, period, cursor: body.next_cursor || '' });
   show(el('h1', {}, 'Leaderboards'),
     el('form', { class: 'row', action: '/boards', method: 'get' },
@@ -678,14 +759,14 @@ async function boardsPage() {
       select('period', period, ['all', 'month', 'day']), el('button', { type: 'submit' }, 'Show'),
       connection.player ? el('button', { type: 'submit', name: 'around', value: '1' }, 'Around me') : null),
     el('table', { id: 'leaderboard' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', ...figures].map((h) => el('th', {}, h)))),
-      el('tbody', {}, body.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, link(`/player/${encodeURIComponent(e.name)}`, e.name)),
+      el('tbody', {}, body.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, named(e, link(`/player/${encodeURIComponent(e.name)}`, e.name))),
         figures.map((f) => el('td', {}, e[f] ?? '')))))),
     body.next_cursor ? link(`/boards?${next}`, 'Next page') : null);
 }
 
 async function playerPage(name) {
   const body = await getJson(`/ratings/${encodeURIComponent(name)}`);
-  show(el('h1', {}, body.player.name),
+  show(el('h1', {}, named(body.player)),
     el('h2', {}, 'Ratings'),
     el('table', {}, el('tbody', {}, body.ratings.map((r) => el('tr', {}, el('td', {}, r.ruleset),
       el('td', {}, `ordinal ${Number(r.ordinal).toFixed(2)}`), el('td', {}, `${r.games} games`), el('td', {}, r.provisional ? 'provisional' : ''))))),
