@@ -8,21 +8,24 @@ docs/web.md while they run.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from client_cli.screen import MatchApp, RankingScreen
 from gaps import Game, Move, Seed
 from gaps.bots import bot_named, play_game
 from gaps.hint import hint
 from server.app import Server
 from server.web import CONTENT_SECURITY_POLICY
+from tests.cli_support import driving, gaps
 from tests.client import http_get
 from tests.races import Connect, registered
 
@@ -152,6 +155,111 @@ async def fetch(port: int, path: str, **headers: str) -> tuple[int, dict[str, st
             return error.code, dict(error.headers), error.read()
 
     return await asyncio.to_thread(get)
+
+
+Message = dict[str, Any]
+
+
+class Wire:
+    """A page's WebSocket to the real server, through the test (Playwright's
+    ``route_web_socket``): it records what the page sends, and can refuse a request in the
+    server's place, lose a request or its reply along with the connection, mark what the
+    server says, or say more."""
+
+    def __init__(self, mark: Callable[[Message], None] = lambda _: None) -> None:
+        self.sent: list[Message] = []
+        self.refusals: dict[str, list[Message]] = {}  # per request type, in turn
+        self.lose_request: set[str] = set()  # the next request of these types, and the line
+        self.lose_reply: set[str] = set()  # the reply to the next of these, and the line
+        self.mark = mark  # changes each message from the server in place
+        self.routes: list[Any] = []
+        self._losing: int | None = None
+
+    async def attach(self, page: Any) -> None:
+        await page.route_web_socket(re.compile(r"^ws://[^/]+/$"), self._route)
+
+    def requests(self, kind: str) -> list[Message]:
+        return [message for message in self.sent if message.get("type") == kind]
+
+    def say(self, message: Message) -> None:
+        """Send ``message`` to the page as if the server had."""
+        self.routes[-1].send(json.dumps(message))
+
+    def _route(self, page_side: Any) -> None:
+        server_side = page_side.connect_to_server()
+        self.routes.append(page_side)
+
+        def from_page(raw: str | bytes) -> None:
+            message = json.loads(raw)
+            kind = message.get("type")
+            self.sent.append(message)
+            if self.refusals.get(kind):
+                refusal = self.refusals[kind].pop(0)
+                page_side.send(json.dumps({"type": "error", "id": message["id"], **refusal}))
+            elif kind in self.lose_request:
+                self.lose_request.discard(kind)
+                asyncio.ensure_future(page_side.close(code=1001, reason="lost"))
+            else:
+                if kind in self.lose_reply:
+                    self.lose_reply.discard(kind)
+                    self._losing = message["id"]
+                server_side.send(raw)
+
+        def from_server(raw: str | bytes) -> None:
+            message = json.loads(raw)
+            if self._losing is not None and message.get("id") == self._losing:
+                self._losing = None
+                asyncio.ensure_future(page_side.close(code=1001, reason="lost"))
+                return
+            self.mark(message)
+            page_side.send(json.dumps(message))
+
+        page_side.on_message(from_page)
+        server_side.on_message(from_server)
+
+
+def marking_bots(*names: str) -> Callable[[Message], None]:
+    """A ``Wire.mark`` that says ``bot: true`` of every player entry with one of ``names``."""
+
+    def mark(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.get("name") in names:
+                value["bot"] = True
+            for item in value.values():
+                mark(item)
+        elif isinstance(value, list):
+            for item in value:
+                mark(item)
+
+    return mark
+
+
+async def race_alone(page: Any, name: str) -> None:
+    """Sign up as ``name``, create a match of one seat from the lobby, start it."""
+    await sign_up(page, name)
+    await page.goto("/lobby")
+    await page.fill("#max-players", "1")
+    await page.fill("#countdown", "0")
+    await page.click("text=Create match")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.click("text=Ready")
+    await page.wait_for_selector(".board .cell >> nth=51")
+
+
+async def moves_made(page: Any) -> int:
+    """How many moves the page says its player has made."""
+    found = re.search(r"moves (\d+)", await page.inner_text("#my-game"))
+    assert found is not None
+    return int(found[1])
+
+
+async def fits_the_width(page: Any) -> None:
+    """Nothing on the page is wider than the viewport: no sideways scrolling."""
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"]
+    board = await page.locator(".board").first.bounding_box()
+    assert board is not None and board["x"] >= 0
+    assert board["x"] + board["width"] <= page.viewport_size["width"]
 
 
 async def test_pages_are_served_with_a_strict_content_security_policy(server: Server) -> None:
@@ -354,27 +462,80 @@ async def test_practice_shows_the_python_hint_and_a_bot_plays_what_python_plays(
     await screenshot(page, "practice-bot-desktop")
 
 
-async def test_a_dropped_connection_reconnects_and_the_race_goes_on(
-    open_page: Any, server: Server
+@pytest.mark.parametrize("cut", ["network", "1012"])
+async def test_a_dropped_connection_or_a_moved_match_rejoins_by_itself_and_the_race_goes_on(
+    open_page: Any, server: Server, cut: str
 ) -> None:
     page = await open_page()
-    await sign_up(page, "fay")
-    await page.goto("/lobby")
-    await page.fill("#max-players", "1")
-    await page.fill("#countdown", "0")
-    await page.click("text=Create match")
-    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
-    await page.click("text=Ready")
-    await page.wait_for_selector(".board .cell >> nth=51")
+    await race_alone(page, f"fay{cut}")
+    code = page.url.rsplit("/", 1)[1]
     await play_a_move(page)
-    for session in list(server.sessions):  # the network drops
-        await session.connection.close()
+    for session in list(server.sessions):
+        if cut == "network":  # the line drops: no close frame at all
+            session.connection.transport.abort()
+        else:  # the match moved to another process (docs/protocol.md, Restarts)
+            await session.connection.close(1012, f"match {code} moved: reconnect")
     await page.wait_for_selector("#status >> text=Reconnected")
     after = await play_a_move(page)  # hello, join_match, resync: seq 2 is accepted
     await page.reload()
     await page.wait_for_selector(".board .cell >> nth=51")
     await shows(page, after)
-    assert "moves 2" in await page.inner_text("#my-game")
+    assert await moves_made(page) == 2
+
+
+@pytest.mark.parametrize("lost", ["request", "reply"])
+async def test_an_action_cut_off_with_the_line_is_applied_once_after_the_rejoin(
+    open_page: Any, lost: str
+) -> None:
+    """The line drops with an action on it: before it reaches the server, or after, with
+    its reply lost. Either way the rejoin leaves it applied exactly once."""
+    page = await open_page()
+    wire = Wire()
+    await wire.attach(page)
+    await race_alone(page, f"gus{lost}")
+    getattr(wire, f"lose_{lost}").add("action")
+    before = await layout(page)
+    game = Game.from_layout(before, "classic")
+    move = next(m for m in game.legal_moves() if m.card.rank != 2)
+    await page.click(f'.board [data-slot="{game.slot_of(move.card)}"]')
+    game.play(move)
+    await page.wait_for_selector("#status >> text=Reconnected")
+    await shows(page, game.layout())
+    actions = wire.requests("action")
+    # Sent again with the same seq only when the server never had it.
+    assert [a["seq"] for a in actions] == ([1, 1] if lost == "request" else [1])
+    await page.reload()
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await shows(page, game.layout())
+    assert await moves_made(page) == 1
+    await play_a_move(page)  # the next action takes the next seq
+    assert [a["seq"] for a in wire.requests("action")][-1] == 2
+
+
+async def test_transient_refusals_are_retried_not_shown_as_dead_ends(open_page: Any) -> None:
+    page = await open_page()
+    wire = Wire()
+    await wire.attach(page)
+    await race_alone(page, "hana")
+    wire.refusals["join_match"] = [{
+        "code": "match_unavailable", "message": "no process serves this match yet",
+        "retry_after_ms": 300,
+    }]
+    wire.refusals["action"] = [
+        {"code": "storage_unavailable", "message": "the action could not be stored"},
+        {"code": "rate_limited", "message": "too many requests: wait 200 ms",
+         "retry_after_ms": 200},
+    ]
+    await page.reload()  # join_match is refused once, then served
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert len(wire.requests("join_match")) >= 2
+    after = await play_a_move(page)  # refused twice, then applied
+    assert [a["seq"] for a in wire.requests("action")] == [1, 1, 1]
+    assert await moves_made(page) == 1
+    assert await page.get_attribute("#status", "class") != "error"
+    await page.reload()
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await shows(page, after)
 
 
 async def test_boards_a_player_page_and_the_daily_challenge(
