@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from client_cli.screen import MatchApp, RankingScreen
+from client_cli.widgets import BoardView
 from gaps import Game, Move, Seed
 from gaps.bots import bot_named, play_game
 from gaps.hint import hint
@@ -350,6 +351,66 @@ async def test_a_browser_and_a_websocket_client_race_and_a_reload_resumes(
     await page.click("text=Stop (S)")
     await page.wait_for_selector("#ranking")
     assert "cid" in await page.inner_text("#ranking")
+
+
+@pytest.mark.usefixtures("config_dir")
+async def test_a_browser_and_the_terminal_client_race_each_other(
+    open_page: Any, ws_url: str
+) -> None:
+    page = await open_page()
+    await sign_up(page, "web")
+    await page.goto("/lobby")
+    await page.fill("#countdown", "0")
+    await page.click("text=Create match")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    code = page.url.rsplit("/", 1)[1]
+    assert await gaps("register", "term", "--server", ws_url) == 0
+    terminal_ready = asyncio.Event()
+    browser_moved = asyncio.Event()
+    terminal_stopped = asyncio.Event()
+
+    async def until(found: Callable[[], Any]) -> None:
+        async with asyncio.timeout(15):
+            while not found():
+                await asyncio.sleep(0.01)
+
+    async def race(app: MatchApp, pilot: Any) -> None:
+        await pilot.press("r")  # ready; the browser's ready then deals
+        await until(lambda: app.state.players.get(app.state.you_id or 0, {}).get("ready"))
+        terminal_ready.set()
+        await until(lambda: app.state.playing)
+        own = app.state.own
+        assert own is not None
+        move = next(m for m in own.game().legal_moves() if m.card.rank != 2)
+        board = app.query_one(BoardView)
+        await until(lambda: board.typing)  # the board takes typed moves once drawn running
+        await pilot.press(*str(move.card).lower(), "enter")  # a typed move: 7h
+        await until(lambda: app.state.own is not None and app.state.own.moves_made == 1)
+        await browser_moved.wait()
+        await until(lambda: any(p.get("name") == "web" and p.get("moves_made") == 1
+                                for p in app.state.players.values()))
+        await pilot.press("s", "s")  # stop, confirmed
+        terminal_stopped.set()
+        await until(lambda: isinstance(app.screen, RankingScreen))
+        await pilot.press("q")
+
+    terminal = asyncio.create_task(gaps("join", code, frontend=driving(race)))
+    await terminal_ready.wait()
+    await page.click("text=Ready")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await play_a_move(page)
+    await page.wait_for_function(
+        "() => [...document.querySelectorAll('#players tr')]"
+        ".some(r => r.cells[0].textContent.startsWith('term') && r.cells[5].textContent === '1')"
+    )
+    browser_moved.set()
+    await terminal_stopped.wait()
+    await page.keyboard.press("s")  # the dialog is accepted
+    await page.wait_for_selector("#ranking")
+    assert await terminal == 0
+    ranking = await page.inner_text("#ranking")
+    assert "web" in ranking and "term" in ranking
+    await page.wait_for_selector("text=the seed matches the commitment")
 
 
 async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
