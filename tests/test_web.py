@@ -38,6 +38,7 @@ pytestmark = pytest.mark.skipif(
 SCREENSHOTS = os.environ.get("GAPS_WEB_SCREENSHOTS")
 PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 800}
+UHD = {"width": 3840, "height": 2160}  # a 4K projector
 RANK_TEXT = {"10": "T"}
 SUIT_TEXT = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 PRACTICE = "#practice-board"
@@ -303,6 +304,7 @@ async def test_two_browsers_race_the_same_deal_to_the_end(open_page: Any) -> Non
     await ana.wait_for_selector(".board .cell >> nth=51")
     await bob.wait_for_selector(".board .cell >> nth=51")
     assert await layout(ana) == await layout(bob)  # the same deal
+    await fits_the_width(bob)  # a 360 px phone: the whole board, no sideways scrolling
     await play_a_move(ana)
     await bob.wait_for_function(
         "() => document.querySelector('#players').textContent.includes('1/48') "
@@ -413,6 +415,189 @@ async def test_a_browser_and_the_terminal_client_race_each_other(
     await page.wait_for_selector("text=the seed matches the commitment")
 
 
+async def marked_http(page: Any, mark: Callable[[Message], None]) -> None:
+    """Pass the page's reads of the JSON resources through ``mark``."""
+
+    async def handle(route: Any) -> None:
+        response = await route.fetch()
+        body = await response.json()
+        mark(body)
+        await route.fulfill(response=response, json=body)
+
+    for pattern in ("**/leaderboards/**", "**/ratings/**", "**/matches/*/replay"):
+        await page.route(pattern, handle)
+
+
+async def test_bot_players_wear_a_badge_and_a_rematch_offer_links_to_the_new_match(
+    open_page: Any, connect: Connect
+) -> None:
+    """Where the server says ``bot: true`` of a player (here the wire says it of robo),
+    the name wears a "bot" badge: seats, ranking, replay, leaderboard, player page."""
+    (robo,) = await registered(connect, "robo")
+    page = await open_page()
+    wire = Wire(mark=marking_bots("robo"))
+    await wire.attach(page)
+    await marked_http(page, marking_bots("robo"))
+    await sign_up(page, "ivo")
+    code = (await robo.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await page.goto(f"/m/{code}")
+    await page.wait_for_selector("#players >> text=ivo")
+    await robo.ok("ready", code=code)
+    await page.click("text=Ready")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    await robo.event("started", match=code)
+    assert (await robo.act(code, "stop"))["type"] == "action_ok"
+    robo_row = page.locator("#players tr", has_text="robo")
+    await robo_row.locator("text=stopped").wait_for()  # a progress event keeps the badge
+    assert await robo_row.locator(".badge-bot").get_attribute("aria-label") == "(a bot)"
+    ivo_row = page.locator("#players tr", has_text="ivo")
+    assert await ivo_row.locator(".badge-bot").count() == 0  # no bot field: a person
+    await page.keyboard.press("s")
+    await page.wait_for_selector("#ranking")
+    ranked = page.locator("#ranking tr", has_text="robo")
+    assert await ranked.locator(".badge-bot").inner_text() == "bot"
+    assert await page.locator("#ranking .badge-bot").count() == 1
+    # Another player's rematch, on the finished match's stream: a link to join it.
+    wire.say({"type": "event", "match": code, "event": "rematch_offered",
+              "code": "QWERTZ", "by": "robo"})
+    offer = page.locator("#rematch-offer")
+    await offer.locator("a").wait_for()
+    assert await offer.inner_text() == "robo offered a rematch: join match QWERTZ"
+    assert await offer.locator("a").get_attribute("href") == "/m/QWERTZ"
+    # This page's own rematch: a new match with the same options, another code.
+    await page.click("#end button >> text=Rematch")
+    await page.wait_for_url(re.compile(r"/m/(?!" + code + r")[A-Z0-9]{6}$"))
+    await page.wait_for_selector("#match-info >> text=2 seats")
+    assert (await page.inner_text("#match-info")).startswith("classic")
+    await page.goto(f"/replay/{code}")
+    await page.wait_for_selector("#replay-step")
+    options = await page.eval_on_selector_all("#replay-player option", "os => os.map(o => o.text)")
+    names = sorted(re.sub(r"^\d+\. | \(-?\d+\)$", "", option) for option in options)
+    assert names == ["ivo", "robo [bot]"]
+    await page.goto("/boards?ruleset=classic&by=score&period=all")
+    await page.wait_for_selector("#leaderboard >> text=ivo")
+    board_row = page.locator("#leaderboard tr", has_text="robo")
+    assert await board_row.locator(".badge-bot").count() == 1
+    assert await page.locator("#leaderboard .badge-bot").count() == 1
+    assert "bot" not in await page.inner_text("#leaderboard thead")  # not a figure
+    await page.goto("/player/robo")
+    await page.wait_for_selector("h1 .badge-bot")
+    await page.goto("/player/ivo")
+    await page.wait_for_selector("h1 >> text=ivo")
+    assert await page.locator("h1 .badge-bot").count() == 0
+
+
+async def test_the_token_goes_to_another_device_by_copy_and_paste_and_never_into_a_url(
+    open_page: Any,
+) -> None:
+    laptop, phone = await open_page(), await open_page(PHONE)
+    urls: list[str] = []
+    for page in (laptop, phone):
+        page.on("request", lambda request: urls.append(request.url))
+        page.on("websocket", lambda socket: urls.append(socket.url))
+        page.on("framenavigated", lambda frame: urls.append(frame.url))
+    await laptop.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await sign_up(laptop, "jo")
+    token = await laptop.evaluate("localStorage.getItem('gaps.token')")
+    await laptop.click("text=Copy token")
+    await laptop.wait_for_selector("#status >> text=Token copied")
+    assert await laptop.evaluate("navigator.clipboard.readText()") == token
+    await phone.goto("/")
+    await phone.fill("#token-input", token)  # pasted on the other device
+    await phone.click("text=Come back")
+    await phone.wait_for_selector("#me")
+    assert await phone.inner_text("#me") == "jo"
+    await phone.reload()  # the phone keeps it
+    await phone.wait_for_selector("#me")
+    await phone.click("text=Go to the lobby")
+    await phone.wait_for_selector("text=Create a match")
+    # A browser with no clipboard for the page (plain http from another machine): the
+    # token is shown and selected, for Ctrl+C.
+    await phone.goto("/")
+    await phone.wait_for_selector("#me")
+    await phone.evaluate("Object.defineProperty(navigator, 'clipboard', {value: undefined})")
+    await phone.click("text=Copy token")
+    await phone.wait_for_selector("#token", state="visible")
+    assert await phone.evaluate("getSelection().toString()") == token
+    assert len(urls) > 10 and not [url for url in urls if token in url]
+
+
+async def test_a_race_is_played_with_the_keyboard_alone_and_labelled_for_screen_readers(
+    open_page: Any,
+) -> None:
+    page = await open_page()
+    await race_alone(page, "kim")
+    # Tab from the top of the page reaches the board; one slot of it is in the Tab order.
+    await page.focus("a.brand")
+    for _ in range(20):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("document.activeElement.classList.contains('cell')"):
+            break
+    else:
+        pytest.fail("Tab never reaches the board")
+    assert await page.locator(".board .cell[tabindex='0']").count() == 1
+    game = Game.from_layout(await layout(page), "classic")
+    played = 0
+    while played < 2 and game.legal_moves():
+        move = game.legal_moves()[0]
+        origin, destination = game.slot_of(move.card), game.destination(move)
+        await walk_to(page, origin.index)
+        await page.keyboard.press("Enter")  # select the card (one destination: played)
+        if move.card.rank == 2:
+            await walk_to(page, destination.index)
+            await page.keyboard.press("Enter")
+        game.play(move)
+        await shows(page, game.layout())
+        label = await page.get_attribute(f'.board [data-slot="{destination}"]', "aria-label")
+        assert label is not None and label.startswith(
+            f"{card_name(move.card)}, row {destination.index // 13 + 1}, "
+            f"column {destination.index % 13 + 1}"
+        )
+        gap = await page.get_attribute(f'.board [data-slot="{origin}"]', "aria-label")
+        assert gap is not None and re.fullmatch(r"(dead )?gap, row \d, column \d+", gap)
+        played += 1
+    assert played >= 1 and await moves_made(page) == played
+    # Colour is never the only cue: every card shows its suit's symbol, 12 of each.
+    faces = await page.eval_on_selector_all(
+        ".board .cell:not(.gap)", "cells => cells.map(c => c.textContent.slice(-1))"
+    )
+    assert sorted(set(faces)) == sorted(SUIT_TEXT) and all(faces.count(s) == 12 for s in SUIT_TEXT)
+    # Every control says what it does; every slot is labelled.
+    buttons = await page.eval_on_selector_all(
+        "main button:not(.cell)", "bs => bs.map(b => b.textContent.trim())"
+    )
+    assert buttons == ["Redeal (R)", "Stop (S)", "Marks (M)"]
+    labels = await page.eval_on_selector_all(
+        ".board .cell", "cells => cells.map(c => c.getAttribute('aria-label'))"
+    )
+    assert all(re.search(r"row \d, column \d+", label) for label in labels)
+    await page.keyboard.press("s")  # stop, confirmed
+    await page.wait_for_selector("#ranking")
+
+
+def card_name(card: Any) -> str:
+    """A card as the board labels it for screen readers: "10 of hearts"."""
+    ranks = ["ace", *map(str, range(2, 11)), "jack", "queen", "king"]
+    suits = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+    return f"{ranks[card.rank - 1]} of {suits[str(card)[-1]]}"
+
+
+async def walk_to(page: Any, index: int) -> None:
+    """Move the focus across the board to the slot ``index`` with the arrow keys."""
+    here = int(await page.evaluate(
+        "[...document.querySelectorAll('.board .cell')].indexOf(document.activeElement)"))
+    assert here >= 0
+    for _ in range(abs(index // 13 - here // 13)):
+        await page.keyboard.press("ArrowDown" if index > here else "ArrowUp")
+    for _ in range(abs(index % 13 - here % 13)):
+        await page.keyboard.press("ArrowRight" if index % 13 > here % 13 else "ArrowLeft")
+    assert await page.evaluate("document.activeElement.dataset.slot") == engine_slot(index)
+
+
+def engine_slot(index: int) -> str:
+    return f"r{index // 13 + 1}c{index % 13 + 1}"
+
+
 async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
     open_page: Any, connect: Connect
 ) -> None:
@@ -421,11 +606,16 @@ async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
     made = await host.ok("tournament_create", name=name, rounds=1, round_time_limit_s=60)
     code = made["tournament"]["code"]
     await eve.ok("tournament_join", code=code)
-    projector, spectator = await open_page(), await open_page(PHONE)
+    projector, spectator, wall = await open_page(), await open_page(PHONE), await open_page(UHD)
+    wire = Wire(mark=marking_bots("eve"))  # as if a bot played eve
+    await wire.attach(projector)
     await sign_up(projector, "projector")
     await sign_up(spectator, "watcher")
+    await sign_up(wall, "wall")
     await projector.goto(f"/t/{code}")
     await projector.wait_for_selector("text=Waiting to start")
+    await wall.goto(f"/t/{code}")  # a 4K projector: large type, nothing to scroll
+    await wall.wait_for_selector("text=Waiting to start")
     # A name made of HTML is shown as text, never parsed.
     assert await projector.inner_text("#tournament-name") == name
     assert await projector.locator("#tournament-name img").count() == 0
@@ -441,6 +631,15 @@ async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
     await spectator.wait_for_selector("#ranking")
     await projector.wait_for_selector("text=Final standings")
     assert "eve" in await projector.inner_text("#standings")
+    assert await projector.locator("#standings .badge-bot").count() == 1
+    await wall.wait_for_selector("text=Final standings")
+    assert "eve" in await wall.inner_text("#standings")
+    assert await wall.locator("#standings .badge-bot").count() == 0  # as the server says
+    type_px = await wall.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('#standings td')).fontSize)"
+    )
+    assert type_px >= 60  # readable across a room
+    assert await wall.evaluate("document.documentElement.scrollWidth") <= UHD["width"]
     await screenshot(projector, "tournament-desktop")
     assert await projector.title() == "Gaps Arena"
 
@@ -465,9 +664,14 @@ async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any)
     )
     game = Game.from_layout(after, "classic")
     assert sorted(marked) == sorted({str(game.slot_of(move.card)) for move in game.legal_moves()})
+    await fits_the_width(page)
     await screenshot(page, "practice-phone")
     await page.click("text=Marks (M)")
     assert await page.locator(f"{PRACTICE} .cell.movable").count() == 0
+    await page.set_viewport_size(UHD)  # a 4K projector: the board grows to fill it
+    await fits_the_width(page)
+    cell = await page.locator(f"{PRACTICE} .cell").first.bounding_box()
+    assert cell is not None and cell["width"] >= 150
 
 
 async def shows_the_hint(page: Any, game: Game) -> None:
