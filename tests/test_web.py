@@ -236,10 +236,11 @@ def marking_bots(*names: str) -> Callable[[Message], None]:
     return mark
 
 
-async def race_alone(page: Any, name: str) -> None:
+async def race_alone(page: Any, name: str, ruleset: str = "classic") -> None:
     """Sign up as ``name``, create a match of one seat from the lobby, start it."""
     await sign_up(page, name)
     await page.goto("/lobby")
+    await page.select_option("#ruleset", ruleset)
     await page.fill("#max-players", "1")
     await page.fill("#countdown", "0")
     await page.click("text=Create match")
@@ -775,6 +776,34 @@ async def test_an_action_cut_off_with_the_line_is_applied_once_after_the_rejoin(
     assert await moves_made(page) == 1
     await play_a_move(page)  # the next action takes the next seq
     assert [a["seq"] for a in wire.requests("action")][-1] == 2
+
+
+async def test_a_redeal_or_a_stop_asks_first_and_no_changes_nothing(open_page: Any) -> None:
+    page = await open_page()
+    wire = Wire()
+    await wire.attach(page)
+    await race_alone(page, "lou", "addiction")  # a redeal at any time, and undo
+    await page.evaluate(  # every confirmation is answered no, and recorded
+        "() => { window.asked = []; "
+        "window.confirm = (m) => { window.asked.push(m); return false; }; }"
+    )
+    dealt = await layout(page)
+    await page.keyboard.press("r")
+    await page.click("text=Stop (S)")
+    asked = await page.evaluate("window.asked")
+    assert asked[0] == "Redeal? It costs 5 points (3 left)."
+    assert asked[1].startswith("Stop now? Your score stands at ")
+    assert wire.requests("action") == [] and await layout(page) == dealt
+    # An undo asks nothing: it costs no point, and the move can be made again.
+    await play_a_move(page, "addiction")
+    await page.keyboard.press("u")
+    await shows(page, dealt)
+    assert len(await page.evaluate("window.asked")) == 2
+    await page.evaluate("() => { window.confirm = (m) => { window.asked.push(m); return true; }; }")
+    await page.keyboard.press("r")  # yes: redealt
+    await page.wait_for_selector("#my-game >> text=redeals left 2")
+    sent = [a["action"] for a in wire.requests("action")]
+    assert len(sent) == 3 and sent[1:] == ["undo", "redeal"]  # a move, then these
 
 
 async def test_transient_refusals_are_retried_not_shown_as_dead_ends(open_page: Any) -> None:
