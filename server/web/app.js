@@ -515,6 +515,8 @@ async function matchPage(code, role) {
 
   async function showEnd(event) {
     state.ended = event;
+    controls.hidden = true; // nothing left to play: the board stays, as it ended
+    say('The match is over.');
     const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p)), el('td', {}, p.score),
       el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
     const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
