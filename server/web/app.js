@@ -744,6 +744,7 @@ async function tournamentPage(code) {
 }
 
 async function boardsPage() {
+  await connection.open(); // "around me" needs to know who is asking
   const params = new URLSearchParams(location.search);
   const ruleset = params.get('ruleset') || 'classic';
   const by = params.get('by') || 'score';
@@ -761,7 +762,8 @@ async function boardsPage() {
       select('period', period, ['all', 'month', 'day']), el('button', { type: 'submit' }, 'Show'),
       connection.player ? el('button', { type: 'submit', name: 'around', value: '1' }, 'Around me') : null),
     el('table', { id: 'leaderboard' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', ...figures].map((h) => el('th', {}, h)))),
-      el('tbody', {}, body.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, named(e, link(`/player/${encodeURIComponent(e.name)}`, e.name))),
+      el('tbody', {}, body.entries.map((e) => el('tr', { class: e.player_id === connection.player?.id ? 'me' : null }, el('td', {}, e.rank),
+        el('td', {}, named(e, link(`/player/${encodeURIComponent(e.name)}`, e.name)), e.player_id === connection.player?.id ? ' (you)' : ''),
         figures.map((f) => el('td', {}, e[f] ?? '')))))),
     body.next_cursor ? link(`/boards?${next}`, 'Next page') : null);
 }
