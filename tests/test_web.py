@@ -306,6 +306,7 @@ async def test_two_browsers_race_the_same_deal_to_the_end(open_page: Any) -> Non
     await bob.wait_for_selector(".board .cell >> nth=51")
     assert await layout(ana) == await layout(bob)  # the same deal
     await fits_the_width(bob)  # a 360 px phone: the whole board, no sideways scrolling
+    await ana.wait_for_selector("#clock >> text=/^\\d+:\\d\\d \\/ 10:00$/")  # the server clock
     await play_a_move(ana)
     await bob.wait_for_function(
         "() => document.querySelector('#players').textContent.includes('1/48') "
@@ -673,6 +674,16 @@ async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any)
     await fits_the_width(page)
     cell = await page.locator(f"{PRACTICE} .cell").first.bounding_box()
     assert cell is not None and cell["width"] >= 150
+    # The four-colour deck: diamonds blue, clubs green (and kept for the next visit).
+    diamond = f"{PRACTICE} .cell.suit-D >> nth=0"
+    colour = "c => getComputedStyle(c).color"
+    assert await page.eval_on_selector(diamond, colour) == "rgb(204, 0, 0)"
+    await page.check("#four-colour")
+    await page.reload()
+    await page.wait_for_selector(f"{PRACTICE} .cell >> nth=51")
+    assert await page.eval_on_selector(diamond, colour) == "rgb(0, 80, 200)"
+    club = f"{PRACTICE} .cell.suit-C >> nth=0"
+    assert await page.eval_on_selector(club, colour) == "rgb(22, 128, 30)"
 
 
 async def shows_the_hint(page: Any, game: Game) -> None:
