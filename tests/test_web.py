@@ -174,6 +174,7 @@ class Wire:
         self.lose_request: set[str] = set()  # the next request of these types, and the line
         self.lose_reply: set[str] = set()  # the reply to the next of these, and the line
         self.mark = mark  # changes each message from the server in place
+        self.dead_lines = 0  # how many of the next connections close at once, unserved
         self.routes: list[Any] = []
         self._losing: int | None = None
 
@@ -188,8 +189,12 @@ class Wire:
         self.routes[-1].send(json.dumps(message))
 
     def _route(self, page_side: Any) -> None:
-        server_side = page_side.connect_to_server()
         self.routes.append(page_side)
+        if self.dead_lines > 0:
+            self.dead_lines -= 1
+            asyncio.ensure_future(page_side.close(code=1011, reason="no server"))
+            return
+        server_side = page_side.connect_to_server()
 
         def from_page(raw: str | bytes) -> None:
             message = json.loads(raw)
@@ -400,6 +405,10 @@ async def test_a_browser_and_the_terminal_client_race_each_other(
 
     terminal = asyncio.create_task(gaps("join", code, frontend=driving(race)))
     await terminal_ready.wait()
+    await page.wait_for_function(  # the lobby says who is ready
+        "() => [...document.querySelectorAll('#players tr')].map(r => r.cells[1].textContent)"
+        ".join() === 'not ready,ready'"
+    )
     await page.click("text=Ready")
     await page.wait_for_selector(".board .cell >> nth=51")
     await play_a_move(page)
@@ -815,6 +824,21 @@ async def test_a_redeal_or_a_stop_asks_first_and_no_changes_nothing(open_page: A
     await page.wait_for_selector("#my-game >> text=redeals left 2")
     sent = [a["action"] for a in wire.requests("action")]
     assert len(sent) == 3 and sent[1:] == ["undo", "redeal"]  # a move, then these
+
+
+async def test_a_page_loaded_with_no_connection_loads_by_itself_once_one_is_back(
+    open_page: Any,
+) -> None:
+    page = await open_page()
+    wire = Wire()
+    await wire.attach(page)
+    await sign_up(page, "max")
+    wire.dead_lines = 2
+    await page.goto("/lobby")  # its connection dies at once, and so does the next one
+    await page.wait_for_selector("text=Create a match")
+    assert len(wire.routes) == 4  # sign up, two dead, the one that served the lobby
+    await page.wait_for_selector("#code")
+    assert await page.get_attribute("#status", "class") != "error"
 
 
 async def test_transient_refusals_are_retried_not_shown_as_dead_ends(open_page: Any) -> None:

@@ -113,7 +113,7 @@ class Connection {
         this.waiting.clear();
         this.ready = null;
         if (!wasOpen) return;
-        reject(new Error('connection lost'));
+        reject(Object.assign(new Error('connection lost'), { code: 'closed' }));
         say('Connection lost: reconnecting…', true);
         setTimeout(() => this.reconnect(), this.delayMs);
         this.delayMs = Math.min(this.delayMs * 2, 8000);
@@ -127,7 +127,7 @@ class Connection {
     try {
       await this.open();
       say('Reconnected.');
-      for (const hook of this.onReconnect) await hook();
+      for (const hook of [...this.onReconnect]) await hook();
     } catch {
       // onclose schedules the next try
     }
@@ -468,7 +468,8 @@ async function matchPage(code, role) {
 
   function renderPlayers() {
     table.replaceChildren(...[...state.players.values()].map((p) => el('tr', {},
-      el('td', {}, named(p), p.player_id === me.id ? ' (you)' : ''), el('td', {}, p.end_reason || p.status),
+      el('td', {}, named(p), p.player_id === me.id ? ' (you)' : ''),
+      el('td', {}, p.end_reason || (state.match?.status === 'lobby' ? (p.ready ? 'ready' : 'not ready') : p.status)),
       el('td', {}, `${p.placed}/48`), el('td', {}, p.score), el('td', {}, p.redeals_used), el('td', {}, p.moves_made))));
   }
 
@@ -985,6 +986,13 @@ async function route() {
     main.focus();
   } catch (error) {
     say(error.message, true);
+    if (error.code === 'closed') {
+      // The page could not load for want of a connection: load it again once back.
+      leavePage();
+      const again = () => { connection.onReconnect.delete(again); route(); };
+      connection.onReconnect.add(again);
+      leavePage = () => connection.onReconnect.delete(again);
+    }
   }
 }
 
