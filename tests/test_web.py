@@ -280,6 +280,9 @@ async def test_pages_are_served_with_a_strict_content_security_policy(server: Se
     assert "unsafe-inline" not in CONTENT_SECURITY_POLICY
     assert headers["Content-Type"] == "text/html; charset=utf-8"
     assert b"<script>" not in body  # no inline script: only <script src=...>
+    for name in ("app.js", "engine.js", "bots.js"):  # and nothing parsed as HTML
+        script = (Path(__file__).parent.parent / "server" / "web" / name).read_text()
+        assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write", script)
     status, headers, _ = await fetch(server.port, "/web/engine.js")
     assert headers["Content-Type"] == "text/javascript; charset=utf-8"
     assert headers["Cache-Control"] == "no-cache"
