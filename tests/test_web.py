@@ -332,10 +332,11 @@ async def test_two_browsers_race_the_same_deal_to_the_end(open_page: Any) -> Non
     assert "ana" in ranking and "bob" in ranking
     await ana.click("text=Replay")
     await ana.wait_for_selector("#replay-step")
-    await ana.click("text=End ⏭")
+    await ana.click("text=End ▶▶")
     # Every action of the first-ranked player, replayed by engine.js from the revealed seed.
     step = re.match(r"Action (\d+)/(\d+)", await ana.inner_text("#replay-step"))
     assert step is not None and step[1] == step[2] and int(step[1]) >= 1
+    await screenshot(ana, "replay-desktop")
 
 
 async def test_a_browser_and_a_websocket_client_race_and_a_reload_resumes(

@@ -688,8 +688,8 @@ async function replayPage(code) {
   picker.addEventListener('change', () => { step = 0; render(); });
   show(el('h1', {}, `Replay of ${match.code}`), el('p', {}, `${match.ruleset} · seed `, el('code', {}, match.seed)),
     el('div', { class: 'row' }, el('label', { for: 'replay-player' }, 'Player'), picker,
-      el('button', { type: 'button', on: { click: go(-1e9) } }, '⏮ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
-      el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ⏭')),
+      el('button', { type: 'button', on: { click: go(-1e9) } }, '◀◀ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
+      el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ▶▶')),
     position, board.node);
   render();
 }
