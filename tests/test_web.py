@@ -659,6 +659,45 @@ async def test_a_spectator_and_the_tournament_page_follow_a_live_tournament(
     assert await projector.title() == "Gaps Arena"
 
 
+async def test_a_tournament_is_hosted_joined_and_played_in_the_browser(
+    open_page: Any, connect: Connect
+) -> None:
+    (eve,) = await registered(connect, "eve")
+    page = await open_page()
+    await sign_up(page, "hostess")
+    await page.goto("/lobby")
+    await page.fill("#t-name", "Friday Cup")
+    await page.select_option("#t-ruleset", "spaces")
+    await page.fill("#t-rounds", "1")
+    await page.fill("#t-round-time", "120")
+    await page.click("text=Host tournament")
+    await page.wait_for_url(re.compile(r"/t/[A-Z0-9]{6}$"))
+    code = page.url.rsplit("/", 1)[1]
+    view = (await eve.ok("tournament_standings", code=code))["tournament"]
+    assert (view["name"], view["ruleset"], view["rounds"], view["round_time_limit_s"]) == (
+        "Friday Cup", "spaces", 1, 120)
+    await page.click("text=Join this tournament")  # the host plays too
+    await page.wait_for_selector("#round >> text=Waiting to start · 1 entrants")
+    assert await page.locator("text=Join this tournament").count() == 0
+    await eve.ok("tournament_join", code=code)
+    await page.wait_for_selector("#round >> text=Waiting to start · 2 entrants")
+    await page.click("text=Start now")
+    await page.click("text=Play round 1")
+    await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    round_code = page.url.rsplit("/", 1)[1]
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert (await page.inner_text("#match-info")).startswith("spaces")
+    joined = await eve.ok("join_match", code=round_code)  # dealt already
+    assert joined["match"]["status"] == "running"
+    assert (await eve.act(round_code, "stop"))["type"] == "action_ok"
+    await page.keyboard.press("s")
+    await page.wait_for_selector("#ranking")
+    await page.goto(f"/t/{code}")
+    await page.wait_for_selector("text=Final standings")
+    standings = await page.inner_text("#standings")
+    assert "hostess" in standings and "eve" in standings
+
+
 async def test_practice_plays_offline_with_the_javascript_engine(open_page: Any) -> None:
     page = await open_page(PHONE)
     await page.goto("/practice?ruleset=classic&seed=AAAA-AAAA-AAAA-AAAA")

@@ -408,6 +408,30 @@ function createForm(onCreate) {
   el('span'), el('button', { type: 'submit' }, 'Create match'));
 }
 
+/** The form of ``tournament_create``: every option; the host then joins to play. */
+function tournamentForm() {
+  const field = (label, input) => [el('label', { for: input.id }, label), input];
+  const name = el('input', { id: 't-name', maxlength: 64, placeholder: 'Tournament' });
+  const ruleset = el('select', { id: 't-ruleset' }, RULESET_NAMES.map((n) => el('option', { value: n }, n)));
+  const rounds = el('input', { id: 't-rounds', type: 'number', min: 1, max: 20, value: 3 });
+  const maxPlayers = el('input', { id: 't-max-players', type: 'number', min: 1, max: 64, value: 16 });
+  const roundTime = el('input', { id: 't-round-time', type: 'number', min: 1, max: 86400, value: 600 });
+  const startAt = el('input', { id: 't-start-at', type: 'datetime-local' });
+  return el('form', { class: 'grid', 'aria-label': 'Host a tournament', on: { submit: async (event) => {
+    event.preventDefault();
+    const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value) };
+    if (name.value.trim()) options.name = name.value.trim();
+    if (startAt.value) options.start_at = new Date(startAt.value).toISOString(); // local time, sent in UTC
+    try {
+      const reply = await connection.request({ type: 'tournament_create', ...options });
+      navigate(`/t/${reply.tournament.code}`);
+    } catch (error) { say(error.message, true); }
+  } } },
+  field('Name', name), field('Ruleset', ruleset), field('Rounds', rounds), field('Entrants', maxPlayers),
+  field('Round time limit (s)', roundTime), field('Starts by itself at', startAt),
+  el('span'), el('button', { type: 'submit' }, 'Host tournament'));
+}
+
 async function createMatch(options) {
   try {
     const reply = await connection.request({ type: 'create_match', ...options });
@@ -430,6 +454,8 @@ async function lobbyPage() {
     createForm(createMatch),
     el('h2', {}, 'Tournaments'),
     el('div', { id: 'tournaments' }),
+    el('h3', {}, 'Host a tournament'),
+    tournamentForm(),
   );
   const { matches } = await connection.request({ type: 'list_matches' });
   list.replaceChildren(...matches.map((m) => el('tr', {},
@@ -437,8 +463,10 @@ async function lobbyPage() {
     el('td', {}, formatMs(m.time_limit_s * 1000)), el('td', {}, m.win_by), el('td', {}, link(`/m/${m.code}`, 'Join')))));
   if (matches.length === 0) list.append(el('tr', {}, el('td', { colspan: 6 }, 'No public match is waiting: create one.')));
   const { tournaments } = await connection.request({ type: 'tournament_list' });
-  document.getElementById('tournaments')?.replaceChildren(el('ul', {}, tournaments.map((t) =>
-    el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
+  document.getElementById('tournaments')?.replaceChildren(tournaments.length === 0
+    ? el('p', {}, 'No tournament is open or running: host one.')
+    : el('ul', {}, tournaments.map((t) =>
+      el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
 }
 
 /** The race, or a spectator's view of it: one match followed by its events. */
@@ -695,11 +723,12 @@ async function replayPage(code) {
 }
 
 async function tournamentPage(code) {
-  await needPlayer();
+  const me = await needPlayer();
   const title = el('h1', { id: 'tournament-name' });
   const round = el('p', { id: 'round' });
+  const actions = el('p', { class: 'row', id: 'tournament-actions' });
   const rows = el('tbody', { id: 'standings' });
-  show(el('div', { class: 'projector' }, title, round,
+  show(el('div', { class: 'projector' }, title, round, actions,
     el('table', {}, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'Time', 'Rounds'].map((h) => el('th', {}, h)))), rows)));
   let seq = 0;
   let view = null;
@@ -710,6 +739,22 @@ async function tournamentPage(code) {
     title.textContent = view.name;
     round.textContent = view.status === 'finished' ? 'Final standings'
       : view.status === 'open' ? `Waiting to start · ${view.entrants.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
+    // Join, start, and the round to play or watch: a projector needs none of them.
+    const entered = view.entrants.some((e) => e.player_id === me.id);
+    const ask = (request) => retrying(() => connection.request(request)).then((reply) => {
+      if (reply.tournament) { view = reply.tournament; if (typeof reply.seq === 'number') seq = Math.max(seq, reply.seq); renderView(); }
+    }).catch((error) => say(error.message, true));
+    actions.replaceChildren();
+    if (view.status === 'open' && !entered) {
+      actions.append(el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament'));
+    }
+    if (view.status === 'open' && view.host_id === me.id) {
+      actions.append(el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_start', code }) } }, 'Start now'));
+    }
+    if (view.status === 'running' && view.round_match) {
+      if (entered) actions.append(link(`/m/${view.round_match}`, `Play round ${view.current_round}`));
+      actions.append(link(`/watch/${view.round_match}`, `Watch round ${view.current_round}`));
+    }
   };
   async function resync() {
     const reply = await retrying(() => connection.request({ type: 'tournament_resync', code, since: seq }));
@@ -732,7 +777,7 @@ async function tournamentPage(code) {
     if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name });
     if (event.event === 'tournament_started') view.status = 'running';
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
-    if (event.event === 'round_ended') renderStandings(event.standings);
+    if (event.event === 'round_ended') { view.round_match = null; renderStandings(event.standings); }
     if (event.event === 'tournament_ended') { view.status = 'finished'; renderStandings(event.standings); }
     renderView();
   }
