@@ -472,18 +472,31 @@ async def test_bot_players_wear_a_badge_and_a_rematch_offer_links_to_the_new_mat
     ranked = page.locator("#ranking tr", has_text="robo")
     assert await ranked.locator(".badge-bot").inner_text() == "bot"
     assert await page.locator("#ranking .badge-bot").count() == 1
-    # Another player's rematch, on the finished match's stream: a link to join it.
-    wire.say({"type": "event", "match": code, "event": "rematch_offered",
-              "code": "QWERTZ", "by": "robo"})
+    # Another player's rematch, on the finished match's stream (docs/protocol.md: a
+    # numbered event, ``by`` a player): a link to join it.
+    last = max(e["seq"] for e in robo.events if e.get("match") == code)
+    wire.say({"type": "event", "match": code, "seq": last + 1, "event": "rematch_offered",
+              "code": "QWERTZ", "same_seed": True,
+              "by": {"player_id": robo.player_id, "name": "robo"}})
     offer = page.locator("#rematch-offer")
     await offer.locator("a").wait_for()
-    assert await offer.inner_text() == "robo offered a rematch: join match QWERTZ"
+    assert await offer.inner_text() == "robo offered a rematch on the same deal: join match QWERTZ"
     assert await offer.locator("a").get_attribute("href") == "/m/QWERTZ"
-    # This page's own rematch: a new match with the same options, another code.
-    await page.click("#end button >> text=Rematch")
+    # An offer outside the numbered events, ``by`` a bare name, is shown as well.
+    wire.say({"type": "event", "match": code, "event": "rematch_offered",
+              "code": "ASDFGH", "by": "robo"})
+    await page.wait_for_selector("#rematch-offer >> text=robo offered a rematch: join match ASDFGH")
+    # This page's own rematch on the same deal. The server here has no ``rematch``
+    # request: the page creates a match with the same options and the revealed seed.
+    await page.click("#end button[data-rematch=same]")
+    assert [r["same_seed"] for r in wire.requests("rematch")] == [True]
     await page.wait_for_url(re.compile(r"/m/(?!" + code + r")[A-Z0-9]{6}$"))
-    await page.wait_for_selector("#match-info >> text=2 seats")
-    assert (await page.inner_text("#match-info")).startswith("classic")
+    await page.wait_for_selector("#match-info >> text=unrated")
+    info = await page.inner_text("#match-info")
+    assert info.startswith("classic") and "2 seats" in info
+    rematch_code = page.url.rsplit("/", 1)[1]
+    assert (await robo.ok("join_match", code=rematch_code, role="spectator"))["match"][
+        "rated"] is False
     await page.goto(f"/replay/{code}")
     await page.wait_for_selector("#replay-step")
     options = await page.eval_on_selector_all("#replay-player option", "os => os.map(o => o.text)")

@@ -549,17 +549,13 @@ async function matchPage(code, role) {
     const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p)), el('td', {}, p.score),
       el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
     const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
-    const rematch = el('button', { type: 'button', on: { click: () => {
-      const saved = sessionStorage.getItem(`gaps.options.${code}`);
-      const m = state.match;
-      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
-      delete options.seed; // a rematch deals a new secret seed
-      createMatch(options);
-    } } }, 'Rematch');
+    const rematch = (sameSeed, text) => el('button', { type: 'button', 'data-rematch': sameSeed ? 'same' : 'new', on: { click: () => askRematch(sameSeed, event.seed) } }, text);
     endScreen.replaceChildren(el('h2', {}, 'Result'),
       el('table', { id: 'ranking' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'End', 'Time'].map((h) => el('th', {}, h)))), el('tbody', {}, rows)),
       el('p', {}, 'Seed: ', el('code', { id: 'seed' }, event.seed || 'secret'), ' · commitment ', el('code', {}, event.commitment), ' · ', verdict),
-      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'), role === 'player' ? rematch : null),
+      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'),
+        role === 'player' ? rematch(false, 'Rematch') : null,
+        role === 'player' && event.seed ? rematch(true, 'Rematch, same deal (unrated)') : null),
       rematchOffer);
     if (event.seed) {
       const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', engine.parseShareCode(event.seed)));
@@ -568,10 +564,29 @@ async function matchPage(code, role) {
     clock.textContent = 'Finished';
   }
 
+  /** Ask the server for the rematch (``rematch``: the players who ask meet in one match);
+   * a server without that request gets a new match with the same options instead. */
+  async function askRematch(sameSeed, seed) {
+    try {
+      const reply = await retrying(() => connection.request({ type: 'rematch', code, same_seed: sameSeed }), wanted);
+      navigate(`/m/${reply.match.code}`);
+    } catch (error) {
+      if (error.code !== 'unknown_type') { say(error.message, true); return; }
+      const saved = sessionStorage.getItem(`gaps.options.${code}`);
+      const m = state.match;
+      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
+      delete options.seed; // a new secret seed, unless the same deal is asked for
+      if (sameSeed) options.seed = seed;
+      createMatch(options);
+    }
+  }
+
   function offerRematch(event) {
     const next = String(event.code).toUpperCase();
-    const who = event.by === me.name ? 'You' : event.by;
-    rematchOffer.replaceChildren(`${who} offered a rematch: `, link(`/m/${encodeURIComponent(next)}`, `join match ${next}`));
+    const by = typeof event.by === 'object' && event.by !== null ? event.by : { name: event.by };
+    const who = by.player_id === me.id || by.name === me.name ? 'You' : by.name;
+    const deal = event.same_seed ? 'a rematch on the same deal' : 'a rematch';
+    rematchOffer.replaceChildren(`${who} offered ${deal}: `, link(`/m/${encodeURIComponent(next)}`, `join match ${next}`));
     rematchOffer.hidden = false;
     say(`Rematch offered: match ${next}.`);
   }
