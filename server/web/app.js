@@ -789,7 +789,7 @@ async function tournamentPage(code) {
     if (event.seq <= seq) return;
     if (event.seq !== seq + 1) { resync(); return; }
     seq = event.seq;
-    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name });
+    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name, bot: event.bot });
     if (event.event === 'tournament_started') view.status = 'running';
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
     if (event.event === 'round_ended') { view.round_match = null; renderStandings(event.standings); }
