@@ -557,6 +557,7 @@ async function matchPage(code, role) {
         role === 'player' ? rematch(false, 'Rematch') : null,
         role === 'player' && event.seed ? rematch(true, 'Rematch, same deal (unrated)') : null),
       rematchOffer);
+    endScreen.scrollIntoView({ block: 'start' }); // the result, not the board, on a phone
     if (event.seed) {
       const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', engine.parseShareCode(event.seed)));
       verdict.textContent = engine.toHex(digest) === event.commitment ? '✓ the seed matches the commitment' : '✗ the seed does NOT match the commitment';
