@@ -26,12 +26,48 @@ function el(tag, attributes = {}, ...children) {
 }
 
 const link = (href, text) => el('a', { href }, text);
+/** A player's name as text, with a "bot" badge when the server says a bot plays (``bot``
+ * absent or false: a person). ``name`` may be a node (a link) showing the name. */
+const named = (entry, name = entry.name) => (entry.bot === true
+  ? el('span', { class: 'named' }, name, ' ', el('span', { class: 'badge-bot', role: 'img', 'aria-label': '(a bot)', title: 'a bot plays this seat' }, 'bot'))
+  : name);
 const say = (text, isError = false) => { statusLine.textContent = text; statusLine.className = isError ? 'error' : ''; };
 const show = (...nodes) => { main.replaceChildren(...nodes); };
 const formatMs = (ms) => {
   const s = Math.max(0, Math.floor(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 };
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// Refusals that say "not now" rather than "no": the request was not carried out (an
+// action may have been stored: it is sent again with its seq), so it is sent again after
+// ``retry_after_ms`` or a growing delay. ``shutting_down`` is not among them: the server
+// closes the connection next, and the reconnect sends the action again.
+const TRANSIENT = {
+  match_unavailable: 'The match is moving to another server',
+  storage_unavailable: 'The server could not store that yet',
+  broker_unavailable: 'The servers are reconnecting to each other',
+  rate_limited: 'Too many requests',
+};
+
+/** ``attempt()`` again while it is refused for a transient reason and ``wanted()``. */
+async function retrying(attempt, wanted = () => true) {
+  let delayMs = 250;
+  for (let tries = 0; ; tries++) {
+    try {
+      const result = await attempt();
+      if (tries > 0) say('Done.');
+      return result;
+    } catch (error) {
+      if (!(error.code in TRANSIENT) || !wanted()) throw error;
+      const waitMs = Number.isFinite(error.retry_after_ms) ? error.retry_after_ms : delayMs;
+      say(`${TRANSIENT[error.code]}: trying again in ${Math.max(1, Math.round(waitMs / 1000))} s…`);
+      await sleep(waitMs);
+      delayMs = Math.min(delayMs * 2, 8000);
+    }
+  }
+}
 
 async function getJson(path) {
   const reply = await fetch(path, { headers: { Accept: 'application/json' } });
@@ -63,7 +99,7 @@ class Connection {
       socket.onopen = async () => {
         try {
           const token = localStorage.getItem(TOKEN_KEY);
-          if (token) this.player = (await this.send({ type: 'hello', token })).player;
+          if (token) this.player = (await retrying(() => this.send({ type: 'hello', token }))).player;
           this.delayMs = 500;
           resolve(this);
         } catch (error) {
@@ -77,7 +113,7 @@ class Connection {
         this.waiting.clear();
         this.ready = null;
         if (!wasOpen) return;
-        reject(new Error('connection lost'));
+        reject(Object.assign(new Error('connection lost'), { code: 'closed' }));
         say('Connection lost: reconnecting…', true);
         setTimeout(() => this.reconnect(), this.delayMs);
         this.delayMs = Math.min(this.delayMs * 2, 8000);
@@ -91,7 +127,7 @@ class Connection {
     try {
       await this.open();
       say('Reconnected.');
-      for (const hook of this.onReconnect) await hook();
+      for (const hook of [...this.onReconnect]) await hook();
     } catch {
       // onclose schedules the next try
     }
@@ -153,12 +189,15 @@ class Board {
     this.selected = null;
     this.hint = null; // the slot a hint names: its card is selected, the slot marked
     this.marks = false; // whether every card that can move now is marked (M)
-    this.node = el('div', { class: 'board', id, role: 'grid', 'aria-label': `${label}: 4 rows of 13 slots` });
+    this.node = el('div', { class: 'board', id, role: 'group', 'aria-label': `${label}: 4 rows of 13 slots` });
     this.node.addEventListener('keydown', (event) => this.key(event));
     this.cells = [];
     for (let index = 0; index < 52; index++) {
-      const cell = el('button', { class: 'cell', type: 'button', 'data-slot': engine.slotText(index) });
+      // One slot of the board is in the Tab order (a roving tabindex): Tab enters the
+      // board and leaves it in one press, the arrows move within it.
+      const cell = el('button', { class: 'cell', type: 'button', 'data-slot': engine.slotText(index), tabindex: index === 0 ? 0 : -1 });
       cell.addEventListener('click', () => this.click(index));
+      cell.addEventListener('focus', () => this.rove(index));
       this.cells.push(cell);
       this.node.append(cell);
     }
@@ -194,6 +233,11 @@ class Board {
       if (index === this.hint) cell.setAttribute('aria-label', `${cell.getAttribute('aria-label')}, the hint`);
       cell.setAttribute('aria-pressed', code === this.selected ? 'true' : 'false');
     });
+  }
+
+  rove(index) {
+    for (const cell of this.cells) cell.tabIndex = -1;
+    this.cells[index].tabIndex = 0;
   }
 
   click(index) {
@@ -256,7 +300,8 @@ function gameControls(game, act, { hint = false } = {}) {
 
 /** Ask before an action that costs points or ends the game. */
 function confirmed(action, game) {
-  if (action === 'redeal') return window.confirm(`Redeal? It costs 5 points (${game.redealsLeft} left).`);
+  // A redeal the rules refuse costs nothing: it is refused with its reason at once.
+  if (action === 'redeal') return !game.canRedeal || window.confirm(`Redeal? It costs 5 points (${game.redealsLeft} left).`);
   if (action === 'stop') return window.confirm(`Stop now? Your score stands at ${game.score}.`);
   return true;
 }
@@ -285,6 +330,19 @@ function summaryLine(game) {
 
 // -- pages --------------------------------------------------------------------------------
 
+/** Put the token on the clipboard; where the browser has none for this page (plain http
+ * from another machine), show it selected, for Ctrl+C. */
+async function copyToken(token, shown) {
+  try {
+    await navigator.clipboard.writeText(token);
+    say('Token copied: paste it under "Or paste your token" on the other device.');
+  } catch {
+    shown.hidden = false;
+    getSelection().selectAllChildren(shown);
+    say('This browser cannot copy here: the token is shown and selected, copy it with Ctrl+C.');
+  }
+}
+
 async function accountPage() {
   await connection.open();
   const token = localStorage.getItem(TOKEN_KEY);
@@ -296,7 +354,7 @@ async function accountPage() {
       el('p', {}, 'Your token is your account: copy it to play from another device. Keep it secret.'),
       el('div', { class: 'row' },
         el('button', { type: 'button', on: { click: () => { shown.hidden = !shown.hidden; } } }, 'Show token'),
-        el('button', { type: 'button', on: { click: async () => { await navigator.clipboard.writeText(token); say('Token copied.'); } } }, 'Copy token'),
+        el('button', { type: 'button', on: { click: () => copyToken(token, shown) } }, 'Copy token'),
         el('button', { type: 'button', on: { click: () => { localStorage.removeItem(TOKEN_KEY); location.assign('/'); } } }, 'Sign out on this device')),
       shown,
       el('p', {}, link('/lobby', 'Go to the lobby'), ' · ', link(`/player/${encodeURIComponent(connection.player.name)}`, 'your ratings')),
@@ -350,6 +408,30 @@ function createForm(onCreate) {
   el('span'), el('button', { type: 'submit' }, 'Create match'));
 }
 
+/** The form of ``tournament_create``: every option; the host then joins to play. */
+function tournamentForm() {
+  const field = (label, input) => [el('label', { for: input.id }, label), input];
+  const name = el('input', { id: 't-name', maxlength: 64, placeholder: 'Tournament' });
+  const ruleset = el('select', { id: 't-ruleset' }, RULESET_NAMES.map((n) => el('option', { value: n }, n)));
+  const rounds = el('input', { id: 't-rounds', type: 'number', min: 1, max: 20, value: 3 });
+  const maxPlayers = el('input', { id: 't-max-players', type: 'number', min: 1, max: 64, value: 16 });
+  const roundTime = el('input', { id: 't-round-time', type: 'number', min: 1, max: 86400, value: 600 });
+  const startAt = el('input', { id: 't-start-at', type: 'datetime-local' });
+  return el('form', { class: 'grid', 'aria-label': 'Host a tournament', on: { submit: async (event) => {
+    event.preventDefault();
+    const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value) };
+    if (name.value.trim()) options.name = name.value.trim();
+    if (startAt.value) options.start_at = new Date(startAt.value).toISOString(); // local time, sent in UTC
+    try {
+      const reply = await connection.request({ type: 'tournament_create', ...options });
+      navigate(`/t/${reply.tournament.code}`);
+    } catch (error) { say(error.message, true); }
+  } } },
+  field('Name', name), field('Ruleset', ruleset), field('Rounds', rounds), field('Entrants', maxPlayers),
+  field('Round time limit (s)', roundTime), field('Starts by itself at', startAt),
+  el('span'), el('button', { type: 'submit' }, 'Host tournament'));
+}
+
 async function createMatch(options) {
   try {
     const reply = await connection.request({ type: 'create_match', ...options });
@@ -372,6 +454,8 @@ async function lobbyPage() {
     createForm(createMatch),
     el('h2', {}, 'Tournaments'),
     el('div', { id: 'tournaments' }),
+    el('h3', {}, 'Host a tournament'),
+    tournamentForm(),
   );
   const { matches } = await connection.request({ type: 'list_matches' });
   list.replaceChildren(...matches.map((m) => el('tr', {},
@@ -379,8 +463,10 @@ async function lobbyPage() {
     el('td', {}, formatMs(m.time_limit_s * 1000)), el('td', {}, m.win_by), el('td', {}, link(`/m/${m.code}`, 'Join')))));
   if (matches.length === 0) list.append(el('tr', {}, el('td', { colspan: 6 }, 'No public match is waiting: create one.')));
   const { tournaments } = await connection.request({ type: 'tournament_list' });
-  document.getElementById('tournaments')?.replaceChildren(el('ul', {}, tournaments.map((t) =>
-    el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
+  document.getElementById('tournaments')?.replaceChildren(tournaments.length === 0
+    ? el('p', {}, 'No tournament is open or running: host one.')
+    : el('ul', {}, tournaments.map((t) =>
+      el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
 }
 
 /** The race, or a spectator's view of it: one match followed by its events. */
@@ -394,6 +480,9 @@ async function matchPage(code, role) {
   const lobbyControls = el('div', { class: 'controls' });
   const table = el('tbody', { id: 'players' });
   const endScreen = el('section', { id: 'end', 'aria-live': 'polite' });
+  // A rematch another player (or this one, elsewhere) has made: a link to join it.
+  const rematchOffer = el('p', { id: 'rematch-offer', hidden: true });
+  let here = true; // false once the player has left this page
   const board = new Board({ ruleset: 'classic', onAction: (text) => act(text) });
   board.node.hidden = true;
   const controls = el('div');
@@ -407,7 +496,8 @@ async function matchPage(code, role) {
 
   function renderPlayers() {
     table.replaceChildren(...[...state.players.values()].map((p) => el('tr', {},
-      el('td', {}, p.name, p.player_id === me.id ? ' (you)' : ''), el('td', {}, p.end_reason || p.status),
+      el('td', {}, named(p), p.player_id === me.id ? ' (you)' : ''),
+      el('td', {}, p.end_reason || (state.match?.status === 'lobby' ? (p.ready ? 'ready' : 'not ready') : p.status)),
       el('td', {}, `${p.placed}/48`), el('td', {}, p.score), el('td', {}, p.redeals_used), el('td', {}, p.moves_made))));
   }
 
@@ -454,20 +544,20 @@ async function matchPage(code, role) {
 
   async function showEnd(event) {
     state.ended = event;
-    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, p.name), el('td', {}, p.score),
+    controls.hidden = true; // nothing left to play: the board stays, as it ended
+    say('The match is over.');
+    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p)), el('td', {}, p.score),
       el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
     const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
-    const rematch = el('button', { type: 'button', on: { click: () => {
-      const saved = sessionStorage.getItem(`gaps.options.${code}`);
-      const m = state.match;
-      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
-      delete options.seed; // a rematch deals a new secret seed
-      createMatch(options);
-    } } }, 'Rematch');
+    const rematch = (sameSeed, text) => el('button', { type: 'button', 'data-rematch': sameSeed ? 'same' : 'new', on: { click: () => askRematch(sameSeed, event.seed) } }, text);
     endScreen.replaceChildren(el('h2', {}, 'Result'),
       el('table', { id: 'ranking' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'End', 'Time'].map((h) => el('th', {}, h)))), el('tbody', {}, rows)),
       el('p', {}, 'Seed: ', el('code', { id: 'seed' }, event.seed || 'secret'), ' · commitment ', el('code', {}, event.commitment), ' · ', verdict),
-      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'), rematch));
+      el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'),
+        role === 'player' ? rematch(false, 'Rematch') : null,
+        role === 'player' && event.seed ? rematch(true, 'Rematch, same deal (unrated)') : null),
+      rematchOffer);
+    endScreen.scrollIntoView({ block: 'start' }); // the result, not the board, on a phone
     if (event.seed) {
       const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', engine.parseShareCode(event.seed)));
       verdict.textContent = engine.toHex(digest) === event.commitment ? '✓ the seed matches the commitment' : '✗ the seed does NOT match the commitment';
@@ -475,7 +565,36 @@ async function matchPage(code, role) {
     clock.textContent = 'Finished';
   }
 
+  /** Ask the server for the rematch (``rematch``: the players who ask meet in one match);
+   * a server without that request gets a new match with the same options instead. */
+  async function askRematch(sameSeed, seed) {
+    try {
+      const reply = await retrying(() => connection.request({ type: 'rematch', code, same_seed: sameSeed }), wanted);
+      navigate(`/m/${reply.match.code}`);
+    } catch (error) {
+      if (error.code !== 'unknown_type') { say(error.message, true); return; }
+      const saved = sessionStorage.getItem(`gaps.options.${code}`);
+      const m = state.match;
+      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
+      delete options.seed; // a new secret seed, unless the same deal is asked for
+      if (sameSeed) options.seed = seed;
+      createMatch(options);
+    }
+  }
+
+  function offerRematch(event) {
+    const next = String(event.code).toUpperCase();
+    const by = typeof event.by === 'object' && event.by !== null ? event.by : { name: event.by };
+    const who = by.player_id === me.id || by.name === me.name ? 'You' : by.name;
+    const deal = event.same_seed ? 'a rematch on the same deal' : 'a rematch';
+    rematchOffer.replaceChildren(`${who} offered ${deal}: `, link(`/m/${encodeURIComponent(next)}`, `join match ${next}`));
+    rematchOffer.hidden = false;
+    say(`Rematch offered: match ${next}.`);
+  }
+
   function applyEvent(event) {
+    // A rematch offer may come outside the numbered events: show it either way.
+    if (event.event === 'rematch_offered' && typeof event.seq !== 'number') { offerRematch(event); return; }
     if (event.seq <= state.seq) return;
     if (event.seq !== state.seq + 1) { resync(); return; }
     state.seq = event.seq;
@@ -495,8 +614,11 @@ async function matchPage(code, role) {
         say('Go!');
         board.cells[0].focus();
         break;
-      case 'progress': case 'player_finished': state.players.set(event.player_id, event); break;
+      case 'progress': case 'player_finished':
+        // Keep what the seat said that progress does not repeat (``bot``, ``ready``).
+        state.players.set(event.player_id, { ...state.players.get(event.player_id), ...event }); break;
       case 'match_ended': state.match.status = 'finished'; renderInfo(); showEnd(event); break;
+      case 'rematch_offered': offerRematch(event); break;
       default: break;
     }
     renderPlayers();
@@ -515,14 +637,16 @@ async function matchPage(code, role) {
     renderPlayers();
   }
 
+  const wanted = () => here;
+
   async function resync() {
-    const reply = await connection.request({ type: 'resync', code, since: state.seq });
+    const reply = await retrying(() => connection.request({ type: 'resync', code, since: state.seq }), wanted);
     if (reply.type === 'events') reply.events.forEach(applyEvent);
     else fromSnapshot(reply);
   }
 
   async function join() {
-    const reply = await connection.request({ type: 'join_match', code, role });
+    const reply = await retrying(() => connection.request({ type: 'join_match', code, role }), wanted);
     fromSnapshot(reply);
     await resync();
     // An action sent before a reload or a drop: send it again with its seq; the server
@@ -540,14 +664,17 @@ async function matchPage(code, role) {
     sessionStorage.setItem(pendingKey, JSON.stringify({ seq, action }));
     sending = true;
     try {
-      const reply = await connection.request({ type: 'action', code, seq, action });
+      // Refused "not now": the same action again with the same seq, applied at most once.
+      const reply = await retrying(() => connection.request({ type: 'action', code, seq, action }), wanted);
       sessionStorage.removeItem(pendingKey);
       state.lastSeq = Math.max(state.lastSeq, reply.seq);
       syncClock(reply.t_ms);
       if (!reply.duplicate) applyReply(reply);
       else await join();
     } catch (error) {
-      if (error.code !== 'closed') { sessionStorage.removeItem(pendingKey); say(error.message, true); }
+      // Cut off, or the server is stopping: the action stays pending, and the rejoin
+      // after the reconnect sends it again if the server has not applied it.
+      if (error.code !== 'closed' && error.code !== 'shutting_down') { sessionStorage.removeItem(pendingKey); say(error.message, true); }
     } finally { sending = false; }
   }
 
@@ -571,6 +698,7 @@ async function matchPage(code, role) {
   function act(action) {
     if (action === 'marks') { toggleMarks(board); return; }
     if (role !== 'player' || !state.game || sending) return;
+    if (sessionStorage.getItem(pendingKey)) { say('Waiting for the server to confirm your last action…'); return; }
     if (!confirmed(action, state.game)) return;
     send(action, state.lastSeq + 1);
   }
@@ -580,7 +708,7 @@ async function matchPage(code, role) {
   connection.listeners.add(listener);
   connection.onReconnect.add(rejoin);
   const stopKeys = role === 'player' ? shortcuts(act) : () => {};
-  leavePage = () => { clearInterval(timer); connection.listeners.delete(listener); connection.onReconnect.delete(rejoin); stopKeys(); };
+  leavePage = () => { here = false; clearInterval(timer); connection.listeners.delete(listener); connection.onReconnect.delete(rejoin); stopKeys(); };
   await join();
 }
 
@@ -588,7 +716,7 @@ async function replayPage(code) {
   const documentBody = await getJson(`/matches/${encodeURIComponent(code)}/replay`);
   const { match, players } = documentBody;
   const seed = engine.parseShareCode(match.seed);
-  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name} (${p.score})`)));
+  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name}${p.bot === true ? ' [bot]' : ''} (${p.score})`)));
   const board = new Board({ ruleset: match.ruleset, readOnly: true, onAction: () => {} });
   const position = el('p', { id: 'replay-step', 'aria-live': 'polite' });
   let step = 0;
@@ -604,34 +732,51 @@ async function replayPage(code) {
   picker.addEventListener('change', () => { step = 0; render(); });
   show(el('h1', {}, `Replay of ${match.code}`), el('p', {}, `${match.ruleset} · seed `, el('code', {}, match.seed)),
     el('div', { class: 'row' }, el('label', { for: 'replay-player' }, 'Player'), picker,
-      el('button', { type: 'button', on: { click: go(-1e9) } }, '⏮ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
-      el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ⏭')),
+      el('button', { type: 'button', on: { click: go(-1e9) } }, '◀◀ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
+      el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ▶▶')),
     position, board.node);
   render();
 }
 
 async function tournamentPage(code) {
-  await needPlayer();
+  const me = await needPlayer();
   const title = el('h1', { id: 'tournament-name' });
   const round = el('p', { id: 'round' });
+  const actions = el('p', { class: 'row', id: 'tournament-actions' });
   const rows = el('tbody', { id: 'standings' });
-  show(el('div', { class: 'projector' }, title, round,
+  show(el('div', { class: 'projector' }, title, round, actions,
     el('table', {}, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'Time', 'Rounds'].map((h) => el('th', {}, h)))), rows)));
   let seq = 0;
   let view = null;
   const renderStandings = (standings) => rows.replaceChildren(...standings.map((s) => el('tr', {},
-    el('td', {}, s.rank), el('td', {}, s.name), el('td', {}, s.total_score ?? s.score ?? 0),
+    el('td', {}, s.rank), el('td', {}, named(s)), el('td', {}, s.total_score ?? s.score ?? 0),
     el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? ''))));
   const renderView = () => {
     title.textContent = view.name;
     round.textContent = view.status === 'finished' ? 'Final standings'
       : view.status === 'open' ? `Waiting to start · ${view.entrants.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
+    // Join, start, and the round to play or watch: a projector needs none of them.
+    const entered = view.entrants.some((e) => e.player_id === me.id);
+    const ask = (request) => retrying(() => connection.request(request)).then((reply) => {
+      if (reply.tournament) { view = reply.tournament; if (typeof reply.seq === 'number') seq = Math.max(seq, reply.seq); renderView(); }
+    }).catch((error) => say(error.message, true));
+    actions.replaceChildren();
+    if (view.status === 'open' && !entered) {
+      actions.append(el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament'));
+    }
+    if (view.status === 'open' && view.host_id === me.id) {
+      actions.append(el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_start', code }) } }, 'Start now'));
+    }
+    if (view.status === 'running' && view.round_match) {
+      if (entered) actions.append(link(`/m/${view.round_match}`, `Play round ${view.current_round}`));
+      actions.append(link(`/watch/${view.round_match}`, `Watch round ${view.current_round}`));
+    }
   };
   async function resync() {
-    const reply = await connection.request({ type: 'tournament_resync', code, since: seq });
+    const reply = await retrying(() => connection.request({ type: 'tournament_resync', code, since: seq }));
     if (reply.type === 'tournament_events' && view === null) {
       // The first load got the events, not a view: the standings now include them all.
-      const standing = await connection.request({ type: 'tournament_standings', code });
+      const standing = await retrying(() => connection.request({ type: 'tournament_standings', code }));
       view = standing.tournament;
       seq = reply.events.length ? reply.events[reply.events.length - 1].seq : 0;
       renderView();
@@ -645,10 +790,10 @@ async function tournamentPage(code) {
     if (event.seq <= seq) return;
     if (event.seq !== seq + 1) { resync(); return; }
     seq = event.seq;
-    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name });
+    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name, bot: event.bot });
     if (event.event === 'tournament_started') view.status = 'running';
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
-    if (event.event === 'round_ended') renderStandings(event.standings);
+    if (event.event === 'round_ended') { view.round_match = null; renderStandings(event.standings); }
     if (event.event === 'tournament_ended') { view.status = 'finished'; renderStandings(event.standings); }
     renderView();
   }
@@ -661,6 +806,7 @@ async function tournamentPage(code) {
 }
 
 async function boardsPage() {
+  await connection.open(); // "around me" needs to know who is asking
   const params = new URLSearchParams(location.search);
   const ruleset = params.get('ruleset') || 'classic';
   const by = params.get('by') || 'score';
@@ -670,7 +816,7 @@ async function boardsPage() {
   if (params.get('around') && connection.player) query.set('player', connection.player.name);
   const select = (id, value, options) => el('select', { id, name: id }, options.map((o) => el('option', { value: o, selected: o === value }, o)));
   const body = await getJson(`/leaderboards/${ruleset}?${query}`);
-  const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name'].includes(k)) : [];
+  const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name', 'bot'].includes(k)) : [];
   const next = new URLSearchParams({ ruleset, by, period, cursor: body.next_cursor || '' });
   show(el('h1', {}, 'Leaderboards'),
     el('form', { class: 'row', action: '/boards', method: 'get' },
@@ -678,14 +824,15 @@ async function boardsPage() {
       select('period', period, ['all', 'month', 'day']), el('button', { type: 'submit' }, 'Show'),
       connection.player ? el('button', { type: 'submit', name: 'around', value: '1' }, 'Around me') : null),
     el('table', { id: 'leaderboard' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', ...figures].map((h) => el('th', {}, h)))),
-      el('tbody', {}, body.entries.map((e) => el('tr', {}, el('td', {}, e.rank), el('td', {}, link(`/player/${encodeURIComponent(e.name)}`, e.name)),
+      el('tbody', {}, body.entries.map((e) => el('tr', { class: e.player_id === connection.player?.id ? 'me' : null }, el('td', {}, e.rank),
+        el('td', {}, named(e, link(`/player/${encodeURIComponent(e.name)}`, e.name)), e.player_id === connection.player?.id ? ' (you)' : ''),
         figures.map((f) => el('td', {}, e[f] ?? '')))))),
     body.next_cursor ? link(`/boards?${next}`, 'Next page') : null);
 }
 
 async function playerPage(name) {
   const body = await getJson(`/ratings/${encodeURIComponent(name)}`);
-  show(el('h1', {}, body.player.name),
+  show(el('h1', {}, named(body.player)),
     el('h2', {}, 'Ratings'),
     el('table', {}, el('tbody', {}, body.ratings.map((r) => el('tr', {}, el('td', {}, r.ruleset),
       el('td', {}, `ordinal ${Number(r.ordinal).toFixed(2)}`), el('td', {}, `${r.games} games`), el('td', {}, r.provisional ? 'provisional' : ''))))),
@@ -900,6 +1047,13 @@ async function route() {
     main.focus();
   } catch (error) {
     say(error.message, true);
+    if (error.code === 'closed') {
+      // The page could not load for want of a connection: load it again once back.
+      leavePage();
+      const again = () => { connection.onReconnect.delete(again); route(); };
+      connection.onReconnect.add(again);
+      leavePage = () => connection.onReconnect.delete(again);
+    }
   }
 }
 
