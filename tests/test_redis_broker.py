@@ -130,6 +130,32 @@ async def test_concurrent_publishes_on_one_channel_arrive_in_the_order_of_the_ca
         await listener.close()
 
 
+async def test_publishes_and_a_ping_written_together_each_get_their_own_answer(
+    redis_url: str,
+) -> None:
+    publisher = await RedisBroker.connect(redis_url)
+    listener = await RedisBroker.connect(redis_url)
+    try:
+        subscription = await listener.subscribe("match:HEARD")
+        # All started in one turn of the event loop: written to Redis in one go.
+        publishes = [
+            asyncio.ensure_future(
+                publisher.publish("match:HEARD" if number % 2 else "match:UNHEARD", str(number))
+            )
+            for number in range(40)
+        ]
+        ping = asyncio.ensure_future(publisher.ready())
+        later = asyncio.ensure_future(publisher.publish("match:HEARD", "last"))
+        assert await asyncio.gather(*publishes) == [number % 2 for number in range(40)]
+        assert await ping is True
+        assert await later == 1
+        expected = [str(number) for number in range(40) if number % 2] + ["last"]
+        assert await receive(subscription, len(expected)) == expected
+    finally:
+        await publisher.close()
+        await listener.close()
+
+
 async def test_a_closed_subscription_receives_nothing_more(redis_url: str) -> None:
     broker = await RedisBroker.connect(redis_url)
     try:
