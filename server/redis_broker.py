@@ -8,8 +8,8 @@ What it guarantees (docs/broker.md tells the whole story):
 - A subscription is live when ``subscribe`` returns: Redis has confirmed it, so whatever
   is published after that, through any broker, reaches it.
 - Messages published through one broker on one channel arrive in the order of the
-  ``publish`` calls: they go out on one connection, each written before ``publish``
-  first waits.
+  ``publish`` calls: they go out on one connection, each queued for the wire before
+  ``publish`` first waits (the commands of one event-loop turn are written together).
 - When either of its two connections (one publishes, one listens) is lost, the broker
   reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
   failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
