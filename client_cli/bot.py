@@ -256,6 +256,55 @@ async def run_bots(
     return states[0]
 
 
+async def run_quick_bots(
+    server: str, ruleset: str, options: BotOptions, config: Config, report: Report
+) -> MatchState:
+    """Put ``options.count`` bots in the quick-match queue of ``ruleset`` (a server that
+    lets declared bots in, with ``--quick-match-bots``, groups them with bots only) and
+    play the match each is dealt to its end; the first bot's final state."""
+    rng = random.Random(options.seed)
+    taken: set[str] = set()
+    connections: list[Connection] = []
+    try:
+        queued = []
+        for _ in range(options.count):
+            connection, account = await connect_bot(server, config, taken, report)
+            connections.append(connection)
+            matched = _matched(connection)
+            await connection.quick_match(ruleset)
+            report(f"{account.name} (level {options.level}) waits for a {ruleset} quick match")
+            queued.append((connection, account, matched))
+        players = []
+        for connection, account, matched in queued:
+            code = str((await matched)["match"]["code"])
+            player = BotPlayer(
+                connection, account, code,
+                bot_for_level(options.level, seed=rng.randrange(2**32)),
+                pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
+                report=report, level=options.level,
+            )  # fmt: skip
+            await player.join()
+            players.append(player)
+        states = await together(player.play() for player in players)
+    finally:
+        for connection in connections:
+            await connection.close()
+    return states[0]
+
+
+def _matched(connection: Connection) -> asyncio.Future[dict[str, Any]]:
+    """The ``matched`` snapshot the quick-match queue sends ``connection``, when it comes."""
+    matched: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    def listen(message: dict[str, Any]) -> None:
+        if message.get("type") == "matched" and not matched.done():
+            matched.set_result(message)
+            connection.remove_listener(listen)
+
+    connection.add_listener(listen)
+    return matched
+
+
 async def run_tournament_bots(
     server: str, code: str, options: BotOptions, config: Config, report: Report
 ) -> tuple[dict[str, Any], dict[str, Any]]:

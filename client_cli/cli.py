@@ -33,7 +33,7 @@ from rich.text import Text
 from textual.app import App
 
 from client_cli import http
-from client_cli.bot import BotOptions, run_bots, run_tournament_bots
+from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import DurationError, format_duration, format_ms, parse_duration
@@ -363,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the match's join code")
     target.add_argument("--tournament", type=_tournament_code, metavar="CODE",
                         help="a tournament's code: the bots enter it and play every round")
+    target.add_argument("--quick", choices=sorted(RULESETS), metavar="RULES",
+                        help="the bots wait in the quick-match queue of these rules and race "
+                             "the bots they are grouped with (when the server lets bots in)")
     bot.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=2,
                      help="1 random, 2 greedy, 3 search, 4 solver (default 2)")
     bot.add_argument("--count", type=_bounded(1, 16, "bots"), default=1, metavar="N",
@@ -688,13 +691,17 @@ async def cmd_bot(context: Context) -> int:
                                                 bot_options, context.config, report)
         print_final(out, final, view, None)
         return 0
-    state = await run_bots(
-        context.server, options.code, bot_options, context.config, report,
-    )
+    if options.quick is not None:
+        state = await run_quick_bots(context.server, options.quick, bot_options,
+                                     context.config, report)
+    else:
+        state = await run_bots(
+            context.server, options.code, bot_options, context.config, report,
+        )
     if state.phase is Phase.ABANDONED:
-        raise CliError(f"match {options.code} was abandoned before it started")
+        raise CliError(f"match {state.code} was abandoned before it started")
     if state.ranking is not None:
-        out.print(ranking_table(state.ranking, None, title=f"Match {options.code}"))
+        out.print(ranking_table(state.ranking, None, title=f"Match {state.code}"))
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from client_cli.verify import verify
 from gaps import Game, Move, Seed
 from gaps.bots import bot_for_level
 from gaps.move import REDEAL, STOP
+from server.app import Server
+from server.config import Settings
 from tests.cli_support import ME, Hostile, lobby
 
 pytestmark = pytest.mark.usefixtures("config_dir")
@@ -209,3 +212,27 @@ async def test_a_bot_whose_match_is_not_taken_back_after_a_restart_raises_match_
                                        "K7QX2M: no live match has code 'K7QX2M'")
         finally:
             await connection.close()
+
+
+async def test_bots_in_the_quick_match_queue_race_each_other_when_the_server_lets_them(
+    settings: Settings, capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    server = Server(replace(settings, quick_match_bots=True))
+    await server.start()
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        command = ["bot", "--quick", "classic", "--count", "2", "--pace", "0", "--server", url]
+        assert await run_async(command) == 0
+        out = capsys.readouterr().out
+        assert out.count("waits for a classic quick match") == 2
+        assert out.count(" finished: ") == 2 and ": final ranking" in out
+    finally:
+        await server.close()
+
+
+async def test_a_bot_sent_to_a_quick_match_that_keeps_bots_out_is_told_so(
+    ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    command = ["bot", "--quick", "classic", "--pace", "0", "--server", ws_url]
+    assert await run_async(command) == 1
+    assert "bot" in capsys.readouterr().err
