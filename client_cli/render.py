@@ -85,6 +85,29 @@ def append_bot_mark(text: Text, entry: object) -> Text:
     return text
 
 
+#: What a result's ``review`` (docs/fair-play.md) says beside it; a result cleared, or
+#: never flagged, says nothing.
+REVIEW_WORDS = {
+    "held": "under review",
+    "voided": "voided",
+    "suspended": "not counted (suspended)",
+}
+
+
+def review_words(entry: object) -> str | None:
+    """How a ranking entry's result stands with the operators, if it is not plain."""
+    review = entry.get("review") if isinstance(entry, dict) else None
+    return REVIEW_WORDS.get(review) if isinstance(review, str) else None
+
+
+def result_words(entry: object) -> str:
+    """A ranking entry's end reason, with its review if it has one: ``stopped · under
+    review``."""
+    reason = printable(entry.get("end_reason")) if isinstance(entry, dict) else ""
+    review = review_words(entry)
+    return f"{reason} · {review}" if review else reason
+
+
 def card_label(card: Card) -> str:
     """``10♥``, `` 8♣``: rank (10 for ten) and suit symbol, three characters wide."""
     rank = "10" if card.rank == 10 else str(card)[0]

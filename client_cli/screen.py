@@ -40,6 +40,8 @@ from client_cli.render import (
     par_text,
     printable,
     printable_text,
+    result_words,
+    review_words,
 )
 from client_cli.widgets import (
     COMMAND_LINE_CSS,
@@ -209,9 +211,15 @@ class RankingScreen(Screen[None]):
                 printable_text(row.get("rank"), medal), name, printable_text(row.get("score")),
                 par, printable_text(f"{row.get('placed')}/48"),
                 printable_text(row.get("redeals_used")), printable_text(row.get("moves_made")),
-                printable_text(row.get("end_reason")),
+                printable_text(result_words(row)),
                 printable_text(format_ms(row.get("finish_ms"))),
             )
+        mine = next((r for r in state.ranking or [] if r.get("player_id") == state.you_id), None)
+        if mine is not None and mine.get("review") == "held":
+            table.caption = ("Your result is under review (its timing was flagged): it counts on "
+                             "no board or rating until an operator clears it.")
+        elif mine is not None and review_words(mine):
+            table.caption = f"Your result: {review_words(mine)} (docs/fair-play.md)."
         return table
 
     def _reveal(self) -> Text:

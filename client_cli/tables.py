@@ -18,7 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
-from client_cli.render import append_bot_mark, bot_mark, par_text, printable, printable_text
+from client_cli.render import (
+    append_bot_mark,
+    bot_mark,
+    par_text,
+    printable,
+    printable_text,
+    result_words,
+)
 
 Row = Mapping[str, Any]
 
@@ -363,6 +370,6 @@ def ranking_table(rows: Iterable[Row], you_id: int | None, *, title: str) -> Tab
         table.add_row(rank_text(row.get("rank")), name_text(row, you_id),
                       cell(row.get("score"), "bold"), cell(row.get("placed")),
                       cell(row.get("redeals_used")), cell(row.get("moves_made")),
-                      cell(reason, GOOD if reason == "won" else ""),
+                      cell(result_words(row), GOOD if reason == "won" else ""),
                       cell(format_ms(row.get("finish_ms"))))
     return table

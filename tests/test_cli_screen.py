@@ -356,6 +356,32 @@ async def test_a_bot_is_marked_bot_in_the_players_table_the_log_and_the_ranking(
             await connection.close()
 
 
+async def test_a_result_held_for_review_is_marked_and_its_player_told_why() -> None:
+    """Issue 16: the player sees that a flagged result is under review."""
+    code = "K7QX2M"
+    ended = {"type": "event", "match": code, "seq": 1, "event": "match_ended", "t_ms": 1000,
+             "seed": None, "commitment": None, "ranking": [
+                 {**seated(ME["id"], "me"), "rank": 1, "moves_made": 40,
+                  "end_reason": "stopped", "finish_ms": 1000, "review": "held"},
+                 {**seated(9, "cy"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
+                  "finish_ms": 1000, "review": None}]}
+    async with Hostile({"join_match": [lobby(code)]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t")
+        try:
+            app = MatchApp(connection, await connection.join_match(code))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await pilot.pause()
+                await hostile.push(ended)
+                await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+                await pilot.pause()
+                shown = screen_text(app)
+                assert "stopped · under review" in shown
+                assert "Your result is under review" in shown
+                assert shown.count("under review") == 2  # cy's plain result says nothing
+        finally:
+            await connection.close()
+
+
 async def test_the_screen_says_the_server_restarted_and_closes_when_its_match_is_gone() -> None:
     code = "K7QX2M"
     async with Hostile({"join_match": [lobby(code)], "resync": [

@@ -370,3 +370,18 @@ def test_every_start_time_is_in_one_local_form() -> None:
     moment = datetime.fromisoformat("2026-11-29T17:00:00+00:00").astimezone()
     assert local_time("2026-11-29T17:00:00+00:00") == moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
     assert local_time("soon\x1b[2J") == "soon\ufffd[2J"
+
+
+def test_a_result_under_review_or_voided_says_so_beside_its_end_and_a_plain_one_does_not() -> None:
+    """Issue 16: ``review`` on a ranking entry (docs/fair-play.md)."""
+    plain = {"rank": 1, "player_id": 1, "name": "ana", "score": 9, "placed": 9,
+             "redeals_used": 0, "moves_made": 9, "end_reason": "stopped", "finish_ms": 1000}
+    rows = [plain | {"review": None}, plain | {"rank": 2, "player_id": 2, "name": "bob",
+                                               "review": "held"},
+            plain | {"rank": 3, "player_id": 3, "name": "cy", "review": "voided"},
+            plain | {"rank": 4, "player_id": 4, "name": "di", "review": "cleared"}]
+    shown = text(ranking_table(rows, 1, title="Match K7QX2M")).splitlines()
+    line = {name: next(row for row in shown if f" {name} " in row) for name in
+            ("ana", "bob", "cy", "di")}
+    assert "under review" in line["bob"] and "voided" in line["cy"]
+    assert "·" not in line["ana"] and "·" not in line["di"]
