@@ -296,7 +296,11 @@ def standings_table(rows: Iterable[Row], *, title: str, you: str | int | None = 
     table = _table(title, [("#", "right"), ("player", "left"), ("total score", "right"),
                            ("total time", "right"), ("rounds", "right")])
     for row in rows:
-        table.add_row(rank_text(row.get("rank")), name_text(row, you),
+        name = name_text(row, you)
+        if row.get("removed"):  # the host removed them (tournament_remove): listed last
+            name.append(printable(f" (removed: {row.get('removed_reason') or 'no reason'})"),
+                        style="dim")
+        table.add_row(rank_text(row.get("rank")), name,
                       cell(row.get("total_score"), "bold"),
                       cell(format_ms(row.get("total_time_ms"))), cell(row.get("rounds_played")))
     return table

@@ -254,6 +254,13 @@ class TournamentFollower:
             out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
                 f"{bot_mark(message)} entered ({len(entrants)}/{self.view.get('max_players')})"
             )))
+        elif name == "entrant_removed":
+            for entrant in self.view.get("entrants", []):
+                if entrant.get("player_id") == message.get("player_id"):
+                    entrant.update(removed=True, removed_reason=message.get("reason"))
+            out.print(Text.assemble("  − ", (printable(message.get("name")), "bold"), printable(
+                f" was removed by the host: {message.get('reason')}"
+            ), style="#ff6b6b"))
         elif name == "tournament_started":
             self.view["status"] = "running"
             names = ", ".join(f"{e.get('name')}{bot_mark(e)}"

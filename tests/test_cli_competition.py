@@ -820,3 +820,20 @@ async def test_entrants_who_are_bots_are_marked_as_they_enter_and_at_the_start()
     printed = " ".join(str(out.file.getvalue()).split())  # type: ignore[attr-defined]
     assert "+ robo [bot] entered (1/4)" in printed and "+ cy entered (2/4)" in printed
     assert "entrants robo [bot], cy." in printed
+
+
+async def test_an_entrant_the_host_removes_is_announced_with_the_reason_to_all() -> None:
+    """Issue 16: ``entrant_removed`` is shown to all, and the entrant is marked removed."""
+    code = "Q4M2ZK"
+    view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 2, "max_players": 4,
+            "round_time_limit_s": 60, "start_at": None, "status": "running",
+            "entrants": [{"player_id": 8, "name": "robo"}, {"player_id": 9, "name": "cy"}]}
+    out = Console(file=io.StringIO(), width=100)
+    connection = cast(Connection, SimpleNamespace(player=ME))
+    follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
+    await follower._handle({"type": "tournament_event", "tournament": code, "seq": 1,
+                            "event": "entrant_removed", "player_id": 8, "name": "robo",
+                            "reason": "left the table", "after_round": 1})
+    printed = " ".join(str(out.file.getvalue()).split())  # type: ignore[attr-defined]
+    assert "− robo was removed by the host: left the table" in printed
+    assert view["entrants"][0]["removed"] is True

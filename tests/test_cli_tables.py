@@ -385,3 +385,15 @@ def test_a_result_under_review_or_voided_says_so_beside_its_end_and_a_plain_one_
             ("ana", "bob", "cy", "di")}
     assert "under review" in line["bob"] and "voided" in line["cy"]
     assert "·" not in line["ana"] and "·" not in line["di"]
+
+
+def test_an_entrant_the_host_removed_is_marked_with_the_reason_in_the_standings() -> None:
+    """Issue 16: ``removed`` and ``removed_reason`` on a standings row."""
+    standings = [
+        {"rank": 1, "player_id": 9, "name": "cy", "total_score": 9, "total_time_ms": 1000,
+         "rounds_played": 1},
+        {"rank": 2, "player_id": 8, "name": "robo", "total_score": 20, "total_time_ms": 900,
+         "rounds_played": 1, "removed": True, "removed_reason": "left the table"},
+    ]
+    shown = " ".join(text(standings_table(standings, title="Standings")).split())
+    assert "robo (removed: left the table)" in shown and "cy (removed" not in shown
