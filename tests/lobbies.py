@@ -64,7 +64,7 @@ async def hosted(
         host.id,
         options(max_players=4, public=public),
         None,
-        seats=[(host.id, host.name)],
+        seats=[(host.id, host.name, False)],
         kind=kind,
         daily_date=daily_date,
     )

@@ -25,6 +25,7 @@ class DailyResult:
     name: str
     score: int
     finish_ms: int | None
+    bot: bool = False
 
 
 class DailyEntries:
@@ -90,7 +91,11 @@ class DailyEntries:
             rows = (
                 await connection.execute(
                     select(
-                        DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms
+                        DailyEntry.player_id,
+                        Player.name,
+                        DailyEntry.score,
+                        DailyEntry.finish_ms,
+                        Player.bot,
                     )
                     .join(Player, Player.id == DailyEntry.player_id)
                     .where(
@@ -102,4 +107,6 @@ class DailyEntries:
                     .limit(limit)
                 )
             ).all()
-        return [DailyResult(row.player_id, row.name, row.score, row.finish_ms) for row in rows]
+        return [
+            DailyResult(row.player_id, row.name, row.score, row.finish_ms, row.bot) for row in rows
+        ]

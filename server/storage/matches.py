@@ -133,7 +133,7 @@ class Matches:
             seats: dict[int, list[Any]] = {}
             for seat in (
                 await connection.execute(
-                    select(MatchPlayer.__table__, Player.name)
+                    select(MatchPlayer.__table__, Player.name, Player.bot)
                     .join(Player, Player.id == MatchPlayer.player_id)
                     .where(MatchPlayer.match_id.in_(ids))
                     .order_by(MatchPlayer.joined_at, MatchPlayer.player_id)
@@ -176,7 +176,7 @@ class Matches:
                 return None
             players = (
                 await connection.execute(
-                    select(MatchPlayer.__table__, Player.name)
+                    select(MatchPlayer.__table__, Player.name, Player.bot)
                     .join(Player, Player.id == MatchPlayer.player_id)
                     .where(MatchPlayer.match_id == match.id)
                     .order_by(MatchPlayer.rank.nulls_last(), MatchPlayer.player_id)

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from server.storage.boards import Result, record_results
 from server.storage.database import Database
 from server.storage.models import BoardEntry, Match, MatchPlayer, Rating, RatingChange
+from server.storage.players import bots_among, counted
 from server.storage.ratings import update_ratings
 
 
@@ -47,8 +48,11 @@ async def rebuild_boards_and_ratings(
         after: tuple[datetime, int] | None = None
         while matches := await _matches_after(connection, after, limit=batch_matches):
             games = await _games_of(connection, [match.id for match in matches])
+            bots = await bots_among(
+                connection, {g.player_id for rows in games.values() for g in rows}
+            )
             for match in matches:
-                await _fold(connection, match, games[match.id])
+                await _fold(connection, match, games[match.id], bots)
             folded += len(matches)
             after = (matches[-1].ended_at, matches[-1].id)
         return folded
@@ -90,9 +94,14 @@ async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[i
     return games
 
 
-async def _fold(connection: AsyncConnection, match: Any, games: list[Any]) -> None:
+async def _fold(
+    connection: AsyncConnection, match: Any, games: list[Any], bots: set[int]
+) -> None:
     """What ``Results.finish_match`` does for a rated match, from its stored rows (a
-    finish time the match never stored is 0, as the match passes it)."""
+    finish time the match never stored is 0, as the match passes it), counting whom it
+    counts (``players.counted``: a match with a bot in it counts for its bots only)."""
+    scored = set(counted([g.player_id for g in games], bots))
+    games = [g for g in games if g.player_id in scored]
     await record_results(
         connection,
         ruleset=match.ruleset,

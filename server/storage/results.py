@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from server.storage.boards import Result, record_results
 from server.storage.database import Database
 from server.storage.models import DailyEntry, Match, MatchPlayer
+from server.storage.players import bots_among, counted
 from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
 
 
@@ -57,7 +58,8 @@ class Results:
         daily_date: date | None = None,
     ) -> MatchEnd:
         """In one transaction: store each rank, mark the match finished and, for a rated
-        match, fold the results into the leaderboards and the ratings.
+        match, fold the results into the leaderboards and the ratings: everyone's, or
+        in a match with a bot in it the bots' only (``players.counted``).
 
         Idempotent: for a match already finished it changes nothing and returns the end
         stored then, so a commit whose answer was lost can be run again. Rows are taken
@@ -89,9 +91,13 @@ class Results:
                     else []
                 )
                 return MatchEnd(_utc(stored), ratings)
-            if rated and len(table) >= 2:
+            # A person's boards never count a bot, nor a game a bot played in.
+            scored = ids
+            if rated:
+                scored = counted(ids, await bots_among(connection, ids))
+            if rated and len(scored) >= 2:
                 locked = await lock_ratings(
-                    connection, ruleset=ruleset, player_ids=ids, at=ended_at
+                    connection, ruleset=ruleset, player_ids=scored, at=ended_at
                 )
                 rated_last = [_utc(row.updated_at) for row in locked.values() if row.games]
                 if rated_last and max(rated_last) >= ended_at:
@@ -118,19 +124,21 @@ class Results:
                     )
             if not rated:
                 return MatchEnd(ended_at, [])
+            counted_games = [game for game in table if game.player_id in scored]
             await record_results(
                 connection,
                 ruleset=ruleset,
                 ended_at=ended_at,
                 results=[
-                    Result(game.player_id, game.score, game.finish_ms, game.won) for game in table
+                    Result(game.player_id, game.score, game.finish_ms, game.won)
+                    for game in counted_games
                 ],
             )
             ratings = await update_ratings(
                 connection,
                 ruleset=ruleset,
                 match_id=match_id,
-                ranking=[(game.player_id, game.rank) for game in table],
+                ranking=[(game.player_id, game.rank) for game in counted_games],
                 at=ended_at,
                 locked=locked,
             )
