@@ -394,7 +394,8 @@ class Tournaments:
             win_by="score",
             public=False,
             countdown_s=self._countdown_s,
-            bots=tournament.bots,
+            # The tournament let its entrants in: its rounds seat them all.
+            bots=any(bot for _, _, bot in seats),
         )
         match = await self._lobby.create(
             tournament.host_id,

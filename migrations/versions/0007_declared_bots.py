@@ -23,21 +23,24 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("players") as players:
-        players.add_column(
-            sa.Column("bot", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-    with op.batch_alter_table("matches") as matches:
-        matches.add_column(
-            sa.Column("bots", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-    with op.batch_alter_table("tournaments") as tournaments:
-        tournaments.add_column(
-            sa.Column("bots", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-    with op.batch_alter_table("tournament_entries") as entries:
-        entries.add_column(sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True))
-        entries.add_column(sa.Column("removed_reason", sa.String(200), nullable=True))
+    # Plain ADD COLUMN, on SQLite too: a batch would copy ``players`` into a new table and
+    # lose its expression index (names unique in any case), which SQLite cannot reflect.
+    op.add_column(
+        "players", sa.Column("bot", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "matches", sa.Column("bots", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "tournaments", sa.Column("bots", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "tournament_entries",
+        sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True),
+    )
+    op.add_column(
+        "tournament_entries", sa.Column("removed_reason", sa.String(200), nullable=True)
+    )
 
 
 def downgrade() -> None:
@@ -48,5 +51,8 @@ def downgrade() -> None:
         tournaments.drop_column("bots")
     with op.batch_alter_table("matches") as matches:
         matches.drop_column("bots")
+    # The batch copies ``players`` on SQLite: its expression index is made again after.
+    op.drop_index("ux_players_name_lower", table_name="players")
     with op.batch_alter_table("players") as players:
         players.drop_column("bot")
+    op.create_index("ux_players_name_lower", "players", [sa.text("lower(name)")], unique=True)

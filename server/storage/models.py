@@ -39,7 +39,7 @@ class Player(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # A bot, as declared at registration (docs/fair-play.md); no message changes it.
-    bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    bot: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     # Names differing only in case are one name: "Ana" would pass for "ana". (Names are
     # ASCII, so lower() is the same on every backend.)
@@ -81,7 +81,7 @@ class Match(Base):
     par_exact: Mapped[bool | None] = mapped_column(Boolean)
     # Whether the host lets bots sit (the server's own matches: quick, daily, rounds say
     # what their queue or tournament says).
-    bots: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    bots: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (Index("ix_matches_status_public", "status", "public"),)
 
@@ -235,7 +235,7 @@ class Tournament(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Whether the host lets bots enter.
-    bots: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    bots: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class TournamentEntry(Base):
