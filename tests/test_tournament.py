@@ -876,3 +876,23 @@ async def test_a_bot_enters_only_a_tournament_whose_host_lets_bots_in(connect: C
     open_to_bots = (await ana.ok("tournament_create", rounds=1, bots=True))["tournament"]
     joined = await beep.ok("tournament_join", code=open_to_bots["code"])
     assert joined["tournament"]["entrants"][0]["bot"] is True
+
+
+async def test_a_tournament_whose_entrants_were_all_removed_ends_at_its_next_round(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+) -> None:
+    first = await processes()
+    tournament, players, follower = await a_tournament(first, store, broker, rounds=3)
+    await round_played(first, clock, follower, players)
+    await follower.event("round_ended")
+    for player in players:
+        await first.tournaments.remove(tournament.code, players[0].id, player.name, "closed")
+    await clock.until_sleeping(1)
+    clock.advance(BREAK_S)
+    ended = await follower.event("tournament_ended")
+    assert [row["removed"] for row in ended["standings"]] == [True, True]
+    assert ended["podium"] == [] and tournament.current_round == 1
+    assert tournament.status == "finished"
