@@ -896,3 +896,6 @@ async def test_a_tournament_whose_entrants_were_all_removed_ends_at_its_next_rou
     assert [row["removed"] for row in ended["standings"]] == [True, True]
     assert ended["podium"] == [] and tournament.current_round == 1
     assert tournament.status == "finished"
+    with pytest.raises(ServerError) as over:
+        await first.tournaments.remove(tournament.code, players[0].id, "ana", "again")
+    assert over.value.code == "tournament_finished"
