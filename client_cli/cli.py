@@ -786,11 +786,11 @@ async def _wait_matched(
 
 
 async def _race_a_bot(context: Context, connection: Connection, rules: str) -> int:
-    """Create a 2-seat match and send a level-2 bot into it (in this process); the match
-    screen opens as for any race (press r to start)."""
+    """Create a 2-seat match that lets a bot sit and send a level-2 bot into it (in this
+    process); the match screen opens as for any race (press r to start)."""
     try:
         reply = await connection.create_match(ruleset=rules, max_players=2, win_by="time",
-                                              time_limit_s=600, public=False)
+                                              time_limit_s=600, public=False, bots=True)
     except BaseException:
         await connection.close()
         raise

@@ -121,9 +121,12 @@ def follow(connection: Connection, code: str, messages: list[Message]) -> MatchS
     return state
 
 
-async def hosted(url: str, seats: int) -> tuple[Connection, str, MatchState, list[Message]]:
+async def hosted(
+    url: str, seats: int, *, bots: bool = False
+) -> tuple[Connection, str, MatchState, list[Message]]:
     ana = await player(url, "ana")
-    code = (await ana.create_match(max_players=seats, countdown_s=0))["match"]["code"]
+    created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
+    code = created["match"]["code"]
     messages: list[Message] = []
     return ana, code, follow(ana, code, messages), messages
 
@@ -214,7 +217,7 @@ async def bots_joined(
     url: str, capsys: pytest.CaptureFixture[str],
 ) -> tuple[Connection, str, MatchState, asyncio.Task[int]]:
     """ana hosts a match for herself and a bot (level 2, a fast pace); the bot is playing."""
-    ana, code, state, _ = await hosted(url, 2)
+    ana, code, state, _ = await hosted(url, 2, bots=True)
     bot = asyncio.create_task(run_async(
         ["bot", "--join", code, "--level", "2", "--pace", "0.05", "--server", url]))
     await wait_for(lambda: any(p.get("ready") for i, p in state.players.items()
@@ -324,6 +327,9 @@ async def test_a_tournament_round_gone_in_a_restart_is_reported_and_the_next_is_
     tournaments = restartable.server.tournaments
     await wait_for(lambda: any(t.entrants for t in tournaments.live.values()))
     [code] = [t.code for t in tournaments.live.values()]
+    # The host lets bots in (tournament_create's bots: true; `gaps tournament create` has
+    # no flag for it yet).
+    tournaments.live[code].bots = True
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bots"))
     bot = asyncio.create_task(gaps("bot", "--tournament", code, "--pace", "0.05",
                                    "--level", "2", "--server", url))

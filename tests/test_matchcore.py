@@ -143,6 +143,23 @@ def test_a_full_match_refuses_another_player() -> None:
     assert (error.code, error.message) == ("match_full", "match ABCDEF has its 2 players")
 
 
+def test_a_declared_bot_sits_only_where_the_host_lets_bots_sit() -> None:
+    people_only = seated(1)
+    error = refused(people_only, Join(2, "beep", bot=True), T0)
+    assert (error.code, error.details) == ("bots_not_allowed", {"refused_by": "match"})
+    assert refused(people_only, Join(2, "beep", bot=True), T0).message == (
+        "the host of match ABCDEF lets no bot sit"
+    )
+
+    open_to_bots = replace(people_only, options=replace(people_only.options, bots=True))
+    step = ok(open_to_bots, Join(2, "beep", bot=True), T0)
+    [joined] = step.events
+    assert joined.data["player"]["bot"] is True
+    snapshot = matchcore.snapshot(step.state, 1, T0, seq=2)
+    assert [p["bot"] for p in snapshot["players"]] == [False, True]
+    assert snapshot["match"]["bots"] is True
+
+
 def test_a_started_match_refuses_joins_and_readies_and_an_abandoned_one_is_over() -> None:
     state = dealt(2)
     assert refused(state, Join(3, "cat"), T0).code == "already_started"
