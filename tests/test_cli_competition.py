@@ -324,13 +324,11 @@ async def test_a_whole_tournament_two_players_and_a_bot(
 
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "3",
-        "--round-time", "2m", "--join", frontend=driving(player_of(ana))))
+        "--round-time", "2m", "--bots", "--join", frontend=driving(player_of(ana))))
     await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
     [live] = server.tournaments.live.values()
     code = live.code
-    # The host lets bots in (tournament_create's bots: true; `gaps tournament create` has
-    # no flag for it yet).
-    live.bots = True
+    assert live.bots  # the host let bots in (--bots)
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))  # ana's config is read
     joining = asyncio.create_task(gaps("tournament", "join", code.lower(),
                                        frontend=driving(player_of(bob))))

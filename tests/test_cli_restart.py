@@ -322,14 +322,11 @@ async def test_a_tournament_round_gone_in_a_restart_is_reported_and_the_next_is_
     assert await gaps("register", f"ana-{random.randrange(10**6)}", "--server", url) == 0
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "2",
-        "--round-time", "2m", "--join", frontend=driving(play_round)))
+        "--round-time", "2m", "--bots", "--join", frontend=driving(play_round)))
     assert restartable.server is not None
     tournaments = restartable.server.tournaments
     await wait_for(lambda: any(t.entrants for t in tournaments.live.values()))
     [code] = [t.code for t in tournaments.live.values()]
-    # The host lets bots in (tournament_create's bots: true; `gaps tournament create` has
-    # no flag for it yet).
-    tournaments.live[code].bots = True
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bots"))
     bot = asyncio.create_task(gaps("bot", "--tournament", code, "--pace", "0.05",
                                    "--level", "2", "--server", url))

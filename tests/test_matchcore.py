@@ -360,7 +360,7 @@ def test_the_first_rematch_offered_stands_and_is_said_to_everyone_once() -> None
         "code": None,
         "seed": None,
         "options": {"ruleset": "classic", "max_players": 4, "time_limit_s": LIMIT_S,
-                    "win_by": "score", "public": True, "countdown_s": 0},
+                    "win_by": "score", "public": True, "countdown_s": 0, "bots": False},
     } and asked.events == ()
     offered = ok(state, OfferRematch(2, same_seed=False, code="NEW111"), T0 + 300)
     assert isinstance(offered.reply, dict) and offered.reply["code"] == "NEW111"
@@ -394,6 +394,13 @@ def test_a_rematch_is_for_the_players_of_a_finished_match_and_a_secret_deal_is_n
     new_deal = ok(daily, OfferRematch(1, False), T0 + 300).reply
     assert isinstance(new_deal, dict) and new_deal["options"]["max_players"] == 1
     assert new_deal["options"]["public"] is False
+
+
+def test_a_rematch_lets_bots_sit_where_the_finished_match_let_them() -> None:
+    over = finished(2)
+    over = replace(over, options=replace(over.options, bots=True))
+    rematch = ok(over, OfferRematch(1, False), T0 + 300).reply
+    assert isinstance(rematch, dict) and rematch["options"]["bots"] is True
 
 
 # -- deadlines of a game ----------------------------------------------------------------
