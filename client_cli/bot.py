@@ -63,26 +63,39 @@ async def connect_bot(
     server: str, config: Config, taken: set[str], report: Report
 ) -> tuple[Connection, Account]:
     """A connection for a bot not in ``taken``: a saved one if its token still works,
-    else a newly registered ``bot-XXXX`` (saved for next time)."""
+    else a newly registered ``bot-XXXX``, a declared bot (saved for next time)."""
     for account in config.bot_accounts(server):
         if account.name in taken:
             continue
         taken.add(account.name)
         try:
-            return await Connection.open(server, token=account.token), account
+            connection = await Connection.open(server, token=account.token)
         except ServerRefused as refusal:
             if refusal.code != "bad_token":
                 raise
             report(f"{account.name}: the server no longer knows this bot; making a new one")
             config.drop_bot(server, account.name)
             config.save()
+            continue
+        if (connection.player or {}).get("bot"):
+            return connection, account
+        # Saved before bots were declared: the server counts it as a person, and no
+        # message changes that. A declared bot replaces it.
+        await connection.close()
+        report(f"{account.name}: registered as a person, not a bot; making a declared bot")
+        config.drop_bot(server, account.name)
+        config.save()
     for _ in range(50):
         name = f"bot-{secrets.token_hex(2)}"
         if name in taken:
             continue
         connection = await Connection.open(server)
         try:
-            reply = await connection.register(name)
+            # Registered as a declared bot (docs/fair-play.md): the server shows it as
+            # one everywhere and keeps it off people's boards and ratings.
+            reply = await connection.request("register", name=name, bot=True)
+            connection.token = str(reply["token"])
+            connection.player = reply.get("player")
         except ServerRefused as refusal:
             await connection.close()
             if refusal.code == "name_taken":

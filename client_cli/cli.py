@@ -239,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--win-by", choices=("time", "score"), default="time",
                         help="time: the fastest winner; score: the best score (default time)")
     create.add_argument("--public", action="store_true", help="list it in `gaps matches`")
+    create.add_argument("--bots", action="store_true",
+                        help="let declared bots sit (`gaps bot --join CODE`); they are "
+                             "refused otherwise")
     create.add_argument("--seed", type=_seed, metavar="CODE",
                         help="deal this share code (the match is then unrated)")
     create.add_argument("--countdown", type=_countdown, metavar="DURATION",
@@ -336,6 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "time) or 2026-11-29T17:00Z")
     when.add_argument("--start-in", type=_duration, metavar="DURATION",
                       help="starts by itself after this long, like 5m")
+    t_create.add_argument("--bots", action="store_true",
+                          help="let declared bots enter (`gaps bot --tournament CODE`)")
     t_create.add_argument("--join", action="store_true",
                           help="enter it yourself and follow it, as `gaps tournament join`")
     t_create.set_defaults(handler=cmd_tournament_create)
@@ -499,6 +504,8 @@ async def cmd_create(context: Context) -> int:
         "ruleset": options.rules, "max_players": options.players,
         "time_limit_s": options.time, "win_by": options.win_by, "public": options.public,
     }
+    if options.bots:
+        request["bots"] = True
     if options.countdown is not None:
         request["countdown_s"] = options.countdown
     if options.seed is not None:
@@ -516,7 +523,8 @@ async def cmd_create(context: Context) -> int:
         f"{format_duration(options.time)}, win by {options.win_by}"
         f"{', public' if options.public else ''}{', unrated' if options.seed else ''}.", "")))
     out.print(Text(f"Others join with:   gaps join {code}"))
-    out.print(Text(f"Race bots with:     gaps bot --join {code}"))
+    if options.bots:
+        out.print(Text(f"Race bots with:     gaps bot --join {code}"))
     if options.detach:
         await connection.close()
         out.print(Text(f"Take your seat with: gaps join {code}  (within the server's grace "
@@ -793,11 +801,11 @@ async def _wait_matched(
 
 
 async def _race_a_bot(context: Context, connection: Connection, rules: str) -> int:
-    """Create a 2-seat match and send a level-2 bot into it (in this process); the match
-    screen opens as for any race (press r to start)."""
+    """Create a 2-seat match that lets a bot sit and send a level-2 bot into it (in this
+    process); the match screen opens as for any race (press r to start)."""
     try:
         reply = await connection.create_match(ruleset=rules, max_players=2, win_by="time",
-                                              time_limit_s=600, public=False)
+                                              time_limit_s=600, public=False, bots=True)
     except BaseException:
         await connection.close()
         raise
@@ -964,6 +972,8 @@ async def cmd_tournament_create(context: Context) -> int:
         "name": options.name, "ruleset": options.rules, "rounds": options.rounds,
         "max_players": options.players, "round_time_limit_s": options.round_time,
     }
+    if options.bots:
+        request["bots"] = True
     start_at: datetime | None = options.start_at
     if options.start_in is not None:
         start_at = datetime.now(UTC) + timedelta(seconds=options.start_in)
@@ -985,7 +995,8 @@ async def cmd_tournament_create(context: Context) -> int:
         else:
             out.print(Text(f"Start it when everyone is in:  gaps tournament start {shown}"))
         out.print(Text(f"Players enter with:             gaps tournament join {shown}"))
-        out.print(Text(f"Bots enter with:                gaps bot --tournament {shown}"))
+        if options.bots:
+            out.print(Text(f"Bots enter with:                gaps bot --tournament {shown}"))
         if not options.join:
             return 0
         reply = await connection.tournament_join(code)

@@ -26,7 +26,7 @@ from server.broker import Broker, BrokerUnavailable, LocalBroker, Subscription
 from server.config import Settings
 from server.daily import Daily, today
 from server.desk import Desk
-from server.errors import ServerError
+from server.errors import ServerError, bots_not_allowed
 from server.forwarded import client_address
 from server.identity import new_token, token_hash
 from server.leadership import Leadership
@@ -59,6 +59,7 @@ from server.protocol import (
     Ready,
     Register,
     Rematch,
+    RemoveEntrant,
     Resync,
     ResyncTournament,
     StartMatch,
@@ -405,6 +406,7 @@ class Server:
         cursor: str | None,
         limit: int,
         around_player: int | None,
+        kind: str = "people",
     ) -> dict[str, Any]:
         boards = self.store.boards
         if around_player is not None:
@@ -415,9 +417,16 @@ class Server:
                 day=day or today(),
                 player_id=around_player,
                 neighbours=limit // 2,
+                kind=kind,
             )
         return await boards.page(
-            ruleset=ruleset, by=by, period=period, day=day or today(), cursor=cursor, limit=limit
+            ruleset=ruleset,
+            by=by,
+            period=period,
+            day=day or today(),
+            cursor=cursor,
+            limit=limit,
+            kind=kind,
         )
 
     async def rating(self, name: str) -> dict[str, Any]:
@@ -425,7 +434,7 @@ class Server:
         if player is None:
             raise ServerError("no_such_player", f"no player is called {name!r}")
         return {
-            "player": {"id": player.id, "name": player.name},
+            "player": {"id": player.id, "name": player.name, "bot": player.bot},
             **await self.store.ratings.of_player(player.id),
         }
 
@@ -458,6 +467,7 @@ class Server:
                     cursor=fields.cursor,
                     limit=fields.limit,
                     around_player=around,
+                    kind=fields.kind,
                 )
             case ["ratings", name]:
                 return await self.rating(name)
@@ -682,8 +692,8 @@ class Session:
 
     async def dispatch(self, request: protocol.Request) -> dict[str, Any]:
         match request:
-            case Register(name=name):
-                return await self.register(name)
+            case Register(name=name, bot=bot):
+                return await self.register(name, bot=bot)
             case Hello(token=token):
                 return await self.hello(token)
             case Ping():
@@ -725,6 +735,7 @@ class Session:
                         cursor=request.cursor,
                         limit=request.limit,
                         around_player=player.id if request.around_me else None,
+                        kind=request.kind,
                     ),
                 }
             case GetRating(name=wanted):
@@ -740,6 +751,7 @@ class Session:
                         "max_players": request.max_players,
                         "round_time_limit_s": request.round_time_limit_s,
                         "start_at": request.start_at.isoformat() if request.start_at else None,
+                        "bots": request.bots,
                     },
                 )
                 await self._follow(tournament_channel(created["tournament"]["code"]))
@@ -748,9 +760,16 @@ class Session:
                 # Followed first: what is published from now on comes after the reply.
                 await self._follow_tournament(code)
                 joined = await leader.ask(
-                    "tournament_join", {"code": code, "player_id": player.id, "name": player.name}
+                    "tournament_join",
+                    {"code": code, "player_id": player.id, "name": player.name, "bot": player.bot},
                 )
                 return {"type": "tournament", **joined}
+            case RemoveEntrant(code=code, player=removed, reason=reason):
+                answer = await leader.ask(
+                    "tournament_remove",
+                    {"code": code, "player_id": player.id, "player": removed, "reason": reason},
+                )
+                return {"type": "tournament", **answer}
             case StartTournament(code=code):
                 started = await leader.ask(
                     "tournament_start", {"code": code, "player_id": player.id}
@@ -765,7 +784,9 @@ class Session:
                 await self._follow_tournament(code)
                 return dict(await leader.ask("tournament_resync", {"code": code, "since": since}))
             case PlayDaily(ruleset=ruleset):
-                match = await self.server.daily.start(player.id, player.name, ruleset)
+                match = await self.server.daily.start(
+                    player.id, player.name, ruleset, bot=player.bot
+                )
                 return {"type": "daily_started", **await self._attach(match)}
             case GetDailyBoard(ruleset=ruleset, day=day):
                 return {
@@ -773,6 +794,11 @@ class Session:
                     **await self.server.daily.board(ruleset.name, day or today()),
                 }
             case QuickMatch(ruleset=ruleset):
+                if player.bot and not self.server.settings.quick_match_bots:
+                    raise bots_not_allowed(
+                        "quick match is for people on this server: bots may not queue",
+                        refused_by="quick_match",
+                    )
                 waiting = await self._enqueue(ruleset.name, waited_s=0.0)
                 self.queued = (ruleset.name, time.monotonic())
                 if self._requeueing is None:
@@ -844,7 +870,7 @@ class Session:
         await self._watch(match)
         if match.code not in self.seats:
             try:
-                await match.join(self.player.id, self.player.name)
+                await match.join(self.player.id, self.player.name, bot=self.player.bot)
             except BaseException:
                 self._unfollow(match.channel)
                 raise
@@ -865,6 +891,7 @@ class Session:
                 "player_id": self.player.id,
                 "name": self.player.name,
                 "waited_s": waited_s,
+                "bot": self.player.bot,
             },
         )
         return int(waiting)
@@ -899,7 +926,7 @@ class Session:
             raise ServerError("not_authenticated", "send hello with your token (or register) first")
         return self.player
 
-    async def register(self, name: str) -> dict[str, Any]:
+    async def register(self, name: str, *, bot: bool = False) -> dict[str, Any]:
         if self.player is not None:
             raise ServerError("already_authenticated", f"this connection is {self.player.name}'s")
         if self.server.is_operator(name):
@@ -909,11 +936,11 @@ class Session:
         token = new_token()
         try:
             self.player = await self.server.store.players.register(
-                name, token_hash(token), datetime.now(UTC)
+                name, token_hash(token), datetime.now(UTC), bot=bot
             )
         except NameTaken:
             raise ServerError("name_taken", f"{name!r} is taken: choose another name") from None
-        log.info("registered", extra={"player": name})
+        log.info("registered", extra={"player": name, "bot": bot})
         return {"type": "registered", "player": self._player_view(), "token": token}
 
     async def hello(self, token: str) -> dict[str, Any]:
@@ -934,9 +961,14 @@ class Session:
 
     def _player_view(self) -> dict[str, Any]:
         assert self.player is not None
-        return {"id": self.player.id, "name": self.player.name}
+        return {"id": self.player.id, "name": self.player.name, "bot": self.player.bot}
 
     async def create(self, player: PlayerRecord, request: CreateMatch) -> dict[str, Any]:
+        if player.bot and not request.bots:
+            raise bots_not_allowed(
+                "you are a declared bot: a match you create must let bots sit (bots: true)",
+                refused_by="match",
+            )
         options = MatchOptions(
             ruleset=request.ruleset,
             max_players=request.max_players,
@@ -948,9 +980,10 @@ class Session:
                 if request.countdown_s is not None
                 else self.server.settings.countdown_s
             ),
+            bots=request.bots,
         )
         match = await self.server.lobby.create(
-            player.id, options, request.seed, seats=[(player.id, player.name)]
+            player.id, options, request.seed, seats=[(player.id, player.name, player.bot)]
         )
         try:
             await self._watch(match)
@@ -1019,9 +1052,10 @@ class Session:
                 win_by=options["win_by"],
                 public=options["public"],
                 countdown_s=options["countdown_s"],
+                bots=options.get("bots", False),
             ),
             Seed.parse(offer["seed"]) if offer["seed"] is not None else None,
-            seats=[(player.id, player.name)],
+            seats=[(player.id, player.name, player.bot)],
         )
         try:
             await self._watch(match)

@@ -75,6 +75,8 @@ class Settings:
     tournament_countdown_s: int = 10
     tournament_break_s: float = 15.0
     quick_wait_s: float = 5.0
+    #: Whether declared bots may wait in the quick-match queue (they race bots only).
+    quick_match_bots: bool = False
     log_level: str = "INFO"
     #: A cluster's match leases (PostgreSQL only): how long one lasts unrenewed, and how
     #: often the owner renews its leases and looks for matches to take over.
@@ -109,6 +111,14 @@ class Settings:
 def _env_float(name: str, default: float) -> float:
     value = os.environ.get(name)
     return default if value is None or value == "" else float(value)
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    """The variable as a yes or no: 1, true, yes or on (any case) say yes."""
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def _env_text(name: str, default: str) -> str:
@@ -181,6 +191,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
         help="how long quick match waits for a fuller group, seconds",
+    )
+    parser.add_argument(
+        "--quick-match-bots",
+        action=argparse.BooleanOptionalAction,
+        default=_env_flag("GAPS_QUICK_MATCH_BOTS", defaults.quick_match_bots),
+        help="let declared bots wait in the quick-match queue, where they race bots only "
+        "(GAPS_QUICK_MATCH_BOTS; default: no)",
     )
     parser.add_argument(
         "--lease-s",
@@ -272,6 +289,7 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         tournament_countdown_s=options.tournament_countdown_s,
         tournament_break_s=options.tournament_break_s,
         quick_wait_s=options.quick_wait_s,
+        quick_match_bots=options.quick_match_bots,
         log_level=options.log_level,
         lease_s=options.lease_s,
         lease_renew_s=options.lease_renew_s,

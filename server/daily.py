@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
-from server.errors import ServerError
+from server.errors import ServerError, bots_not_allowed
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
 from server.storage.daily_entries import AlreadyEntered
@@ -46,8 +46,15 @@ class Daily:
             self._key = await self._store.daily.secret(SECRET_NAME, secrets.token_bytes(32))
         return self._key
 
-    async def start(self, player_id: int, name: str, ruleset: Ruleset) -> Match:
-        """Deal today's challenge to the player, once per day and ruleset."""
+    async def start(
+        self, player_id: int, name: str, ruleset: Ruleset, *, bot: bool = False
+    ) -> Match:
+        """Deal today's challenge to the player, once per day and ruleset; never to a
+        declared ``bot`` (its board is the people's)."""
+        if bot:
+            raise bots_not_allowed(
+                "the daily challenge is for people: bots may not play it", refused_by="daily"
+            )
         day = today()
         if await self._store.daily.played(ruleset=ruleset.name, day=day, player_id=player_id):
             raise ServerError(
@@ -65,7 +72,7 @@ class Daily:
             player_id,
             options,
             daily_seed(await self.key(), ruleset.name, day),
-            seats=[(player_id, name)],
+            seats=[(player_id, name, False)],
             connected=False,  # the session attaches the player's connection
             kind="daily",
             daily_date=day,
@@ -98,6 +105,7 @@ class Daily:
                     "rank": entries[-1]["rank"] if tied else position,
                     "player_id": row.player_id,
                     "name": row.name,
+                    "bot": row.bot,
                     "score": row.score,
                     "finish_ms": row.finish_ms,
                 }

@@ -35,14 +35,22 @@ class Desk:
                     max_players=args["max_players"],
                     round_time_limit_s=args["round_time_limit_s"],
                     start_at=datetime.fromisoformat(start_at) if start_at else None,
+                    bots=bool(args.get("bots", False)),
                 )
                 return {"tournament": tournament.view()}
             case "tournament_join":
-                tournament = await tournaments.join(args["code"], args["player_id"], args["name"])
+                tournament = await tournaments.join(
+                    args["code"], args["player_id"], args["name"], bot=bool(args.get("bot", False))
+                )
                 return {"tournament": tournament.view(), "seq": tournament.history.last_seq}
             case "tournament_start":
                 tournament = await tournaments.start_by(args["code"], args["player_id"])
                 return {"tournament": tournament.view()}
+            case "tournament_remove":
+                tournament = await tournaments.remove(
+                    args["code"], args["player_id"], args["player"], args["reason"]
+                )
+                return {"tournament": tournament.view(), "seq": tournament.history.last_seq}
             case "tournament_list":
                 return {"tournaments": [t.view() for t in tournaments.listed()]}
             case "tournament_standings":
@@ -58,6 +66,7 @@ class Desk:
                     args["name"],
                     node=caller,
                     waited_s=args["waited_s"],
+                    bot=bool(args.get("bot", False)),
                 )
             case "quick_cancel":
                 return self._matchmaker.cancel(args["player_id"])

@@ -29,6 +29,10 @@ ERROR_CODES: Final[dict[str, str]] = {
     "not_finished": "the replay of a match is published when it ends",
     "no_such_tournament": "no tournament has this code",
     "tournament_full": "the tournament has all the entrants it takes",
+    "bots_not_allowed": "a declared bot may not sit here; `refused_by` says who said no",
+    "round_in_play": "a round is being played: entrants are removed between rounds",
+    "tournament_finished": "the tournament is over",
+    "not_an_entrant": "this player is not (or no longer) in the tournament",
     "daily_already_played": "you have played today's challenge in this ruleset",
     "no_such_player": "no player has this name",
     "no_such_resource": "(HTTP) nothing is at this path",
@@ -57,3 +61,13 @@ class ServerError(Exception):
         self.code = code
         self.message = message
         self.details = details
+
+
+#: What may refuse a declared bot a seat (``bots_not_allowed``'s ``refused_by``).
+BOT_REFUSERS: Final = ("match", "tournament", "quick_match", "daily")
+
+
+def bots_not_allowed(message: str, *, refused_by: str) -> ServerError:
+    """The refusal of a declared bot's seat; ``refused_by`` is one of ``BOT_REFUSERS``."""
+    assert refused_by in BOT_REFUSERS, refused_by
+    return ServerError("bots_not_allowed", message, refused_by=refused_by)

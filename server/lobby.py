@@ -101,7 +101,7 @@ class Lobby:
         options: MatchOptions,
         seed: Seed | None,
         *,
-        seats: Sequence[tuple[int, str]],
+        seats: Sequence[tuple[int, str, bool]],
         connected: bool = True,
         kind: str = "race",
         tournament_id: int | None = None,
@@ -109,7 +109,8 @@ class Lobby:
         daily_date: date | None = None,
         rated: bool | None = None,
     ) -> Match:
-        """A new match with ``seats`` (player id, name) taken, connected or reserved.
+        """A new match with ``seats`` (player id, name, declared bot) taken, connected
+        or reserved (a bot where ``options.bots`` says no is refused: the match stays).
 
         A match is rated unless its seed was chosen by someone (``seed`` given): then
         the seed was not secret, and its results count for no board and no rating.
@@ -144,6 +145,7 @@ class Lobby:
                 time_limit_s=options.time_limit_s,
                 win_by=options.win_by,
                 public=options.public,
+                bots=options.bots,
                 rated=rated,
                 host_id=host_id,
                 status="lobby",
@@ -176,8 +178,8 @@ class Lobby:
             )
         )
         self.matches[code] = match
-        for player_id, name in seats:
-            await match.join(player_id, name, connected=connected)
+        for player_id, name, bot in seats:
+            await match.join(player_id, name, connected=connected, bot=bot)
         return match
 
     def open_hosted_by(self, player_id: int) -> int:

@@ -179,10 +179,13 @@ class Match:
 
     # -- what others ask ------------------------------------------------------------
 
-    async def join(self, player_id: int, name: str, *, connected: bool = True) -> dict[str, Any]:
+    async def join(
+        self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
+    ) -> dict[str, Any]:
         """Seat the player (or count one more connection of a seated one, unless not
-        ``connected``: a seat the server reserves); their snapshot."""
-        return await self._ask(matchcore.Join(player_id, name, connected))  # type: ignore[no-any-return]
+        ``connected``: a seat the server reserves), a declared ``bot`` or not (refused
+        with ``bots_not_allowed`` where the host said no); their snapshot."""
+        return await self._ask(matchcore.Join(player_id, name, connected, bot))  # type: ignore[no-any-return]
 
     async def watch(self, player_id: int) -> dict[str, Any]:
         """A spectator comes (``not_watchable`` for a daily challenge before its day is

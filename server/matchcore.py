@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo, parse_action
 from gaps.ranking import Finish, rank
-from server.errors import ServerError
+from server.errors import ServerError, bots_not_allowed
 from server.records import (
     ActionRow,
     GameEnded,
@@ -56,6 +56,8 @@ class MatchOptions:
     win_by: str
     public: bool
     countdown_s: int
+    #: Whether declared bots may sit (docs/fair-play.md).
+    bots: bool = False
 
 
 # -- state ------------------------------------------------------------------------------
@@ -69,6 +71,8 @@ class Seat:
     name: str
     ready: bool = False
     game: Game | None = None
+    #: A declared bot's seat.
+    bot: bool = False
     last_seq: int = 0
     #: (seq, action_ok) of the last ``CACHED_ACKS`` actions, oldest first.
     acks: tuple[tuple[int, Mapping[str, Any]], ...] = ()
@@ -190,6 +194,7 @@ class Join:
     player_id: int
     name: str
     connected: bool = True
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -370,8 +375,8 @@ def _command(
     state: MatchState, command: Command, now: Ms, out: _Out
 ) -> tuple[MatchState, Reply]:
     match command:
-        case Join(player_id=player_id, name=name, connected=connected):
-            return _join(state, player_id, name, connected, now, out), Snap(player_id)
+        case Join(player_id=player_id, name=name, connected=connected, bot=bot):
+            return _join(state, player_id, name, connected, bot, now, out), Snap(player_id)
         case Watch(player_id=player_id):
             # A seated player may watch too (from another terminal): as a spectator, and
             # the watching connection does not count as their seat's.
@@ -446,8 +451,8 @@ def _offer_rematch(
 
 
 def rematch_options(state: MatchState) -> dict[str, Any]:
-    """The options of a rematch of ``state``: the same rules and clock; a match the
-    server started (quick, daily, tournament) becomes a race for as many as played it."""
+    """The options of a rematch of ``state``: the same rules, clock and bots rule; a match
+    the server started (quick, daily, tournament) becomes a race for as many as played it."""
     options = state.options
     race = state.kind == "race"
     return {
@@ -457,6 +462,7 @@ def rematch_options(state: MatchState) -> dict[str, Any]:
         "win_by": options.win_by,
         "public": options.public if race else False,
         "countdown_s": options.countdown_s,
+        "bots": options.bots,
     }
 
 
@@ -483,17 +489,21 @@ def _connect(state: MatchState, player_id: int) -> MatchState:
 
 
 def _join(
-    state: MatchState, player_id: int, name: str, connected: bool, now: Ms, out: _Out
+    state: MatchState, player_id: int, name: str, connected: bool, bot: bool, now: Ms, out: _Out
 ) -> MatchState:
     if state.seat(player_id) is not None:
         return _connect(state, player_id) if connected else state
     _require_lobby(state)
+    if bot and not state.options.bots:
+        raise bots_not_allowed(
+            f"the host of match {state.code} lets no bot sit", refused_by="match"
+        )
     if len(state.seats) >= state.options.max_players:
         raise ServerError(
             "match_full", f"match {state.code} has its {state.options.max_players} players"
         )
     # A reserved seat (connections 0) is timed out from the deal, not given up in the lobby.
-    seat = Seat(player_id, name, connections=int(connected))
+    seat = Seat(player_id, name, connections=int(connected), bot=bot)
     out.writes.append(SeatAdded(player_id, now))
     out.emit("player_joined", state.t_ms(now), player=progress(seat))
     return replace(state, seats=(*state.seats, seat))
@@ -864,6 +874,7 @@ def rebuild(
         win_by=row.win_by,
         public=row.public,
         countdown_s=default_countdown_s if row.countdown_s is None else row.countdown_s,
+        bots=bool(getattr(row, "bots", False)),
     )
     state = MatchState(
         id=row.id,
@@ -882,7 +893,8 @@ def rebuild(
         return replace(
             state,
             seats=tuple(
-                Seat(s.player_id, s.name, ready=s.ready, away_since=now) for s in stored.seats
+                Seat(s.player_id, s.name, ready=s.ready, away_since=now, bot=_bot(s))
+                for s in stored.seats
             ),
         )
     started_at = _ms(row.started_at)
@@ -891,7 +903,7 @@ def rebuild(
         actions.setdefault(action.player_id, []).append(action)
     seats: list[Seat] = []
     for s in stored.seats:
-        seat = Seat(s.player_id, s.name, ready=s.ready)
+        seat = Seat(s.player_id, s.name, ready=s.ready, bot=_bot(s))
         game = Game(state.seed, options.ruleset)
         for action in actions.get(s.player_id, ()):
             before = game.score
@@ -907,6 +919,11 @@ def rebuild(
             seat = replace(seat, away_since=now)
         seats.append(seat)
     return replace(state, phase="running", started_at=started_at, seats=tuple(seats))
+
+
+def _bot(stored_seat: Any) -> bool:
+    """Whether a stored seat is a declared bot's (rows read before there were bots: no)."""
+    return bool(getattr(stored_seat, "bot", False))
 
 
 def _ms(moment: datetime) -> Ms:
@@ -954,6 +971,7 @@ def progress(seat: Seat) -> dict[str, Any]:
     return {
         "player_id": seat.player_id,
         "name": seat.name,
+        "bot": seat.bot,
         "ready": seat.ready,
         "connected": seat.connections > 0,
         "placed": game.placed if game else 0,
@@ -998,6 +1016,7 @@ def summary(state: MatchState, now: Ms) -> dict[str, Any]:
         "public": options.public,
         "rated": state.rated,
         "countdown_s": options.countdown_s,
+        "bots": options.bots,
         "host_id": state.host_id,
         "kind": state.kind,
         "status": state.status,

@@ -47,6 +47,7 @@ class Waiting:
     since: float  # time.monotonic()
     node: str = ""  # the process of the player's connection
     seen: float = field(default=0.0, repr=False)  # when last asked for (time.monotonic())
+    bot: bool = False  # a declared bot: grouped with bots only
 
 
 class Matchmaker:
@@ -85,11 +86,19 @@ class Matchmaker:
         self.queues.clear()
 
     async def enqueue(
-        self, ruleset: Ruleset, player_id: int, name: str, *, node: str, waited_s: float = 0.0
+        self,
+        ruleset: Ruleset,
+        player_id: int,
+        name: str,
+        *,
+        node: str,
+        waited_s: float = 0.0,
+        bot: bool = False,
     ) -> int:
         """Queue the player, who has waited ``waited_s`` already, connected to ``node``
         (again: the newer request wins; the same one again only says they still wait);
-        returns the queue's length."""
+        returns the queue's length. A declared ``bot`` is grouped with bots only (the
+        server lets bots queue at all only with ``--quick-match-bots``)."""
         now = time.monotonic()
         queue = self.queues.setdefault(ruleset.name, [])
         for waiting in queue:
@@ -99,7 +108,7 @@ class Matchmaker:
         self.cancel(player_id)
         rating = await self._store.ratings.ordinal(player_id, ruleset.name)
         queue = self.queues.setdefault(ruleset.name, [])
-        queue.append(Waiting(player_id, name, rating or 0.0, now - waited_s, node, now))
+        queue.append(Waiting(player_id, name, rating or 0.0, now - waited_s, node, now, bot))
         return len(queue)
 
     def cancel(self, player_id: int) -> bool:
@@ -116,7 +125,7 @@ class Matchmaker:
             for ruleset, queue in list(self.queues.items()):
                 now = time.monotonic()
                 queue[:] = [w for w in queue if now - w.seen <= self._stale_s]
-                for group in groups(queue, time.monotonic(), wait_s=self._wait_s):
+                for group in groups_by_kind(queue, time.monotonic(), wait_s=self._wait_s):
                     for waiting in group:
                         queue.remove(waiting)
                     try:
@@ -132,12 +141,13 @@ class Matchmaker:
             win_by="time",
             public=False,
             countdown_s=self._countdown_s,
+            bots=all(w.bot for w in group),
         )
         match = await self._lobby.create(
             group[0].player_id,
             options,
             None,
-            seats=[(w.player_id, w.name) for w in group],
+            seats=[(w.player_id, w.name, w.bot) for w in group],
             connected=False,
             kind="quick",
         )
@@ -154,6 +164,13 @@ class Matchmaker:
 
 def window(waited_s: float) -> float:
     return WINDOW_POINTS + WINDOW_POINTS_PER_S * waited_s
+
+
+def groups_by_kind(queue: list[Waiting], now: float, *, wait_s: float) -> list[list[Waiting]]:
+    """``groups`` of the people, then of the bots: a bot never races a person."""
+    people = [w for w in queue if not w.bot]
+    bots = [w for w in queue if w.bot]
+    return groups(people, now, wait_s=wait_s) + groups(bots, now, wait_s=wait_s)
 
 
 def groups(queue: list[Waiting], now: float, *, wait_s: float) -> list[list[Waiting]]:

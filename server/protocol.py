@@ -54,6 +54,8 @@ MAX_SEQ: Final = 2**31 - 1
 class Register:
     id: Any
     name: str
+    #: A declared bot (docs/fair-play.md): fixed for good at registration.
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class CreateMatch:
     public: bool
     countdown_s: int | None
     seed: Seed | None
+    #: Whether bots may sit (the host's choice; no by default).
+    bots: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class GetLeaderboard:
     cursor: str | None
     limit: int
     around_me: bool
+    #: The people's boards or the bots' (``KINDS``).
+    kind: str = "people"
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,8 @@ class CreateTournament:
     max_players: int
     round_time_limit_s: int
     start_at: datetime | None
+    #: Whether bots may enter (the host's choice; no by default).
+    bots: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,6 +185,16 @@ class JoinTournament:
 class StartTournament:
     id: Any
     code: str
+
+
+@dataclass(frozen=True)
+class RemoveEntrant:
+    """The host removes an entrant between rounds, with a reason shown to all."""
+
+    id: Any
+    code: str
+    player: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -274,6 +292,7 @@ Request = Union[
     CreateTournament,
     JoinTournament,
     StartTournament,
+    RemoveEntrant,
     ListTournaments,
     GetStandings,
     ResyncTournament,
@@ -288,12 +307,15 @@ Request = Union[
 ]
 
 BOARDS: Final = ("score", "time", "wins", "rating")
+#: Whose boards: people's (the default) or declared bots' (docs/fair-play.md).
+KINDS: Final = ("people", "bots")
+#: The longest reason, characters: a host's for removing an entrant, an operator's for a
+#: decision.
+MAX_REASON_LENGTH: Final = 200
 PERIODS: Final = ("all", "month", "day")
 MAX_ROUNDS: Final = 20
 MAX_TOURNAMENT_PLAYERS: Final = 64
 MAX_PAGE_ROWS: Final = 100
-#: An operator's reason for a decision, characters.
-MAX_REASON_LENGTH: Final = 200
 
 
 class _Fields:
@@ -529,7 +551,7 @@ def _register(request_id: Any, fields: _Fields) -> Register:
             f"{name[:40]!r}: a name is 2-24 letters, digits, '_', '-' or '.', starting with "
             "a letter or digit",
         )
-    return Register(request_id, name)
+    return Register(request_id, name, fields.boolean("bot", default=False))
 
 
 def _hello(request_id: Any, fields: _Fields) -> Hello:
@@ -558,6 +580,7 @@ def _create_match(request_id: Any, fields: _Fields) -> CreateMatch:
         public=fields.boolean("public", default=False),
         countdown_s=fields.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),
         seed=seed,
+        bots=fields.boolean("bots", default=False),
     )
 
 
@@ -585,6 +608,7 @@ def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
         cursor=f.optional_text("cursor", max_length=512),
         limit=f.integer("limit", low=1, high=MAX_PAGE_ROWS, default=20),
         around_me=f.boolean("around_me", default=False),
+        kind=f.choice("kind", KINDS, default="people"),
     )
 
 
@@ -599,6 +623,16 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
             "round_time_limit_s", low=1, high=MAX_TIME_LIMIT_S, default=600
         ),
         start_at=f.optional_time("start_at"),
+        bots=f.boolean("bots", default=False),
+    )
+
+
+def _remove_entrant(request_id: Any, f: _Fields) -> RemoveEntrant:
+    return RemoveEntrant(
+        request_id,
+        code=f.match_code(),
+        player=f.text("player", max_length=64),
+        reason=f.display("reason", max_length=MAX_REASON_LENGTH),
     )
 
 
@@ -633,6 +667,7 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_create": _create_tournament,
     "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
     "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
+    "tournament_remove": _remove_entrant,
     "tournament_list": lambda i, f: ListTournaments(i),
     "tournament_standings": lambda i, f: GetStandings(i, f.match_code()),
     "tournament_resync": lambda i, f: ResyncTournament(i, f.match_code(), f.since()),

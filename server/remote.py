@@ -56,8 +56,12 @@ class RemoteMatch:
     def channel(self) -> str:
         return f"match:{self.code}"
 
-    async def join(self, player_id: int, name: str, *, connected: bool = True) -> dict[str, Any]:
-        return await self._call("join", player_id=player_id, name=name, connected=connected)  # type: ignore[no-any-return]
+    async def join(
+        self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
+    ) -> dict[str, Any]:
+        return await self._call(  # type: ignore[no-any-return]
+            "join", player_id=player_id, name=name, connected=connected, bot=bot
+        )
 
     async def watch(self, player_id: int) -> dict[str, Any]:
         return await self._call("watch", player_id=player_id)  # type: ignore[no-any-return]
@@ -145,7 +149,12 @@ class MatchService:
         player_id: Any = args.get("player_id")  # None for a spectator's snapshot
         match method:
             case "join":
-                snapshot = await match.join(player_id, args["name"], connected=args["connected"])
+                snapshot = await match.join(
+                    player_id,
+                    args["name"],
+                    connected=args["connected"],
+                    bot=bool(args.get("bot", False)),
+                )
                 if args["connected"]:
                     presence.players[player_id] += 1
                 return snapshot

@@ -45,6 +45,7 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
             {
                 "player_id": player["player_id"],
                 "name": player["name"],
+                "bot": player["bot"],
                 "rank": player["rank"],
                 "score": player["score"],
                 "placed": player["placed"],

@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from gaps import Ruleset
 from server.broker import Broker, BrokerError
-from server.errors import ServerError
+from server.errors import ServerError, bots_not_allowed
 from server.history import History
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions, Sleep
@@ -63,6 +63,12 @@ class LiveTournament:
     history: History
     round_code: str | None = None  # the match of the round being played
     task: asyncio.Task[None] | None = None
+    bots: bool = False  # whether declared bots may enter
+    bot_entrants: set[int] = field(default_factory=set)
+    #: Entrants the host removed between rounds: player id -> the reason given.
+    removed: dict[int, str] = field(default_factory=dict)
+    #: A round is dealt or being played (from its deal to its end): nobody is removed.
+    playing: bool = False
 
     @property
     def channel(self) -> str:
@@ -82,8 +88,28 @@ class LiveTournament:
             "status": self.status,
             "current_round": self.current_round,
             "round_match": self.round_code,
-            "entrants": [{"player_id": pid, "name": name} for pid, name in self.entrants.items()],
+            "bots": self.bots,
+            "entrants": [self.entrant(pid) for pid in self.entrants],
         }
+
+    def entrant(self, player_id: int) -> dict[str, Any]:
+        """An entrant as shown: a declared bot or not, removed by the host or not."""
+        return {
+            "player_id": player_id,
+            "name": self.entrants[player_id],
+            "bot": player_id in self.bot_entrants,
+            "removed": player_id in self.removed,
+            "removed_reason": self.removed.get(player_id),
+        }
+
+    def seated(self) -> list[tuple[int, str, bool]]:
+        """The entrants a round seats (player id, name, declared bot): all but those
+        removed, in joining order."""
+        return [
+            (pid, name, pid in self.bot_entrants)
+            for pid, name in self.entrants.items()
+            if pid not in self.removed
+        ]
 
 
 
@@ -145,6 +171,7 @@ class Tournaments:
         max_players: int,
         round_time_limit_s: int,
         start_at: datetime | None,
+        bots: bool = False,
     ) -> LiveTournament:
         now = self._now()
         if start_at is not None and start_at <= now:
@@ -162,6 +189,7 @@ class Tournaments:
             round_time_limit_s=round_time_limit_s,
             start_at=start_at,
             created_at=now,
+            bots=bots,
         )
         tournament = LiveTournament(
             tournament_id,
@@ -177,6 +205,7 @@ class Tournaments:
             0,
             {},
             History(max_events=self._max_history_events),
+            bots=bots,
         )
         self.live[code] = tournament
         if start_at is not None:
@@ -197,13 +226,20 @@ class Tournaments:
     def listed(self) -> list[LiveTournament]:
         return [t for t in self.live.values() if t.status in ("open", "running")]
 
-    async def join(self, code: str, player_id: int, name: str) -> LiveTournament:
+    async def join(
+        self, code: str, player_id: int, name: str, *, bot: bool = False
+    ) -> LiveTournament:
         tournament = await self.get(code)
         if player_id in tournament.entrants:
             return tournament
         if tournament.status != "open":
             raise ServerError("already_started", f"tournament {tournament.code} has started")
-        if len(tournament.entrants) >= tournament.max_players:
+        if bot and not tournament.bots:
+            raise bots_not_allowed(
+                f"the host of tournament {tournament.code} lets no bot enter",
+                refused_by="tournament",
+            )
+        if len(tournament.seated()) >= tournament.max_players:
             raise ServerError(
                 "tournament_full",
                 f"tournament {tournament.code} has its {tournament.max_players} players",
@@ -211,7 +247,53 @@ class Tournaments:
         # False: joined from another connection meanwhile, which is as good.
         await self._repository.add_entrant(tournament.id, player_id, at=self._now())
         tournament.entrants[player_id] = name
-        await self._emit(tournament, "entrant_joined", player_id=player_id, name=name)
+        if bot:
+            tournament.bot_entrants.add(player_id)
+        await self._emit(tournament, "entrant_joined", player_id=player_id, name=name, bot=bot)
+        return tournament
+
+    async def remove(self, code: str, host_id: int, player: str, reason: str) -> LiveTournament:
+        """The host removes entrant ``player`` (a name, in any case) between rounds, for
+        ``reason``: stored (a resumed tournament keeps them out), told to every follower
+        (``entrant_removed``), never seated again; their finished rounds stay in the
+        standings, which show them removed, after everyone still in."""
+        tournament = await self.get(code)
+        if host_id != tournament.host_id:
+            raise ServerError("not_host", f"only the host removes entrants of {tournament.code}")
+        if tournament.status == "finished":
+            raise ServerError("tournament_finished", f"tournament {tournament.code} is over")
+        found = [pid for pid, name in tournament.entrants.items() if name.lower() == player.lower()]
+        if not found or found[0] in tournament.removed:
+            raise ServerError(
+                "not_an_entrant",
+                f"{player!r} is not in tournament {tournament.code}",
+                player=player,
+            )
+        if tournament.playing:
+            raise ServerError(
+                "round_in_play",
+                f"round {tournament.current_round} of {tournament.code} is being played: "
+                "remove an entrant once it has ended",
+                round=tournament.current_round,
+            )
+        player_id = found[0]
+        # Out of the seats at once: a round dealt while this is stored does not seat them.
+        tournament.removed[player_id] = reason
+        try:
+            await self._repository.remove_entrant(
+                tournament.id, player_id, reason=reason, at=self._now()
+            )
+        except BaseException:
+            del tournament.removed[player_id]
+            raise
+        await self._emit(
+            tournament,
+            "entrant_removed",
+            player_id=player_id,
+            name=tournament.entrants[player_id],
+            reason=reason,
+            after_round=tournament.current_round,
+        )
         return tournament
 
     async def start_by(self, code: str, player_id: int) -> LiveTournament:
@@ -258,7 +340,7 @@ class Tournaments:
     async def _begin(self, tournament: LiveTournament) -> None:
         if tournament.status != "open":
             raise ServerError("already_started", f"tournament {tournament.code} has started")
-        if not tournament.entrants:
+        if not tournament.seated():
             raise ServerError("bad_message", f"tournament {tournament.code} has no entrants")
         tournament.status = "running"
         await self._repository.update(tournament.id, status="running", started_at=self._now())
@@ -266,7 +348,7 @@ class Tournaments:
             tournament,
             "tournament_started",
             rounds=tournament.rounds,
-            entrants=[{"player_id": p, "name": n} for p, n in tournament.entrants.items()],
+            entrants=[tournament.entrant(pid) for pid in tournament.entrants],
         )
         tournament.task = asyncio.create_task(self._run(tournament, first_round=1))
 
@@ -289,6 +371,8 @@ class Tournaments:
             if pause_s > 0:
                 await self._sleep(pause_s)
             for number in range(first_round, tournament.rounds + 1):
+                if not tournament.seated():  # the host removed everyone
+                    break
                 await self._play_round(tournament, number)
                 if number < tournament.rounds:
                     await self._sleep(self._break_s)
@@ -299,21 +383,25 @@ class Tournaments:
             log.exception("tournament failed", extra={"tournament": tournament.code})
 
     async def _play_round(self, tournament: LiveTournament, number: int) -> None:
+        tournament.playing = True
         tournament.current_round = number
         await self._repository.update(tournament.id, current_round=number)
+        seats = tournament.seated()
         options = MatchOptions(
             ruleset=tournament.ruleset,
-            max_players=len(tournament.entrants),
+            max_players=len(seats),
             time_limit_s=tournament.round_time_limit_s,
             win_by="score",
             public=False,
             countdown_s=self._countdown_s,
+            # The tournament let its entrants in: its rounds seat them all.
+            bots=any(bot for _, _, bot in seats),
         )
         match = await self._lobby.create(
             tournament.host_id,
             options,
             None,
-            seats=list(tournament.entrants.items()),
+            seats=seats,
             connected=False,
             kind="tournament",
             tournament_id=tournament.id,
@@ -357,6 +445,7 @@ class Tournaments:
                 break
             except TimeoutError:
                 continue
+        tournament.playing = False  # between rounds: the host may remove an entrant
         await self._round_ended_event(tournament, number, code)
 
     async def _round_ended_event(
@@ -396,34 +485,37 @@ class Tournaments:
             tournament,
             "tournament_ended",
             standings=standings,
-            podium=[row for row in standings if row["rank"] <= PODIUM],
+            podium=[row for row in standings if row["rank"] <= PODIUM and not row["removed"]],
         )
 
     async def _standings(
         self, tournament: LiveTournament, *, record: bool = False
     ) -> list[dict[str, Any]]:
         """Totals over the finished rounds, as stored: score (higher first), then time
-        (less first); with ``record``, stored on the entrants' rows too."""
+        (less first), the entrants the host removed after everyone still in; with
+        ``record``, stored on the entrants' rows too."""
         totals = await self._repository.totals(tournament.id)
         rows: list[dict[str, Any]] = []
-        for player_id, name in tournament.entrants.items():
+        for player_id in tournament.entrants:
             total = totals.get(player_id)
             rows.append(
                 {
-                    "player_id": player_id,
-                    "name": name,
+                    **tournament.entrant(player_id),
                     "total_score": total.score if total else 0,
                     "total_time_ms": total.time_ms if total else 0,
                     "rounds_played": total.rounds if total else 0,
                 }
             )
-        rows.sort(key=lambda r: (-r["total_score"], r["total_time_ms"], r["player_id"]))
+        rows.sort(
+            key=lambda r: (r["removed"], -r["total_score"], r["total_time_ms"], r["player_id"])
+        )
         for position, row in enumerate(rows, start=1):
             previous = rows[position - 2] if position > 1 else None
             same = previous is not None and (
+                previous["removed"],
                 previous["total_score"],
                 previous["total_time_ms"],
-            ) == (row["total_score"], row["total_time_ms"])
+            ) == (row["removed"], row["total_score"], row["total_time_ms"])
             row["rank"] = previous["rank"] if same and previous else position
         if record:
             await self._repository.record_standings(
@@ -473,6 +565,9 @@ class Tournaments:
             stored.current_round,
             dict(stored.entrants),
             History(max_events=self._max_history_events),
+            bots=stored.bots,
+            bot_entrants=set(stored.bot_entrants),
+            removed=dict(stored.removed),
         )
 
     async def resume(self) -> None:
@@ -518,9 +613,11 @@ class Tournaments:
         if match is not None and match.status not in ("finished", "abandoned"):
             # Attached with no await since the status was read: its end is not missed.
             self._attach(tournament, match)
+            tournament.playing = True
             return Resumption(match.code, number + 1, 0.0)
         stored = await self._repository.round(tournament.id, number)
         if stored is not None and stored.status in UNFINISHED:
+            tournament.playing = True
             # In a cluster, run by another process (or soon: once the lease of the one
             # that died runs out, another takes it over); waited for in the database.
             return Resumption(stored.code, number + 1, 0.0)

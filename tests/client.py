@@ -50,20 +50,21 @@ class Client:
         await self.connection.send(frame)
         return await asyncio.wait_for(waiter, 10)
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         request_id = next(self._ids)
         return await self.send_raw(
             json.dumps({"type": kind, "id": request_id, **fields}), request_id
         )
 
-    async def ok(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def ok(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         """A request that must not fail."""
         reply = await self.request(kind, **fields)
         assert reply["type"] != "error", reply
         return reply
 
-    async def register(self, name: str) -> dict[str, Any]:
-        reply = await self.ok("register", name=name)
+    async def register(self, name: str, *, bot: bool = False) -> dict[str, Any]:
+        """Register as ``name``, a declared ``bot`` or a person."""
+        reply = await self.ok("register", name=name, **({"bot": True} if bot else {}))
         self.token = reply["token"]
         self.player_id = reply["player"]["id"]
         return reply

@@ -64,7 +64,7 @@ async def hosted(
         host.id,
         options(max_players=4, public=public),
         None,
-        seats=[(host.id, host.name)],
+        seats=[(host.id, host.name, False)],
         kind=kind,
         daily_date=daily_date,
     )
@@ -88,7 +88,7 @@ async def clocked_match(
 ) -> Match:
     """A rated match of ``players``, all connected, in the lobby, whose clock (timers,
     action and finish times) is ``clock``. Made as the lobby makes one, with room for
-    every event in its history."""
+    every event in its history; it lets bots sit if one of ``players`` is a bot."""
     host = players[0]
     options = MatchOptions(
         ruleset=Ruleset.named(ruleset),
@@ -97,6 +97,7 @@ async def clocked_match(
         win_by=win_by,
         public=False,
         countdown_s=0,
+        bots=any(player.bot for player in players),
     )
     code = new_code()
     match_id = await store.matches.create(
@@ -107,6 +108,7 @@ async def clocked_match(
         win_by=win_by,
         public=False,
         rated=True,
+        bots=options.bots,
         host_id=host.id,
         status="lobby",
         seed=seed.data,
@@ -133,7 +135,7 @@ async def clocked_match(
         sleep=clock.sleep,
     )
     for player in players:
-        await match.join(player.id, player.name)
+        await match.join(player.id, player.name, bot=player.bot)
     return match
 
 

@@ -28,7 +28,7 @@ from server.storage.boards import (
 )
 from server.storage.database import Database
 from server.storage.models import BoardEntry, Player, Rating
-from tests.client import Client
+from tests.client import Client, http_get
 from tests.races import registered, start_race, stop_all
 
 NOV_30_LATE = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)
@@ -378,6 +378,47 @@ async def test_a_rebuild_from_stored_results_gives_the_incremental_rows(
         rebuilt = sorted(tuple(row) for row in (await connection.execute(select(*columns))).all())
     assert written == len(incremental) == 9  # 3 players x 3 periods
     assert rebuilt == incremental
+
+
+async def test_a_bots_result_is_on_the_bots_boards_and_off_the_peoples_marked_as_a_bot(
+    connect: Callable[[], Awaitable[Client]],
+    server: Server,
+) -> None:
+    ana, bob = await registered(connect, "ana", "bob")
+    beep = await connect()
+    await beep.register("beep", bot=True)
+    await stop_all([ana, bob], await start_race([ana, bob]))
+    await stop_all([ana, beep], await start_race([ana, beep], bots=True))
+
+    for by in ("score", "wins", "rating"):
+        people = await ana.ok("leaderboard", by=by, period="all")
+        assert people["kind"] == "people"
+        assert {(e["name"], e["bot"]) for e in people["entries"]} <= {
+            ("ana", False),
+            ("bob", False),
+        }
+    score = await ana.ok("leaderboard", by="score")
+    assert [(e["name"], e["games"]) for e in score["entries"]] in (
+        [("ana", 1), ("bob", 1)],
+        [("bob", 1), ("ana", 1)],
+    )  # the race beside beep counts for neither ana nor anyone but beep
+    bots = await ana.ok("leaderboard", by="score", kind="bots")
+    assert [(e["name"], e["bot"], e["games"]) for e in bots["entries"]] == [("beep", True, 1)]
+    mine = await beep.ok("leaderboard", by="score", around_me=True)
+    assert (mine["rank"], mine["entries"]) == (None, [])  # a bot has no row among people
+    mine = await beep.ok("leaderboard", by="score", around_me=True, kind="bots")
+    assert mine["rank"] == 1 and mine["entries"][0]["bot"] is True
+    ratings = await ana.ok("rating", name="ana")
+    assert ratings["player"]["bot"] is False and ratings["ratings"][0]["games"] == 1
+
+    status, body = await http_get(server.port, "/leaderboards/classic?by=score&kind=bots")
+    assert status == 200 and [(e["name"], e["bot"]) for e in body["entries"]] == [
+        ("beep", True)
+    ]
+    status, body = await http_get(server.port, "/leaderboards/classic?kind=robots")
+    assert status == 400 and (body["code"], body["field"]) == ("bad_message", "kind")
+    status, body = await http_get(server.port, "/ratings/beep")
+    assert status == 200 and body["player"]["bot"] is True
 
 
 def test_the_benchmark_fills_builds_and_times_a_small_database(tmp_path: Path) -> None:

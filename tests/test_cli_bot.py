@@ -37,13 +37,16 @@ def test_bots_think_like_people_unless_told_not_to() -> None:
                for action in (REDEAL, STOP) for _ in range(100))
 
 
-async def host_a_match(url: str, seats: int) -> tuple[Connection, str, list[dict[str, Any]]]:
-    """ana creates a match; returns her connection, its code and the events she gets."""
+async def host_a_match(
+    url: str, seats: int, *, bots: bool = True
+) -> tuple[Connection, str, list[dict[str, Any]]]:
+    """ana creates a match (letting bots sit, unless told not to); returns her
+    connection, its code and the events she gets."""
     ana = await Connection.open(url)
     await ana.register(f"ana-{random.randrange(10**6)}")
     events: list[dict[str, Any]] = []
     ana.add_listener(lambda message: message.get("type") == "event" and events.append(message))
-    created = await ana.create_match(max_players=seats, countdown_s=0)
+    created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
     return ana, created["match"]["code"], events
 
 
@@ -93,6 +96,39 @@ async def test_bots_play_a_whole_match_to_the_end_and_are_reused(
     code, out = await race_bots(ws_url, 1, capsys)  # the next time, a saved bot comes back
     assert "registered a new bot player" not in out
     assert f"{names[0]} (level 2) joined {code}" in out
+    assert all(player["bot"] for player in bots)  # declared bots, shown as such
+    rating = await http.rating(ws_url, names[0])
+    assert rating["player"]["bot"] is True
+
+
+async def test_a_bot_is_refused_a_seat_where_the_host_lets_no_bot_sit(
+    ws_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ana, code, _ = await host_a_match(ws_url, 2, bots=False)
+    try:
+        assert await run_async(
+            ["bot", "--join", code, "--pace", "0", "--server", ws_url]
+        ) == 1
+    finally:
+        await ana.close()
+    assert f"the host of match {code} lets no bot sit" in capsys.readouterr().err
+
+
+async def test_a_saved_bot_registered_as_a_person_is_replaced_by_a_declared_bot(
+    ws_url: str, capsys: pytest.CaptureFixture[str], config_dir: Path
+) -> None:
+    person = await Connection.open(ws_url)
+    reply = await person.register(f"bot-p{random.randrange(10**4)}")
+    await person.close()
+    config_dir.mkdir(parents=True)
+    (config_dir / "config.json").write_text(json.dumps({"bots": {ws_url: [
+        {"name": reply["player"]["name"], "token": reply["token"],
+         "player_id": reply["player"]["id"]}]}}))
+    code, out = await race_bots(ws_url, 1, capsys)
+    assert "registered as a person, not a bot; making a declared bot" in out
+    assert "registered a new bot player" in out and f"Match {code}: final ranking" in out
+    saved = json.loads((config_dir / "config.json").read_text())["bots"][ws_url]
+    assert [bot["name"] for bot in saved] != [reply["player"]["name"]]
 
 
 async def test_a_forgotten_bot_is_replaced_and_a_wrong_code_is_a_clear_error(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from client_cli import http
 from client_cli.cli import build_parser
 from client_cli.config import Config
 from client_cli.connection import Connection
@@ -149,7 +150,8 @@ async def test_create_join_matches_watch_and_leave_the_result_in_the_terminal(
     out = capsys.readouterr().out
     code = created_code(out)
     assert f"Match {code} created: classic, 1 player(s), 5:00, win by time, public, unrated" in out
-    assert f"gaps join {code}" in out and f"gaps bot --join {code}" in out
+    assert f"gaps join {code}" in out
+    assert "gaps bot --join" not in out  # no bot may sit: the host did not say --bots
 
     assert await gaps("matches") == 0  # a match with no free seat is not open any more
     assert code not in capsys.readouterr().out
@@ -202,11 +204,14 @@ async def test_a_public_match_is_listed_and_leaving_it_says_how_to_come_back(
         assert app.state.phase is Phase.LOBBY
         await pilot.press("ctrl+q")
 
-    assert await gaps("create", "--public", "--players", "3", "--win-by", "score",
+    assert await gaps("create", "--public", "--players", "3", "--win-by", "score", "--bots",
                       frontend=driving(leave)) == 0
     out = capsys.readouterr().out
     code = created_code(out)
     assert f"You left match {code}; `gaps join {code}` takes your seat back" in out
+    assert f"Race bots with:     gaps bot --join {code}" in out
+    [listed_match] = [m for m in await http.open_matches(ws_url) if m["code"] == code]
+    assert listed_match["bots"] is True
     assert await gaps("matches") == 0  # the seat stays taken in the lobby
     listed = capsys.readouterr().out
     assert "Open public matches" in listed

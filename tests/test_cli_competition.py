@@ -241,7 +241,7 @@ async def test_tournament_create_list_standings_start_and_refusals(
     code = tournament_code(out)
     assert f"Tournament Cup ({code}) created: spaces, 2 round(s) of 5:00, up to 4 entrants" in out
     assert f"gaps tournament start {code}" in out and f"gaps tournament join {code}" in out
-    assert f"gaps bot --tournament {code}" in out
+    assert "gaps bot --tournament" not in out  # no bot may enter: the host did not say --bots
 
     assert await gaps("tournament", "create", "--start-in", "1h", "--name", "Later") == 0
     later = tournament_code(out := capsys.readouterr().out)
@@ -324,10 +324,11 @@ async def test_a_whole_tournament_two_players_and_a_bot(
 
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "3",
-        "--round-time", "2m", "--join", frontend=driving(player_of(ana))))
+        "--round-time", "2m", "--bots", "--join", frontend=driving(player_of(ana))))
     await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
     [live] = server.tournaments.live.values()
     code = live.code
+    assert live.bots  # the host let bots in (--bots)
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))  # ana's config is read
     joining = asyncio.create_task(gaps("tournament", "join", code.lower(),
                                        frontend=driving(player_of(bob))))
@@ -345,6 +346,7 @@ async def test_a_whole_tournament_two_players_and_a_bot(
         assert all(app.state.phase is Phase.FINISHED for app in rounds)
     assert [app.state.code for app in screens[ana]] == [app.state.code for app in screens[bob]]
     assert f"Tournament Cup ({code}) created" in out and f"Tournament Cup ({code}) started" in out
+    assert f"gaps bot --tournament {code}" in out  # created with --bots
     assert out.count("Tournament started: 2 round(s), entrants") == 2
     for number, app in enumerate(screens[ana], start=1):
         assert out.count(f"Round {number}/2 (match {app.state.code}) is starting.") == 2

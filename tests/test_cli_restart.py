@@ -121,9 +121,12 @@ def follow(connection: Connection, code: str, messages: list[Message]) -> MatchS
     return state
 
 
-async def hosted(url: str, seats: int) -> tuple[Connection, str, MatchState, list[Message]]:
+async def hosted(
+    url: str, seats: int, *, bots: bool = False
+) -> tuple[Connection, str, MatchState, list[Message]]:
     ana = await player(url, "ana")
-    code = (await ana.create_match(max_players=seats, countdown_s=0))["match"]["code"]
+    created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
+    code = created["match"]["code"]
     messages: list[Message] = []
     return ana, code, follow(ana, code, messages), messages
 
@@ -214,7 +217,7 @@ async def bots_joined(
     url: str, capsys: pytest.CaptureFixture[str],
 ) -> tuple[Connection, str, MatchState, asyncio.Task[int]]:
     """ana hosts a match for herself and a bot (level 2, a fast pace); the bot is playing."""
-    ana, code, state, _ = await hosted(url, 2)
+    ana, code, state, _ = await hosted(url, 2, bots=True)
     bot = asyncio.create_task(run_async(
         ["bot", "--join", code, "--level", "2", "--pace", "0.05", "--server", url]))
     await wait_for(lambda: any(p.get("ready") for i, p in state.players.items()
@@ -319,7 +322,7 @@ async def test_a_tournament_round_gone_in_a_restart_is_reported_and_the_next_is_
     assert await gaps("register", f"ana-{random.randrange(10**6)}", "--server", url) == 0
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "2",
-        "--round-time", "2m", "--join", frontend=driving(play_round)))
+        "--round-time", "2m", "--bots", "--join", frontend=driving(play_round)))
     assert restartable.server is not None
     tournaments = restartable.server.tournaments
     await wait_for(lambda: any(t.entrants for t in tournaments.live.values()))

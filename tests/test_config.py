@@ -221,3 +221,16 @@ def test_operators_are_named_by_the_configuration_only(monkeypatch: pytest.Monke
     assert settings_from("--operators", "chief").operators == ("chief",)
     monkeypatch.setenv("GAPS_OPERATORS", "")
     assert settings_from().operators == ()
+
+
+def test_bots_stay_out_of_quick_match_unless_the_operator_lets_them_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().quick_match_bots is False
+    assert settings_from("--quick-match-bots").quick_match_bots is True
+    for value, allowed in (("1", True), ("TRUE", True), ("on", True), ("0", False),
+                           ("no", False), ("", False)):
+        monkeypatch.setenv("GAPS_QUICK_MATCH_BOTS", value)
+        assert settings_from().quick_match_bots is allowed, value
+    monkeypatch.setenv("GAPS_QUICK_MATCH_BOTS", "1")
+    assert settings_from("--no-quick-match-bots").quick_match_bots is False

@@ -150,3 +150,12 @@ async def test_another_account_can_neither_watch_nor_resync_a_daily_attempt(
     await ana.act(code, "stop")
     await ana.event("match_ended", match=code)
     assert not [event for event in bob.events if event.get("match") == code]
+
+
+async def test_a_bot_may_not_play_the_daily_challenge(connect: Connect) -> None:
+    beep = await connect()
+    await beep.register("beep", bot=True)
+    refused = await beep.request("daily", ruleset="classic")
+    assert (refused["code"], refused["refused_by"]) == ("bots_not_allowed", "daily")
+    board = await beep.ok("daily_board", ruleset="classic")
+    assert board["entries"] == []

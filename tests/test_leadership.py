@@ -134,6 +134,29 @@ async def test_when_the_leader_steps_down_the_other_leads_and_runs_its_tournamen
 
 
 @on_postgres
+async def test_an_entrant_removed_through_the_follower_stays_out_under_the_next_leader(
+    pair: tuple[Server, Server],
+) -> None:
+    leader, follower = pair
+    ana, bob = await client_of(follower, "ana"), await client_of(leader, "bob")
+    code = (await ana.ok("tournament_create", name="Cup", rounds=1))["tournament"]["code"]
+    for client in (ana, bob):
+        await client.ok("tournament_join", code=code)
+    await ana.ok("tournament_remove", code=code, player="bob", reason="asked to leave")
+    event = await bob.event("entrant_removed")  # told on the leader's process too
+    assert (event["name"], event["reason"]) == ("bob", "asked to leave")
+    await leader.leadership.close()  # as at a shutdown: the lock is let go
+    await follower.leadership.campaign()
+    resumed = follower.tournaments.live[code]
+    assert resumed.removed == {bob.player_id: "asked to leave"}
+    assert [name for _, name, _ in resumed.seated()] == ["ana"]
+    again = await ana.request("tournament_remove", code=code, player="bob", reason="twice")
+    assert again["code"] == "not_an_entrant"
+    for client in (ana, bob):
+        await client.close()
+
+
+@on_postgres
 async def test_a_leader_whose_lock_connection_dies_steps_down_for_the_other(
     pair: tuple[Server, Server],
 ) -> None:

@@ -274,7 +274,7 @@ async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
     try:
         match = await first.create(
             ana.id, options(max_players=2, public=False), None,
-            seats=[(ana.id, ana.name), (bob.id, bob.name)], connected=False,
+            seats=[(ana.id, ana.name, False), (bob.id, bob.name, False)], connected=False,
             kind="tournament", tournament_id=tournament_id, round_number=1,
         )
         assert first.round_match(tournament_id, 1) is match

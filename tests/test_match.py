@@ -508,6 +508,33 @@ async def test_a_rematch_comes_after_the_match_and_a_started_one_is_offered_anew
             "ana", "bob")
 
 
+async def test_a_rematch_lets_bots_sit_as_the_finished_match_did_and_no_more(
+    connect: Connect,
+) -> None:
+    ana, bob = await registered(connect, "ana", "bob")
+    beep = await connect()
+    await beep.register("beep", bot=True)
+    with_bot = await start_race([ana, beep], bots=True)
+    for client in (ana, beep):
+        await client.act(with_bot, "stop")
+    await ana.event("match_ended", match=with_bot)
+    # The bot asks first: it hosts the rematch, which lets bots sit as the match did.
+    offered = await beep.ok("rematch", code=with_bot)
+    assert offered["match"]["bots"] is True
+    assert [(p["name"], p["bot"]) for p in offered["players"]] == [("beep", True)]
+    accepted = await ana.ok("rematch", code=with_bot)
+    assert accepted["match"]["code"] == offered["match"]["code"]
+    # A match that let no bot sit has a rematch that lets none sit either.
+    people = await start_race([ana, bob])
+    for client in (ana, bob):
+        await client.act(people, "stop")
+    await ana.event("match_ended", match=people)
+    rematch = (await ana.ok("rematch", code=people))["match"]
+    assert rematch["bots"] is False
+    refused = await beep.request("join_match", code=rematch["code"])
+    assert refused["code"] == "bots_not_allowed"
+
+
 async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player_today(
     migrated_engine: AsyncEngine,
 ) -> None:

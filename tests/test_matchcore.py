@@ -143,6 +143,23 @@ def test_a_full_match_refuses_another_player() -> None:
     assert (error.code, error.message) == ("match_full", "match ABCDEF has its 2 players")
 
 
+def test_a_declared_bot_sits_only_where_the_host_lets_bots_sit() -> None:
+    people_only = seated(1)
+    error = refused(people_only, Join(2, "beep", bot=True), T0)
+    assert (error.code, error.details) == ("bots_not_allowed", {"refused_by": "match"})
+    assert refused(people_only, Join(2, "beep", bot=True), T0).message == (
+        "the host of match ABCDEF lets no bot sit"
+    )
+
+    open_to_bots = replace(people_only, options=replace(people_only.options, bots=True))
+    step = ok(open_to_bots, Join(2, "beep", bot=True), T0)
+    [joined] = step.events
+    assert joined.data["player"]["bot"] is True
+    snapshot = matchcore.snapshot(step.state, 1, T0, seq=2)
+    assert [p["bot"] for p in snapshot["players"]] == [False, True]
+    assert snapshot["match"]["bots"] is True
+
+
 def test_a_started_match_refuses_joins_and_readies_and_an_abandoned_one_is_over() -> None:
     state = dealt(2)
     assert refused(state, Join(3, "cat"), T0).code == "already_started"
@@ -343,7 +360,7 @@ def test_the_first_rematch_offered_stands_and_is_said_to_everyone_once() -> None
         "code": None,
         "seed": None,
         "options": {"ruleset": "classic", "max_players": 4, "time_limit_s": LIMIT_S,
-                    "win_by": "score", "public": True, "countdown_s": 0},
+                    "win_by": "score", "public": True, "countdown_s": 0, "bots": False},
     } and asked.events == ()
     offered = ok(state, OfferRematch(2, same_seed=False, code="NEW111"), T0 + 300)
     assert isinstance(offered.reply, dict) and offered.reply["code"] == "NEW111"
@@ -377,6 +394,13 @@ def test_a_rematch_is_for_the_players_of_a_finished_match_and_a_secret_deal_is_n
     new_deal = ok(daily, OfferRematch(1, False), T0 + 300).reply
     assert isinstance(new_deal, dict) and new_deal["options"]["max_players"] == 1
     assert new_deal["options"]["public"] is False
+
+
+def test_a_rematch_lets_bots_sit_where_the_finished_match_let_them() -> None:
+    over = finished(2)
+    over = replace(over, options=replace(over.options, bots=True))
+    rematch = ok(over, OfferRematch(1, False), T0 + 300).reply
+    assert isinstance(rematch, dict) and rematch["options"]["bots"] is True
 
 
 # -- deadlines of a game ----------------------------------------------------------------

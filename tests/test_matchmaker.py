@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
-from server.matchmaker import GROUP_MAX, Waiting, groups, window
+from server.app import Server
+from server.config import Settings
+from server.matchmaker import GROUP_MAX, Waiting, groups, groups_by_kind, window
 from tests.client import Client
 
 Connect = Callable[[], Awaitable[Client]]
@@ -13,6 +16,10 @@ Connect = Callable[[], Awaitable[Client]]
 
 def waiting(player_id: int, rating: float, since: float) -> Waiting:
     return Waiting(player_id, f"p{player_id}", rating, since)
+
+
+def a_bot(player_id: int, rating: float, since: float) -> Waiting:
+    return Waiting(player_id, f"b{player_id}", rating, since, bot=True)
 
 
 def ids(found: list[list[Waiting]]) -> list[list[int]]:
@@ -88,3 +95,47 @@ async def test_a_player_who_cancels_or_leaves_is_not_matched(connect: Connect) -
     await cat.ok("quick_match", ruleset="addiction")  # another queue
     await asyncio.sleep(1.0)  # well past the test server's 0.3 s wait
     assert not any(e["event"] == "matched" for c in (ana, bob, cat) for e in c.events)
+
+
+def test_bots_are_grouped_with_bots_only_and_people_with_people() -> None:
+    queue = [
+        waiting(1, 10.0, since=100.0),
+        a_bot(2, 10.0, since=100.0),
+        waiting(3, 10.1, since=100.0),
+        a_bot(4, 10.1, since=100.0),
+        a_bot(5, 10.2, since=100.0),
+    ]
+    assert ids(groups_by_kind(queue, 200.0, wait_s=5)) == [[1, 3], [2, 4, 5]]
+    assert groups_by_kind([waiting(1, 10.0, 0.0), a_bot(2, 10.0, 0.0)], 99.0, wait_s=5) == []
+
+
+async def test_a_bot_may_not_queue_unless_the_server_lets_bots_race_bots(
+    settings: Settings,
+) -> None:
+    for quick_match_bots in (False, True):
+        server = Server(replace(settings, quick_match_bots=quick_match_bots))
+        await server.start()
+        url = f"ws://127.0.0.1:{server.port}"
+        clients = [await Client.connect(url) for _ in range(3)]
+        try:
+            ana, boop, bleep = clients
+            await ana.register(f"ana{int(quick_match_bots)}")
+            await boop.register(f"boop{int(quick_match_bots)}", bot=True)
+            await bleep.register(f"bleep{int(quick_match_bots)}", bot=True)
+            if not quick_match_bots:
+                refused = await boop.request("quick_match", ruleset="classic")
+                assert (refused["code"], refused["refused_by"]) == (
+                    "bots_not_allowed",
+                    "quick_match",
+                )
+                continue
+            for client in clients:
+                await client.ok("quick_match", ruleset="classic")
+            found = [await client.event("matched", timeout=10) for client in (boop, bleep)]
+            assert {p["name"] for p in found[0]["players"]} == {"boop1", "bleep1"}
+            assert all(p["bot"] for p in found[0]["players"]) and found[0]["match"]["bots"]
+            assert [w.name for w in server.matchmaker.queues["classic"]] == ["ana1"]  # alone
+        finally:
+            for client in clients:
+                await client.close()
+            await server.close()

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.database import Database
-from server.storage.players import NameTaken, Players
+from server.storage.players import NameTaken, Players, bots_among
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -43,3 +43,18 @@ async def test_a_player_is_found_by_their_token_hash_only(players: Players) -> N
     ana = await players.register("ana", "a" * 64, NOW)
     assert await players.by_token_hash("a" * 64) == ana
     assert await players.by_token_hash("b" * 64) is None
+
+
+async def test_a_bot_is_registered_as_one_and_found_as_one(
+    players: Players, migrated_engine: AsyncEngine
+) -> None:
+    beep = await players.register("beep", "b" * 64, NOW, bot=True)
+    ana = await players.register("ana", "a" * 64, NOW)
+    assert (beep.bot, ana.bot) == (True, False)
+    assert await players.by_token_hash("b" * 64) == beep
+    assert await players.named("BEEP") == beep
+    assert await players.named("ana") == ana
+    async with Database.of(migrated_engine).read() as connection:
+        assert await bots_among(connection, [ana.id, beep.id]) == {beep.id}
+        assert await bots_among(connection, []) == set()
+

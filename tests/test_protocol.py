@@ -38,6 +38,7 @@ from server.protocol import (
     Ready,
     Register,
     Rematch,
+    RemoveEntrant,
     Resync,
     ResyncTournament,
     StartMatch,
@@ -127,6 +128,43 @@ def test_the_protocol_version_is_one() -> None:
 
 def test_a_register_request_carries_its_name_and_id() -> None:
     assert parse_request(frame(type="register", id=1, name="ana")) == Register(1, "ana")
+
+
+def test_a_register_request_declares_a_bot_only_when_it_says_so() -> None:
+    assert parse_request(frame(type="register", name="ana")).bot is False
+    assert parse_request(frame(type="register", name="beep", bot=True)) == Register(
+        None, "beep", bot=True
+    )
+    assert refused_field(type="register", name="beep", bot="yes").details["field"] == "bot"
+
+
+def test_bots_are_kept_out_of_a_match_or_tournament_unless_the_host_says_so() -> None:
+    assert parse_request(frame(type="create_match")).bots is False
+    assert parse_request(frame(type="create_match", bots=True)).bots is True
+    assert parse_request(frame(type="tournament_create")).bots is False
+    assert parse_request(frame(type="tournament_create", bots=True)).bots is True
+    assert refused_field(type="create_match", bots=1).details["field"] == "bots"
+
+
+def test_a_leaderboard_is_the_peoples_unless_the_bots_are_asked_for() -> None:
+    assert parse_request(frame(type="leaderboard")).kind == "people"
+    assert parse_request(frame(type="leaderboard", kind="bots")).kind == "bots"
+    assert refused_field(type="leaderboard", kind="robots").details["field"] == "kind"
+
+
+def test_a_tournament_remove_names_the_entrant_and_a_reason_shown_to_all() -> None:
+    request = parse_request(frame(
+        type="tournament_remove", id=4, code="q4m2zk", player="bob", reason="  left   early "
+    ))
+    assert request == RemoveEntrant(4, code="Q4M2ZK", player="bob", reason="left early")
+    for missing in ("player", "reason"):
+        fields = {"type": "tournament_remove", "code": "Q4M2ZK", "player": "bob", "reason": "x"}
+        del fields[missing]
+        assert refused_field(**fields).details["field"] == missing
+    too_long = refused_field(
+        type="tournament_remove", code="Q4M2ZK", player="bob", reason="x" * 201
+    )
+    assert too_long.details["field"] == "reason"
 
 
 def test_a_register_name_may_use_letters_digits_underscore_dash_and_dot() -> None:

@@ -166,3 +166,44 @@ async def test_a_rebuild_repairs_board_and_rating_rows_gone_wrong(
     assert await rebuild_boards_and_ratings(server.database.engine) == 3
 
     assert_same_rows(await derived_rows(server.database.engine), incremental)
+
+
+async def test_a_match_with_a_bot_counts_for_its_bots_only_and_the_rebuild_agrees(
+    connect: Connect, server: Server
+) -> None:
+    ana, bob = await registered(connect, "ana", "bob")
+    beep, boop = await connect(), await connect()
+    await beep.register("beep", bot=True)
+    await boop.register("boop", bot=True)
+    rng = random.Random(11)
+    await race([ana, bob], rng)  # people only: everyone counts
+    await race([beep, boop], rng, bots=True)  # bots only: everyone counts, among bots
+    await race([ana, beep], rng, bots=True)  # a bot sat: its bot only counts
+    await race([boop, bob, beep], rng, bots=True)
+    incremental = await derived_rows(server.database.engine)
+
+    assert await rebuild_boards_and_ratings(server.database.engine) == 4
+    assert_same_rows(await derived_rows(server.database.engine), incremental)
+    # The other rebuild, of the boards alone, counts the same games.
+    await server.store.boards.rebuild()
+    assert (await derived_rows(server.database.engine)).boards == incremental.boards
+
+    all_time = {
+        player: values[0]
+        for (ruleset, period, _, player), values in incremental.boards.items()
+        if period == "all"
+    }
+    assert all_time == {
+        ana.player_id: 1,
+        bob.player_id: 1,
+        beep.player_id: 3,
+        boop.player_id: 2,
+    }
+    rated_games = {player: values[0] for (player, _), values in incremental.ratings.items()}
+    # beep's game beside ana alone rates nobody: one bot is no field to rank among.
+    assert rated_games == {
+        ana.player_id: 1,
+        bob.player_id: 1,
+        beep.player_id: 2,
+        boop.player_id: 2,
+    }

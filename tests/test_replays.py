@@ -29,11 +29,11 @@ def match_row(**changes: Any) -> dict[str, Any]:
 
 
 def player_row(player_id: int, name: str, rank: int | None, **changes: Any) -> dict[str, Any]:
-    """A row of match_players joined with the player's name."""
+    """A row of match_players joined with the player's name and kind."""
     row = {
         "match_id": 1, "player_id": player_id, "joined_at": STARTED, "score": 0, "placed": 0,
         "redeals": 0, "moves": 0, "won": False, "end_reason": "stopped", "finish_ms": 81200,
-        "score_ms": 5000, "rank": rank, "name": name,
+        "score_ms": 5000, "rank": rank, "name": name, "bot": False,
     }
     row.update(changes)
     return row
@@ -81,8 +81,8 @@ def test_the_document_has_exactly_the_documented_keys() -> None:
                                       "rated", "seed", "commitment", "started_at", "ended_at",
                                       "par"}
     for player in document["players"]:
-        assert set(player) == {"player_id", "name", "rank", "score", "placed", "redeals",
-                               "moves", "won", "end_reason", "finish_ms", "review",
+        assert set(player) == {"player_id", "name", "bot", "rank", "score", "placed",
+                               "redeals", "moves", "won", "end_reason", "finish_ms", "review",
                                "actions"}
         for action in player["actions"]:
             assert set(action) == {"seq", "action", "t_ms", "score"}
@@ -186,9 +186,16 @@ def test_a_player_entry_copies_the_stored_result() -> None:
                               end_reason="won", finish_ms=300_000)
     ana = replay_document(rows)["players"][0]
     assert {k: v for k, v in ana.items() if k != "actions"} == {
-        "player_id": 1, "name": "ana", "rank": 1, "score": 43, "placed": 48, "redeals": 1,
-        "moves": 120, "won": True, "end_reason": "won", "finish_ms": 300_000, "review": None,
+        "player_id": 1, "name": "ana", "bot": False, "rank": 1, "score": 43, "placed": 48,
+        "redeals": 1, "moves": 120, "won": True, "end_reason": "won", "finish_ms": 300_000,
+        "review": None,
     }
+
+
+def test_a_declared_bot_is_marked_as_one_in_the_document() -> None:
+    rows = stored()
+    rows["players"][1].update(bot=True)
+    assert [p["bot"] for p in replay_document(rows)["players"]] == [False, True]
 
 
 def test_each_player_gets_only_their_own_actions_in_stored_order() -> None:

@@ -1,7 +1,8 @@
 """Held results, operators' decisions and the audit log, on PostgreSQL and SQLite: a
-bot-paced game is held off the boards and ratings, a human-paced one counts; clearing
-and voiding refold the boards and ratings to what a rebuild gives; the audit log keeps
-every decision and refuses to be edited; only the configured operators decide."""
+bot-paced game of a person's account is held off the boards and ratings, a human-paced one
+counts, a declared bot's is not judged; clearing and voiding refold the boards and ratings
+to what a rebuild gives; the audit log keeps every decision and refuses to be edited; only
+the configured operators decide."""
 
 from __future__ import annotations
 
@@ -215,6 +216,52 @@ async def test_a_void_recomputes_boards_and_ratings_as_if_the_result_never_count
     assert [games[p.id] for p in again] == [games[ana.id], games[bob.id], games[cat.id]]
 
 
+async def new_bot(store: Store, name: str) -> PlayerRecord:
+    return await store.players.register(name, f"hash-{name}", datetime.now(UTC), bot=True)
+
+
+async def test_declared_bots_are_not_held_for_their_timing_and_rate_each_other(
+    table: Table, migrated_engine: AsyncEngine
+) -> None:
+    beep, boop = [await new_bot(table.store, name) for name in ("beep", "boop")]
+
+    _, ended = await table.race([(beep, bot_pace), (boop, bot_pace)])
+
+    assert reviews_of(ended) == {beep.id: None, boop.id: None}
+    assert await table.store.reviews.held() == []
+    assert await board_players(migrated_engine) == {beep.id, boop.id}
+    assert await rated_games(migrated_engine) == {beep.id: 1, boop.id: 1}
+
+
+async def test_a_game_a_bot_played_in_stays_off_peoples_boards_whatever_its_reviews_say(
+    table: Table, migrated_engine: AsyncEngine
+) -> None:
+    beep = await new_bot(table.store, "beep")
+    quick, ana, bob = [await new_player(table.store, name) for name in ("quick", "ana", "bob")]
+    mixed, ended = await table.race([(beep, bot_pace), (quick, bot_pace), (ana, human_pace)])
+    # The bot rule keeps the bot's result only (on the bots' boards); the person's
+    # account playing at a bot's pace is held all the same.
+    assert reviews_of(ended) == {beep.id: None, quick.id: "held", ana.id: None}
+    assert await board_players(migrated_engine) == {beep.id}
+    await table.race([(ana, human_pace), (bob, human_pace)], seed=Seed(bytes(range(3, 13))))
+
+    await table.store.reviews.void(
+        code=mixed.code, name="beep", operator="boss", reason="a broken bot", at=_now()
+    )
+    await table.store.reviews.clear(
+        code=mixed.code, name="quick", operator="boss", reason="a fast typist", at=_now()
+    )
+
+    # Neither decision hands the match to the people's boards.
+    assert await board_players(migrated_engine) == {ana.id, bob.id}
+    assert await rated_games(migrated_engine) == {ana.id: 1, bob.id: 1}
+    decided = await derived_rows(migrated_engine)
+    await table.store.boards.rebuild()  # the boards alone (boards.rebuild)
+    assert (await derived_rows(migrated_engine)).boards == decided.boards
+    await rebuild_boards_and_ratings(migrated_engine)
+    assert_same_rows(await derived_rows(migrated_engine), decided)
+
+
 async def test_a_suspended_players_later_results_do_not_count_and_they_are_told(
     table: Table, migrated_engine: AsyncEngine
 ) -> None:
@@ -404,34 +451,33 @@ async def test_an_operator_decides_through_the_protocol_and_reads_the_log(
     assert welcome["suspended"]["reason"] == "a shared account"
 
 
-async def test_the_projects_own_bot_is_held_off_the_boards_until_an_operator_clears_it(
+async def test_the_projects_own_bot_is_a_declared_bot_never_held_and_counted_among_bots(
     operated: tuple[Server, Connect], capsys: pytest.CaptureFixture[str], config_dir: Path
 ) -> None:
     server, _ = operated
     boss: Client = server.boss  # type: ignore[attr-defined]
-    # `gaps bot --level 2 --pace 0` races its host, who stops at once (too few actions
-    # to be judged).
+    # `gaps bot --level 2 --pace 0` races its host, who stops at once: a game a bot
+    # played in, so it counts for the bot alone, on the bots' board, and the bot's
+    # inhuman pace holds nothing (the flags are for programs registered as people).
     code, _ = await race_bots(f"ws://127.0.0.1:{server.port}", 1, capsys)
 
-    [held] = (await boss.ok("review_list"))["reviews"]
-    bot = held["name"]
-    assert held["match_code"] == code and bot.startswith("bot-")
-    assert "fast" in held["flags"] and len(held["chart"]) == 12
+    assert (await boss.ok("review_list"))["reviews"] == []
     replay = (await boss.ok("get_replay", code=code))["replay"]
-    reviews = {player["name"]: player["review"] for player in replay["players"]}
-    [host] = set(reviews) - {bot}
-    assert reviews == {bot: "held", host: None}
-    board = await boss.ok("leaderboard", ruleset="classic", by="score")
-    assert [entry["name"] for entry in board["entries"]] == [host]
+    [bot] = [player["name"] for player in replay["players"] if player["bot"]]
+    [host] = [player["name"] for player in replay["players"] if not player["bot"]]
+    assert bot.startswith("bot-")
+    assert {p["name"]: p["review"] for p in replay["players"]} == {bot: None, host: None}
+    people = await boss.ok("leaderboard", ruleset="classic", by="score")
+    assert people["entries"] == []
+    bots = await boss.ok("leaderboard", ruleset="classic", by="score", kind="bots")
+    assert [(entry["name"], entry["bot"]) for entry in bots["entries"]] == [(bot, True)]
 
-    await boss.ok("review_clear", code=code, name=bot, reason="the project's own bot, declared")
+    await boss.ok("review_void", code=code, name=bot, reason="the project's own bot, testing")
 
-    board = await boss.ok("leaderboard", ruleset="classic", by="score")
-    assert sorted(entry["name"] for entry in board["entries"]) == sorted([host, bot])
-    ratings = await boss.ok("rating", name=bot)
-    assert [rating["games"] for rating in ratings["ratings"]] == [1]
-    replay = (await boss.ok("get_replay", code=code))["replay"]
-    assert {p["name"]: p["review"] for p in replay["players"]} == {bot: "cleared", host: None}
+    bots = await boss.ok("leaderboard", ruleset="classic", by="score", kind="bots")
+    assert bots["entries"] == []
+    people = await boss.ok("leaderboard", ruleset="classic", by="score")
+    assert people["entries"] == []  # the host's game against a bot counts nowhere still
 
 
 def _now() -> datetime:

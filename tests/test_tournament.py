@@ -22,6 +22,7 @@ from gaps.bots import bot_for_level
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
+from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match as ServerMatch
 from server.storage.journal import Journal
@@ -706,7 +707,10 @@ async def test_a_scheduled_start_keeps_its_time_across_a_restart(
     assert second.tournaments.live[tournament.code].status == "open"
     clock.advance(0.5)
     started = await follower.event("tournament_started")
-    assert started["entrants"] == [{"player_id": ana.id, "name": "ana"}]
+    assert started["entrants"] == [
+        {"player_id": ana.id, "name": "ana", "bot": False, "removed": False,
+         "removed_reason": None}
+    ]
 
 
 async def test_a_round_whose_match_was_never_stored_is_dealt_after_a_restart_and_logged(
@@ -758,3 +762,151 @@ async def test_a_round_cut_in_its_countdown_counts_down_again_in_the_same_match(
         await match.play(player.id, 1, STOP)
     final = await follower.event("tournament_ended")
     assert [row["rounds_played"] for row in final["standings"]] == [1, 1]
+
+
+# -- the host removes an entrant between rounds ----------------------------------------
+
+
+async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_them_out(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+    wall: Wall,
+) -> None:
+    first = await processes()
+    ana, bob, cat = [await new_player(store, name) for name in ("ana", "bob", "cat")]
+    tournament = await first.tournaments.create(
+        ana.id,
+        name="Cup",
+        ruleset=Ruleset.named("classic"),
+        rounds=2,
+        max_players=3,
+        round_time_limit_s=600,
+        start_at=None,
+    )
+    follower = Watcher(await broker.subscribe(tournament.channel))
+    for player in (ana, bob, cat):
+        await first.tournaments.join(tournament.code, player.id, player.name)
+    await first.tournaments.start_by(tournament.code, ana.id)
+    match = first.lobby.get((await follower.event("round_starting"))["match"])
+    with pytest.raises(ServerError) as live:
+        await first.tournaments.remove(tournament.code, ana.id, "cat", "slow")
+    assert live.value.code == "round_in_play" and live.value.details["round"] == 1
+    await counted_down(clock, match)
+    for player in (ana, bob, cat):
+        await match.play(player.id, 1, STOP)
+    await follower.event("round_ended")
+
+    with pytest.raises(ServerError) as not_host:
+        await first.tournaments.remove(tournament.code, bob.id, "cat", "slow")
+    assert not_host.value.code == "not_host"
+    with pytest.raises(ServerError) as unknown:
+        await first.tournaments.remove(tournament.code, ana.id, "dan", "slow")
+    assert unknown.value.code == "not_an_entrant"
+    view = (await first.tournaments.remove(tournament.code, ana.id, "CAT", "left the table")).view()
+    removed = await follower.event("entrant_removed")
+    assert removed | {"seq": 0} == {
+        "type": "tournament_event", "tournament": tournament.code, "seq": 0,
+        "event": "entrant_removed", "player_id": cat.id, "name": "cat",
+        "reason": "left the table", "after_round": 1,
+    }
+    assert [(e["name"], e["removed"], e["removed_reason"]) for e in view["entrants"]] == [
+        ("ana", False, None), ("bob", False, None), ("cat", True, "left the table")
+    ]
+    with pytest.raises(ServerError) as again:
+        await first.tournaments.remove(tournament.code, ana.id, "cat", "twice")
+    assert again.value.code == "not_an_entrant"
+    await first.crash()  # during the break: the next process deals round 2
+    stored = await store.tournaments.round(tournament.id, 1)
+    assert stored is not None and stored.ended_at is not None
+    wall.at = stored.ended_at  # back at once: the whole break is left
+
+    second = await processes()
+    await follower.event("round_ended")  # round 1 counted again, from the stored results
+    await clock.until_sleeping(1)
+    clock.advance(BREAK_S)
+    round_two = second.lobby.get((await follower.event("round_starting"))["match"])
+    assert round_two.players == [ana.id, bob.id]  # cat is seated no more
+    await counted_down(clock, round_two)
+    for player in (ana, bob):
+        await round_two.play(player.id, 1, STOP)
+    ended = await follower.event("tournament_ended")
+    standings = ended["standings"]
+    assert sorted((row["name"], row["removed"], row["rounds_played"]) for row in standings[:2]) == [
+        ("ana", False, 2),
+        ("bob", False, 2),
+    ]
+    last = standings[-1]
+    assert (last["name"], last["removed"], last["removed_reason"], last["rounds_played"]) == (
+        "cat",
+        True,
+        "left the table",
+        1,
+    )
+    assert last["rank"] == 3
+    assert "cat" not in [row["name"] for row in ended["podium"]]
+
+
+async def test_tournament_remove_goes_through_the_protocol_to_every_follower(
+    connect: Connect,
+) -> None:
+    ana, bob, cat = await entrants(connect, ["ana", "bob", "cat"])
+    code = (await ana.ok("tournament_create", rounds=1, max_players=3))["tournament"]["code"]
+    for client in (bob, cat):
+        await client.ok("tournament_join", code=code)
+    refused = await bob.request("tournament_remove", code=code, player="cat", reason="no")
+    assert refused["code"] == "not_host"
+    empty = await ana.request("tournament_remove", code=code, player="cat", reason="  ")
+    assert empty["code"] == "bad_message" and empty["field"] == "reason"
+
+    reply = await ana.ok("tournament_remove", code=code, player="cat", reason="no show")
+
+    entrants_view = {e["name"]: e for e in reply["tournament"]["entrants"]}
+    assert entrants_view["cat"]["removed"] and entrants_view["cat"]["removed_reason"] == "no show"
+    for follower in (bob, cat):
+        event = await follower.event("entrant_removed")
+        assert (event["name"], event["reason"], event["after_round"]) == ("cat", "no show", 0)
+    standings = await ana.ok("tournament_standings", code=code)
+    assert [row["name"] for row in standings["standings"]][-1] == "cat"
+    await ana.ok("tournament_start", code=code)
+    starting = await bob.event("round_starting")
+    joined = await bob.ok("join_match", code=starting["match"])
+    assert sorted(p["name"] for p in joined["players"]) == ["bob"]
+
+
+async def test_a_bot_enters_only_a_tournament_whose_host_lets_bots_in(connect: Connect) -> None:
+    (ana,) = await entrants(connect, ["ana"])
+    beep = await connect()
+    await beep.register("beep", bot=True)
+    closed = (await ana.ok("tournament_create", rounds=1))["tournament"]
+    assert closed["bots"] is False
+    refused = await beep.request("tournament_join", code=closed["code"])
+    assert (refused["code"], refused["refused_by"]) == ("bots_not_allowed", "tournament")
+
+    open_to_bots = (await ana.ok("tournament_create", rounds=1, bots=True))["tournament"]
+    joined = await beep.ok("tournament_join", code=open_to_bots["code"])
+    assert joined["tournament"]["entrants"][0]["bot"] is True
+
+
+async def test_a_tournament_whose_entrants_were_all_removed_ends_at_its_next_round(
+    processes: Callable[[], Awaitable[Process]],
+    store: Store,
+    broker: LocalBroker,
+    clock: FakeClock,
+) -> None:
+    first = await processes()
+    tournament, players, follower = await a_tournament(first, store, broker, rounds=3)
+    await round_played(first, clock, follower, players)
+    await follower.event("round_ended")
+    for player in players:
+        await first.tournaments.remove(tournament.code, players[0].id, player.name, "closed")
+    await clock.until_sleeping(1)
+    clock.advance(BREAK_S)
+    ended = await follower.event("tournament_ended")
+    assert [row["removed"] for row in ended["standings"]] == [True, True]
+    assert ended["podium"] == [] and tournament.current_round == 1
+    assert tournament.status == "finished"
+    with pytest.raises(ServerError) as over:
+        await first.tournaments.remove(tournament.code, players[0].id, "ana", "again")
+    assert over.value.code == "tournament_finished"

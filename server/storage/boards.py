@@ -34,9 +34,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.orm import aliased
 
 from server.errors import ServerError
-from server.storage.counting import counted, with_reviews
+from server.storage.counting import kept_by_review, with_reviews
 from server.storage.database import Database
 from server.storage.models import BoardEntry, MatchPlayer, Player, Rating
 from server.storage.models import Match as MatchRow
@@ -302,7 +303,7 @@ def _bad_cursor(cursor: str, problem: str) -> ServerError:
 
 
 def _row(board: Board, row: Any, rank: int, provisional_games: int) -> dict[str, Any]:
-    entry = {"rank": rank, "player_id": row.player_id, "name": row.name}
+    entry = {"rank": rank, "player_id": row.player_id, "name": row.name, "bot": row.bot}
     entry.update({name: getattr(row, name) for name in board.shown})
     if board.name == "rating":
         entry["provisional"] = row.games < provisional_games
@@ -326,7 +327,7 @@ async def _rows_beyond(
     for condition in ranges:
         rows += (
             await connection.execute(
-                select(board.table, Player.name)
+                select(board.table, Player.name, Player.bot)
                 .join(Player, Player.id == c.player_id)
                 .where(base, condition)
                 .order_by(*board.order(reverse=before))
@@ -348,14 +349,15 @@ async def page(
     cursor: str | None,
     limit: int,
     provisional_games: int,
+    kind: str = "people",
 ) -> dict[str, Any]:
-    """One page of a board, best first; ``next_cursor`` continues it (None at the end)."""
+    """One page of a board, best first; ``next_cursor`` continues it (None at the end).
+    ``kind``: the people's board or the bots' (docs/fair-play.md)."""
     board = board_named(by)
     start = period_start(period, day)
     after, rank = decode_cursor(board, cursor) if cursor else (None, 0)
-    rows = await _rows_beyond(
-        connection, board, board.where(ruleset, period, start), after, before=False, limit=limit + 1
-    )
+    base = and_(board.where(ruleset, period, start), _of_kind(kind))
+    rows = await _rows_beyond(connection, board, base, after, before=False, limit=limit + 1)
     entries = [
         _row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(rows[:limit])
     ]
@@ -365,6 +367,7 @@ async def page(
         next_cursor = encode_cursor([_json(getattr(last, n)) for n, _ in board.key], rank + limit)
     return {
         "board": by,
+        "kind": kind,
         "ruleset": ruleset,
         "period": period if board.per_period else "all",
         "period_start": start.isoformat() if board.per_period else None,
@@ -383,21 +386,24 @@ async def around(
     player_id: int,
     neighbours: int,
     provisional_games: int,
+    kind: str = "people",
 ) -> dict[str, Any]:
-    """The player's rank and the ``neighbours`` rows on each side (no row: rank None)."""
+    """The player's rank and the ``neighbours`` rows on each side (no row: rank None),
+    on the ``kind`` board (a bot has no row on the people's, nor a person on the bots')."""
     board = board_named(by)
     start = period_start(period, day)
     c = board.table.c
-    base = board.where(ruleset, period, start)
+    base = and_(board.where(ruleset, period, start), _of_kind(kind))
     mine = (
         await connection.execute(
-            select(board.table, Player.name)
+            select(board.table, Player.name, Player.bot)
             .join(Player, Player.id == c.player_id)
             .where(base, c.player_id == player_id)
         )
     ).first()
     result: dict[str, Any] = {
         "board": by,
+        "kind": kind,
         "ruleset": ruleset,
         "period": period if board.per_period else "all",
         "period_start": start.isoformat() if board.per_period else None,
@@ -411,7 +417,10 @@ async def around(
     for condition in board.ranges(key, before=True):
         ahead += (
             await connection.execute(
-                select(func.count()).select_from(board.table).where(base, condition)
+                select(func.count())
+                .select_from(board.table)
+                .join(Player, Player.id == c.player_id)
+                .where(base, condition)
             )
         ).scalar_one()
     rank = ahead + 1
@@ -425,13 +434,35 @@ async def around(
     return result
 
 
+#: The boards of people and the boards of bots.
+KINDS: Final = ("people", "bots")
+
+
+def _of_kind(kind: str) -> ColumnElement[bool]:
+    """The rows of the ``kind`` board's players (the query joins ``players``)."""
+    if kind not in KINDS:
+        raise ServerError(
+            "bad_message", f"kind {kind!r} is not one of {', '.join(KINDS)}", field="kind"
+        )
+    return Player.bot.is_(kind == "bots")
+
+
 def _json(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date) else value
 
 
 async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int:
     """Recompute every board row from the stored results of rated finished matches that
-    count (after an import, or to check the incremental rows); returns the rows written."""
+    count (after an import, or to check the incremental rows); returns the rows written.
+    What counts is ``server.storage.counting``'s: the bot rule over every seat of a match
+    (``with_bot``, a held or voided seat included), then the review rule."""
+    seated, seated_player = aliased(MatchPlayer), aliased(Player)
+    with_bot = (
+        select(seated.player_id)
+        .join(seated_player, seated_player.id == seated.player_id)
+        .where(seated.match_id == MatchRow.id, seated_player.bot.is_(True))
+        .exists()
+    )
     games = await connection.stream(
         with_reviews(
             select(
@@ -441,13 +472,19 @@ async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int
                 MatchPlayer.score,
                 MatchPlayer.finish_ms,
                 MatchPlayer.won,
-            ).join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
+                Player.bot,
+                with_bot.label("with_bot"),
+            )
+            .join(MatchPlayer, MatchPlayer.match_id == MatchRow.id)
+            .join(Player, Player.id == MatchPlayer.player_id)
         )
-        .where(MatchRow.status == "finished", MatchRow.rated.is_(True), counted())
+        .where(MatchRow.status == "finished", MatchRow.rated.is_(True), kept_by_review())
         .execution_options(yield_per=batch_rows)
     )
     rows: dict[tuple[str, str, date, int], dict[str, Any]] = {}
     async for game in games:
+        if game.with_bot and not game.bot:  # counting.kept_by_bot_rule: the bots' only
+            continue
         for period in PERIODS:
             key = (game.ruleset, period, period_start(period, game.ended_at.date()), game.player_id)
             row = rows.get(key)
@@ -492,7 +529,15 @@ class Boards:
         self._provisional_games = provisional_games
 
     async def page(
-        self, *, ruleset: str, by: str, period: str, day: date, cursor: str | None, limit: int
+        self,
+        *,
+        ruleset: str,
+        by: str,
+        period: str,
+        day: date,
+        cursor: str | None,
+        limit: int,
+        kind: str = "people",
     ) -> dict[str, Any]:
         """One page of a board, best first; see :func:`page`."""
         async with self._database.read() as connection:
@@ -505,10 +550,19 @@ class Boards:
                 cursor=cursor,
                 limit=limit,
                 provisional_games=self._provisional_games,
+                kind=kind,
             )
 
     async def around(
-        self, *, ruleset: str, by: str, period: str, day: date, player_id: int, neighbours: int
+        self,
+        *,
+        ruleset: str,
+        by: str,
+        period: str,
+        day: date,
+        player_id: int,
+        neighbours: int,
+        kind: str = "people",
     ) -> dict[str, Any]:
         """A player's rank and neighbours on a board; see :func:`around`."""
         async with self._database.read() as connection:
@@ -521,6 +575,7 @@ class Boards:
                 player_id=player_id,
                 neighbours=neighbours,
                 provisional_games=self._provisional_games,
+                kind=kind,
             )
 
     async def rebuild(self, *, batch_rows: int = 5000) -> int:

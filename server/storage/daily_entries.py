@@ -9,7 +9,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.storage.counting import counted
+from server.storage.counting import kept_by_review
 from server.storage.database import Database
 from server.storage.models import DailyEntry, Player, SeatReview, ServerSecret
 
@@ -26,6 +26,7 @@ class DailyResult:
     name: str
     score: int
     finish_ms: int | None
+    bot: bool = False
 
 
 class DailyEntries:
@@ -92,7 +93,11 @@ class DailyEntries:
             rows = (
                 await connection.execute(
                     select(
-                        DailyEntry.player_id, Player.name, DailyEntry.score, DailyEntry.finish_ms
+                        DailyEntry.player_id,
+                        Player.name,
+                        DailyEntry.score,
+                        DailyEntry.finish_ms,
+                        Player.bot,
                     )
                     .join(Player, Player.id == DailyEntry.player_id)
                     .outerjoin(
@@ -104,10 +109,12 @@ class DailyEntries:
                         DailyEntry.ruleset == ruleset,
                         DailyEntry.day == day,
                         DailyEntry.score.is_not(None),
-                        counted(),
+                        kept_by_review(),
                     )
                     .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)
                     .limit(limit)
                 )
             ).all()
-        return [DailyResult(row.player_id, row.name, row.score, row.finish_ms) for row in rows]
+        return [
+            DailyResult(row.player_id, row.name, row.score, row.finish_ms, row.bot) for row in rows
+        ]

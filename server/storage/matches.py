@@ -134,7 +134,7 @@ class Matches:
             seats: dict[int, list[Any]] = {}
             for seat in (
                 await connection.execute(
-                    select(MatchPlayer.__table__, Player.name)
+                    select(MatchPlayer.__table__, Player.name, Player.bot)
                     .join(Player, Player.id == MatchPlayer.player_id)
                     .where(MatchPlayer.match_id.in_(ids))
                     .order_by(MatchPlayer.joined_at, MatchPlayer.player_id)
@@ -179,7 +179,10 @@ class Matches:
                 await connection.execute(
                     with_reviews(
                         select(
-                            MatchPlayer.__table__, Player.name, SeatReview.status.label("review")
+                            MatchPlayer.__table__,
+                            Player.name,
+                            Player.bot,
+                            SeatReview.status.label("review"),
                         ).join(Player, Player.id == MatchPlayer.player_id)
                     )
                     .where(MatchPlayer.match_id == match.id)

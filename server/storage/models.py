@@ -38,6 +38,8 @@ class Player(Base):
     # SHA-256 of the secret token, hex; the token itself is never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # A bot, as declared at registration (docs/fair-play.md); no message changes it.
+    bot: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     # Names differing only in case are one name: "Ana" would pass for "ana". (Names are
     # ASCII, so lower() is the same on every backend.)
@@ -77,6 +79,9 @@ class Match(Base):
     # None until then. par_exact is False when par_score is only a lower bound.
     par_score: Mapped[int | None] = mapped_column(SmallInteger)
     par_exact: Mapped[bool | None] = mapped_column(Boolean)
+    # Whether the host lets bots sit (the server's own matches: quick, daily, rounds say
+    # what their queue or tournament says).
+    bots: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (Index("ix_matches_status_public", "status", "public"),)
 
@@ -229,6 +234,8 @@ class Tournament(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Whether the host lets bots enter.
+    bots: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class TournamentEntry(Base):
@@ -241,6 +248,9 @@ class TournamentEntry(Base):
     total_time_ms: Mapped[int] = mapped_column(BigInteger, default=0)
     rounds_played: Mapped[int] = mapped_column(SmallInteger, default=0)
     rank: Mapped[int | None] = mapped_column(SmallInteger)
+    # Removed by the host between rounds, with the reason shown to all (None: still in).
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    removed_reason: Mapped[str | None] = mapped_column(String(200))
 
 
 class DailyEntry(Base):

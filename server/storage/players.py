@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
 from server.storage.models import Player
@@ -27,6 +29,8 @@ class NameTaken(Exception):
 class PlayerRecord:
     id: int
     name: str
+    #: A declared bot (docs/fair-play.md): fixed at registration.
+    bot: bool = False
 
 
 class Players:
@@ -35,16 +39,19 @@ class Players:
     def __init__(self, database: Database) -> None:
         self._database = database
 
-    async def register(self, name: str, token_hash: str, now: datetime) -> PlayerRecord:
-        """Store a new player; raise :class:`NameTaken` if the name is, in any case."""
+    async def register(
+        self, name: str, token_hash: str, now: datetime, *, bot: bool = False
+    ) -> PlayerRecord:
+        """Store a new player, a person or a ``bot``; raise :class:`NameTaken` if the
+        name is, in any case."""
         try:
             async with self._database.write() as connection:
                 result = await connection.execute(
                     insert(Player)
-                    .values(name=name, token_hash=token_hash, created_at=now)
+                    .values(name=name, token_hash=token_hash, created_at=now, bot=bot)
                     .returning(Player.id)
                 )
-                return PlayerRecord(result.scalar_one(), name)
+                return PlayerRecord(result.scalar_one(), name, bot)
         except IntegrityError:
             raise NameTaken(name) from None
 
@@ -52,10 +59,12 @@ class Players:
         async with self._database.read() as connection:
             row = (
                 await connection.execute(
-                    select(Player.id, Player.name).where(Player.token_hash == token_hash)
+                    select(Player.id, Player.name, Player.bot).where(
+                        Player.token_hash == token_hash
+                    )
                 )
             ).first()
-        return None if row is None else PlayerRecord(row.id, row.name)
+        return None if row is None else PlayerRecord(row.id, row.name, row.bot)
 
     async def named(self, name: str) -> PlayerRecord | None:
         """The player called ``name`` in any case (names are unique in any case)."""
@@ -64,7 +73,20 @@ class Players:
         async with self._database.read() as connection:
             row = (
                 await connection.execute(
-                    select(Player.id, Player.name).where(func.lower(Player.name) == name.lower())
+                    select(Player.id, Player.name, Player.bot).where(
+                        func.lower(Player.name) == name.lower()
+                    )
                 )
             ).first()
-        return None if row is None else PlayerRecord(row.id, row.name)
+        return None if row is None else PlayerRecord(row.id, row.name, row.bot)
+
+
+async def bots_among(connection: AsyncConnection, player_ids: Collection[int]) -> set[int]:
+    """Which of ``player_ids`` are declared bots (in the caller's transaction)."""
+    if not player_ids:
+        return set()
+    rows = await connection.execute(
+        select(Player.id).where(Player.id.in_(list(player_ids)), Player.bot.is_(True))
+    )
+    return {row.id for row in rows}
+

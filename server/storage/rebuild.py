@@ -5,7 +5,8 @@
 rated match again, in the order the matches ended, through the same two functions with
 the same inputs: it is the reference the incremental rows must equal (after an import,
 a change to the rating model, or to check them). Results that do not count (held for
-review, voided, played while suspended: ``server.storage.counting``) are left out of both.
+review, voided, played while suspended) and those the bot rule leaves out (a match with a
+bot in it counts for its bots only) are left out of both: ``server.storage.counting``.
 An operator's clear or void refolds (``refold``) in the transaction that records it.
 """
 
@@ -19,9 +20,17 @@ from sqlalchemy import and_, delete, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.storage.boards import Result, record_results
-from server.storage.counting import counted, with_reviews
+from server.storage.counting import NOT_COUNTED, counted_seats, with_reviews
 from server.storage.database import Database
-from server.storage.models import BoardEntry, Match, MatchPlayer, Rating, RatingChange
+from server.storage.models import (
+    BoardEntry,
+    Match,
+    MatchPlayer,
+    Rating,
+    RatingChange,
+    SeatReview,
+)
+from server.storage.players import bots_among
 from server.storage.ratings import update_ratings
 
 
@@ -55,8 +64,11 @@ async def refold(connection: AsyncConnection, *, batch_matches: int = 1000) -> i
     after: tuple[datetime, int] | None = None
     while matches := await _matches_after(connection, after, limit=batch_matches):
         games = await _games_of(connection, [match.id for match in matches])
+        bots = await bots_among(
+            connection, {g.player_id for rows in games.values() for g in rows}
+        )
         for match in matches:
-            await _fold(connection, match, games[match.id])
+            await _fold(connection, match, games[match.id], bots)
         folded += len(matches)
         after = (matches[-1].ended_at, matches[-1].id)
     return folded
@@ -79,8 +91,9 @@ async def _matches_after(
 
 
 async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[int, list[Any]]:
-    """Each match's result rows that count, in player id order (the order
-    ``finish_match`` takes)."""
+    """Each match's result rows, each with its review's status (None without one), in
+    player id order (the order ``finish_match`` takes): every seat, since the bot rule
+    looks at every seat, a held or voided one included (``counting.counted_seats``)."""
     rows = await connection.execute(
         with_reviews(
             select(
@@ -90,9 +103,10 @@ async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[i
                 MatchPlayer.finish_ms,
                 MatchPlayer.won,
                 MatchPlayer.rank,
+                SeatReview.status.label("review"),
             )
         )
-        .where(MatchPlayer.match_id.in_(match_ids), counted())
+        .where(MatchPlayer.match_id.in_(match_ids))
         .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
     )
     games: dict[int, list[Any]] = defaultdict(list)
@@ -101,9 +115,21 @@ async def _games_of(connection: AsyncConnection, match_ids: list[int]) -> dict[i
     return games
 
 
-async def _fold(connection: AsyncConnection, match: Any, games: list[Any]) -> None:
+async def _fold(
+    connection: AsyncConnection, match: Any, games: list[Any], bots: set[int]
+) -> None:
     """What ``Results.finish_match`` does for a rated match, from its stored rows (a
-    finish time the match never stored is 0, as the match passes it)."""
+    finish time the match never stored is 0, as the match passes it), counting whom it
+    counts (``counting.counted_seats``: a match with a bot in it counts for its bots
+    only, and a held, voided or suspended result for nobody)."""
+    scored = set(
+        counted_seats(
+            [g.player_id for g in games],
+            bots=bots,
+            reviewed_out={g.player_id for g in games if g.review in NOT_COUNTED},
+        )
+    )
+    games = [g for g in games if g.player_id in scored]
     await record_results(
         connection,
         ruleset=match.ruleset,

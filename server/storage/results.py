@@ -11,8 +11,10 @@ from sqlalchemy import select, update
 
 from server.fairplay import DEFAULT_RULES, TimingRules
 from server.storage.boards import Result, record_results
+from server.storage.counting import counted_seats
 from server.storage.database import Database
 from server.storage.models import DailyEntry, Match, MatchPlayer
+from server.storage.players import bots_among
 from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
 from server.storage.reviews import review_seats, statuses_of
 
@@ -64,8 +66,10 @@ class Results:
         daily_date: date | None = None,
     ) -> MatchEnd:
         """In one transaction: store each rank, mark the match finished and, for a rated
-        match, judge each game's timing (``server.fairplay``: a flagged result is held for
-        review) and fold the results that count into the leaderboards and the ratings.
+        match, judge each person's game by its timing (``server.fairplay``: a flagged result
+        is held for review) and fold the results that count (``server.storage.counting``:
+        in a match with a bot in it the bots' only, less the held, voided and suspended
+        ones) into the leaderboards and the ratings.
 
         Idempotent: for a match already finished it changes nothing and returns the end
         stored then, so a commit whose answer was lost can be run again. Rows are taken
@@ -97,24 +101,23 @@ class Results:
                     else []
                 )
                 return MatchEnd(_utc(stored), ratings, await statuses_of(connection, match_id))
+            bots = await bots_among(connection, ids) if rated else set()
             reviews = (
                 await review_seats(
                     connection,
                     match_id=match_id,
                     player_ids=ids,
+                    bots=bots,
                     at=ended_at,
                     rules=self._timing_rules,
                 )
                 if rated
                 else {}
             )
-            counted = [game for game in table if game.player_id not in reviews]
-            if rated and len(counted) >= 2:
+            scored = counted_seats(ids, bots=bots, reviewed_out=reviews)
+            if rated and len(scored) >= 2:
                 locked = await lock_ratings(
-                    connection,
-                    ruleset=ruleset,
-                    player_ids=[game.player_id for game in counted],
-                    at=ended_at,
+                    connection, ruleset=ruleset, player_ids=scored, at=ended_at
                 )
                 rated_last = [_utc(row.updated_at) for row in locked.values() if row.games]
                 if rated_last and max(rated_last) >= ended_at:
@@ -141,20 +144,21 @@ class Results:
                     )
             if not rated:
                 return MatchEnd(ended_at, [])
+            counted_games = [game for game in table if game.player_id in scored]
             await record_results(
                 connection,
                 ruleset=ruleset,
                 ended_at=ended_at,
                 results=[
                     Result(game.player_id, game.score, game.finish_ms, game.won)
-                    for game in counted
+                    for game in counted_games
                 ],
             )
             ratings = await update_ratings(
                 connection,
                 ruleset=ruleset,
                 match_id=match_id,
-                ranking=[(game.player_id, game.rank) for game in counted],
+                ranking=[(game.player_id, game.rank) for game in counted_games],
                 at=ended_at,
                 locked=locked,
             )

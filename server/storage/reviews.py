@@ -13,7 +13,7 @@ database refuses UPDATE and DELETE on it (migration 0008's triggers).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -45,12 +45,15 @@ async def review_seats(
     *,
     match_id: int,
     player_ids: Sequence[int],
+    bots: Collection[int] = (),
     at: datetime,
     rules: TimingRules,
 ) -> dict[int, str]:
     """In the caller's transaction (the match's end): hold the results of ``player_ids``
     in ``match_id`` that the timing ``rules`` flag, and mark those of players suspended
-    at ``at``; returns the status of each seat that does not count."""
+    at ``at``; returns the status of each seat that does not count. Declared ``bots``
+    are not judged by their timing (they play as software, on boards of their own: the
+    flags are the net for a program registered as a person), only marked if suspended."""
     suspended = set(
         (
             await connection.execute(
@@ -66,7 +69,7 @@ async def review_seats(
         verdict = judge(times.get(player_id, []), rules)
         if player_id in suspended:
             status = SUSPENDED
-        elif verdict.flagged:
+        elif verdict.flagged and player_id not in bots:
             status = HELD
         else:
             continue

@@ -11,7 +11,7 @@ is stored.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -36,7 +36,8 @@ def _utc(moment: datetime | None) -> datetime | None:
 @dataclass(frozen=True)
 class StoredTournament:
     """A tournament as stored: its ``tournaments`` row, and its entrants (player id,
-    name) in the order they joined."""
+    name) in the order they joined; which of them are declared bots, and which the host
+    removed (player id -> reason)."""
 
     id: int
     code: str
@@ -50,6 +51,9 @@ class StoredTournament:
     status: str
     current_round: int
     entrants: list[tuple[int, str]]
+    bots: bool = False  # whether bots may enter
+    bot_entrants: frozenset[int] = frozenset()
+    removed: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ class TournamentRepository:
         round_time_limit_s: int,
         start_at: datetime | None,
         created_at: datetime,
+        bots: bool = False,
     ) -> int:
-        """Store a new open tournament, before its first round; its id."""
+        """Store a new open tournament, before its first round (``bots``: whether
+        declared bots may enter); its id."""
         async with self._database.write() as connection:
             tournament_id = (
                 await connection.execute(
@@ -118,6 +124,7 @@ class TournamentRepository:
                         status="open",
                         current_round=0,
                         created_at=created_at,
+                        bots=bots,
                     )
                     .returning(Tournament.id)
                 )
@@ -141,6 +148,24 @@ class TournamentRepository:
         except IntegrityError:
             return False
         return True
+
+    async def remove_entrant(
+        self, tournament_id: int, player_id: int, *, reason: str, at: datetime
+    ) -> bool:
+        """Mark ``player_id`` removed by the host, with ``reason``: kept out of every
+        round dealt from now on, also by a tournament resumed elsewhere; False if they
+        had no entry or were removed already."""
+        async with self._database.write() as connection:
+            removed = await connection.execute(
+                update(TournamentEntry)
+                .where(
+                    TournamentEntry.tournament_id == tournament_id,
+                    TournamentEntry.player_id == player_id,
+                    TournamentEntry.removed_at.is_(None),
+                )
+                .values(removed_at=at, removed_reason=reason)
+            )
+        return bool(removed.rowcount)
 
     async def update(self, tournament_id: int, **values: Any) -> None:
         """Write ``values`` (``status``, ``current_round``, ``started_at``, ...) to the
@@ -174,15 +199,28 @@ class TournamentRepository:
             )
         ).all()
         entrants: dict[int, list[tuple[int, str]]] = {}
+        bots: dict[int, set[int]] = {}
+        removed: dict[int, dict[int, str]] = {}
         for entry in (
             await connection.execute(
-                select(TournamentEntry.tournament_id, Player.id, Player.name)
+                select(
+                    TournamentEntry.tournament_id,
+                    TournamentEntry.removed_at,
+                    TournamentEntry.removed_reason,
+                    Player.id,
+                    Player.name,
+                    Player.bot,
+                )
                 .join(Player, Player.id == TournamentEntry.player_id)
                 .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
                 .order_by(TournamentEntry.joined_at, Player.id)
             )
         ).all():
             entrants.setdefault(entry.tournament_id, []).append((entry.id, entry.name))
+            if entry.bot:
+                bots.setdefault(entry.tournament_id, set()).add(entry.id)
+            if entry.removed_at is not None:
+                removed.setdefault(entry.tournament_id, {})[entry.id] = entry.removed_reason or ""
         return [
             StoredTournament(
                 id=row.id,
@@ -197,6 +235,9 @@ class TournamentRepository:
                 status=row.status,
                 current_round=row.current_round,
                 entrants=entrants.get(row.id, []),
+                bots=row.bots,
+                bot_entrants=frozenset(bots.get(row.id, ())),
+                removed=removed.get(row.id, {}),
             )
             for row in rows
         ]
