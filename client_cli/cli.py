@@ -358,6 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     t_start = actions.add_parser("start", parents=[common], help="start your tournament now")
     t_start.add_argument("code", type=_tournament_code, help="the tournament's code")
     t_start.set_defaults(handler=cmd_tournament_start)
+    t_remove = actions.add_parser(
+        "remove", parents=[common], help="remove an entrant from your tournament",
+        description="Remove an entrant from a tournament you host, before it starts or "
+                    "between rounds; every follower is told the reason.")
+    t_remove.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_remove.add_argument("player", help="the entrant's name")
+    t_remove.add_argument("--reason", required=True, help="why, shown to everyone")
+    t_remove.set_defaults(handler=cmd_tournament_remove)
 
     bot = commands.add_parser("bot", parents=[common], help="send bots to a match or tournament",
                               description="Join a match (or enter a tournament) with bot "
@@ -1057,8 +1065,14 @@ async def cmd_tournament_standings(context: Context) -> int:
         print_final(out, tournament_end(rows), view, you)
         return 0
     if view.get("status") == "open":
-        names = ", ".join(str(row.get("name")) for row in rows)
-        out.print(printable_text(f"Entrants ({len(rows)}/{view.get('max_players')}): {names}"))
+        still_in = [row for row in rows if not row.get("removed")]
+        names = ", ".join(f"{row.get('name')}{bot_mark(row)}" for row in still_in) or "nobody"
+        out.print(printable_text(
+            f"Entrants ({len(still_in)}/{view.get('max_players')}): {names}"))
+        for row in rows:
+            if row.get("removed"):
+                out.print(printable_text(
+                    f"Removed by the host: {row.get('name')} ({row.get('removed_reason')})"))
         if not view.get("start_at"):
             out.print(f"The host starts it with: gaps tournament start {code}")
         return 0
@@ -1086,6 +1100,20 @@ async def cmd_tournament_start(context: Context) -> int:
         "Tournament ", (printable(view.get("name")), "bold"),
         printable(f" ({code}) started: {view.get('rounds')} round(s), {entrants} "
                   f"entrant{'s' if entrants != 1 else ''}. The rounds follow by themselves.")))
+    return 0
+
+
+async def cmd_tournament_remove(context: Context) -> int:
+    options = context.options
+    connection = await context.connect()
+    try:
+        await connection.request("tournament_remove", code=options.code.upper(),
+                                 player=options.player, reason=options.reason)
+    finally:
+        await connection.close()
+    context.out.print(printable_text(
+        f"{options.player} was removed from tournament {options.code.upper()}: "
+        f"{options.reason}"))
     return 0
 
 

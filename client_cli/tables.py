@@ -271,7 +271,7 @@ def tournament_status(view: Row) -> Text:
 
 def tournament_summary(view: Row) -> str:
     """``classic, 3 rounds of 10:00, 2/16 entrants``."""
-    entrants = len(view.get("entrants") or [])
+    entrants = len([e for e in view.get("entrants") or [] if not e.get("removed")])
     rounds = int(view.get("rounds") or 0)
     return printable(f"{view.get('ruleset')}, {rounds} round{'s' if rounds != 1 else ''} of "
                      f"{format_duration(int(view.get('round_time_limit_s') or 0))}, "

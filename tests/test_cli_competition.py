@@ -227,6 +227,37 @@ def tournament_code(out: str) -> str:
     return found[1]
 
 
+async def test_the_host_removes_an_entrant_with_a_reason_and_nobody_else_may(
+    ws_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Issue 16, point 4: ``gaps tournament remove CODE PLAYER --reason``."""
+    assert await gaps("register", name("ana"), "--server", ws_url) == 0
+    assert await gaps("tournament", "create", "--name", "Cup", "--players", "4") == 0
+    code = tournament_code(capsys.readouterr().out)
+    bob = name("bob")
+    with monkeypatch.context() as other_user:
+        other_user.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))
+        assert await gaps("register", bob, "--server", ws_url) == 0
+        following = asyncio.create_task(gaps("tournament", "join", code))
+        await wait_for(lambda: "You are in." in capsys.readouterr().out)
+        following.cancel()
+        assert await following == 0
+        capsys.readouterr()
+        assert await gaps("tournament", "remove", code, bob, "--reason", "self") == 1
+        assert "only the host" in capsys.readouterr().err
+    assert await gaps("tournament", "remove", code, bob, "--reason", "left the table") == 0
+    assert capsys.readouterr().out == (
+        f"{bob} was removed from tournament {code}: left the table\n"
+    )
+    assert await gaps("tournament", "standings", code) == 0
+    out = capsys.readouterr().out
+    assert "0/4 entrants" in out and "Entrants (0/4): nobody" in out
+    assert f"Removed by the host: {bob} (left the table)" in out
+    assert await gaps("tournament", "remove", code, "nobody", "--reason", "x") == 1
+    assert "nobody" in capsys.readouterr().err
+
+
 async def test_tournament_create_list_standings_start_and_refusals(
     ws_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
