@@ -1078,19 +1078,30 @@ async def test_the_create_forms_let_bots_sit_and_the_boards_switch_between_peopl
     open_page: Any,
 ) -> None:
     page = await open_page()
-    wire = Wire()
+    bots_asked: list[bool] = []  # what the page's create_match said: the match view echoes it
+
+    def echo_bots(message: Message) -> None:
+        if isinstance(message.get("match"), dict) and bots_asked:
+            message["match"]["bots"] = bots_asked[-1]
+
+    wire = Wire(mark=echo_bots)
     await wire.attach(page)
     boards: list[str] = []
     page.on("request", lambda r: boards.append(r.url) if "/leaderboards/" in r.url else None)
     await sign_up(page, "xan")
     await page.goto("/lobby")
     await page.fill("#countdown", "0")
+    bots_asked.append(False)
     await page.click("text=Create match")  # by default, no bot may sit
     await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.wait_for_selector("#match-info >> text=lobby")
+    assert "bots" not in await page.inner_text("#match-info")
     await page.goto("/lobby")
     await page.get_by_label("Bots may sit").check()  # the checkbox is labelled
+    bots_asked.append(True)
     await page.click("text=Create match")
     await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
+    await page.wait_for_selector("#match-info >> text=bots may sit")
     assert [r["bots"] for r in wire.requests("create_match")] == [False, True]
     await page.goto("/lobby")
     await page.wait_for_selector("#tournaments >> text=No tournament")  # loaded: focus stays
