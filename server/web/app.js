@@ -9,6 +9,7 @@ const PENDING_KEY = 'gaps.pending'; // an action sent but not yet acknowledged, 
 const RULESET_NAMES = Object.keys(engine.RULESETS);
 const main = document.getElementById('main');
 const statusLine = document.getElementById('status');
+const notice = document.getElementById('notice');
 
 // -- DOM helpers -------------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ class Connection {
       socket.onopen = async () => {
         try {
           const token = localStorage.getItem(TOKEN_KEY);
-          if (token) this.player = (await retrying(() => this.send({ type: 'hello', token }))).player;
+          if (token) welcomed(await retrying(() => this.send({ type: 'hello', token })));
           this.delayMs = 500;
           resolve(this);
         } catch (error) {
@@ -160,6 +161,34 @@ class Connection {
 
 const connection = new Connection();
 let leavePage = () => {};
+
+/** Take in a ``welcome`` (or ``registered``): who this is, and whether an operator has
+ * suspended the account from rated play (``suspended``: null, or since when and why). */
+function welcomed(reply) {
+  connection.player = reply.player;
+  const suspended = reply.suspended;
+  notice.hidden = !suspended;
+  if (!suspended) { notice.replaceChildren(); return; }
+  const reason = typeof suspended === 'object' && typeof suspended.reason === 'string' && suspended.reason ? suspended.reason : null;
+  notice.replaceChildren(el('strong', {}, 'Rated play is suspended for your account'),
+    ...(reason ? [': ', el('span', { id: 'suspended-reason' }, reason)] : []),
+    '. You can still play, but your results count on no board and no rating.');
+}
+
+// A result's ``review`` (match_ended's ranking, replays): null or "cleared" counts as
+// usual and shows nothing; the others show a short mark and a sentence saying why.
+const REVIEWS = {
+  held: ['under review', (name) => `${name}'s result is under review: it is held off the boards and ratings until an operator reviews it.`],
+  voided: ['voided by an operator', (name) => `${name}'s result was voided by an operator: it counts on no board and no rating.`],
+  suspended: ['suspended', (name) => `${name} is suspended from rated play: this result counts on no board and no rating.`],
+};
+const reviewMark = (result) => (Object.hasOwn(REVIEWS, result.review)
+  ? el('span', { class: 'review', 'data-review': result.review }, REVIEWS[result.review][0]) : null);
+/** The sentences saying why results of ``players`` do not count (now), or null. */
+function reviewNotes(players, id) {
+  const lines = players.filter((p) => Object.hasOwn(REVIEWS, p.review)).map((p) => el('li', {}, REVIEWS[p.review][1](p.name)));
+  return lines.length ? el('ul', { id, class: 'review-notes' }, lines) : null;
+}
 
 async function needPlayer() {
   await connection.open();
@@ -370,7 +399,7 @@ async function accountPage() {
       try {
         const reply = await connection.request({ type: 'register', name: name.value });
         localStorage.setItem(TOKEN_KEY, reply.token);
-        connection.player = reply.player;
+        welcomed(reply);
         say(`Signed up as ${reply.player.name}.`);
         route();
       } catch (error) { say(error.message, true); }
@@ -380,7 +409,7 @@ async function accountPage() {
       try {
         const reply = await connection.request({ type: 'hello', token: tokenInput.value });
         localStorage.setItem(TOKEN_KEY, tokenInput.value);
-        connection.player = reply.player;
+        welcomed(reply);
         route();
       } catch (error) { say(error.message, true); }
     } } }, el('label', { for: 'token-input' }, 'Or paste your token'), tokenInput, el('span'), el('button', { type: 'submit' }, 'Come back')),
@@ -396,16 +425,17 @@ function createForm(onCreate) {
   const isPublic = el('input', { id: 'public', type: 'checkbox' });
   const countdown = el('input', { id: 'countdown', type: 'number', min: 0, max: 60, placeholder: 'server default' });
   const seed = el('input', { id: 'seed', placeholder: 'none: a secret seed (rated)' });
+  const bots = el('input', { id: 'bots', type: 'checkbox' });
   return el('form', { class: 'grid', 'aria-label': 'Create a match', on: { submit: (event) => {
     event.preventDefault();
-    const options = { ruleset: ruleset.value, max_players: Number(maxPlayers.value), time_limit_s: Number(timeLimit.value), win_by: winBy.value, public: isPublic.checked };
+    const options = { ruleset: ruleset.value, max_players: Number(maxPlayers.value), time_limit_s: Number(timeLimit.value), win_by: winBy.value, public: isPublic.checked, bots: bots.checked };
     if (countdown.value !== '') options.countdown_s = Number(countdown.value);
     if (seed.value.trim()) options.seed = seed.value.trim();
     onCreate(options);
   } } },
   field('Ruleset', ruleset), field('Seats', maxPlayers), field('Time limit (s)', timeLimit), field('Ranking', winBy),
   field('Public', isPublic), field('Countdown (s)', countdown), field('Seed (share code)', seed),
-  el('span'), el('button', { type: 'submit' }, 'Create match'));
+  field('Bots may sit', bots), el('span'), el('button', { type: 'submit' }, 'Create match'));
 }
 
 /** The form of ``tournament_create``: every option; the host then joins to play. */
@@ -417,9 +447,10 @@ function tournamentForm() {
   const maxPlayers = el('input', { id: 't-max-players', type: 'number', min: 1, max: 64, value: 16 });
   const roundTime = el('input', { id: 't-round-time', type: 'number', min: 1, max: 86400, value: 600 });
   const startAt = el('input', { id: 't-start-at', type: 'datetime-local' });
+  const bots = el('input', { id: 't-bots', type: 'checkbox' });
   return el('form', { class: 'grid', 'aria-label': 'Host a tournament', on: { submit: async (event) => {
     event.preventDefault();
-    const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value) };
+    const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value), bots: bots.checked };
     if (name.value.trim()) options.name = name.value.trim();
     if (startAt.value) options.start_at = new Date(startAt.value).toISOString(); // local time, sent in UTC
     try {
@@ -428,7 +459,7 @@ function tournamentForm() {
     } catch (error) { say(error.message, true); }
   } } },
   field('Name', name), field('Ruleset', ruleset), field('Rounds', rounds), field('Entrants', maxPlayers),
-  field('Round time limit (s)', roundTime), field('Starts by itself at', startAt),
+  field('Round time limit (s)', roundTime), field('Starts by itself at', startAt), field('Bots may enter', bots),
   el('span'), el('button', { type: 'submit' }, 'Host tournament'));
 }
 
@@ -466,7 +497,7 @@ async function lobbyPage() {
   document.getElementById('tournaments')?.replaceChildren(tournaments.length === 0
     ? el('p', {}, 'No tournament is open or running: host one.')
     : el('ul', {}, tournaments.map((t) =>
-      el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.length} entrants)`))));
+      el('li', {}, link(`/t/${t.code}`, t.name), ` (${t.ruleset}, ${t.status}, ${t.entrants.filter((e) => e.removed !== true).length} entrants)`))));
 }
 
 /** The race, or a spectator's view of it: one match followed by its events. */
@@ -520,7 +551,7 @@ async function matchPage(code, role) {
 
   function renderInfo() {
     const m = state.match;
-    info.textContent = `${m.ruleset} · ${m.win_by === 'time' ? 'fastest win' : 'best score'} · ${m.max_players} seats · ${formatMs(m.time_limit_s * 1000)} · ${m.status}${m.rated ? '' : ' · unrated'}`;
+    info.textContent = `${m.ruleset} · ${m.win_by === 'time' ? 'fastest win' : 'best score'} · ${m.max_players} seats · ${formatMs(m.time_limit_s * 1000)} · ${m.status}${m.rated ? '' : ' · unrated'}${m.bots === true ? ' · bots may sit' : ''}`;
     lobbyControls.replaceChildren();
     if (m.status === 'lobby' && role === 'player') {
       const url = `${location.origin}/m/${code}`;
@@ -546,12 +577,13 @@ async function matchPage(code, role) {
     state.ended = event;
     controls.hidden = true; // nothing left to play: the board stays, as it ended
     say('The match is over.');
-    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p)), el('td', {}, p.score),
+    const rows = event.ranking.map((p) => el('tr', {}, el('td', {}, p.rank), el('td', {}, named(p), reviewMark(p) ? [' · ', reviewMark(p)] : null), el('td', {}, p.score),
       el('td', {}, p.won ? 'won' : p.end_reason), el('td', {}, p.finish_ms === null ? '' : formatMs(p.finish_ms))));
     const verdict = el('span', { id: 'commitment-check' }, event.seed ? 'checking…' : 'the seed stays secret until the day is over');
     const rematch = (sameSeed, text) => el('button', { type: 'button', 'data-rematch': sameSeed ? 'same' : 'new', on: { click: () => askRematch(sameSeed, event.seed) } }, text);
     endScreen.replaceChildren(el('h2', {}, 'Result'),
       el('table', { id: 'ranking' }, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'End', 'Time'].map((h) => el('th', {}, h)))), el('tbody', {}, rows)),
+      ...[reviewNotes(event.ranking, 'review-notes')].filter(Boolean),
       el('p', {}, 'Seed: ', el('code', { id: 'seed' }, event.seed || 'secret'), ' · commitment ', el('code', {}, event.commitment), ' · ', verdict),
       el('p', { class: 'controls' }, link(`/replay/${code}`, 'Replay'),
         role === 'player' ? rematch(false, 'Rematch') : null,
@@ -575,7 +607,7 @@ async function matchPage(code, role) {
       if (error.code !== 'unknown_type') { say(error.message, true); return; }
       const saved = sessionStorage.getItem(`gaps.options.${code}`);
       const m = state.match;
-      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s };
+      const options = saved ? JSON.parse(saved) : { ruleset: m.ruleset, max_players: m.max_players, time_limit_s: m.time_limit_s, win_by: m.win_by, public: m.public, countdown_s: m.countdown_s, bots: m.bots === true };
       delete options.seed; // a new secret seed, unless the same deal is asked for
       if (sameSeed) options.seed = seed;
       createMatch(options);
@@ -716,12 +748,17 @@ async function replayPage(code) {
   const documentBody = await getJson(`/matches/${encodeURIComponent(code)}/replay`);
   const { match, players } = documentBody;
   const seed = engine.parseShareCode(match.seed);
-  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i }, `${p.rank}. ${p.name}${p.bot === true ? ' [bot]' : ''} (${p.score})`)));
+  const picker = el('select', { id: 'replay-player' }, players.map((p, i) => el('option', { value: i },
+    `${p.rank}. ${p.name}${p.bot === true ? ' [bot]' : ''} (${p.score})${Object.hasOwn(REVIEWS, p.review) ? ` · ${REVIEWS[p.review][0]}` : ''}`)));
+  // Why the chosen player's result does not count, when it does not.
+  const review = el('p', { id: 'replay-review', class: 'review' });
   const board = new Board({ ruleset: match.ruleset, readOnly: true, onAction: () => {} });
   const position = el('p', { id: 'replay-step', 'aria-live': 'polite' });
   let step = 0;
   const render = () => {
     const player = players[Number(picker.value)];
+    review.textContent = Object.hasOwn(REVIEWS, player.review) ? REVIEWS[player.review][1](player.name) : '';
+    review.hidden = !review.textContent;
     const game = new engine.Game(seed, match.ruleset);
     player.actions.slice(0, step).forEach((a) => game.push(a.action));
     board.show(game);
@@ -734,7 +771,7 @@ async function replayPage(code) {
     el('div', { class: 'row' }, el('label', { for: 'replay-player' }, 'Player'), picker,
       el('button', { type: 'button', on: { click: go(-1e9) } }, '◀◀ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
       el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ▶▶')),
-    position, board.node);
+    review, position, board.node);
   render();
 }
 
@@ -744,24 +781,87 @@ async function tournamentPage(code) {
   const round = el('p', { id: 'round' });
   const actions = el('p', { class: 'row', id: 'tournament-actions' });
   const rows = el('tbody', { id: 'standings' });
-  show(el('div', { class: 'projector' }, title, round, actions,
-    el('table', {}, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'Time', 'Rounds'].map((h) => el('th', {}, h)))), rows)));
+  const entrants = el('ul', { id: 'entrants' });
+  const removing = el('div', { id: 'remove-entrant' }); // the host's form asking for a reason
+  // What happened that the standings do not say: who the host removed, and why.
+  const log = el('ul', { id: 'tournament-log', 'aria-live': 'polite' });
+  show(el('div', { class: 'projector' }, title, round, actions, log,
+    el('table', {}, el('thead', {}, el('tr', {}, ['Rank', 'Player', 'Score', 'Time', 'Rounds'].map((h) => el('th', {}, h)))), rows),
+    el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing));
+  entrants.setAttribute('aria-labelledby', 'entrants-heading');
   let seq = 0;
   let view = null;
-  const renderStandings = (standings) => rows.replaceChildren(...standings.map((s) => el('tr', {},
-    el('td', {}, s.rank), el('td', {}, named(s)), el('td', {}, s.total_score ?? s.score ?? 0),
+  const logged = new Set(); // the names whose removal the log shows already
+  const early = []; // events that came before the first view: applied once it is here
+  /** Entrants the host removed come after everyone still in, as the server sends them. */
+  const stillInFirst = (list) => [...list.filter((e) => e.removed !== true), ...list.filter((e) => e.removed === true)];
+  const removedNote = (entry) => el('span', { class: 'removed-note' }, `removed: ${entry.removed_reason || 'by the host'}`);
+  const renderStandings = (standings) => rows.replaceChildren(...stillInFirst(standings).map((s) => el('tr', { class: s.removed === true ? 'removed' : null },
+    el('td', {}, s.rank), el('td', {}, named(s), s.removed === true ? [' · ', removedNote(s)] : null), el('td', {}, s.total_score ?? s.score ?? 0),
     el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? ''))));
+  const refreshStandings = () => retrying(() => connection.request({ type: 'tournament_standings', code }))
+    .then((reply) => renderStandings(reply.standings)).catch((error) => say(error.message, true));
+  function logRemoval(name, reason) {
+    if (logged.has(name)) return; // told by the reply and by the event: one line
+    logged.add(name);
+    log.append(el('li', {}, `${name} was removed by the host: ${reason}`));
+  }
+  const adopt = (reply) => {
+    if (!reply.tournament) return;
+    view = reply.tournament;
+    if (typeof reply.seq === 'number') seq = Math.max(seq, reply.seq);
+    renderView();
+  };
+  const ask = (request) => retrying(() => connection.request(request)).then(adopt).catch((error) => say(error.message, true));
+
+  /** The host's form for removing ``entrant``: the reason is asked for, shown to all. */
+  function askReason(entrant, button) {
+    const reason = el('input', { id: 'remove-reason', maxlength: 200, required: true, autocomplete: 'off' });
+    const cancel = () => { removing.replaceChildren(); button.focus(); };
+    reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') cancel(); });
+    const form = el('form', { class: 'row', 'aria-label': `Remove ${entrant.name}`, on: { submit: async (event) => {
+      event.preventDefault();
+      const text = reason.value.trim();
+      if (!text) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+      try {
+        const reply = await retrying(() => connection.request({ type: 'tournament_remove', code, player: entrant.name, reason: text }));
+        removing.replaceChildren();
+        adopt(reply);
+        logRemoval(entrant.name, text);
+        say(`${entrant.name} was removed.`);
+        await refreshStandings();
+      } catch (error) { say(`${entrant.name} was not removed: ${error.message}`, true); }
+    } } },
+    el('label', { for: 'remove-reason' }, `Why remove ${entrant.name}? (everyone sees it)`), reason,
+    el('button', { type: 'submit' }, 'Confirm removal'), el('button', { type: 'button', on: { click: cancel } }, 'Cancel'));
+    removing.replaceChildren(form);
+    reason.focus();
+  }
+
+  const renderEntrants = () => {
+    // The host removes entrants before the start or between rounds, never while one is played.
+    const canRemove = view.host_id === me.id && (view.status === 'open' || (view.status === 'running' && !view.round_match));
+    if (!canRemove) removing.replaceChildren();
+    entrants.replaceChildren(...stillInFirst(view.entrants).map((e) => {
+      const item = el('li', { class: e.removed === true ? 'removed' : null }, named(e), e.removed === true ? [' · ', removedNote(e)] : null);
+      if (canRemove && e.removed !== true) {
+        const button = el('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${e.name}` }, 'Remove');
+        button.addEventListener('click', () => askReason(e, button));
+        item.append(' ', button);
+      }
+      return item;
+    }));
+  };
   const renderView = () => {
     title.textContent = view.name;
+    const still = view.entrants.filter((e) => e.removed !== true);
     round.textContent = view.status === 'finished' ? 'Final standings'
-      : view.status === 'open' ? `Waiting to start · ${view.entrants.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
+      : view.status === 'open' ? `Waiting to start · ${still.length} entrants` : `Round ${view.current_round} of ${view.rounds}`;
     // Join, start, and the round to play or watch: a projector needs none of them.
-    const entered = view.entrants.some((e) => e.player_id === me.id);
-    const ask = (request) => retrying(() => connection.request(request)).then((reply) => {
-      if (reply.tournament) { view = reply.tournament; if (typeof reply.seq === 'number') seq = Math.max(seq, reply.seq); renderView(); }
-    }).catch((error) => say(error.message, true));
+    const entered = still.some((e) => e.player_id === me.id);
+    const removed = view.entrants.some((e) => e.player_id === me.id && e.removed === true);
     actions.replaceChildren();
-    if (view.status === 'open' && !entered) {
+    if (view.status === 'open' && !entered && !removed) {
       actions.append(el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament'));
     }
     if (view.status === 'open' && view.host_id === me.id) {
@@ -771,6 +871,7 @@ async function tournamentPage(code) {
       if (entered) actions.append(link(`/m/${view.round_match}`, `Play round ${view.current_round}`));
       actions.append(link(`/watch/${view.round_match}`, `Watch round ${view.current_round}`));
     }
+    renderEntrants();
   };
   async function resync() {
     const reply = await retrying(() => connection.request({ type: 'tournament_resync', code, since: seq }));
@@ -785,12 +886,23 @@ async function tournamentPage(code) {
     else {
       view = reply.tournament; seq = reply.seq; renderView(); renderStandings(reply.standings);
     }
+    if (view !== null) early.splice(0).forEach(apply);
   }
   function apply(event) {
+    if (view === null) { early.push(event); return; }
     if (event.seq <= seq) return;
     if (event.seq !== seq + 1) { resync(); return; }
     seq = event.seq;
-    if (event.event === 'entrant_joined') view.entrants.push({ player_id: event.player_id, name: event.name, bot: event.bot });
+    // The first view may have been read after the event (it came while loading): once.
+    if (event.event === 'entrant_joined' && !view.entrants.some((e) => e.player_id === event.player_id)) {
+      view.entrants.push({ player_id: event.player_id, name: event.name, bot: event.bot });
+    }
+    if (event.event === 'entrant_removed') {
+      const entrant = view.entrants.find((e) => e.player_id === event.player_id);
+      if (entrant) Object.assign(entrant, { removed: true, removed_reason: event.reason });
+      logRemoval(event.name, event.reason);
+      refreshStandings();
+    }
     if (event.event === 'tournament_started') view.status = 'running';
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
     if (event.event === 'round_ended') { view.round_match = null; renderStandings(event.standings); }
@@ -811,15 +923,21 @@ async function boardsPage() {
   const ruleset = params.get('ruleset') || 'classic';
   const by = params.get('by') || 'score';
   const period = params.get('period') || 'all';
-  const query = new URLSearchParams({ by, period, limit: '20' });
+  const kind = params.get('kind') === 'bots' ? 'bots' : 'people'; // whose boards: people's or declared bots'
+  const query = new URLSearchParams({ by, period, limit: '20', kind });
   if (params.get('cursor')) query.set('cursor', params.get('cursor'));
   if (params.get('around') && connection.player) query.set('player', connection.player.name);
   const select = (id, value, options) => el('select', { id, name: id }, options.map((o) => el('option', { value: o, selected: o === value }, o)));
   const body = await getJson(`/leaderboards/${ruleset}?${query}`);
   const figures = body.entries.length ? Object.keys(body.entries[0]).filter((k) => !['rank', 'player_id', 'name', 'bot'].includes(k)) : [];
-  const next = new URLSearchParams({ ruleset, by, period, cursor: body.next_cursor || '' });
-  show(el('h1', {}, 'Leaderboards'),
-    el('form', { class: 'row', action: '/boards', method: 'get' },
+  const next = new URLSearchParams({ ruleset, by, period, kind, cursor: body.next_cursor || '' });
+  // The switch between people's boards and bots': links, so the URL says which.
+  const kindLink = (value, text) => el('a', { href: `/boards?${new URLSearchParams({ ruleset, by, period, kind: value })}`,
+    'data-kind': value, 'aria-current': value === kind ? 'page' : null, class: value === kind ? 'current' : null }, text);
+  show(el('h1', {}, kind === 'bots' ? 'Leaderboards: bots' : 'Leaderboards'),
+    el('nav', { class: 'row switch', id: 'board-kind', 'aria-label': 'Whose boards' },
+      kindLink('people', 'People'), kindLink('bots', 'Bots')),
+    el('form', { class: 'row', action: '/boards', method: 'get' }, el('input', { type: 'hidden', name: 'kind', value: kind }),
       select('ruleset', ruleset, RULESET_NAMES), select('by', by, ['score', 'time', 'wins', 'rating']),
       select('period', period, ['all', 'month', 'day']), el('button', { type: 'submit' }, 'Show'),
       connection.player ? el('button', { type: 'submit', name: 'around', value: '1' }, 'Around me') : null),
