@@ -1134,7 +1134,9 @@ async def test_the_create_forms_let_bots_sit_and_the_boards_switch_between_peopl
     assert "kind=bots" in boards[-1] and "by=wins" in boards[-1]
     await switch.get_by_role("link", name="People").click()
     await page.wait_for_url(re.compile(r"kind=people"))
-    assert await page.inner_text("h1") == "Leaderboards"
+    # The page renders once its board has come: wait for the heading, not the URL.
+    await page.wait_for_selector('h1:text-is("Leaderboards")')
+    assert "kind=people" in boards[-1]
 
 
 def marking_removed(removed: dict[str, str]) -> Callable[[Message], None]:
