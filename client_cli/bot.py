@@ -273,32 +273,35 @@ async def run_quick_bots(
     server: str, ruleset: str, options: BotOptions, config: Config, report: Report
 ) -> MatchState:
     """Put ``options.count`` bots in the quick-match queue of ``ruleset`` (a server that
-    lets declared bots in, with ``--quick-match-bots``, groups them with bots only) and
-    play the match each is dealt to its end; the first bot's final state."""
+    lets declared bots in, with ``--quick-match-bots``, groups them with bots only); each
+    plays the match it is dealt as soon as it is dealt one, to its end. The first bot's
+    final state. A bot nobody is grouped with waits until the command is stopped, as
+    `gaps play` does."""
     rng = random.Random(options.seed)
     taken: set[str] = set()
     connections: list[Connection] = []
+
+    async def queue_and_play(connection: Connection, account: Account, seed: int,
+                             matched: asyncio.Future[dict[str, Any]]) -> MatchState:
+        code = str((await matched)["match"]["code"])
+        player = BotPlayer(
+            connection, account, code, bot_for_level(options.level, seed=seed),
+            pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
+            report=report, level=options.level,
+        )  # fmt: skip
+        await player.join()
+        return await player.play()
+
     try:
-        queued = []
+        playing = []
         for _ in range(options.count):
             connection, account = await connect_bot(server, config, taken, report)
             connections.append(connection)
             matched = _matched(connection)
             await connection.quick_match(ruleset)
             report(f"{account.name} (level {options.level}) waits for a {ruleset} quick match")
-            queued.append((connection, account, matched))
-        players = []
-        for connection, account, matched in queued:
-            code = str((await matched)["match"]["code"])
-            player = BotPlayer(
-                connection, account, code,
-                bot_for_level(options.level, seed=rng.randrange(2**32)),
-                pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
-                report=report, level=options.level,
-            )  # fmt: skip
-            await player.join()
-            players.append(player)
-        states = await together(player.play() for player in players)
+            playing.append(queue_and_play(connection, account, rng.randrange(2**32), matched))
+        states = await together(playing)
     finally:
         for connection in connections:
             await connection.close()
@@ -306,13 +309,20 @@ async def run_quick_bots(
 
 
 def _matched(connection: Connection) -> asyncio.Future[dict[str, Any]]:
-    """The ``matched`` snapshot the quick-match queue sends ``connection``, when it comes."""
+    """The ``matched`` snapshot the quick-match queue sends ``connection``; fails when
+    the connection is lost for good."""
     matched: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
     def listen(message: dict[str, Any]) -> None:
-        if message.get("type") == "matched" and not matched.done():
+        if matched.done():
+            return
+        if message.get("type") == "matched":
             matched.set_result(message)
-            connection.remove_listener(listen)
+        elif message.get("type") == "connection" and message.get("state") == "failed":
+            matched.set_exception(ClientError(str(message.get("detail"))))
+        else:
+            return
+        connection.remove_listener(listen)
 
     connection.add_listener(listen)
     return matched

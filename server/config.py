@@ -232,7 +232,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--par-time-budget-s",
         type=float,
         default=_env_float("GAPS_PAR_TIME_BUDGET_S", defaults.par_time_budget_s),
-        help="seconds one match's par may take; past it, par is a lower bound shown as "
+        help="CPU seconds one match's par may take; past it, par is a lower bound shown as "
         "unknown (GAPS_PAR_TIME_BUDGET_S; default %(default)s)",
     )
     parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))

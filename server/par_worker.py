@@ -18,6 +18,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
 from functools import partial
@@ -54,6 +55,9 @@ def solve_par(
     found = par(
         Seed(seed), ruleset, max_nodes=max_nodes, time_budget_s=time_budget_s,
         max_memory_mb=max_memory_mb,
+        # CPU time, not wall time: at the lowest priority on a busy machine a solve waits
+        # for the CPU, and it should still get its whole budget of work.
+        clock=time.process_time,
     )
     return found.score, found.exact
 
@@ -215,9 +219,9 @@ def _process_pool(workers: int) -> Executor:
 
 
 def _yield_to_the_server() -> None:
-    """Lower a solving process's priority: par may wait, moves may not. A solve takes up
-    to its time budget of a core; at the lowest priority it takes only what the server
-    processes leave idle."""
+    """Lower a solving process's priority by ``PAR_NICENESS``: par may wait, moves may
+    not. A solve's time budget is CPU time, so at a low priority it takes longer on a
+    busy machine but searches as far."""
     os.nice(PAR_NICENESS)
 
 

@@ -112,7 +112,7 @@ async def test_an_unreachable_server_or_no_account_is_a_one_line_error(
     (["create", "--rules", "chess"], "invalid choice: 'chess'"),
     (["create", "--seed", "!!!!"], "is not a share code"),
     (["bot", "--join", "K7QX2M", "--pace", "fast"], "is not a pace"),
-    (["bot", "--level", "2"], "one of the arguments --join --tournament is required"),
+    (["bot", "--level", "2"], "one of the arguments --join --tournament --quick is required"),
     (["bot", "--join", "K7QX2M", "--level", "5"], "invalid choice: 5 (choose from 1, 2, 3, 4)"),
     (["bot", "--join", "K7QX2M", "--tournament", "Q4M2ZK"], "not allowed with argument"),
     (["leaderboard", "--by", "speed"], "invalid choice: 'speed'"),
