@@ -263,8 +263,11 @@ class RankingScreen(Screen[None]):
                 text.append(printable(f"{by} offered a rematch ({what}): match "
                                       f"{offer.get('code')}."), style="bold #4fb86b")
                 text.append(f" {key} takes your seat in it.\n", style="bold")
-        text.append("\nq quit · b the board (b there brings this back) · n rematch (a new "
-                    "deal) · d the same deal again (unrated)", style="dim")
+        if state.kind == "tournament":  # the tournament deals the next round itself
+            text.append("\nq quit · b the board (b there brings this back)", style="dim")
+        else:
+            text.append("\nq quit · b the board (b there brings this back) · n rematch (a "
+                        "new deal) · d the same deal again (unrated)", style="dim")
         return text
 
     def refresh_reveal(self) -> None:
@@ -277,10 +280,10 @@ class RankingScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "rematch":
-            # A new match needs no new message: the same options, created afresh. The
-            # same deal only once its seed is out (a daily's is not, until its day ends).
-            return self.state.role == "player" and (parameters != (True,)
-                                                    or self.state.seed is not None)
+            # The same deal only once its seed is out (a daily's is not, until its day
+            # ends); none in a tournament, whose next round comes by itself.
+            return (self.state.role == "player" and self.state.kind != "tournament"
+                    and (parameters != (True,) or self.state.seed is not None))
         return True
 
     def action_rematch(self, same_deal: bool) -> None:

@@ -657,6 +657,11 @@ async def test_a_round_that_starts_right_behind_the_join_reply_is_played(
 
         async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
             await wait_for(lambda: isinstance(app.screen, RankingScreen))
+            # A round has no rematch (the tournament deals the next): n does nothing.
+            assert "rematch" not in str(app.screen.query_one("#reveal", Static).render())
+            await pilot.press("n")
+            await pilot.pause()
+            assert isinstance(app.screen, RankingScreen) and app.rematch is None
             await hostile.push(event(5, "tournament_ended", standings=standings,
                                      podium=standings))
             await pilot.press("q")
