@@ -23,6 +23,7 @@ from server.storage.database import Database
 from server.storage.database import database_url as sqlalchemy_url
 from server.storage.models import MatchLease
 from tests.client import Client
+from tests.races import LONG_FIRST_MOVES
 from tests.server_process import ServerProcess, back, rejoined
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
@@ -63,7 +64,8 @@ async def running_match(owner: ServerProcess) -> tuple[Client, Client, str, Game
     ana, bob = await Client.connect(owner.url), await Client.connect(owner.url)
     await ana.register("ana")
     await bob.register("bob")
-    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0,
+                         seed=str(LONG_FIRST_MOVES)))["match"]["code"]
     await bob.ok("join_match", code=code)
     await ana.ok("ready", code=code)
     await bob.ok("ready", code=code)

@@ -29,6 +29,7 @@ from server.storage.database import Database
 from server.storage.database import database_url as sqlalchemy_url
 from server.storage.models import MatchLease
 from tests.client import Client
+from tests.races import LONG_FIRST_MOVES
 from tests.topologies import Topology, connected, http_get, replica, started, wait_gone
 
 LEASE_S = 2.0
@@ -139,7 +140,9 @@ async def match_of(topology: Topology) -> tuple[Player, Player, str, int]:
     ana, bob = Player(topology, "ana"), Player(topology, "bob")
     where = await ana.connect()
     await bob.connect(avoid=where)
-    created = await ana.connection.ok("create_match", max_players=2, countdown_s=0)
+    created = await ana.connection.ok(
+        "create_match", max_players=2, countdown_s=0, seed=str(LONG_FIRST_MOVES)
+    )
     code, match_id = created["match"]["code"], created["match"]["id"]
     await bob.connection.ok("join_match", code=code)
     await ana.connection.ok("ready", code=code)

@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 
 from client_cli.verify import verify
-from gaps import Game, Seed
+from gaps import Game
 from tests.client import Client
+from tests.races import LONG_FIRST_MOVES
 from tests.server_process import ServerProcess, back, rejoined
 
-#: A deal on which always playing the first legal move goes on for 20 moves.
-LONG_FIRST_MOVES = Seed(bytes(range(16)))
 #: Tournament rounds without a countdown and with a short break between them.
 TOURNAMENT_AT_ONCE = ("--tournament-countdown-s", "0", "--tournament-break-s", "0.1")
 
@@ -64,8 +63,6 @@ async def test_a_running_match_survives_kill_9_with_every_acknowledged_action(
     ana, bob = await Client.connect(server_process.url), await Client.connect(server_process.url)
     await ana.register("ana")
     await bob.register("bob")
-    # A deal whose first legal moves go on for 20 (a random one blocks within 9 about
-    # once in 70 deals).
     code = (await ana.ok("create_match", max_players=2, countdown_s=0,
                          seed=str(LONG_FIRST_MOVES)))["match"]["code"]
     await bob.ok("join_match", code=code)
