@@ -297,7 +297,7 @@ async def run_quick_bots(
         for _ in range(options.count):
             connection, account = await connect_bot(server, config, taken, report)
             connections.append(connection)
-            matched = _matched(connection)
+            matched = connection.quick_matched()
             await connection.quick_match(ruleset)
             report(f"{account.name} (level {options.level}) waits for a {ruleset} quick match")
             playing.append(queue_and_play(connection, account, rng.randrange(2**32), matched))
@@ -306,26 +306,6 @@ async def run_quick_bots(
         for connection in connections:
             await connection.close()
     return states[0]
-
-
-def _matched(connection: Connection) -> asyncio.Future[dict[str, Any]]:
-    """The ``matched`` snapshot the quick-match queue sends ``connection``; fails when
-    the connection is lost for good."""
-    matched: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-
-    def listen(message: dict[str, Any]) -> None:
-        if matched.done():
-            return
-        if message.get("type") == "matched":
-            matched.set_result(message)
-        elif message.get("type") == "connection" and message.get("state") == "failed":
-            matched.set_exception(ClientError(str(message.get("detail"))))
-        else:
-            return
-        connection.remove_listener(listen)
-
-    connection.add_listener(listen)
-    return matched
 
 
 async def run_tournament_bots(

@@ -728,17 +728,7 @@ async def cmd_play(context: Context) -> int:
     rules = context.options.rules
     out = context.out
     connection = await context.connect()
-    matched: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-
-    def listen(message: dict[str, Any]) -> None:
-        if matched.done():
-            return
-        if message.get("type") == "matched":
-            matched.set_result(message)
-        elif message.get("type") == "connection" and message.get("state") == "failed":
-            matched.set_exception(ClientError(str(message.get("detail"))))
-
-    connection.add_listener(listen)
+    matched = connection.quick_matched()
     try:
         queued = await connection.quick_match(rules)
         check_interrupted()
@@ -751,7 +741,7 @@ async def cmd_play(context: Context) -> int:
             with contextlib.suppress(ClientError):
                 await connection.quick_cancel()
             if not matched.done():
-                connection.remove_listener(listen)
+                matched.cancel()
                 return await _race_a_bot(context, connection, rules)
             snapshot = matched.result()  # matched as we gave up: play that match
     except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
@@ -770,7 +760,7 @@ async def cmd_play(context: Context) -> int:
         await connection.close()
         raise
     finally:
-        connection.remove_listener(listen)
+        matched.cancel()  # no longer listening (a no-op once matched)
     others = [f"{p['name']}{bot_mark(p)}" for p in snapshot.get("players", [])
               if p.get("player_id") != (connection.player or {}).get("id")]
     out.print(Text.assemble(("Matched", "bold #4fb86b"), printable(

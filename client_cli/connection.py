@@ -498,6 +498,24 @@ class Connection:
         self.queued = ruleset
         return reply
 
+    def quick_matched(self) -> asyncio.Future[Message]:
+        """The ``matched`` snapshot the quick-match queue sends this connection, when it
+        comes; fails with ``ClientError`` when the connection is lost for good. Cancel it
+        to stop listening."""
+        matched: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+
+        def listen(message: Message) -> None:
+            if matched.done():
+                return
+            if message.get("type") == "matched":
+                matched.set_result(message)
+            elif message.get("type") == "connection" and message.get("state") == "failed":
+                matched.set_exception(ClientError(str(message.get("detail"))))
+
+        self.add_listener(listen)
+        matched.add_done_callback(lambda _: self.remove_listener(listen))
+        return matched
+
     async def quick_cancel(self) -> bool:
         """Leave the quick-match queue; whether we were in it."""
         self.queued = None
