@@ -15,6 +15,11 @@ Positions are stored as their canonical key (rows in sorted order, 255 for a gap
 which is itself a position of the deal up to the order of rows: the search expands
 the key and never needs the rows' true order until it rebuilds the line. A row's
 placed count and promise depend on the row alone, so they are cached by row.
+
+The same search is compiled in ``gaps._speedups`` (C, built by the install when a compiler
+is there): ``best_first`` runs it when it was built, and this module's Python otherwise.
+Both expand the same positions in the same order and give the same answers (tests hold
+them to it); the Python is the reference.
 """
 
 from __future__ import annotations
@@ -24,7 +29,15 @@ from typing import Protocol
 
 from gaps.game import GAP
 
-__all__ = ["best_first", "placed_in"]
+try:
+    from gaps import _speedups
+except ImportError:  # not built (no compiler at install): the pure-Python search runs
+    _speedups = None  # type: ignore[assignment]
+
+__all__ = ["COMPILED", "best_first", "placed_in"]
+
+#: Whether the compiled core was built and ``best_first`` runs it by default.
+COMPILED = _speedups is not None
 
 _COLUMNS = 13
 _STARTS = (0, 13, 26, 39)
@@ -81,8 +94,10 @@ class _Budget(Protocol):
     """What ``best_first`` needs of ``gaps.solver.Budget`` (kept apart: no import cycle)."""
 
     max_nodes: int
+    max_memory_mb: float
     nodes: int
     table_bytes: int
+    exhausted: str | None
 
     def check(self) -> bool: ...
 
@@ -113,7 +128,12 @@ def _tiers(key: bytes, placed: list[int]) -> tuple[list[_Move], list[_Move], lis
 
 
 def best_first(
-    grid: list[int], budget: _Budget, *, defer: bool = True
+    grid: list[int],
+    budget: _Budget,
+    *,
+    defer: bool = True,
+    compiled: bool | None = None,
+    narrow: bool = True,
 ) -> tuple[int, Plan, bool, int]:
     """(most placed, a line placing it, complete, new positions met) from ``grid``.
 
@@ -122,8 +142,30 @@ def best_first(
     position was expanded (then the count is a lower bound), True after a win or when
     nothing is left to expand. ``defer=False`` expands every move at once (the same
     answers; kept to measure what deferring gains).
+
+    ``compiled`` picks the compiled core (True: it must have been built) or the Python
+    (False); by default the compiled one when it was built. The compiled core stores a
+    position in about 55 bytes (the Python in about 200), and when its table nears the
+    memory budget it *narrows* (with ``narrow``, the default): it keeps the most promising
+    waiting positions and their lines, forgets the rest, and searches on until another
+    budget runs out. A narrowed search may still find a win (its line is a legal line)
+    but never ends ``complete`` without one: it can no longer prove a deal lost.
     """
     start = _canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    if compiled is None:
+        compiled = COMPILED
+    if not compiled:
+        best, chain, complete, nodes = _best_first(start, budget, defer)
+    elif _speedups is None:
+        raise RuntimeError("the compiled core gaps._speedups was not built")
+    else:
+        best, chain, complete, nodes = _speedups.best_first(start, budget, defer, narrow)
+    return best, _line(grid, chain[1:]), complete, nodes
+
+
+def _best_first(start: bytes, budget: _Budget, defer: bool) -> tuple[int, list[bytes], bool, int]:
+    """The search in Python: (most placed, the stored keys from ``start`` to the position
+    placing them, complete, new positions met)."""
     # key -> the key it was reached from (the root: None); the move is found again later.
     parent: dict[bytes, bytes | None] = {start: None}
     entry_bytes = sys.getsizeof(start) + _ENTRY_OVERHEAD
@@ -232,18 +274,21 @@ def best_first(
     budget.table_bytes = tables_before
     if best == _ALL_PLACED:
         complete = True
-    return best, _line(grid, parent, best_key), complete, nodes
-
-
-def _line(grid: list[int], parent: dict[bytes, bytes | None], end: bytes) -> Plan:
-    """The moves from ``grid`` (in its row order) through the stored chain to ``end``."""
     chain: list[bytes] = []
-    key: bytes | None = end
-    while key is not None:
-        chain.append(key)
-        key = parent[key]
-    chain.pop()  # the root: ``grid`` itself
+    link: bytes | None = best_key
+    while link is not None:
+        chain.append(link)
+        link = parent[link]
     chain.reverse()
+    return best, chain, complete, nodes
+
+
+def _line(grid: list[int], chain: list[bytes]) -> Plan:
+    """The moves from ``grid`` (in its row order) through the stored keys of ``chain``.
+
+    Each step is found among the legal moves of the position reached so far, so a chain
+    that no legal line follows raises ``AssertionError`` instead of giving a line.
+    """
     cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
     plan: Plan = []
     for key in chain:

@@ -1,0 +1,632 @@
+/*
+ * gaps._speedups: the compiled core of gaps.frontier's best-first search.
+ *
+ * best_first(start, budget, defer) runs exactly the search of gaps.frontier's pure-Python
+ * best_first: the same tiers, the same promise, the same bucket queue (newest first among
+ * equals), the same move order, the same node counting and the same budget checks (the
+ * Python Budget's check() is called every CHECK_EVERY nodes, so an injected clock works).
+ * Given the same start it expands the same positions in the same order and returns the
+ * same answer; tests/test_speedups.py holds it to that. The rules it relies on are proven
+ * in docs/solver.md.
+ *
+ * Memory: a stored position is its canonical key (rows sorted) packed at 6 bits a cell
+ * (40 bytes) and the index of the position it was reached from, 44 bytes in an arena of
+ * fixed chunks; the hash table holds 4-byte indexes at a load of at most 5/8; the
+ * frontier holds 4-byte indexes. About 55-60 bytes a position in all, counted exactly
+ * into budget.table_bytes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define COLUMNS 13
+#define CELLS 52
+#define GAP_BYTE 255
+#define ALL_PLACED 48
+#define CHECK_EVERY 1024
+#define LOWEST 8
+#define BUCKETS (4 * 48 + 44 + LOWEST + 1)
+#define FORCED 0
+#define ORDINARY 1
+#define POOR 2
+#define NO_PARENT UINT32_MAX
+#define PACKED 40 /* a key packed at 6 bits a cell (52 for a gap): 312 bits */
+#define STRIDE 44 /* packed key + parent index */
+#define CHUNK_BITS 12 /* the arena grows by chunks of 4,096 positions, never copied */
+#define CHUNK (1u << CHUNK_BITS)
+
+/* When the stored positions reach this share of the memory budget, the search narrows */
+#define NARROW_AT 0.8
+/* ... to about this share of them: the most promising waiting positions and their lines */
+#define NARROW_TO 0.5
+
+static const uint8_t TWOS[4] = {1, 14, 27, 40};
+
+static inline int is_dead(uint8_t code) { return code == GAP_BYTE || code % 13 == 12; }
+
+typedef struct {
+    uint32_t *items;
+    size_t size, capacity;
+} Stack;
+
+typedef struct {
+    uint8_t **chunks; /* STRIDE bytes per stored position, CHUNK positions a chunk */
+    size_t count, capacity, chunk_count;
+    uint32_t *slots;  /* index + 1 of a stored position, 0 for an empty slot */
+    size_t slot_mask;
+    Stack frontier[3][BUCKETS];
+    size_t frontier_bytes;
+} Search;
+
+static inline uint8_t *entry_at(const Search *s, uint32_t index)
+{
+    return s->chunks[index >> CHUNK_BITS] + (size_t)(index & (CHUNK - 1)) * STRIDE;
+}
+
+static inline uint32_t parent_of(const Search *s, uint32_t index)
+{
+    uint32_t parent;
+    memcpy(&parent, entry_at(s, index) + PACKED, 4);
+    return parent;
+}
+
+static inline void pack(const uint8_t *key, uint8_t *packed)
+{
+    uint64_t words[5] = {0, 0, 0, 0, 0};
+    for (int cell = 0; cell < CELLS; cell++) {
+        uint64_t value = key[cell] == GAP_BYTE ? CELLS : key[cell];
+        int bit = 6 * cell, word = bit >> 6, shift = bit & 63;
+        words[word] |= value << shift;
+        if (shift > 58)
+            words[word + 1] |= value >> (64 - shift);
+    }
+    memcpy(packed, words, PACKED);
+}
+
+static inline void unpack(const uint8_t *packed, uint8_t *key)
+{
+    uint64_t words[5];
+    memcpy(words, packed, PACKED);
+    for (int cell = 0; cell < CELLS; cell++) {
+        int bit = 6 * cell, word = bit >> 6, shift = bit & 63;
+        uint64_t value = words[word] >> shift;
+        if (shift > 58)
+            value |= words[word + 1] << (64 - shift);
+        value &= 63;
+        key[cell] = value == CELLS ? GAP_BYTE : (uint8_t)value;
+    }
+}
+
+static inline uint64_t hash_packed(const uint8_t *packed)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL, word;
+    for (int i = 0; i < PACKED; i += 8) {
+        memcpy(&word, packed + i, 8);
+        h = (h ^ word) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+static int stack_push(Search *s, Stack *stack, uint32_t value)
+{
+    if (stack->size == stack->capacity) {
+        size_t capacity = stack->capacity ? stack->capacity * 2 : 16;
+        uint32_t *items = PyMem_Realloc(stack->items, capacity * sizeof(uint32_t));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->frontier_bytes += (capacity - stack->capacity) * sizeof(uint32_t);
+        stack->items = items;
+        stack->capacity = capacity;
+    }
+    stack->items[stack->size++] = value;
+    return 0;
+}
+
+/* A hash table of size slots (a power of 2) for the stored positions. */
+static int resize_slots(Search *s, size_t size)
+{
+    uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = size - 1;
+    for (size_t index = 0; index < s->count; index++) {
+        size_t slot = hash_packed(entry_at(s, (uint32_t)index)) & mask;
+        while (slots[slot])
+            slot = (slot + 1) & mask;
+        slots[slot] = (uint32_t)index + 1;
+    }
+    PyMem_Free(s->slots);
+    s->slots = slots;
+    s->slot_mask = mask;
+    return 0;
+}
+
+static int grow_slots(Search *s)
+{
+    return resize_slots(s, s->slot_mask ? (s->slot_mask + 1) * 2 : 1 << 12);
+}
+
+/* Stores key (reached from parent) unless already stored: 1 if new, 0 if seen, -1 on error. */
+static int store(Search *s, const uint8_t *key, uint32_t parent)
+{
+    /* a load of at most 5/8 keeps linear probing short */
+    if ((s->count + 1) * 8 > (s->slot_mask + 1) * 5 && grow_slots(s) < 0)
+        return -1;
+    uint8_t packed[PACKED];
+    pack(key, packed);
+    size_t slot = hash_packed(packed) & s->slot_mask;
+    uint32_t found;
+    while ((found = s->slots[slot]) != 0) {
+        if (memcmp(entry_at(s, found - 1), packed, PACKED) == 0)
+            return 0;
+        slot = (slot + 1) & s->slot_mask;
+    }
+    if (s->count == s->capacity) {
+        if (s->chunk_count == (size_t)1 << (32 - CHUNK_BITS)) {
+            PyErr_SetString(PyExc_MemoryError, "more positions than a search can index");
+            return -1;
+        }
+        uint8_t **chunks = PyMem_Realloc(s->chunks, (s->chunk_count + 1) * sizeof(uint8_t *));
+        if (chunks == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->chunks = chunks;
+        if ((chunks[s->chunk_count] = PyMem_Malloc((size_t)CHUNK * STRIDE)) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->chunk_count++;
+        s->capacity += CHUNK;
+    }
+    uint32_t index = (uint32_t)s->count++;
+    uint8_t *entry = entry_at(s, index);
+    memcpy(entry, packed, PACKED);
+    memcpy(entry + PACKED, &parent, 4);
+    s->slots[slot] = index + 1;
+    return 1;
+}
+
+static size_t search_bytes(const Search *s)
+{
+    return s->capacity * STRIDE + (s->slot_mask + 1) * sizeof(uint32_t) + s->frontier_bytes;
+}
+
+static void search_free(Search *s)
+{
+    for (size_t chunk = 0; chunk < s->chunk_count; chunk++)
+        PyMem_Free(s->chunks[chunk]);
+    PyMem_Free(s->chunks);
+    PyMem_Free(s->slots);
+    for (int tier = 0; tier < 3; tier++)
+        for (int bucket = 0; bucket < BUCKETS; bucket++)
+            PyMem_Free(s->frontier[tier][bucket].items);
+}
+
+/* (placed, promise) of one row, as gaps.frontier._row_value. */
+static inline void row_value(const uint8_t *row, int *placed_out, int *promise_out)
+{
+    int placed = 0;
+    uint8_t first = row[0];
+    if (first != GAP_BYTE && first % 13 == 1) {
+        placed = 1;
+        while (placed < COLUMNS - 1 && row[placed] == row[placed - 1] + 1)
+            placed++;
+    }
+    int pairs = 0, dead = 0;
+    uint8_t previous = first;
+    for (int column = 1; column < COLUMNS; column++) {
+        uint8_t here = row[column];
+        if (here == (uint8_t)(previous + 1) && previous != GAP_BYTE)
+            pairs++;
+        else if (here == GAP_BYTE && is_dead(previous))
+            dead++;
+        previous = here;
+    }
+    *placed_out = placed;
+    *promise_out = 4 * placed + pairs - 2 * dead;
+}
+
+static inline void key_value(const uint8_t *key, int *placed_rows, int *placed, int *promise)
+{
+    *placed = *promise = 0;
+    for (int row = 0; row < 4; row++) {
+        int row_placed, row_promise;
+        row_value(key + row * COLUMNS, &row_placed, &row_promise);
+        if (placed_rows)
+            placed_rows[row] = row_placed;
+        *placed += row_placed;
+        *promise += row_promise;
+    }
+}
+
+/* The four rows of cells, sorted as byte strings, into key. */
+static inline void canonical(const uint8_t *cells, uint8_t *key)
+{
+    const uint8_t *rows[4] = {cells, cells + 13, cells + 26, cells + 39};
+    for (int i = 1; i < 4; i++) {
+        const uint8_t *row = rows[i];
+        int j = i;
+        while (j > 0 && memcmp(rows[j - 1], row, COLUMNS) > 0) {
+            rows[j] = rows[j - 1];
+            j--;
+        }
+        rows[j] = row;
+    }
+    for (int i = 0; i < 4; i++)
+        memcpy(key + i * COLUMNS, rows[i], COLUMNS);
+}
+
+typedef struct {
+    uint8_t code, row, column;
+} Move;
+
+typedef struct {
+    Move moves[3][16];
+    int count[3];
+} Tiers;
+
+/* The legal moves of key by tier, as gaps.frontier._tiers. */
+static void tiers_of(const uint8_t *key, const int *placed_rows, const uint8_t *where, Tiers *tiers)
+{
+    tiers->count[0] = tiers->count[1] = tiers->count[2] = 0;
+    for (int gap = 0; gap < CELLS; gap++) {
+        if (key[gap] != GAP_BYTE)
+            continue;
+        int row = gap / COLUMNS, column = gap % COLUMNS;
+        if (column == 0) {
+            for (int i = 0; i < 4; i++) {
+                int tier = where[TWOS[i]] % COLUMNS == 0 ? POOR : ORDINARY;
+                tiers->moves[tier][tiers->count[tier]++] = (Move){TWOS[i], (uint8_t)row, 0};
+            }
+            continue;
+        }
+        uint8_t left = key[gap - 1];
+        if (is_dead(left))
+            continue;
+        uint8_t code = left + 1;
+        int tier;
+        if (placed_rows[row] == column) {
+            tier = FORCED;
+        } else {
+            int at = where[code];
+            tier = at % COLUMNS && is_dead(key[at - 1]) ? POOR : ORDINARY;
+        }
+        tiers->moves[tier][tiers->count[tier]++] = (Move){code, (uint8_t)row, (uint8_t)column};
+    }
+}
+
+/* Sets budget.nodes and budget.table_bytes, then returns budget.check(): 1, 0, or -1. */
+static int check_budget(PyObject *budget, long long nodes, long long table_bytes)
+{
+    PyObject *value = PyLong_FromLongLong(nodes);
+    if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    value = PyLong_FromLongLong(table_bytes);
+    if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    PyObject *result = PyObject_CallMethod(budget, "check", NULL);
+    if (result == NULL)
+        return -1;
+    int going = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    return going;
+}
+
+static int get_long_long(PyObject *object, const char *name, long long *out)
+{
+    PyObject *value = PyObject_GetAttrString(object, name);
+    if (value == NULL)
+        return -1;
+    *out = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* Keeps the most promising waiting positions (in the order they would be expanded) with
+ * every position on their lines, and the best position's line, about NARROW_TO of all
+ * stored; forgets the rest. Indexes are renumbered in order (a parent keeps a lower index
+ * than its children). Returns 0, or -1 with an exception set. */
+static int narrow_search(Search *s, long long *waiting, int *top, uint32_t *best_index)
+{
+    size_t count = s->count, kept = 0, target = (size_t)(NARROW_TO * (double)count);
+    uint32_t *renumbered = PyMem_Malloc(count * sizeof(uint32_t));
+    if (renumbered == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint32_t unkept = UINT32_MAX;
+    for (size_t index = 0; index < count; index++)
+        renumbered[index] = unkept;
+    /* marks index and its line; counts what it newly keeps */
+#define KEEP(start)                                                                      \
+    for (uint32_t at = (start); at != NO_PARENT && renumbered[at] == unkept;             \
+         at = parent_of(s, at)) {                                                        \
+        renumbered[at] = 0;                                                              \
+        kept++;                                                                          \
+    }
+    KEEP(*best_index);
+    for (int tier = 0; tier < 3 && kept < target; tier++)
+        for (int bucket = top[tier]; bucket >= 0 && kept < target; bucket--) {
+            Stack *stack = &s->frontier[tier][bucket];
+            for (size_t i = stack->size; i > 0 && kept < target; i--)
+                KEEP(stack->items[i - 1]);
+        }
+#undef KEEP
+    /* the frontier keeps its kept entries, in their order */
+    for (int tier = 0; tier < 3; tier++) {
+        waiting[tier] = 0;
+        for (int bucket = 0; bucket < BUCKETS; bucket++) {
+            Stack *stack = &s->frontier[tier][bucket];
+            size_t size = 0;
+            for (size_t i = 0; i < stack->size; i++)
+                if (renumbered[stack->items[i]] != unkept)
+                    stack->items[size++] = stack->items[i];
+            stack->size = size;
+            waiting[tier] += (long long)size;
+        }
+    }
+    /* entries move down in order; a parent is renumbered before its children */
+    uint32_t next = 0;
+    for (size_t index = 0; index < count; index++) {
+        if (renumbered[index] == unkept)
+            continue;
+        uint32_t parent = parent_of(s, (uint32_t)index);
+        if (parent != NO_PARENT)
+            parent = renumbered[parent];
+        uint8_t *entry = entry_at(s, next);
+        memmove(entry, entry_at(s, (uint32_t)index), PACKED);
+        memcpy(entry + PACKED, &parent, 4);
+        renumbered[index] = next++;
+    }
+    for (int tier = 0; tier < 3; tier++)
+        for (int bucket = 0; bucket < BUCKETS; bucket++) {
+            Stack *stack = &s->frontier[tier][bucket];
+            for (size_t i = 0; i < stack->size; i++)
+                stack->items[i] = renumbered[stack->items[i]];
+        }
+    *best_index = renumbered[*best_index];
+    PyMem_Free(renumbered);
+    s->count = next;
+    size_t chunks = (next + CHUNK - 1) / CHUNK;
+    if (chunks == 0)
+        chunks = 1;
+    for (size_t chunk = chunks; chunk < s->chunk_count; chunk++)
+        PyMem_Free(s->chunks[chunk]);
+    s->chunk_count = chunks;
+    s->capacity = chunks * CHUNK;
+    PyMem_Free(s->slots);
+    s->slots = NULL;
+    size_t size = 1 << 12;
+    while ((s->count + 1) * 8 > size * 5)
+        size *= 2;
+    return resize_slots(s, size);
+}
+
+PyDoc_STRVAR(best_first_doc,
+"best_first(start, budget, defer)\n--\n\n"
+"Best-first search from the canonical key ``start`` (52 bytes) within ``budget``.\n\n"
+"Returns (most placed, the stored keys from ``start`` to the best position, complete,\n"
+"new positions met): what gaps.frontier.best_first computes, in the same order.");
+
+static PyObject *best_first(PyObject *module, PyObject *args)
+{
+    const uint8_t *start;
+    Py_ssize_t start_size;
+    PyObject *budget;
+    int defer, narrow;
+    if (!PyArg_ParseTuple(args, "y#Opp:best_first", &start, &start_size, &budget, &defer, &narrow))
+        return NULL;
+    if (start_size != CELLS) {
+        PyErr_Format(PyExc_ValueError, "a key is %d bytes, not %zd", CELLS, start_size);
+        return NULL;
+    }
+    long long max_nodes, nodes_before, tables_before;
+    if (get_long_long(budget, "max_nodes", &max_nodes) < 0
+        || get_long_long(budget, "nodes", &nodes_before) < 0
+        || get_long_long(budget, "table_bytes", &tables_before) < 0)
+        return NULL;
+    PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
+    if (memory_mb == NULL)
+        return NULL;
+    double memory_limit = PyFloat_AsDouble(memory_mb) * 1e6;
+    Py_DECREF(memory_mb);
+    if (memory_limit == -1e6 && PyErr_Occurred())
+        return NULL;
+
+    Search s;
+    memset(&s, 0, sizeof s);
+    PyObject *result = NULL;
+    if (store(&s, start, NO_PARENT) < 0)
+        goto done;
+    int best, promise;
+    key_value(start, NULL, &best, &promise);
+    uint32_t best_index = 0;
+    int top[3] = {0, 0, 0};
+    long long waiting[3] = {0, 0, 0};
+    if (stack_push(&s, &s.frontier[FORCED][promise + LOWEST], 0) < 0)
+        goto done;
+    top[FORCED] = promise + LOWEST;
+    waiting[FORCED] = 1;
+    long long nodes = 0, next_check = 0;
+    int complete = 1, narrowed = 0;
+    uint8_t cells[CELLS], where[CELLS], child[CELLS];
+    Tiers tiers;
+    while (best < ALL_PLACED) {
+        if (nodes_before + nodes >= max_nodes || nodes >= next_check) {
+            next_check = nodes + CHECK_EVERY;
+            int going = check_budget(budget, nodes_before + nodes,
+                                     tables_before + (long long)search_bytes(&s));
+            if (going < 0)
+                goto done;
+            if (!going) {
+                complete = 0;
+                break;
+            }
+            if (narrow && tables_before + (double)search_bytes(&s) >= NARROW_AT * memory_limit) {
+                if (narrow_search(&s, waiting, top, &best_index) < 0)
+                    goto done;
+                narrowed = 1;
+            }
+        }
+        int level;
+        if (waiting[FORCED])
+            level = FORCED;
+        else if (waiting[ORDINARY])
+            level = ORDINARY;
+        else if (waiting[POOR])
+            level = POOR;
+        else
+            break;
+        waiting[level]--;
+        Stack *buckets = s.frontier[level];
+        int index = top[level];
+        while (buckets[index].size == 0)
+            index--;
+        top[level] = index;
+        uint32_t key_index = buckets[index].items[--buckets[index].size];
+        unpack(entry_at(&s, key_index), cells);
+        int placed_rows[4], placed_now, promise_now;
+        key_value(cells, placed_rows, &placed_now, &promise_now);
+        for (int cell = 0; cell < CELLS; cell++)
+            if (cells[cell] != GAP_BYTE)
+                where[cells[cell]] = (uint8_t)cell;
+        tiers_of(cells, placed_rows, where, &tiers);
+        /* moves: which tiers (and how many forced) this expansion generates */
+        int from_tier, to_tier, forced_only = 0, rest = -1;
+        if (!defer) {
+            from_tier = FORCED;
+            to_tier = POOR;
+        } else if (level == FORCED && tiers.count[FORCED]) {
+            from_tier = to_tier = FORCED;
+            forced_only = 1;
+            if (tiers.count[FORCED] > 1 || tiers.count[ORDINARY] || tiers.count[POOR])
+                rest = ORDINARY;
+        } else if (level <= ORDINARY && (tiers.count[FORCED] || tiers.count[ORDINARY])) {
+            from_tier = FORCED;
+            to_tier = ORDINARY;
+            if (tiers.count[POOR])
+                rest = POOR;
+        } else {
+            from_tier = to_tier = POOR;
+        }
+        if (rest >= 0) {
+            if (stack_push(&s, &s.frontier[rest][index], key_index) < 0)
+                goto done;
+            waiting[rest]++;
+            if (index > top[rest])
+                top[rest] = index;
+        }
+        int won = 0;
+        for (int tier = from_tier; tier <= to_tier && !won; tier++) {
+            int count = forced_only ? 1 : tiers.count[tier];
+            for (int i = 0; i < count; i++) {
+                Move move = tiers.moves[tier][i];
+                int came_from = where[move.code];
+                int to = move.row * COLUMNS + move.column;
+                cells[to] = move.code;
+                cells[came_from] = GAP_BYTE;
+                canonical(cells, child);
+                cells[came_from] = move.code;
+                cells[to] = GAP_BYTE;
+                int stored = store(&s, child, key_index);
+                if (stored < 0)
+                    goto done;
+                if (stored == 0)
+                    continue;
+                nodes++;
+                uint32_t child_index = (uint32_t)s.count - 1;
+                int placed, child_promise;
+                key_value(child, NULL, &placed, &child_promise);
+                if (placed > best) {
+                    best = placed;
+                    best_index = child_index;
+                    if (placed == ALL_PLACED) {
+                        won = 1;
+                        break;
+                    }
+                }
+                int bucket = child_promise + LOWEST;
+                if (stack_push(&s, &s.frontier[FORCED][bucket], child_index) < 0)
+                    goto done;
+                waiting[FORCED]++;
+                if (bucket > top[FORCED])
+                    top[FORCED] = bucket;
+            }
+        }
+    }
+    if (narrowed && best < ALL_PLACED) {
+        complete = 0;
+        if (waiting[FORCED] + waiting[ORDINARY] + waiting[POOR] == 0) {
+            /* every position kept was expanded: the memory budget ended the search */
+            PyObject *name = PyUnicode_FromString("memory");
+            if (name == NULL || PyObject_SetAttrString(budget, "exhausted", name) < 0) {
+                Py_XDECREF(name);
+                goto done;
+            }
+            Py_DECREF(name);
+        }
+    }
+    if (best == ALL_PLACED)
+        complete = 1;
+    {
+        /* budget.nodes counts this search's nodes; its table is garbage from now on */
+        PyObject *value = PyLong_FromLongLong(nodes_before + nodes);
+        if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+        value = PyLong_FromLongLong(tables_before);
+        if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+    }
+    Py_ssize_t length = 0;
+    for (uint32_t index = best_index; index != NO_PARENT; index = parent_of(&s, index))
+        length++;
+    PyObject *chain = PyList_New(length);
+    if (chain == NULL)
+        goto done;
+    uint8_t key_cells[CELLS];
+    for (uint32_t index = best_index; index != NO_PARENT; index = parent_of(&s, index)) {
+        unpack(entry_at(&s, index), key_cells);
+        PyObject *key = PyBytes_FromStringAndSize((const char *)key_cells, CELLS);
+        if (key == NULL) {
+            Py_DECREF(chain);
+            goto done;
+        }
+        PyList_SET_ITEM(chain, --length, key);
+    }
+    result = Py_BuildValue("(iNOL)", best, chain, complete ? Py_True : Py_False, nodes);
+done:
+    search_free(&s);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"best_first", best_first, METH_VARARGS, best_first_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "gaps._speedups",
+    "The compiled core of gaps.frontier's best-first search (optional).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }

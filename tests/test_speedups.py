@@ -1,0 +1,137 @@
+"""The compiled core (gaps/_speedups.c): the Python search's answers, in the same order."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from itertools import count
+
+import pytest
+
+from gaps import Move
+from gaps import frontier as frontier_module
+from gaps.bots import ALL_PLACED, move_for
+from gaps.frontier import COMPILED, Plan, best_first
+from gaps.solver import Budget
+from tests.test_frontier import scrambled
+from tests.test_solver import deal, replayed
+
+needs_core = pytest.mark.skipif(not COMPILED, reason="gaps._speedups was not built")
+
+# A lost deal (30 cards at most) whose search stores about 110,000 positions, and won deals
+# that need 180,000 to 960,000: more than a 6.6 MB table holds (about 100,000).
+LOST_DEAL = 84
+WON_DEALS = (10, 18, 21)
+SMALL_TABLE_MB = 6.6
+
+
+def both(grid: list[int], max_nodes: int) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """The Python and the compiled search's answers and budgets, on fresh equal budgets."""
+    answers = []
+    for compiled in (False, True):
+        budget = Budget(max_nodes=max_nodes)
+        answer = best_first(grid, budget, compiled=compiled)
+        answers.append((*answer, budget.nodes, budget.exhausted))
+    return answers[0], answers[1]
+
+
+def line_of(plan: Plan) -> tuple[Move, ...]:
+    return tuple(move_for(code, to) for code, to in plan)
+
+
+def test_the_core_is_built_wherever_a_c_compiler_is() -> None:
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert COMPILED, "scripts/setup should have built gaps/_speedups.c"
+
+
+@needs_core
+def test_both_searches_give_the_same_answer_line_and_count_on_two_thousand_positions() -> None:
+    rng = random.Random(1511)
+    for _ in range(2_000):
+        game = scrambled(rng, rng.randint(5, 18))
+        python, compiled = both(list(game.grid_codes()), max_nodes=rng.choice((30, 300, 3_000)))
+        assert python == compiled, game.layout()
+
+
+@needs_core
+@pytest.mark.parametrize("number", range(12))
+def test_both_searches_expand_a_whole_deal_in_the_same_order(number: int) -> None:
+    python, compiled = both(list(deal(number).grid_codes()), max_nodes=20_000)
+    assert python == compiled
+
+
+@needs_core
+def test_both_searches_agree_when_every_move_is_expanded_at_once() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        grid = list(scrambled(rng, rng.randint(6, 14)).grid_codes())
+        python = best_first(grid, Budget(), defer=False, compiled=False)
+        assert best_first(grid, Budget(), defer=False, compiled=True) == python
+
+
+@needs_core
+def test_the_compiled_search_reads_the_budgets_clock_like_the_python_one() -> None:
+    budgets = []
+    for compiled in (False, True):
+        ticks = count()
+        budget = Budget(time_budget_s=5.0, clock=lambda ticks=ticks: float(next(ticks)))
+        budgets.append((best_first(list(deal(7).grid_codes()), budget, compiled=compiled),
+                        budget.exhausted, budget.nodes))
+    assert budgets[0] == budgets[1]
+    assert budgets[1][1] == "time"
+
+
+@needs_core
+def test_a_search_leaves_the_budget_counting_its_nodes_and_no_table() -> None:
+    budget = Budget(max_nodes=1_000_000)
+    budget.nodes, budget.table_bytes = 500, 1_000
+    placed, plan, complete, nodes = best_first(list(deal(7).grid_codes()), budget)
+    assert (placed, complete) == (ALL_PLACED, True)
+    assert (budget.nodes, budget.table_bytes) == (500 + nodes, 1_000)
+
+
+@needs_core
+def test_a_narrowed_search_never_proves_a_lost_deal_lost() -> None:
+    game = deal(LOST_DEAL)
+    exact = best_first(list(game.grid_codes()), Budget(), compiled=True, narrow=False)
+    assert exact[0] == 30 and exact[2]
+    budget = Budget(max_memory_mb=SMALL_TABLE_MB, max_nodes=2_000_000)
+    placed, plan, complete, nodes = best_first(list(game.grid_codes()), budget)
+    assert not complete
+    assert budget.exhausted in ("memory", "nodes")
+    assert nodes > 110_000  # it searched on past its table's size
+    assert replayed(game, line_of(plan)).placed == placed <= 30
+
+
+@needs_core
+@pytest.mark.parametrize("number", WON_DEALS)
+def test_a_narrowed_search_still_wins_a_deal_its_table_cannot_hold(number: int) -> None:
+    game = deal(number)
+    grid = list(game.grid_codes())
+    unnarrowed = Budget(max_memory_mb=SMALL_TABLE_MB)
+    assert best_first(grid, unnarrowed, narrow=False)[2] is False
+    assert unnarrowed.exhausted == "memory"
+    placed, plan, complete, nodes = best_first(grid, Budget(max_memory_mb=SMALL_TABLE_MB))
+    assert (placed, complete) == (ALL_PLACED, True)
+    assert replayed(game, line_of(plan)).is_won()
+
+
+def test_the_python_search_runs_where_the_core_was_not_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frontier_module, "COMPILED", False)
+    monkeypatch.setattr(frontier_module, "_speedups", None)
+    game = deal(7)
+    placed, plan, complete, nodes = best_first(list(game.grid_codes()), Budget())
+    assert (placed, complete) == (ALL_PLACED, True)
+    assert replayed(game, line_of(plan)).is_won()
+    with pytest.raises(RuntimeError, match="_speedups was not built"):
+        best_first(list(game.grid_codes()), Budget(), compiled=True)
+
+
+@needs_core
+def test_a_key_of_the_wrong_size_is_refused_by_its_size() -> None:
+    from gaps import _speedups
+
+    with pytest.raises(ValueError, match="not 51"):
+        _speedups.best_first(bytes(51), Budget(), True, True)
