@@ -35,6 +35,11 @@
 #define STRIDE 44 /* packed key + parent index */
 #define CHUNK_BITS 12 /* the arena grows by chunks of 4,096 positions, never copied */
 #define CHUNK (1u << CHUNK_BITS)
+/* A hash slot holds index + 1 in its low INDEX_BITS and a tag of the key's hash above them,
+ * so that most probes past another key need not read that key (a cache miss) */
+#define INDEX_BITS 27
+#define INDEX_MASK ((1u << INDEX_BITS) - 1)
+#define TAG_OF(hash) ((uint32_t)((hash) >> (64 - (32 - INDEX_BITS))) << INDEX_BITS)
 
 /* When the stored positions reach this share of the memory budget, the search narrows */
 #define NARROW_AT 0.8
@@ -137,10 +142,11 @@ static int resize_slots(Search *s, size_t size)
     }
     size_t mask = size - 1;
     for (size_t index = 0; index < s->count; index++) {
-        size_t slot = hash_packed(entry_at(s, (uint32_t)index)) & mask;
+        uint64_t hash = hash_packed(entry_at(s, (uint32_t)index));
+        size_t slot = hash & mask;
         while (slots[slot])
             slot = (slot + 1) & mask;
-        slots[slot] = (uint32_t)index + 1;
+        slots[slot] = ((uint32_t)index + 1) | TAG_OF(hash);
     }
     PyMem_Free(s->slots);
     s->slots = slots;
@@ -153,23 +159,24 @@ static int grow_slots(Search *s)
     return resize_slots(s, s->slot_mask ? (s->slot_mask + 1) * 2 : 1 << 12);
 }
 
-/* Stores key (reached from parent) unless already stored: 1 if new, 0 if seen, -1 on error. */
-static int store(Search *s, const uint8_t *key, uint32_t parent)
+/* Stores a packed key with its hash (reached from parent) unless already stored: 1 if new,
+ * 0 if seen, -1 on error. */
+static int store(Search *s, const uint8_t *packed, uint64_t hash, uint32_t parent)
 {
     /* a load of at most 5/8 keeps linear probing short */
     if ((s->count + 1) * 8 > (s->slot_mask + 1) * 5 && grow_slots(s) < 0)
         return -1;
-    uint8_t packed[PACKED];
-    pack(key, packed);
-    size_t slot = hash_packed(packed) & s->slot_mask;
+    uint32_t tag = TAG_OF(hash);
+    size_t slot = hash & s->slot_mask;
     uint32_t found;
     while ((found = s->slots[slot]) != 0) {
-        if (memcmp(entry_at(s, found - 1), packed, PACKED) == 0)
+        if ((found & ~INDEX_MASK) == tag
+            && memcmp(entry_at(s, (found & INDEX_MASK) - 1), packed, PACKED) == 0)
             return 0;
         slot = (slot + 1) & s->slot_mask;
     }
     if (s->count == s->capacity) {
-        if (s->chunk_count == (size_t)1 << (32 - CHUNK_BITS)) {
+        if (s->chunk_count == ((size_t)1 << (INDEX_BITS - CHUNK_BITS)) - 1) {
             PyErr_SetString(PyExc_MemoryError, "more positions than a search can index");
             return -1;
         }
@@ -190,7 +197,7 @@ static int store(Search *s, const uint8_t *key, uint32_t parent)
     uint8_t *entry = entry_at(s, index);
     memcpy(entry, packed, PACKED);
     memcpy(entry + PACKED, &parent, 4);
-    s->slots[slot] = index + 1;
+    s->slots[slot] = (index + 1) | tag;
     return 1;
 }
 
@@ -450,7 +457,10 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     Search s;
     memset(&s, 0, sizeof s);
     PyObject *result = NULL;
-    if (store(&s, start, NO_PARENT) < 0)
+    uint8_t packed[16][PACKED];
+    uint64_t hashes[16];
+    pack(start, packed[0]);
+    if (store(&s, packed[0], hash_packed(packed[0]), NO_PARENT) < 0)
         goto done;
     int best, promise;
     key_value(start, NULL, &best, &promise);
@@ -463,7 +473,7 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     waiting[FORCED] = 1;
     long long nodes = 0, next_check = 0;
     int complete = 1, narrowed = 0;
-    uint8_t cells[CELLS], where[CELLS], child[CELLS];
+    uint8_t cells[CELLS], where[CELLS], children[16][CELLS];
     Tiers tiers;
     while (best < ALL_PLACED) {
         if (nodes_before + nodes >= max_nodes || nodes >= next_check) {
@@ -530,8 +540,9 @@ static PyObject *best_first(PyObject *module, PyObject *args)
             if (index > top[rest])
                 top[rest] = index;
         }
-        int won = 0;
-        for (int tier = from_tier; tier <= to_tier && !won; tier++) {
+        /* the children first, their hash slots fetched while the next are made */
+        int made = 0;
+        for (int tier = from_tier; tier <= to_tier; tier++) {
             int count = forced_only ? 1 : tiers.count[tier];
             for (int i = 0; i < count; i++) {
                 Move move = tiers.moves[tier][i];
@@ -539,10 +550,19 @@ static PyObject *best_first(PyObject *module, PyObject *args)
                 int to = move.row * COLUMNS + move.column;
                 cells[to] = move.code;
                 cells[came_from] = GAP_BYTE;
-                canonical(cells, child);
+                canonical(cells, children[made]);
                 cells[came_from] = move.code;
                 cells[to] = GAP_BYTE;
-                int stored = store(&s, child, key_index);
+                pack(children[made], packed[made]);
+                hashes[made] = hash_packed(packed[made]);
+                __builtin_prefetch(&s.slots[hashes[made] & s.slot_mask]);
+                made++;
+            }
+        }
+        for (int i = 0; i < made; i++) {
+            {
+                const uint8_t *child = children[i];
+                int stored = store(&s, packed[i], hashes[i], key_index);
                 if (stored < 0)
                     goto done;
                 if (stored == 0)
@@ -554,10 +574,8 @@ static PyObject *best_first(PyObject *module, PyObject *args)
                 if (placed > best) {
                     best = placed;
                     best_index = child_index;
-                    if (placed == ALL_PLACED) {
-                        won = 1;
+                    if (placed == ALL_PLACED)
                         break;
-                    }
                 }
                 int bucket = child_promise + LOWEST;
                 if (stack_push(&s, &s.frontier[FORCED][bucket], child_index) < 0)
