@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gaps.bots import ALL_PLACED, SearchBot, play_game
 from gaps.bots import move_for as _move_for
@@ -45,6 +46,8 @@ from gaps.solver import (
 )
 
 __all__ = ["Par", "final_score", "par", "par_of"]
+
+T = TypeVar("T")
 
 
 def final_score(placed: int, redeals_used: int) -> int:
@@ -90,30 +93,42 @@ def _signature(ruleset: Ruleset) -> Callable[[list[int]], object]:
     return signature
 
 
+def _within_half(budget: Budget, search: Callable[[], T]) -> T:
+    """What ``search`` finds with at most half of the nodes ``budget`` has left."""
+    limit = budget.max_nodes
+    budget.max_nodes = budget.nodes + max(1, (limit - budget.nodes) // 2)
+    try:
+        return search()
+    finally:
+        budget.max_nodes = limit
+        if budget.exhausted == "nodes" and budget.nodes < limit:
+            budget.exhausted = None  # only this search's share ran out
+
+
 def _best(
     grid: list[int], ruleset: Ruleset, seed: Seed, redeals_used: int, budget: Budget
 ) -> tuple[int, int, int, list[Action], bool]:
     """(score, placed, redeals in all, line, exact) of the best play from this deal on."""
     redeal_left = ruleset.redeal_when is not RedealWhen.NEVER and redeals_used < ruleset.redeals
-    limit = budget.max_nodes
     if redeal_left:
-        # Half of what is left, so that a deal too big to finish leaves nodes to its
-        # redeals: an unfinished search still yields their lower bounds.
-        budget.max_nodes = budget.nodes + max(1, (limit - budget.nodes) // 2)
-    if redeal_left:
-        found = explore(
+        # A win is the deal's value (another redeal only costs), and the best-first
+        # search finds one soonest; it cannot say where a redeal may start, so without a
+        # win the depth-first search follows. Each gets half of what is left, so that a
+        # deal too big to finish leaves nodes to its redeals: an unfinished search still
+        # yields their lower bounds.
+        placed, plan, _, _ = _within_half(budget, lambda: best_first(grid, budget))
+        if placed == ALL_PLACED:
+            won: list[Action] = [_move_for(code, to) for code, to in plan]
+            return (final_score(ALL_PLACED, redeals_used), ALL_PLACED, redeals_used, won, True)
+        found = _within_half(budget, lambda: explore(
             grid,
             budget,
             canonical=False,  # a redeal depends on the rows' order
             signature=_signature(ruleset),
             blocked_only=ruleset.redeal_when is RedealWhen.BLOCKED,
-        )
+        ))
     else:  # the last deal: the best-first search finds wins sooner
         found = Exploration(*best_first(grid, budget))
-    if budget.max_nodes != limit:
-        budget.max_nodes = limit
-        if budget.exhausted == "nodes" and budget.nodes < limit:
-            budget.exhausted = None  # only this deal's share ran out
     line: list[Action] = [_move_for(code, to) for code, to in found.line]
     best = (final_score(found.placed, redeals_used), found.placed, redeals_used, line)
     exact = found.complete

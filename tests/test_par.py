@@ -49,7 +49,7 @@ def test_a_dead_position_with_redeals_left_redeals_when_it_pays() -> None:
 
 def test_montana_deal_44_needs_a_redeal_to_reach_its_exact_par() -> None:
     game = Game(seed(44), "montana")
-    result = par_of(game, max_nodes=20_000)
+    result = par_of(game, max_nodes=60_000)
     assert (result.score, result.exact, result.redeals) == (43, True, 1)
     assert replayed(game, result.line).score == 43
 
@@ -58,6 +58,18 @@ def test_montana_deal_44_needs_a_redeal_to_reach_its_exact_par() -> None:
 def test_a_montana_deal_won_without_redeal_has_par_58(number: int) -> None:
     result = par(seed(number), "montana", max_nodes=20_000)
     assert (result.score, result.exact) == (58, True)
+
+
+@pytest.mark.parametrize("name", ["classic", "addiction"])
+@pytest.mark.parametrize("number", [1, 2, 7])
+def test_a_deal_won_before_any_redeal_has_exact_par_58_without_searching_redeals(
+    name: str, number: int
+) -> None:
+    game = Game(seed(number), name)
+    result = par_of(game, max_nodes=200_000)
+    assert (result.score, result.exact, result.redeals) == (58, True, 0)
+    assert result.nodes < 200_000 // 2  # the best-first search's share sufficed
+    assert replayed(game, result.line).is_won()
 
 
 @pytest.mark.parametrize("name", sorted(RULESETS))
@@ -73,7 +85,7 @@ def test_a_par_line_replays_to_its_score_in_every_ruleset(name: str, number: int
 
 @pytest.mark.parametrize(("name", "number"), [("montana", 44), ("montana", 20), ("no-redeal", 0)])
 def test_an_exact_par_is_never_below_what_a_bot_scores(name: str, number: int) -> None:
-    result = par(seed(number), name, max_nodes=20_000)
+    result = par(seed(number), name, max_nodes=60_000)
     assert result.exact
     for bot in (RandomBot(number), GreedyBot(number, samples=2),
                 SearchBot(number, max_nodes=2_000, samples=2, rollout_nodes=30)):
@@ -127,7 +139,7 @@ def test_without_the_bot_floor_a_par_cut_short_is_the_search_line() -> None:
 def test_an_exact_par_is_at_least_every_recorded_players_replayed_score(
     name: str, number: int
 ) -> None:
-    result = par(seed(number), name, max_nodes=20_000)
+    result = par(seed(number), name, max_nodes=60_000)
     assert result.exact
     players = (RandomBot(number), GreedyBot(number, samples=2),
                SearchBot(number, max_nodes=2_000, samples=2, rollout_nodes=30))
