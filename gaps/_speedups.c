@@ -441,6 +441,25 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         PyErr_Format(PyExc_ValueError, "a key is %d bytes, not %zd", CELLS, start_size);
         return NULL;
     }
+    {
+        /* every index below trusts the key: 48 cards (no Ace) once each, and 4 gaps */
+        int seen[CELLS] = {0}, gaps = 0;
+        for (int cell = 0; cell < CELLS; cell++) {
+            uint8_t code = start[cell];
+            if (code == GAP_BYTE)
+                gaps++;
+            else if (code >= CELLS || code % 13 == 0 || seen[code]++) {
+                PyErr_Format(PyExc_ValueError,
+                             "a key holds 48 cards once each and 4 gaps: byte %d at cell %d",
+                             code, cell);
+                return NULL;
+            }
+        }
+        if (gaps != 4) {
+            PyErr_Format(PyExc_ValueError, "a key holds 4 gaps, not %d", gaps);
+            return NULL;
+        }
+    }
     long long max_nodes, nodes_before, tables_before;
     if (get_long_long(budget, "max_nodes", &max_nodes) < 0
         || get_long_long(budget, "nodes", &nodes_before) < 0

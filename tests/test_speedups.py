@@ -135,3 +135,18 @@ def test_a_key_of_the_wrong_size_is_refused_by_its_size() -> None:
 
     with pytest.raises(ValueError, match="not 51"):
         _speedups.best_first(bytes(51), Budget(), True, True)
+
+
+@needs_core
+def test_a_key_that_is_not_a_position_is_refused_by_what_it_holds() -> None:
+    from gaps import _speedups
+
+    key = bytes(255 if code < 0 else code for code in deal(7).grid_codes())
+    for wrong, card, message in ((6, 5, "byte 6 at cell"),  # the 6 of clubs twice
+                                 (13, 5, "byte 13 at cell"),  # an Ace
+                                 (52, 5, "byte 52 at cell"),  # no card at all
+                                 (255, 5, "4 gaps, not 5")):
+        changed = bytearray(key)
+        changed[changed.index(card)] = wrong
+        with pytest.raises(ValueError, match=message):
+            _speedups.best_first(bytes(changed), Budget(), True, True)
