@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Iterator
 from itertools import count
 
 import pytest
@@ -74,7 +75,11 @@ def test_the_compiled_search_reads_the_budgets_clock_like_the_python_one() -> No
     budgets = []
     for compiled in (False, True):
         ticks = count()
-        budget = Budget(time_budget_s=5.0, clock=lambda ticks=ticks: float(next(ticks)))
+
+        def clock(ticks: Iterator[int] = ticks) -> float:
+            return float(next(ticks))
+
+        budget = Budget(time_budget_s=5.0, clock=clock)
         budgets.append((best_first(list(deal(7).grid_codes()), budget, compiled=compiled),
                         budget.exhausted, budget.nodes))
     assert budgets[0] == budgets[1]
