@@ -135,6 +135,11 @@ static int stack_push(Search *s, Stack *stack, uint32_t value)
 /* A hash table of size slots (a power of 2) for the stored positions. */
 static int resize_slots(Search *s, size_t size)
 {
+    /* The table is rebuilt from the arena, so the old one goes first: the two never
+     * take memory together (a search that cannot get the new one fails anyway). */
+    PyMem_Free(s->slots);
+    s->slots = NULL;
+    s->slot_mask = 0;
     uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t));
     if (slots == NULL) {
         PyErr_NoMemory();
@@ -148,7 +153,6 @@ static int resize_slots(Search *s, size_t size)
             slot = (slot + 1) & mask;
         slots[slot] = ((uint32_t)index + 1) | TAG_OF(hash);
     }
-    PyMem_Free(s->slots);
     s->slots = slots;
     s->slot_mask = mask;
     return 0;
@@ -415,8 +419,6 @@ static int narrow_search(Search *s, long long *waiting, int *top, uint32_t *best
         PyMem_Free(s->chunks[chunk]);
     s->chunk_count = chunks;
     s->capacity = chunks * CHUNK;
-    PyMem_Free(s->slots);
-    s->slots = NULL;
     size_t size = 1 << 12;
     while ((s->count + 1) * 8 > size * 5)
         size *= 2;
