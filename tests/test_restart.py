@@ -27,7 +27,7 @@ async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[Ser
     process = ServerProcess(database_url, tmp_path, args=TOURNAMENT_AT_ONCE)
     process.start()
     yield process
-    process.stop()
+    await process.stop()
 
 
 async def play_until_killed(
