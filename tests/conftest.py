@@ -7,6 +7,7 @@ import os
 import secrets
 import shutil
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -32,26 +33,70 @@ def postgres() -> Iterator[str]:
     database of its own: TEST_DATABASE_URL's server, or else a cluster for the session."""
     if os.environ.get("TEST_DATABASE_URL"):
         yield os.environ["TEST_DATABASE_URL"]
+        _close_maintenance()
         return
     cluster = Postgres()
     yield cluster.url()
+    _close_maintenance()
     cluster.stop()
 
 
-def _on_postgres(url: str, statement: str) -> None:
-    """Runs ``statement`` on the database at ``url``, in a thread: the tests' event loop
-    stays the only one of the main thread."""
+class _Maintenance:
+    """Statements on PostgreSQL maintenance databases, run by a thread with an event loop
+    of its own (the tests' event loop stays the only one of the main thread), through one
+    connection per database kept for the session: a new thread, loop and connection for
+    each statement cost more than most statements (two for each test on PostgreSQL)."""
 
-    async def run() -> None:
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="postgres-maintenance", daemon=True
+        )
+        self._thread.start()
+        self._connections: dict[str, asyncpg.Connection] = {}
+
+    def run(self, url: str, statement: str) -> None:
+        asyncio.run_coroutine_threadsafe(self._execute(url, statement), self._loop).result()
+
+    async def _execute(self, url: str, statement: str) -> None:
+        connection = self._connections.get(url)
+        if connection is not None and not connection.is_closed():
+            try:
+                await connection.execute(statement)
+                return
+            except (OSError, asyncpg.ConnectionDoesNotExistError, asyncpg.InterfaceError):
+                pass  # the connection was lost (the server restarted): a new one
         dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-        connection = await asyncpg.connect(dsn)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
+        self._connections[url] = connection = await asyncpg.connect(dsn)
+        await connection.execute(statement)
 
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        thread.submit(asyncio.run, run()).result()
+    def close(self) -> None:
+        async def close_all() -> None:
+            for connection in self._connections.values():
+                connection.terminate()
+
+        asyncio.run_coroutine_threadsafe(close_all(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+_maintenance: _Maintenance | None = None
+
+
+def _on_postgres(url: str, statement: str) -> None:
+    """Runs ``statement`` on the database at ``url`` (see :class:`_Maintenance`)."""
+    global _maintenance
+    if _maintenance is None:
+        _maintenance = _Maintenance()
+    _maintenance.run(url, statement)
+
+
+def _close_maintenance() -> None:
+    global _maintenance
+    if _maintenance is not None:
+        _maintenance.close()
+        _maintenance = None
 
 
 @pytest.fixture(scope="session")
