@@ -106,7 +106,8 @@ ABUSER_CLOSE_TIMEOUT_S: Final = 1.0
 
 #: How long a shutdown keeps refusing requests with ``shutting_down`` once every request
 #: it took is answered, before it closes the connections: the requests already on their
-#: way get a refusal rather than a close.
+#: way get a refusal rather than a close. With no connection open, nothing can be on its
+#: way: the shutdown does not linger.
 DRAIN_LINGER_S: Final = 0.2
 
 #: A queued player not asked for in this many lease renewals is dropped from the queue.
@@ -264,7 +265,8 @@ class Server:
                     waiting.cancel()
                 if pending:
                     log.warning("requests unanswered at shutdown", extra={"count": len(pending)})
-            await asyncio.sleep(DRAIN_LINGER_S)
+            if self._websocket_server.connections:
+                await asyncio.sleep(DRAIN_LINGER_S)
             self._websocket_server.close()
             await self._websocket_server.wait_closed()
         await self.leadership.close()

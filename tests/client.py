@@ -32,22 +32,35 @@ class Client:
         return cls(await connect(url))
 
     async def _read(self) -> None:
-        async for frame in self.connection:
-            message = json.loads(frame)
-            if message.get("type") in PUSHED:
-                message.setdefault("event", message["type"])
-                async with self._event_arrived:
-                    self.events.append(message)
-                    self._event_arrived.notify_all()
-            else:
-                waiter = self._replies.pop(message.get("id"), None)
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(message)
+        try:
+            async for frame in self.connection:
+                message = json.loads(frame)
+                if message.get("type") in PUSHED:
+                    message.setdefault("event", message["type"])
+                    async with self._event_arrived:
+                        self.events.append(message)
+                        self._event_arrived.notify_all()
+                else:
+                    waiter = self._replies.pop(message.get("id"), None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(message)
+        finally:
+            # No reply comes once the connection is closed: a request waiting for one
+            # fails now, instead of at its 10 s timeout.
+            self._fail_waiting()
+
+    def _fail_waiting(self) -> None:
+        replies, self._replies = self._replies, {}
+        for waiter in replies.values():
+            if not waiter.done():
+                waiter.set_exception(ConnectionError("the connection closed before the reply"))
 
     async def send_raw(self, frame: str, reply_id: Any) -> dict[str, Any]:
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[reply_id] = waiter
         await self.connection.send(frame)
+        if self._reader.done():  # closed: no reply will come
+            self._fail_waiting()
         return await asyncio.wait_for(waiter, 10)
 
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:

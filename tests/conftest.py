@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shutil
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,26 +33,70 @@ def postgres() -> Iterator[str]:
     database of its own: TEST_DATABASE_URL's server, or else a cluster for the session."""
     if os.environ.get("TEST_DATABASE_URL"):
         yield os.environ["TEST_DATABASE_URL"]
+        _close_maintenance()
         return
     cluster = Postgres()
     yield cluster.url()
+    _close_maintenance()
     cluster.stop()
 
 
-def _on_postgres(url: str, statement: str) -> None:
-    """Runs ``statement`` on the database at ``url``, in a thread: the tests' event loop
-    stays the only one of the main thread."""
+class _Maintenance:
+    """Statements on PostgreSQL maintenance databases, run by a thread with an event loop
+    of its own (the tests' event loop stays the only one of the main thread), through one
+    connection per database kept for the session: a new thread, loop and connection for
+    each statement cost more than most statements (two for each test on PostgreSQL)."""
 
-    async def run() -> None:
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="postgres-maintenance", daemon=True
+        )
+        self._thread.start()
+        self._connections: dict[str, asyncpg.Connection] = {}
+
+    def run(self, url: str, statement: str) -> None:
+        asyncio.run_coroutine_threadsafe(self._execute(url, statement), self._loop).result()
+
+    async def _execute(self, url: str, statement: str) -> None:
+        connection = self._connections.get(url)
+        if connection is not None and not connection.is_closed():
+            try:
+                await connection.execute(statement)
+                return
+            except (OSError, asyncpg.ConnectionDoesNotExistError, asyncpg.InterfaceError):
+                pass  # the connection was lost (the server restarted): a new one
         dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-        connection = await asyncpg.connect(dsn)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
+        self._connections[url] = connection = await asyncpg.connect(dsn)
+        await connection.execute(statement)
 
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        thread.submit(asyncio.run, run()).result()
+    def close(self) -> None:
+        async def close_all() -> None:
+            for connection in self._connections.values():
+                connection.terminate()
+
+        asyncio.run_coroutine_threadsafe(close_all(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+_maintenance: _Maintenance | None = None
+
+
+def _on_postgres(url: str, statement: str) -> None:
+    """Runs ``statement`` on the database at ``url`` (see :class:`_Maintenance`)."""
+    global _maintenance
+    if _maintenance is None:
+        _maintenance = _Maintenance()
+    _maintenance.run(url, statement)
+
+
+def _close_maintenance() -> None:
+    global _maintenance
+    if _maintenance is not None:
+        _maintenance.close()
+        _maintenance = None
 
 
 @pytest.fixture(scope="session")
@@ -61,21 +109,80 @@ def redis_url() -> Iterator[str]:
     server.stop()
 
 
+def _migrate(url: str, data_dir: Path) -> None:
+    """Applies every migration to the database at ``url``, in a thread (as
+    :func:`_on_postgres` does)."""
+
+    async def run() -> None:
+        engine = create_engine(sqlalchemy_url(url, data_dir=data_dir))
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()
+
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        thread.submit(asyncio.run, run()).result()
+
+
+def _database_url(server: str, name: str) -> str:
+    return make_url(server).set(drivername="postgresql", database=name).render_as_string(
+        hide_password=False
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The name of a PostgreSQL database with every migration applied, made once for the
+    session: each test's migrated database is a copy of it (``CREATE DATABASE ...
+    TEMPLATE``), a tenth of the time of migrating one."""
+    name = f"gaps_template_{secrets.token_hex(6)}"
+    _on_postgres(postgres, f'CREATE DATABASE "{name}"')
+    _migrate(_database_url(postgres, name), tmp_path_factory.mktemp("postgres-template"))
+    yield name
+    _on_postgres(postgres, f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite file with every migration applied, made once for the session: each
+    test's migrated database is a copy of it."""
+    directory = tmp_path_factory.mktemp("sqlite-template")
+    path = directory / "gaps.sqlite3"
+    _migrate(f"sqlite:///{path}", directory)
+    # Everything in the file itself, none in a write-ahead log beside it: a copy of the
+    # file is the whole database.
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
 @pytest.fixture(params=["postgres", "sqlite"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh empty database, on each backend in turn; a PostgreSQL one is dropped after
-    the test."""
+    """A fresh database, on each backend in turn: empty, or, for a test that uses
+    ``migrated_database_url`` (the test servers, ``migrated_engine``), a copy of the
+    session's migrated template. A PostgreSQL one is dropped after the test."""
+    migrated = "migrated_database_url" in request.fixturenames
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'gaps.sqlite3'}"
+        path = tmp_path / "gaps.sqlite3"
+        if migrated:
+            shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
         return
     server: str = request.getfixturevalue("postgres")
     name = f"gaps_test_{secrets.token_hex(6)}"
-    _on_postgres(server, f'CREATE DATABASE "{name}"')
-    yield make_url(server).set(drivername="postgresql", database=name).render_as_string(
-        hide_password=False
-    )
+    template = f' TEMPLATE "{request.getfixturevalue("postgres_template")}"' if migrated else ""
+    _on_postgres(server, f'CREATE DATABASE "{name}"{template}')
+    yield _database_url(server, name)
     # FORCE: a connection the test left open must not keep its database alive.
     _on_postgres(server, f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def migrated_database_url(database_url: str) -> str:
+    """``database_url`` with every migration applied (see ``database_url``): a server
+    started on it finds nothing to migrate. The servers of ``gaps-server`` processes
+    (tests/server_process.py) and tests/test_database.py start from empty databases."""
+    return database_url
 
 
 @pytest.fixture
@@ -89,10 +196,11 @@ def config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def migrated_engine(database_url: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+async def migrated_engine(
+    migrated_database_url: str, tmp_path: Path
+) -> AsyncIterator[AsyncEngine]:
     """An engine on a fresh database with every migration applied, on each backend."""
-    engine = create_engine(sqlalchemy_url(database_url, data_dir=tmp_path))
-    await migrate(engine)
+    engine = create_engine(sqlalchemy_url(migrated_database_url, data_dir=tmp_path))
     yield engine
     await engine.dispose()
 
@@ -110,7 +218,9 @@ GENEROUS_LIMITS = Limits(
 
 
 @pytest.fixture
-def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+def settings(
+    migrated_database_url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Settings:
     """The test server's settings; ``@pytest.mark.max_history_events(n)`` shortens its
     event histories, for resync tests. The server computes no par (it would keep a
     process solving after every test's match) unless ``@pytest.mark.par(**fields)`` sets
@@ -122,7 +232,7 @@ def settings(database_url: str, tmp_path: Path, request: pytest.FixtureRequest) 
     return Settings(
         port=0,
         max_history_events=history.args[0] if history else Settings.max_history_events,
-        database_url=database_url,
+        database_url=migrated_database_url,
         data_dir=tmp_path,
         countdown_s=0,
         grace_s=grace.args[0] if grace else 1.0,

@@ -64,11 +64,18 @@ class ServerProcess:
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
 
-    def stop(self) -> None:
+    async def exited(self, *, timeout_s: float = 30.0) -> int:
+        """The exit status, once the process has exited. Waited for in a thread: the
+        test's clients go on answering meanwhile, and a server shutting down waits for
+        each connection's closing handshake (up to 10 s for one that cannot answer)."""
+        assert self.process is not None
+        return await asyncio.to_thread(self.process.wait, timeout_s)
+
+    async def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=20)
+                await self.exited(timeout_s=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
 
@@ -85,7 +92,7 @@ async def server_process(database_url: str, tmp_path: Path) -> AsyncIterator[Ser
     process = ServerProcess(database_url, tmp_path)
     process.start()
     yield process
-    process.stop()
+    await process.stop()
 
 
 async def back(server: ServerProcess, token: str) -> Client:

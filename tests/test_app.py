@@ -507,3 +507,17 @@ async def wait_until_ready(server: Server, *, timeout_s: float = 20) -> None:
     async with asyncio.timeout(timeout_s):
         while (await http_get(server.port, "/healthz"))[0] != 200:
             await asyncio.sleep(0.05)
+
+
+async def test_a_shutdown_with_no_connection_open_does_not_linger(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A linger far past the test's patience: waited for, it would fail the test.
+    monkeypatch.setattr("server.app.DRAIN_LINGER_S", 60.0)
+    running = Server(settings)
+    await running.start()
+    client = await Client.connect(f"ws://127.0.0.1:{running.port}")
+    assert (await client.request("ping"))["type"] == "pong"
+    await client.close()
+    async with asyncio.timeout(10):
+        await running.close()

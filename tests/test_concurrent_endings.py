@@ -22,7 +22,7 @@ from server.storage.store import Store
 from tests.test_rebuild import Derived, assert_same_rows, derived_rows
 
 PLAYERS = 20
-MATCHES_PER_ROUND = 200
+MATCHES_PER_ROUND = 100
 ROUNDS = 3
 STARTED_AT = datetime(2026, 11, 30, 12, tzinfo=UTC)
 RETRIED = "storing failed; retrying"

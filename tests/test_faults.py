@@ -201,7 +201,7 @@ async def answer(client: Client, reply: asyncio.Future[dict[str, Any]]) -> dict[
     closed = asyncio.ensure_future(client.connection.wait_closed())
     await asyncio.wait({reply, closed}, timeout=PATIENCE_S, return_when=asyncio.FIRST_COMPLETED)
     closed.cancel()
-    if reply.done():
+    if reply.done() and not isinstance(reply.exception(), ConnectionError):
         return reply.result()
     assert client.connection.close_code is not None, "neither an answer nor a close"
     return None

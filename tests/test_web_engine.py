@@ -19,7 +19,7 @@ from gaps import RULESETS, Game, IllegalAction, Seed, parse_action
 from tests.test_rules_doc import VECTORS
 
 ENGINE = Path(__file__).resolve().parent.parent / "server" / "web" / "engine.js"
-GAMES_PER_RULESET = 10_000
+GAMES_PER_RULESET = 2_000
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
