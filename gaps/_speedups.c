@@ -42,7 +42,7 @@
 #define TAG_OF(hash) ((uint32_t)((hash) >> (64 - (32 - INDEX_BITS))) << INDEX_BITS)
 
 /* When the stored positions reach this share of the memory budget, the search narrows */
-#define NARROW_AT 0.8
+#define NARROW_AT 0.7
 /* ... to about this share of them: the most promising waiting positions and their lines */
 #define NARROW_TO 0.5
 
