@@ -426,8 +426,10 @@ static int narrow_search(Search *s, long long *waiting, int *top, uint32_t *best
 }
 
 PyDoc_STRVAR(best_first_doc,
-"best_first(start, budget, defer)\n--\n\n"
-"Best-first search from the canonical key ``start`` (52 bytes) within ``budget``.\n\n"
+"best_first(start, budget, defer, narrow, /)\n--\n\n"
+"Best-first search from the key ``start`` (52 bytes: a card code or 255 for a gap a\n"
+"cell) within ``budget``; ``defer`` as gaps.frontier.best_first, ``narrow`` to narrow\n"
+"near the memory budget (docs/solver.md, rule 7).\n\n"
 "Returns (most placed, the stored keys from ``start`` to the best position, complete,\n"
 "new positions met): what gaps.frontier.best_first computes, in the same order.");
 
