@@ -230,13 +230,12 @@ class Wire:
         server_side.on_message(from_server)
 
 
-def marking_bots(*names: str) -> Callable[[Message], None]:
-    """A ``Wire.mark`` that says ``bot: true`` of every player entry with one of ``names``."""
+def marking_each_dict(change: Callable[[dict[str, Any]], None]) -> Callable[[Message], None]:
+    """A ``Wire.mark`` that applies ``change`` to every object in a message, however deep."""
 
     def mark(value: Any) -> None:
         if isinstance(value, dict):
-            if value.get("name") in names:
-                value["bot"] = True
+            change(value)
             for item in value.values():
                 mark(item)
         elif isinstance(value, list):
@@ -244,6 +243,16 @@ def marking_bots(*names: str) -> Callable[[Message], None]:
                 mark(item)
 
     return mark
+
+
+def marking_bots(*names: str) -> Callable[[Message], None]:
+    """A ``Wire.mark`` that says ``bot: true`` of every player entry with one of ``names``."""
+
+    def change(value: dict[str, Any]) -> None:
+        if value.get("name") in names:
+            value["bot"] = True
+
+    return marking_each_dict(change)
 
 
 async def race_alone(
@@ -982,19 +991,13 @@ def marking_reviews(
     ``review`` of each ranked result whose player ``reviews`` names, and the last of
     ``suspension`` as ``welcome``'s ``suspended``."""
 
-    def mark(value: Any) -> None:
-        if isinstance(value, dict):
-            if value.get("type") == "welcome" and suspension:
-                value["suspended"] = suspension[-1]
-            if "rank" in value and value.get("name") in reviews:
-                value["review"] = reviews[value["name"]]
-            for item in value.values():
-                mark(item)
-        elif isinstance(value, list):
-            for item in value:
-                mark(item)
+    def change(value: dict[str, Any]) -> None:
+        if value.get("type") == "welcome" and suspension:
+            value["suspended"] = suspension[-1]
+        if "rank" in value and value.get("name") in reviews:
+            value["review"] = reviews[value["name"]]
 
-    return mark
+    return marking_each_dict(change)
 
 
 async def test_a_held_voided_or_suspended_result_says_so_and_a_suspended_account_is_told(
@@ -1149,19 +1152,13 @@ def marking_removed(removed: dict[str, str]) -> Callable[[Message], None]:
     """A ``Wire.mark`` saying of each entrant and standing whose name ``removed`` holds
     that the host removed them, with its reason (docs/protocol.md, tournament_remove)."""
 
-    def mark(value: Any) -> None:
-        if isinstance(value, dict):
-            plain = "type" not in value and "event" not in value
-            if plain and "player_id" in value and value.get("name") in removed:
-                value["removed"] = True
-                value["removed_reason"] = removed[value["name"]]
-            for item in value.values():
-                mark(item)
-        elif isinstance(value, list):
-            for item in value:
-                mark(item)
+    def change(value: dict[str, Any]) -> None:
+        plain = "type" not in value and "event" not in value
+        if plain and "player_id" in value and value.get("name") in removed:
+            value["removed"] = True
+            value["removed_reason"] = removed[value["name"]]
 
-    return mark
+    return marking_each_dict(change)
 
 
 async def test_the_host_removes_an_entrant_with_a_reason_that_everyone_sees(
