@@ -18,6 +18,7 @@ from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
 from server.errors import ServerError
+from server.heap import tune_collector
 from server.storage.database import Database, database_url, is_sqlite
 from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.reviews import Reviews
@@ -111,8 +112,9 @@ def workers_refusal(settings: Settings, workers: int) -> str | None:
     stored action) and their events through Redis: the embedded SQLite database and
     the in-process broker are one process's."""
     missing = []
-    if not settings.database_url or is_sqlite(database_url(settings.database_url,
-                                                           data_dir=settings.data_dir)):
+    if not settings.database_url or is_sqlite(
+        database_url(settings.database_url, data_dir=settings.data_dir)
+    ):
         missing.append("a PostgreSQL DATABASE_URL (--database-url)")
     if not settings.redis_url:
         missing.append("REDIS_URL (--redis-url)")
@@ -207,6 +209,7 @@ async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace)
 async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     server = Server(settings)
     await server.start(reuse_port=reuse_port)
+    tune_collector()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -67,6 +67,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
 from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
+from server.heap import tune_collector
 from server.lobby import LEASE_LOST, TAKEN_OVER
 
 T = TypeVar("T")
@@ -1174,6 +1175,9 @@ def main(argv: list[str] | None = None) -> None:
         if pin:
             # The servers are started with taskset; everything else stays on this core.
             os.sched_setaffinity(0, {LOAD_CORE})
+        # The load's own collections would pause every player at once, and be counted
+        # as the server's latency.
+        tune_collector()
         asyncio.run(run(options, pin=pin))
     except LoadBenchError as error:
         parser.exit(1, f"gaps-bench: {error}\n")
