@@ -10,8 +10,10 @@ ruleset allows one, else ``stop``); once the match has ended, the group plays th
 one. Each player sends its next action as soon as the last one is acknowledged
 (``--pace-per-s 0``, flat out) or, at a pace, ``1 / pace`` seconds after it sent the last
 one (at once if the acknowledgement came later; from a random instant after the deal).
-The window of ``--seconds`` opens once every group's first match is dealt, and closes
-early after ``--max-actions`` acknowledgements.
+The window of ``--seconds`` opens ``--warmup-s`` after every group's first match is dealt
+(the rush of the first setups, 3,000 players registering and dealing at once, is not the
+steady pace the window measures), and closes early after ``--max-actions``
+acknowledgements; the echo server gets the same warm-up.
 
 Before that, the same number of connections runs the same request and acknowledgement
 loop, at the same pace, against a bare websockets echo server that the command starts:
@@ -74,6 +76,8 @@ T = TypeVar("T")
 N = TypeVar("N", int, float)
 
 MAX_SECONDS = 600.0
+#: Load before each window opens: long enough for the rush of first setups to drain.
+DEFAULT_WARMUP_S = 3.0
 MAX_PLAYERS = 10_000
 MAX_MATCH_SIZE = 16  # create_match's max_players
 MAX_PACE_PER_S = 1000.0
@@ -692,12 +696,12 @@ async def counted_failures(work: Awaitable[None], tally: Tally, ready: Callable[
 
 
 class Starters:
-    """Opens a tally's window once every job has said it is ready (each its own
-    once-only callback), or at once if none has to."""
+    """Opens a tally's window ``warmup_s`` after every job has said it is ready (each its
+    own once-only callback), or after ``warmup_s`` from now if none has to."""
 
-    def __init__(self, jobs: int, tally: Tally, seconds: float) -> None:
+    def __init__(self, jobs: int, tally: Tally, seconds: float, *, warmup_s: float = 0.0) -> None:
         self.waiting = jobs
-        self.tally, self.seconds = tally, seconds
+        self.tally, self.seconds, self.warmup_s = tally, seconds, warmup_s
         self.opened = asyncio.Event()
         if not jobs:
             self.open_now()
@@ -717,7 +721,7 @@ class Starters:
 
     def open_now(self) -> None:
         if not self.opened.is_set():
-            self.tally.window_start = time.perf_counter()
+            self.tally.window_start = time.perf_counter() + self.warmup_s
             self.tally.window_end = self.tally.window_start + self.seconds
             self.opened.set()
 
@@ -773,13 +777,15 @@ async def measure(
     seconds: float,
     unit: str,
     after_setup: bool,
+    warmup_s: float,
 ) -> tuple[float, Busy]:
     """Runs the ``jobs`` (each given its ``ready`` callback), with the window open for
-    ``seconds``: at once, or ``after_setup``, once every job has said it is ready (its
-    first match dealt), so that the window measures the races, not the rush of the
-    first setups. Then closes every client. Returns the window's length (shorter if
-    ``max_actions`` ran out), and how busy the server and the load were."""
-    starters = Starters(len(jobs) if after_setup else 0, tally, seconds)
+    ``seconds``, ``warmup_s`` from now, or ``after_setup``, ``warmup_s`` after every job
+    has said it is ready (its first match dealt), so that the window measures the races,
+    not the rush of the first setups. Then closes every client. Returns the window's
+    length (shorter if ``max_actions`` ran out), and how busy the server and the load
+    were."""
+    starters = Starters(len(jobs) if after_setup else 0, tally, seconds, warmup_s=warmup_s)
     tasks = [
         asyncio.create_task(counted_failures(job(ready), tally, ready))
         for job in jobs
@@ -794,7 +800,7 @@ async def measure(
     busy = asyncio.create_task(_busy(server_pid, tally))
     try:
         # Past the window, a request still waits for its reply for REPLY_TIMEOUT_S.
-        await asyncio.wait(tasks, timeout=seconds + 2 * REPLY_TIMEOUT_S)
+        await asyncio.wait(tasks, timeout=warmup_s + seconds + 2 * REPLY_TIMEOUT_S)
         ended = min(time.perf_counter(), tally.window_end)
         for task in tasks:
             task.cancel()
@@ -847,6 +853,7 @@ def _children(pid: int) -> list[int]:
 
 
 async def _busy(server_pid: int | None, tally: Tally) -> Busy:
+    await asyncio.sleep(max(0.0, tally.window_start - time.perf_counter()))
     began, load = time.perf_counter(), time.process_time()
     server = None if server_pid is None else cpu_seconds(server_pid)
     while not tally.done():
@@ -864,6 +871,9 @@ async def _report_progress(label: str, tally: Tally, unit: str) -> None:
     while True:
         await asyncio.sleep(PROGRESS_EVERY_S)
         elapsed = time.perf_counter() - tally.window_start
+        if elapsed <= 0:
+            print(f"{label}: warming up", file=sys.stderr, flush=True)
+            continue
         print(
             f"{label} {elapsed:.0f} s: {tally.acks:,} {unit} ({tally.acks / elapsed:,.0f}/s), "
             f"{sum(tally.errors.values()):,} errors",
@@ -883,7 +893,13 @@ def _race_job(
 
 
 async def echo_phase(
-    echo: Subprocess, *, players: int, seconds: float, pace_per_s: float, max_actions: int
+    echo: Subprocess,
+    *,
+    players: int,
+    seconds: float,
+    warmup_s: float,
+    pace_per_s: float,
+    max_actions: int,
 ) -> Phase:
     tally = Tally(max_actions=max_actions)
     before = tree_rss_bytes(echo.pid)
@@ -898,7 +914,7 @@ async def echo_phase(
     jobs = [_echo_job(echoer, pace_per_s) for echoer in echoers]
     took, busy = await measure(
         "echo", echoers, jobs, tally, server_pid=echo.pid, seconds=seconds,
-        unit="round trips", after_setup=False,
+        unit="round trips", after_setup=False, warmup_s=warmup_s,
     )  # fmt: skip
     return Phase(tally, took, busy, players, before, after)
 
@@ -911,6 +927,7 @@ async def server_phase(
     match_size: int,
     ruleset: str,
     seconds: float,
+    warmup_s: float,
     pace_per_s: float,
     max_actions: int,
 ) -> Phase:
@@ -940,7 +957,7 @@ async def server_phase(
     jobs = [_race_job(group, ruleset, pace_per_s) for group in groups]
     took, busy = await measure(
         "gaps-server", bots, jobs, tally, server_pid=pid, seconds=seconds, unit="actions",
-        after_setup=True,
+        after_setup=True, warmup_s=warmup_s,
     )  # fmt: skip
     return Phase(tally, took, busy, players, before, after)
 
@@ -1046,17 +1063,19 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
             print(
                 f"load: {options.players:,} players in {options.match_size}-player "
                 f"{options.ruleset} races{_odd_race(options.players, options.match_size)}, "
-                f"{pace}, {options.seconds:g} s a server",
+                f"{pace}, {options.seconds:g} s a server{_warmup(options.warmup_s)}",
                 flush=True,
             )
             echoed = await echo_phase(
                 echo, players=options.players, seconds=options.seconds,
-                pace_per_s=options.pace_per_s, max_actions=options.max_actions,
+                warmup_s=options.warmup_s, pace_per_s=options.pace_per_s,
+                max_actions=options.max_actions,
             )  # fmt: skip
             served = await server_phase(
                 url, None if gaps is None else gaps.pid, players=options.players,
                 match_size=options.match_size, ruleset=options.ruleset,
-                seconds=options.seconds, pace_per_s=options.pace_per_s,
+                seconds=options.seconds, warmup_s=options.warmup_s,
+                pace_per_s=options.pace_per_s,
                 max_actions=options.max_actions,
             )  # fmt: skip
         log_text = None if gaps is None else gaps.log_path.read_text(errors="replace")
@@ -1072,6 +1091,10 @@ def _odd_race(players: int, match_size: int) -> str:
     """The race of the players left over, if ``match_size`` does not divide ``players``."""
     left = players % match_size
     return f" (and one {left}-player race)" if left else ""
+
+
+def _warmup(warmup_s: float) -> str:
+    return f" after a {warmup_s:g} s warm-up" if warmup_s else ""
 
 
 ECHO_COMMAND = "from server.loadbench import echo_main; echo_main()"
@@ -1117,6 +1140,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_number(float, 0.1, MAX_SECONDS),
         default=10.0,
         help="how long each server is measured (default %(default)g)",
+    )
+    add(
+        "--warmup-s",
+        type=_number(float, 0.0, MAX_SECONDS),
+        default=DEFAULT_WARMUP_S,
+        help="how long each server is loaded before its window opens (default %(default)g)",
     )
     add(
         "--max-actions",

@@ -90,7 +90,7 @@ def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> Non
     done = subprocess.run(
         [
             sys.executable, "-m", "server.loadbench",
-            "--players", "4", "--match-size", "2", "--seconds", "2",
+            "--players", "4", "--match-size", "2", "--seconds", "2", "--warmup-s", "0.5",
         ],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
@@ -103,7 +103,9 @@ def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> Non
     ), lines[0]
     assert lines[1].startswith("limits raised: --requests-per-s ")
     assert re.fullmatch(r"echo server: ws://127\.0\.0\.1:[0-9]+ \(websockets echo.*\)", lines[2])
-    assert lines[3] == "load: 4 players in 2-player classic races, flat out, 2 s a server"
+    assert lines[3] == (
+        "load: 4 players in 2-player classic races, flat out, 2 s a server after a 0.5 s warm-up"
+    )
     check_figures(lines, players=4, own_server=True)
     assert (
         "gaps-server: 4 players registered; dealing their first matches, then 2 s of races..."
@@ -115,7 +117,8 @@ async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -
     # Asynchronous: the server under test answers from this very event loop.
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "server.loadbench", "--url", ws_url, "--no-pin",
-        "--players", "2", "--match-size", "2", "--seconds", "1", "--pace-per-s", "50",
+        "--players", "2", "--match-size", "2", "--seconds", "1", "--warmup-s", "0",
+        "--pace-per-s", "50",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(), 180)
@@ -123,6 +126,7 @@ async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -
     lines = out.decode().splitlines()
     assert lines[0] == f"server: {ws_url} (given by --url; its own limits)"
     assert lines[2] == "load: 2 players in 2-player classic races, 50 actions/s each, 1 s a server"
+    # (--warmup-s 0: the window opens at once)
     check_figures(lines, players=2, own_server=False)
 
 
@@ -184,7 +188,11 @@ def test_options_that_make_no_run_are_refused_before_any_server_starts(
 def test_several_workers_are_given_one_fixed_port_and_one_server_picks_its_own() -> None:
     def port(workers: int) -> int:
         command = loadbench.gaps_server_command(
-            "/tmp/data", database_url=None, workers=workers, players=4, server_args=(),
+            "/tmp/data",
+            database_url=None,
+            workers=workers,
+            players=4,
+            server_args=(),
             cores=None,
         )
         return int(command[command.index("--port") + 1])
@@ -376,6 +384,17 @@ def test_a_window_that_waits_for_nobody_opens_at_once() -> None:
     tally = Tally()
     assert loadbench.Starters(0, tally, seconds=1.0).opened.is_set()
     assert tally.window_end - tally.window_start == 1.0
+
+
+def test_a_warm_up_moves_the_window_past_the_first_setups() -> None:
+    tally = Tally()
+    starters = loadbench.Starters(1, tally, seconds=2.0, warmup_s=30.0)
+    starters.callback()()
+    now = time.perf_counter()
+    assert starters.opened.is_set()
+    assert now + 29 < tally.window_start <= now + 30
+    assert tally.window_end == tally.window_start + 2.0
+    assert not tally.in_window(now)  # what the first setups hold up is not counted
 
 
 def test_how_busy_each_side_was_is_a_share_of_one_core() -> None:
