@@ -18,7 +18,6 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
 
 from gaps import Ruleset, Seed
 from server import protocol, web
@@ -33,6 +32,7 @@ from server.leadership import Leadership
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
 from server.matchmaker import Matchmaker
+from server.outbox import Dropped, Outbox
 from server.par_worker import ParWorker
 from server.protocol import (
     CancelQuickMatch,
@@ -549,11 +549,9 @@ _REMATCH_GONE: Final = frozenset(
 )
 
 #: A server frame's header is at most 10 bytes (unmasked, 64-bit length).
-_MAX_FRAME_OVERHEAD_BYTES: Final = 10
-
-
-class _Dropped(Exception):
-    """The client stopped reading: its connection was dropped."""
+#: Events waiting for a connection that does not read fast enough, past which an event
+#: is dropped (the client resyncs): as many as a broker keeps for a slow subscriber.
+MAX_PENDING_EVENTS: Final = 1024
 
 
 def _respond(status: HTTPStatus, body: dict[str, Any]) -> Response:
@@ -587,7 +585,13 @@ class Session:
         self._abusive = False
         self._closing: asyncio.Future[None] | None = None
         self.player: PlayerRecord | None = None
-        self.watching: dict[str, tuple[Subscription, asyncio.Task[None] | None]] = {}
+        self.watching: dict[str, Subscription] = {}
+        self.outbox = Outbox(
+            connection,
+            send_timeout_s=server.limits.send_timeout_s,
+            max_pending_events=MAX_PENDING_EVENTS,
+            address=self.address,
+        )
         # The matches this connection holds a seat of, and those it watches, by code.
         self.seats: dict[str, MatchHandle] = {}
         self.spectating: dict[str, MatchHandle] = {}
@@ -622,7 +626,7 @@ class Session:
                 # One connection's burst must not hold the loop: requests already read
                 # would otherwise be served back to back, and others wait.
                 await asyncio.sleep(0)
-        except (ConnectionClosed, _Dropped):
+        except (ConnectionClosed, Dropped):
             pass
         finally:
             self.server.sessions.discard(self)
@@ -1093,36 +1097,18 @@ class Session:
         if channel in self.watching:
             return
         subscription = await self.server.broker.subscribe(channel)
-        self.watching[channel] = (subscription, None)
+        self.watching[channel] = subscription
 
         def start() -> None:
-            if self.watching.get(channel, (None, None))[0] is not subscription:
-                return  # unfollowed before the reply
-            task = asyncio.create_task(self._forward(subscription))
-            self.watching[channel] = (subscription, task)
+            if self.watching.get(channel) is subscription:  # not unfollowed before the reply
+                subscription.listen(self.outbox.post)
 
         self._after_reply.append(start)
 
     async def _send(self, frame: str) -> None:
-        """Send one frame; a client that leaves it unread past the send timeout, with
-        ``max_pending_bytes`` already waiting, is dropped."""
-        transport = self.connection.transport
-        if (
-            self.connection.protocol.state is State.OPEN
-            and transport.get_write_buffer_size() + _MAX_FRAME_OVERHEAD_BYTES + 4 * len(frame)
-            <= transport.get_write_buffer_limits()[1]
-        ):
-            # Written at once, below the high-water mark: the send cannot wait, so it needs
-            # no timer (arming one for every frame cost about 4% of the server's time).
-            await self.connection.send(frame)
-            return
-        try:
-            async with asyncio.timeout(self.server.limits.send_timeout_s):
-                await self.connection.send(frame)
-        except TimeoutError:
-            log.warning("dropped a client that does not read", extra={"address": self.address})
-            self.connection.transport.abort()
-            raise _Dropped from None
+        """Send one reply, after what the outbox holds; a client that leaves it unread
+        past the send timeout, with ``max_pending_bytes`` already waiting, is dropped."""
+        await self.outbox.send(frame)
 
     async def _send_then_forward(self, message: dict[str, Any]) -> None:
         """Send ``message``, then start forwarding what ``_follow`` subscribed to."""
@@ -1132,23 +1118,14 @@ class Session:
             start()
 
     def _unfollow(self, channel: str) -> None:
-        watched = self.watching.pop(channel, None)
-        if watched is not None:
-            subscription, task = watched
+        subscription = self.watching.pop(channel, None)
+        if subscription is not None:
             subscription.close()
-            if task is not None:
-                task.cancel()
-
-    async def _forward(self, subscription: Subscription) -> None:
-        try:
-            while True:
-                await self._send(await subscription.get())
-        except (ConnectionClosed, _Dropped):
-            pass
 
     async def _cleanup(self) -> None:
         for channel in list(self.watching):
             self._unfollow(channel)
+        self.outbox.close()
         if self.queued is not None and self.player is not None:
             self._leave_queue()
             try:

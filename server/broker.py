@@ -26,6 +26,11 @@ class Subscription(Protocol):
     async def get(self) -> str:
         """The next message; a subscriber too slow to keep up misses some (and resyncs)."""
 
+    def listen(self, deliver: Callable[[str], None]) -> None:
+        """Hand every message to ``deliver`` as it is published (those queued first)
+        instead of queueing it for ``get``; ``deliver`` must not raise, and bounds what
+        it keeps itself."""
+
     def close(self) -> None: ...
 
 
@@ -60,9 +65,13 @@ class LocalSubscription:
         self._on_close = on_close
         self._channel = channel
         self._queue: asyncio.Queue[str] = asyncio.Queue(maxsize=max_pending_messages)
+        self._listener: Callable[[str], None] | None = None
         self.dropped = 0
 
     def deliver(self, message: str) -> None:
+        if self._listener is not None:
+            self._listener(message)
+            return
         try:
             self._queue.put_nowait(message)
         except asyncio.QueueFull:
@@ -70,6 +79,11 @@ class LocalSubscription:
 
     async def get(self) -> str:
         return await self._queue.get()
+
+    def listen(self, deliver: Callable[[str], None]) -> None:
+        while not self._queue.empty():
+            deliver(self._queue.get_nowait())
+        self._listener = deliver
 
     def close(self) -> None:
         self._on_close(self._channel, self)

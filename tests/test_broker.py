@@ -207,3 +207,18 @@ async def test_the_pending_limit_is_per_subscription(max_pending: int) -> None:
         await broker.publish("m", str(n))
     assert first.dropped == second.dropped == 1
     assert await receive(first, max_pending) == [str(n) for n in range(max_pending)]
+
+
+async def test_a_listener_gets_what_was_queued_first_then_each_message_as_it_is_published() -> None:
+    broker = LocalBroker()
+    subscription = await broker.subscribe("m")
+    await broker.publish("m", "queued 1")
+    await broker.publish("m", "queued 2")
+    heard: list[str] = []
+    subscription.listen(heard.append)
+    assert heard == ["queued 1", "queued 2"]
+    await broker.publish("m", "live")
+    assert heard == ["queued 1", "queued 2", "live"]  # handed over within publish
+    subscription.close()
+    await broker.publish("m", "after the close")
+    assert heard[-1] == "live"

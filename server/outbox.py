@@ -1,0 +1,157 @@
+"""The frames one connection sends, in order: replies and the events it follows.
+
+A frame the socket can take now (the connection open, its write buffer below the
+high-water mark) is written at once, from the caller: for an event, from inside the
+broker's ``publish``, with no queue, no task switch and no timer. Otherwise the frame
+waits in the outbox, behind what waits already, and one writer task sends what waits,
+each send bounded by ``send_timeout_s``: a client that leaves its frames unread that long
+is dropped. While frames wait, a reply waits its turn (nothing is lost); an event past
+``max_pending_events`` waiting is dropped, as a broker drops what a slow subscriber cannot
+take, and the client sees the gap in the event numbers and resyncs.
+
+Written at once, a frame goes through websockets' Sans-I/O protocol
+(``protocol.send_text``, ``protocol.data_to_send``) to the connection's transport, as
+``ServerConnection.send`` does, without its ``send_context`` (a context manager and an
+``await`` for every frame): a third of the server's time went into sending each event
+to each watcher (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Final
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+__all__ = ["Dropped", "Outbox"]
+
+log = logging.getLogger("gaps.server")
+
+#: The bytes a text frame adds to its payload, at most (header and length).
+MAX_FRAME_OVERHEAD_BYTES: Final = 10
+
+
+class Dropped(Exception):
+    """The client stopped reading: its connection was dropped."""
+
+
+class Outbox:
+    """The outgoing frames of ``connection``.
+
+    :param send_timeout_s: how long one send may wait for the client to read.
+    :param max_pending_events: events waiting past which an event is dropped.
+    :param address: the client's, for the log.
+    """
+
+    def __init__(
+        self,
+        connection: ServerConnection,
+        *,
+        send_timeout_s: float,
+        max_pending_events: int,
+        address: str = "",
+    ) -> None:
+        self._connection = connection
+        self._send_timeout_s = send_timeout_s
+        self._max_pending_events = max_pending_events
+        self._address = address
+        # Each waiting frame, with the future of the reply that waits for it (None: an event).
+        self._waiting: deque[tuple[str, asyncio.Future[None] | None]] = deque()
+        self._events_waiting = 0
+        self._writer: asyncio.Task[None] | None = None
+        self._failed: BaseException | None = None
+        #: Events dropped because too many waited.
+        self.dropped = 0
+
+    @property
+    def waiting(self) -> int:
+        """Frames waiting for the socket to take them."""
+        return len(self._waiting)
+
+    async def send(self, frame: str) -> None:
+        """Send a reply: return once it is written (or buffered by the transport).
+        Raises ``ConnectionClosed`` when the connection is closed, ``Dropped`` when the
+        client was dropped for not reading."""
+        if self._failed is not None:
+            raise self._failed
+        if not self._waiting and self._fits(frame):
+            self._write(frame)
+            return
+        written = asyncio.get_running_loop().create_future()
+        self._wait(frame, written)
+        await written
+
+    def post(self, frame: str) -> None:
+        """Send an event, now or once what waits is sent; never raises (a failed
+        connection is ended by its reader)."""
+        if self._failed is not None:
+            return
+        if not self._waiting and self._fits(frame):
+            self._write(frame)
+        elif self._events_waiting >= self._max_pending_events:
+            self.dropped += 1
+        else:
+            self._events_waiting += 1
+            self._wait(frame, None)
+
+    def close(self) -> None:
+        """Stop the writer; what still waits is not sent."""
+        if self._writer is not None:
+            self._writer.cancel()
+        self._fail(ConnectionClosed(None, None))
+
+    def _fits(self, frame: str) -> bool:
+        """Whether ``frame`` can be written now without passing the high-water mark."""
+        transport = self._connection.transport
+        return (
+            self._connection.protocol.state is State.OPEN
+            # A str's UTF-8 takes at most 4 bytes a character.
+            and transport.get_write_buffer_size() + MAX_FRAME_OVERHEAD_BYTES + 4 * len(frame)
+            <= transport.get_write_buffer_limits()[1]
+        )
+
+    def _write(self, frame: str) -> None:
+        protocol = self._connection.protocol
+        protocol.send_text(frame.encode())
+        transport = self._connection.transport
+        for data in protocol.data_to_send():
+            if data:  # an empty chunk asks for a half-close: only after a close frame
+                transport.write(data)
+
+    def _wait(self, frame: str, written: asyncio.Future[None] | None) -> None:
+        self._waiting.append((frame, written))
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_waiting())
+
+    async def _write_waiting(self) -> None:
+        try:
+            while self._waiting:
+                frame, written = self._waiting[0]
+                async with asyncio.timeout(self._send_timeout_s):
+                    await self._connection.send(frame)
+                self._waiting.popleft()
+                if written is None:
+                    self._events_waiting -= 1
+                elif not written.done():
+                    written.set_result(None)
+        except TimeoutError:
+            log.warning("dropped a client that does not read", extra={"address": self._address})
+            self._connection.transport.abort()
+            self._fail(Dropped())
+        except ConnectionClosed as closed:
+            self._fail(closed)
+        finally:
+            self._writer = None
+
+    def _fail(self, error: BaseException) -> None:
+        """Fail every reply that waits with ``error``, and every later send."""
+        self._failed = self._failed or error
+        while self._waiting:
+            _, written = self._waiting.popleft()
+            if written is not None and not written.done():
+                written.set_exception(self._failed)
+        self._events_waiting = 0
