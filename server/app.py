@@ -613,9 +613,11 @@ class Session:
         try:
             async for frame in self.connection:
                 self.idle.clear()
+                self.outbox.hold()
                 try:
                     await self._send_then_forward(await self.handle(frame))
                 finally:
+                    self.outbox.release()
                     self.idle.set()
                 if self._abusive:
                     # Its unread requests keep the server from reading the close reply:

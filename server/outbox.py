@@ -9,6 +9,10 @@ is dropped. While frames wait, a reply waits its turn (nothing is lost); an even
 ``max_pending_events`` waiting is dropped, as a broker drops what a slow subscriber cannot
 take, and the client sees the gap in the event numbers and resyncs.
 
+While a request is answered (``hold`` ... ``release``), events are held back and sent
+after its reply: a reply tells the last event it reflects (a snapshot's ``seq``), so an
+event that its own request caused never reaches the client before it.
+
 Written at once, a frame goes through websockets' Sans-I/O protocol
 (``protocol.send_text``, ``protocol.data_to_send``) to the connection's transport, as
 ``ServerConnection.send`` does, without its ``send_context`` (a context manager and an
@@ -64,6 +68,7 @@ class Outbox:
         self._events_waiting = 0
         self._writer: asyncio.Task[None] | None = None
         self._failed: BaseException | None = None
+        self._held: list[str] | None = None  # events held back while a request is answered
         #: Events dropped because too many waited.
         self.dropped = 0
 
@@ -90,13 +95,29 @@ class Outbox:
         connection is ended by its reader)."""
         if self._failed is not None:
             return
-        if not self._waiting and self._fits(frame):
+        if self._held is not None:
+            if len(self._held) >= self._max_pending_events:
+                self.dropped += 1
+            else:
+                self._held.append(frame)
+        elif not self._waiting and self._fits(frame):
             self._write(frame)
         elif self._events_waiting >= self._max_pending_events:
             self.dropped += 1
         else:
             self._events_waiting += 1
             self._wait(frame, None)
+
+    def hold(self) -> None:
+        """Hold events back until ``release``: a request is being answered."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Send the events held back, in order (the reply has been sent)."""
+        held, self._held = self._held, None
+        for frame in held or ():
+            self.post(frame)
 
     def close(self) -> None:
         """Stop the writer; what still waits is not sent."""

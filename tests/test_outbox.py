@@ -131,3 +131,22 @@ async def test_closing_fails_a_waiting_reply_and_every_later_one() -> None:
             await reply
         with pytest.raises(ConnectionClosed):
             await outbox.send("later")
+
+
+async def test_events_posted_while_a_request_is_answered_come_after_its_reply() -> None:
+    async with pair() as (connection, client):
+        outbox = Outbox(connection, send_timeout_s=5, max_pending_events=2)
+        outbox.hold()
+        outbox.post("event 1 (the request's own)")
+        outbox.post("event 2")
+        outbox.post("event 3")  # past the bound: dropped
+        await outbox.send("the reply")
+        outbox.release()
+        outbox.post("event 4")
+        assert await received(client, 4) == [
+            "the reply",
+            "event 1 (the request's own)",
+            "event 2",
+            "event 4",
+        ]
+        assert outbox.dropped == 1
