@@ -227,26 +227,3 @@ async def test_a_cancelled_append_does_not_break_the_writer(setup: Setup) -> Non
         await cancelled
     await setup.journal.append(setup.row(2))
     assert 2 in [seq for _, seq, _, _ in await setup.stored()]
-
-
-async def test_a_row_is_committed_beside_a_batch_that_waits(setup: Setup) -> None:
-    if setup.engine.dialect.name == "sqlite":
-        pytest.skip("SQLite commits one write transaction at a time")
-    async with setup.engine.connect() as blocker:
-        await blocker.begin()
-        # Holds seq 1's key uncommitted: the journal's batch with seq 1 waits for it.
-        await blocker.execute(insert(ActionRecord).values(**setup.row(1)))
-        first = asyncio.create_task(setup.journal.append(setup.row(1, action="QH")))
-        await asyncio.sleep(0.2)
-        assert not first.done()
-        await asyncio.wait_for(setup.journal.append(setup.row(2)), 10)
-        assert not first.done()
-        await blocker.rollback()
-    await asyncio.wait_for(first, 10)
-    assert [(seq, action) for _, seq, action, _ in await setup.stored()] == [(1, "QH"), (2, "8C")]
-
-
-def test_a_journal_needs_room_for_one_batch_at_least() -> None:
-    engine = database.create_engine("sqlite+aiosqlite://")
-    with pytest.raises(ValueError, match="max_batches_in_flight must be at least 1, not 0"):
-        Journal(engine, max_batches_in_flight=0)

@@ -2,12 +2,7 @@
 
 An action is acknowledged only once its row is committed. Committing each row alone
 would cap throughput at one commit latency per action, so ``append`` queues the row and
-the writer task commits everything queued in one transaction (group commit). Up to
-``max_batches_in_flight`` batches are committed at once, each on its own connection:
-a row that arrives while a batch commits goes out at once in the next, instead of
-waiting a whole commit (five round trips to PostgreSQL) for it. Batches may commit in
-any order, which no reader can tell: a match stores its next row only once its last one
-is committed, so the rows of one match are never in two batches at once. When the
+one writer task commits everything queued in one transaction (group commit). When the
 database refuses a batch for what a row holds (a constraint, a bad value), its rows are
 committed again one by one, so that only the refused rows fail.
 
@@ -56,23 +51,11 @@ class Journal:
 
     :param database: the database, or (until every caller passes one) its engine.
     :param max_batch_rows: the most rows committed in one transaction.
-    :param max_batches_in_flight: the most transactions committing at once.
     """
 
-    def __init__(
-        self,
-        database: Database | AsyncEngine,
-        *,
-        max_batch_rows: int = 1000,
-        max_batches_in_flight: int = 4,
-    ) -> None:
-        if max_batches_in_flight < 1:
-            raise ValueError(
-                f"max_batches_in_flight must be at least 1, not {max_batches_in_flight}"
-            )
+    def __init__(self, database: Database | AsyncEngine, *, max_batch_rows: int = 1000) -> None:
         self._database = database if isinstance(database, Database) else Database.of(database)
         self._max_batch_rows = max_batch_rows
-        self._max_batches_in_flight = max_batches_in_flight
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
@@ -114,25 +97,16 @@ class Journal:
         await done
 
     async def _write_forever(self) -> None:
-        free = asyncio.Semaphore(self._max_batches_in_flight)
-        committing: set[asyncio.Task[None]] = set()
         stopping = False
         while not stopping:
-            await free.acquire()  # meanwhile, the next batch grows
             batch = [await self._queue.get()]
             while not self._queue.empty() and len(batch) < self._max_batch_rows:
                 batch.append(self._queue.get_nowait())
             if _STOP in batch:
                 stopping = True
                 batch = [item for item in batch if item is not _STOP]
-            if not batch:
-                free.release()
-                continue
-            task = asyncio.create_task(self._commit(batch))
-            committing.add(task)
-            task.add_done_callback(committing.discard)
-            task.add_done_callback(lambda _: free.release())
-        await asyncio.gather(*committing)
+            if batch:
+                await self._commit(batch)
 
     async def _commit(self, batch: list[_Item]) -> None:
         whole, refused = batch, []
