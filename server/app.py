@@ -548,7 +548,6 @@ _REMATCH_GONE: Final = frozenset(
     {"already_started", "match_full", "match_finished", "no_such_match"}
 )
 
-#: A server frame's header is at most 10 bytes (unmasked, 64-bit length).
 #: Events waiting for a connection that does not read fast enough, past which an event
 #: is dropped (the client resyncs): as many as a broker keeps for a slow subscriber.
 MAX_PENDING_EVENTS: Final = 1024
