@@ -452,7 +452,7 @@ class Match:
 
     def _arm(self, wake_at: int | None) -> None:
         """The one timer of the match, at ``wake_at`` (none if None)."""
-        if wake_at is not None and wake_at == self._timer_at and self._cancel_timer is not None:
+        if wake_at is not None and wake_at == self._timer_at:
             return  # most actions leave the next deadline (the time limit) where it was
         self._disarm()
         if wake_at is not None and not self._closing:

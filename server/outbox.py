@@ -16,7 +16,7 @@ event that its own request caused never reaches the client before it.
 Written at once, a frame goes through websockets' Sans-I/O protocol
 (``protocol.send_text``, ``protocol.data_to_send``) to the connection's transport, as
 ``ServerConnection.send`` does, without its ``send_context`` (a context manager and an
-``await`` for every frame): a third of the server's time went into sending each event
+``await`` for every frame): a fifth of the server's time went into forwarding each event
 to each watcher (docs/benchmarks.md).
 """
 

@@ -227,3 +227,9 @@ async def test_a_cancelled_append_does_not_break_the_writer(setup: Setup) -> Non
         await cancelled
     await setup.journal.append(setup.row(2))
     assert 2 in [seq for _, seq, _, _ in await setup.stored()]
+
+
+def test_sqlite_keeps_no_leases_so_its_journal_fences_no_row() -> None:
+    journal = Journal(database.create_engine("sqlite+aiosqlite://"))
+    with pytest.raises(ValueError, match="match 7: SQLite keeps no leases to fence rows with"):
+        journal.fence(7, 1)

@@ -31,7 +31,6 @@ from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.database import Database
-from server.storage.leases import lease_epochs
 from server.storage.models import ActionRecord
 
 _STOP = object()
@@ -86,7 +85,9 @@ class Journal:
 
     def fence(self, match_id: int, epoch: int) -> None:
         """Store the rows of ``match_id`` appended from now on only while its lease has
-        ``epoch`` (see ``server.storage.leases``)."""
+        ``epoch`` (see ``server.storage.leases``; PostgreSQL only: SQLite keeps no leases)."""
+        if self._database.is_sqlite:
+            raise ValueError(f"match {match_id}: SQLite keeps no leases to fence rows with")
         self._fences[match_id] = epoch
 
     def unfence(self, match_id: int) -> None:
@@ -118,7 +119,8 @@ class Journal:
         whole = batch
         try:
             if self._database.is_sqlite:
-                refused = await self._store_in_transaction(batch)
+                await self._store_in_transaction(batch)
+                refused = []
             else:
                 refused = await self._store_in_one_statement(batch)
             refused_ids = {id(item) for item in refused}
@@ -144,21 +146,14 @@ class Journal:
             if not done.done():
                 done.set_result(None)
 
-    async def _store_in_transaction(self, batch: list[_Item]) -> list[_Item]:
-        """Store the rows whose fence holds; the fenced rows refused."""
-        refused: list[_Item] = []
+    async def _store_in_transaction(self, batch: list[_Item]) -> None:
+        """Store every row of ``batch`` (SQLite: nothing is fenced there)."""
         async with self._database.write() as connection:
-            fenced = {row["match_id"] for row, _, epoch in batch if epoch is not None}
-            if fenced:
-                current = await lease_epochs(connection, fenced)
-                refused = [item for item in batch if _refused(item, current)]
-                batch = [item for item in batch if not _refused(item, current)]
-            if batch:
-                await connection.execute(insert(ActionRecord), [row for row, _, _ in batch])
-        return refused
+            await connection.execute(insert(ActionRecord), [row for row, _, _ in batch])
 
     async def _store_in_one_statement(self, batch: list[_Item]) -> list[_Item]:
-        """As ``_store_in_transaction``, in one statement (PostgreSQL)."""
+        """Store the rows of ``batch`` whose fence holds, in one statement (PostgreSQL);
+        the fenced rows refused."""
         values: dict[str, Any] = {
             column: [row[column] for row, _, _ in batch] for column in _COLUMNS
         }
@@ -215,9 +210,3 @@ _FENCED_INSERT: Final = text(
 
 def _key(row: dict[str, Any]) -> tuple[int, int, int]:
     return row["match_id"], row["player_id"], row["seq"]
-
-
-def _refused(item: _Item, current: dict[int, int]) -> bool:
-    """Whether ``item`` is fenced by an epoch its match's lease no longer has."""
-    row, _, epoch = item
-    return epoch is not None and current.get(row["match_id"]) != epoch

@@ -24,14 +24,13 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from sqlalchemy import Integer, and_, any_, bindparam, or_, select, tuple_, update
-from sqlalchemy.dialects.postgresql import ARRAY, insert
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import and_, or_, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert
 
 from server.storage.database import Database
 from server.storage.models import Match, MatchLease
@@ -207,21 +206,3 @@ class Holder:
     owner: str
     epoch: int
     live: bool
-
-
-async def lease_epochs(connection: AsyncConnection, match_ids: Iterable[int]) -> dict[int, int]:
-    """The epoch of each of ``match_ids`` that has a lease, read in the caller's
-    transaction with each lease row held ``FOR SHARE`` until it ends: a take-over of one
-    of them waits for the transaction, and one committed before it is seen (the fence
-    of ``server.storage.journal``)."""
-    rows = await connection.execute(_LEASE_EPOCHS, {"ids": sorted(match_ids)})
-    return {int(row.match_id): int(row.epoch) for row in rows}
-
-
-# One statement whatever the number of matches (an array, not IN with a parameter for
-# each): compiled once, prepared once per connection. It runs for every journal batch.
-_LEASE_EPOCHS: Final = (
-    select(MatchLease.match_id, MatchLease.epoch)
-    .where(MatchLease.match_id == any_(bindparam("ids", type_=ARRAY(Integer))))
-    .with_for_update(read=True)
-)
