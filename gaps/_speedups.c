@@ -1,13 +1,14 @@
 /*
  * gaps._speedups: the compiled core of gaps.frontier's best-first search.
  *
- * best_first(start, budget, defer) runs exactly the search of gaps.frontier's pure-Python
+ * best_first(start, budget, defer, narrow, bound) runs exactly the search of gaps.frontier's pure-Python
  * best_first: the same tiers, the same promise, the same bucket queue (newest first among
  * equals), the same move order, the same node counting and the same budget checks (the
  * Python Budget's check() is called every CHECK_EVERY nodes, so an injected clock works).
  * Given the same start it expands the same positions in the same order and returns the
  * same answer; tests/test_speedups.py holds it to that. The rules it relies on are proven
- * in docs/solver.md.
+ * in docs/solver.md. upper_bound(key) is gaps.bound.upper_bound, which the search prunes
+ * with.
  *
  * Memory: a stored position is its canonical key (rows sorted) packed at 6 bits a cell
  * (40 bytes) and the index of the position it was reached from, 44 bytes in an arena of
@@ -31,6 +32,7 @@
 #define ORDINARY 1
 #define POOR 2
 #define NO_PARENT UINT32_MAX
+
 #define PACKED 40 /* a key packed at 6 bits a cell (52 for a gap): 312 bits */
 #define STRIDE 44 /* packed key + parent index */
 #define CHUNK_BITS 12 /* the arena grows by chunks of 4,096 positions, never copied */
@@ -163,9 +165,10 @@ static int grow_slots(Search *s)
     return resize_slots(s, s->slot_mask ? (s->slot_mask + 1) * 2 : 1 << 12);
 }
 
-/* Stores a packed key with its hash (reached from parent) unless already stored: 1 if new,
- * 0 if seen, -1 on error. */
-static int store(Search *s, const uint8_t *packed, uint64_t hash, uint32_t parent)
+/* Finds a packed key with its hash: 1 if stored, 0 if not; *slot_out is its slot or the
+ * empty slot where it would go. Makes room first, so that the slot stays valid for
+ * insert(): -1 on error. */
+static int lookup(Search *s, const uint8_t *packed, uint64_t hash, size_t *slot_out)
 {
     /* a load of at most 5/8 keeps linear probing short */
     if ((s->count + 1) * 8 > (s->slot_mask + 1) * 5 && grow_slots(s) < 0)
@@ -175,10 +178,20 @@ static int store(Search *s, const uint8_t *packed, uint64_t hash, uint32_t paren
     uint32_t found;
     while ((found = s->slots[slot]) != 0) {
         if ((found & ~INDEX_MASK) == tag
-            && memcmp(entry_at(s, (found & INDEX_MASK) - 1), packed, PACKED) == 0)
-            return 0;
+            && memcmp(entry_at(s, (found & INDEX_MASK) - 1), packed, PACKED) == 0) {
+            *slot_out = slot;
+            return 1;
+        }
         slot = (slot + 1) & s->slot_mask;
     }
+    *slot_out = slot;
+    return 0;
+}
+
+/* Stores a packed key with its hash (reached from parent) in the empty slot lookup()
+ * found for it: 0, or -1 on error. */
+static int insert(Search *s, const uint8_t *packed, uint64_t hash, size_t slot, uint32_t parent)
+{
     if (s->count == s->capacity) {
         if (s->chunk_count == ((size_t)1 << (INDEX_BITS - CHUNK_BITS)) - 1) {
             PyErr_SetString(PyExc_MemoryError, "more positions than a search can index");
@@ -201,8 +214,19 @@ static int store(Search *s, const uint8_t *packed, uint64_t hash, uint32_t paren
     uint8_t *entry = entry_at(s, index);
     memcpy(entry, packed, PACKED);
     memcpy(entry + PACKED, &parent, 4);
-    s->slots[slot] = (index + 1) | tag;
-    return 1;
+    s->slots[slot] = (index + 1) | TAG_OF(hash);
+    return 0;
+}
+
+/* Stores a packed key with its hash (reached from parent) unless already stored: 1 if new,
+ * 0 if seen, -1 on error. */
+static int store(Search *s, const uint8_t *packed, uint64_t hash, uint32_t parent)
+{
+    size_t slot;
+    int found = lookup(s, packed, hash, &slot);
+    if (found != 0)
+        return found < 0 ? -1 : 0;
+    return insert(s, packed, hash, slot, parent) < 0 ? -1 : 1;
 }
 
 static size_t search_bytes(const Search *s)
@@ -312,6 +336,72 @@ static void tiers_of(const uint8_t *key, const int *placed_rows, const uint8_t *
         }
         tiers->moves[tier][tiers->count[tier]++] = (Move){code, (uint8_t)row, (uint8_t)column};
     }
+}
+
+/* The cells of column 1, and of every other column, as 52-bit masks. */
+#define COLUMN_ONE 0x8004002001ULL
+#define ALL_CELLS ((1ULL << CELLS) - 1)
+#define NOT_COLUMN_ONE (ALL_CELLS & ~COLUMN_ONE)
+
+static const uint8_t PERMUTATIONS[24][4] = {
+    {0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 1, 3}, {0, 2, 3, 1}, {0, 3, 1, 2}, {0, 3, 2, 1},
+    {1, 0, 2, 3}, {1, 0, 3, 2}, {1, 2, 0, 3}, {1, 2, 3, 0}, {1, 3, 0, 2}, {1, 3, 2, 0},
+    {2, 0, 1, 3}, {2, 0, 3, 1}, {2, 1, 0, 3}, {2, 1, 3, 0}, {2, 3, 0, 1}, {2, 3, 1, 0},
+    {3, 0, 1, 2}, {3, 0, 2, 1}, {3, 1, 0, 2}, {3, 1, 2, 0}, {3, 2, 0, 1}, {3, 2, 1, 0},
+};
+
+/* An upper bound on the cards placed in any position reachable from cells, as
+ * gaps.bound.upper_bound (docs/solver.md, rule 8): reach[code] holds every cell the card
+ * can ever stand in (and maybe more), a least fixpoint. */
+static int upper_bound(const uint8_t *cells)
+{
+    uint8_t where[CELLS];
+    uint64_t gaps = 0;
+    for (int cell = 0; cell < CELLS; cell++) {
+        if (cells[cell] == GAP_BYTE)
+            gaps |= 1ULL << cell;
+        else
+            where[cells[cell]] = (uint8_t)cell;
+    }
+    uint64_t reach[CELLS], moving = 0;
+    for (;;) {
+        uint64_t freed = gaps | moving, next = 0;
+        for (int suit = 0; suit < 4; suit++) {
+            int code = suit * 13 + 1;
+            uint64_t here = 1ULL << where[code];
+            uint64_t cells_reached = here | (COLUMN_ONE & freed);
+            reach[code] = cells_reached;
+            if (cells_reached != here)
+                next |= here;
+            for (code++; code < suit * 13 + 13; code++) {
+                here = 1ULL << where[code];
+                cells_reached = here | ((reach[code - 1] << 1) & NOT_COLUMN_ONE & freed);
+                reach[code] = cells_reached;
+                if (cells_reached != here)
+                    next |= here;
+            }
+        }
+        if (next == moving)
+            break;
+        moving = next;
+    }
+    int run[4][4];
+    for (int row = 0; row < 4; row++)
+        for (int suit = 0; suit < 4; suit++) {
+            int length = 0;
+            while (length < COLUMNS - 1
+                   && (reach[suit * 13 + 1 + length] >> (row * COLUMNS + length) & 1))
+                length++;
+            run[row][suit] = length;
+        }
+    int most = 0;
+    for (int p = 0; p < 24; p++) {
+        int sum = run[0][PERMUTATIONS[p][0]] + run[1][PERMUTATIONS[p][1]]
+                  + run[2][PERMUTATIONS[p][2]] + run[3][PERMUTATIONS[p][3]];
+        if (sum > most)
+            most = sum;
+    }
+    return most;
 }
 
 /* Sets budget.nodes and budget.table_bytes, then returns budget.check(): 1, 0, or -1. */
@@ -425,11 +515,53 @@ static int narrow_search(Search *s, long long *waiting, int *top, uint32_t *best
     return resize_slots(s, size);
 }
 
+/* 0 if key is a position (every index below trusts it: 48 cards, no Ace, once each, and
+ * 4 gaps), else -1 with ValueError set. */
+static int check_key(const uint8_t *key, Py_ssize_t size)
+{
+    if (size != CELLS) {
+        PyErr_Format(PyExc_ValueError, "a key is %d bytes, not %zd", CELLS, size);
+        return -1;
+    }
+    int seen[CELLS] = {0}, gaps = 0;
+    for (int cell = 0; cell < CELLS; cell++) {
+        uint8_t code = key[cell];
+        if (code == GAP_BYTE)
+            gaps++;
+        else if (code >= CELLS || code % 13 == 0 || seen[code]++) {
+            PyErr_Format(PyExc_ValueError,
+                         "a key holds 48 cards once each and 4 gaps: byte %d at cell %d",
+                         code, cell);
+            return -1;
+        }
+    }
+    if (gaps != 4) {
+        PyErr_Format(PyExc_ValueError, "a key holds 4 gaps, not %d", gaps);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(upper_bound_doc,
+"upper_bound(key, /)\n--\n\n"
+"What gaps.bound.upper_bound(key) computes, for a key of 52 bytes (a card code or 255\n"
+"for a gap a cell).");
+
+static PyObject *upper_bound_of(PyObject *module, PyObject *args)
+{
+    const uint8_t *key;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "y#:upper_bound", &key, &size) || check_key(key, size) < 0)
+        return NULL;
+    return PyLong_FromLong(upper_bound(key));
+}
+
 PyDoc_STRVAR(best_first_doc,
-"best_first(start, budget, defer, narrow, /)\n--\n\n"
+"best_first(start, budget, defer, narrow, bound, /)\n--\n\n"
 "Best-first search from the key ``start`` (52 bytes: a card code or 255 for a gap a\n"
 "cell) within ``budget``; ``defer`` as gaps.frontier.best_first, ``narrow`` to narrow\n"
-"near the memory budget (docs/solver.md, rule 7).\n\n"
+"near the memory budget (docs/solver.md, rule 7), ``bound`` to skip positions that\n"
+"cannot place more than the best found (rule 8).\n\n"
 "Returns (most placed, the stored keys from ``start`` to the best position, complete,\n"
 "new positions met): what gaps.frontier.best_first computes, in the same order.");
 
@@ -438,32 +570,12 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     const uint8_t *start;
     Py_ssize_t start_size;
     PyObject *budget;
-    int defer, narrow;
-    if (!PyArg_ParseTuple(args, "y#Opp:best_first", &start, &start_size, &budget, &defer, &narrow))
+    int defer, narrow, bound;
+    if (!PyArg_ParseTuple(args, "y#Oppp:best_first", &start, &start_size, &budget, &defer, &narrow,
+                          &bound))
         return NULL;
-    if (start_size != CELLS) {
-        PyErr_Format(PyExc_ValueError, "a key is %d bytes, not %zd", CELLS, start_size);
+    if (check_key(start, start_size) < 0)
         return NULL;
-    }
-    {
-        /* every index below trusts the key: 48 cards (no Ace) once each, and 4 gaps */
-        int seen[CELLS] = {0}, gaps = 0;
-        for (int cell = 0; cell < CELLS; cell++) {
-            uint8_t code = start[cell];
-            if (code == GAP_BYTE)
-                gaps++;
-            else if (code >= CELLS || code % 13 == 0 || seen[code]++) {
-                PyErr_Format(PyExc_ValueError,
-                             "a key holds 48 cards once each and 4 gaps: byte %d at cell %d",
-                             code, cell);
-                return NULL;
-            }
-        }
-        if (gaps != 4) {
-            PyErr_Format(PyExc_ValueError, "a key holds 4 gaps, not %d", gaps);
-            return NULL;
-        }
-    }
     long long max_nodes, nodes_before, tables_before;
     if (get_long_long(budget, "max_nodes", &max_nodes) < 0
         || get_long_long(budget, "nodes", &nodes_before) < 0
@@ -532,6 +644,9 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         top[level] = index;
         uint32_t key_index = buckets[index].items[--buckets[index].size];
         unpack(entry_at(&s, key_index), cells);
+        /* the best count may have risen since this position was stored */
+        if (bound && upper_bound(cells) <= best)
+            continue;
         int placed_rows[4], placed_now, promise_now;
         key_value(cells, placed_rows, &placed_now, &promise_now);
         for (int cell = 0; cell < CELLS; cell++)
@@ -585,11 +700,17 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         for (int i = 0; i < made; i++) {
             {
                 const uint8_t *child = children[i];
-                int stored = store(&s, packed[i], hashes[i], key_index);
-                if (stored < 0)
+                size_t slot;
+                int found = lookup(&s, packed[i], hashes[i], &slot);
+                if (found < 0)
                     goto done;
-                if (stored == 0)
+                if (found)
                     continue;
+                /* a pruned child is not stored: met again, it is pruned again */
+                if (bound && upper_bound(child) <= best)
+                    continue;
+                if (insert(&s, packed[i], hashes[i], slot, key_index) < 0)
+                    goto done;
                 nodes++;
                 uint32_t child_index = (uint32_t)s.count - 1;
                 int placed, child_promise;
@@ -662,12 +783,13 @@ done:
 
 static PyMethodDef methods[] = {
     {"best_first", best_first, METH_VARARGS, best_first_doc},
+    {"upper_bound", upper_bound_of, METH_VARARGS, upper_bound_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "gaps._speedups",
-    "The compiled core of gaps.frontier's best-first search (optional).", -1, methods,
+    "The compiled core of gaps.frontier's best-first search and gaps.bound (optional).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }

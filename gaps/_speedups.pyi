@@ -1,7 +1,8 @@
-"""The compiled core of ``gaps.frontier`` (gaps/_speedups.c)."""
+"""The compiled core of ``gaps.frontier`` and ``gaps.bound`` (gaps/_speedups.c)."""
 
 from gaps.frontier import _Budget
 
 def best_first(
-    start: bytes, budget: _Budget, defer: bool, narrow: bool, /
+    start: bytes, budget: _Budget, defer: bool, narrow: bool, bound: bool, /
 ) -> tuple[int, list[bytes], bool, int]: ...
+def upper_bound(key: bytes, /) -> int: ...

@@ -9,7 +9,9 @@ Moves come in three tiers (docs/solver.md, "Deferred moves"): a move that extend
 preserved sequence, the ordinary moves, and poor moves (a 2 leaving column 1, a move
 leaving a dead gap). A position expands its first tier that has a move and is stored
 again for the next tier, which is expanded only when no position has a lower tier left:
-a deferred move is searched later, never dropped.
+a deferred move is searched later, never dropped. With ``bound`` (the default), a
+position whose ``gaps.bound.upper_bound`` is no more than the best count found is
+skipped, neither stored nor expanded: nothing after it places more.
 
 Positions are stored as their canonical key (rows in sorted order, 255 for a gap),
 which is itself a position of the deal up to the order of rows: the search expands
@@ -27,6 +29,7 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
+from gaps.bound import upper_bound
 from gaps.game import GAP
 
 try:
@@ -134,6 +137,7 @@ def best_first(
     defer: bool = True,
     compiled: bool | None = None,
     narrow: bool = True,
+    bound: bool = True,
 ) -> tuple[int, Plan, bool, int]:
     """(most placed, a line placing it, complete, new positions met) from ``grid``.
 
@@ -150,20 +154,26 @@ def best_first(
     waiting positions and their lines, forgets the rest, and searches on until another
     budget runs out. A narrowed search may still find a win (its line is a legal line)
     but never ends ``complete`` without one: it can no longer prove a deal lost.
+
+    ``bound`` skips every position whose upper bound (``gaps.bound``) is no more than the
+    best count found when it is met or expanded: the same answers from fewer positions
+    (``bound=False`` measures what it gains).
     """
     start = _canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
     if compiled is None:
         compiled = COMPILED
     if not compiled:
-        best, chain, complete, nodes = _best_first(start, budget, defer)
+        best, chain, complete, nodes = _best_first(start, budget, defer, bound)
     elif _speedups is None:
         raise RuntimeError("the compiled core gaps._speedups was not built")
     else:
-        best, chain, complete, nodes = _speedups.best_first(start, budget, defer, narrow)
+        best, chain, complete, nodes = _speedups.best_first(start, budget, defer, narrow, bound)
     return best, _line(grid, chain[1:]), complete, nodes
 
 
-def _best_first(start: bytes, budget: _Budget, defer: bool) -> tuple[int, list[bytes], bool, int]:
+def _best_first(
+    start: bytes, budget: _Budget, defer: bool, bound: bool
+) -> tuple[int, list[bytes], bool, int]:
     """The search in Python: (most placed, the stored keys from ``start`` to the position
     placing them, complete, new positions met)."""
     # key -> the key it was reached from (the root: None); the move is found again later.
@@ -212,6 +222,9 @@ def _best_first(start: bytes, budget: _Budget, defer: bool) -> tuple[int, list[b
             index -= 1
         top[level] = index
         key = buckets[index].pop()
+        # the best count may have risen since this position was stored
+        if bound and upper_bound(key) <= best:
+            continue
         rows = [key[0:13], key[13:26], key[26:39], key[39:52]]
         values = []
         for row in rows:
@@ -251,6 +264,9 @@ def _best_first(start: bytes, budget: _Budget, defer: bool) -> tuple[int, list[b
             new[row_to] = bytes(changed)
             child = join(sorted(new))
             if child in parent:  # a move already generated is skipped here too
+                continue
+            # a pruned child is not stored: met again, it is pruned again
+            if bound and upper_bound(child) <= best:
                 continue
             parent[child] = key
             nodes += 1

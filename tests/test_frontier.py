@@ -77,6 +77,25 @@ def test_deferring_moves_changes_no_answer_only_the_order() -> None:
         assert (deferred[0], deferred[2]) == (at_once[0], at_once[2])
 
 
+def test_the_bound_changes_no_answer_only_what_is_stored() -> None:
+    rng = random.Random(152)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(6, 14)).grid_codes())
+        bounded = best_first(grid, Budget(), compiled=False)
+        unbounded = best_first(grid, Budget(), bound=False, compiled=False)
+        assert (bounded[0], bounded[2]) == (unbounded[0], unbounded[2])
+        assert bounded[3] <= unbounded[3]
+
+
+def test_the_bound_proves_a_lost_deal_lost_from_a_fraction_of_its_positions() -> None:
+    grid = list(deal(84).grid_codes())
+    placed, plan, complete, nodes = best_first(grid, Budget())
+    unbounded = best_first(grid, Budget(), bound=False)
+    assert (placed, complete) == (unbounded[0], unbounded[2]) == (30, True)
+    assert nodes * 4 < unbounded[3]
+    assert replayed(deal(84), tuple(move_for(code, to) for code, to in plan)).placed == 30
+
+
 def test_placed_in_counts_what_the_engine_counts() -> None:
     rng = random.Random(3)
     for number in range(200):

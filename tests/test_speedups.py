@@ -12,6 +12,7 @@ import pytest
 from gaps import Move
 from gaps import frontier as frontier_module
 from gaps.bots import ALL_PLACED, move_for
+from gaps.bound import upper_bound
 from gaps.frontier import COMPILED, Plan, best_first
 from gaps.solver import Budget
 from tests.test_frontier import scrambled
@@ -19,11 +20,13 @@ from tests.test_solver import deal, replayed
 
 needs_core = pytest.mark.skipif(not COMPILED, reason="gaps._speedups was not built")
 
-# A lost deal (30 cards at most) whose search stores about 110,000 positions, and won deals
-# that need 180,000 to 960,000: more than a 6.6 MB table holds (about 100,000).
+# A lost deal (30 cards at most) whose search stores about 110,000 positions (24,000 with
+# the bound), and won deals that need 180,000 to 960,000 without the bound: more than a
+# 6.6 MB table holds (about 100,000); a 1 MB table holds about 15,000.
 LOST_DEAL = 84
 WON_DEALS = (10, 18, 21)
 SMALL_TABLE_MB = 6.6
+BOUNDED_TABLE_MB = 1.0
 
 
 def both(grid: list[int], max_nodes: int) -> tuple[tuple[object, ...], tuple[object, ...]]:
@@ -62,6 +65,26 @@ def test_both_searches_expand_a_whole_deal_in_the_same_order(number: int) -> Non
 
 
 @needs_core
+def test_both_searches_agree_without_the_bound() -> None:
+    rng = random.Random(1512)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(5, 18)).grid_codes())
+        python = best_first(grid, Budget(max_nodes=3_000), bound=False, compiled=False)
+        assert best_first(grid, Budget(max_nodes=3_000), bound=False, compiled=True) == python
+
+
+@needs_core
+def test_the_compiled_bound_is_the_python_bound_on_two_thousand_positions() -> None:
+    from gaps import _speedups
+
+    rng = random.Random(1513)
+    for number in range(2_000):
+        game = scrambled(rng, rng.randint(5, 52)) if number % 2 else deal(number)
+        key = bytes(255 if code < 0 else code for code in game.grid_codes())
+        assert _speedups.upper_bound(key) == upper_bound(key), game.layout()
+
+
+@needs_core
 def test_both_searches_agree_when_every_move_is_expanded_at_once() -> None:
     rng = random.Random(7)
     for _ in range(200):
@@ -96,27 +119,35 @@ def test_a_search_leaves_the_budget_counting_its_nodes_and_no_table() -> None:
 
 
 @needs_core
-def test_a_narrowed_search_never_proves_a_lost_deal_lost() -> None:
+@pytest.mark.parametrize(("bound", "table_mb", "positions"), [(False, SMALL_TABLE_MB, 110_000),
+                                                             (True, BOUNDED_TABLE_MB, 24_000)])
+def test_a_narrowed_search_never_proves_a_lost_deal_lost(
+    bound: bool, table_mb: float, positions: int
+) -> None:
     game = deal(LOST_DEAL)
-    exact = best_first(list(game.grid_codes()), Budget(), compiled=True, narrow=False)
-    assert exact[0] == 30 and exact[2]
-    budget = Budget(max_memory_mb=SMALL_TABLE_MB, max_nodes=2_000_000)
-    placed, plan, complete, nodes = best_first(list(game.grid_codes()), budget)
+    exact = best_first(list(game.grid_codes()), Budget(), compiled=True, narrow=False, bound=bound)
+    assert exact[0] == 30 and exact[2] and exact[3] > positions
+    budget = Budget(max_memory_mb=table_mb, max_nodes=2_000_000)
+    placed, plan, complete, nodes = best_first(list(game.grid_codes()), budget, bound=bound)
     assert not complete
     assert budget.exhausted in ("memory", "nodes")
-    assert nodes > 110_000  # it searched on past its table's size
+    assert nodes > exact[3]  # it searched on past its table's size
     assert replayed(game, line_of(plan)).placed == placed <= 30
 
 
 @needs_core
-@pytest.mark.parametrize("number", WON_DEALS)
-def test_a_narrowed_search_still_wins_a_deal_its_table_cannot_hold(number: int) -> None:
+@pytest.mark.parametrize(("number", "bound", "table_mb"),
+                         [*((number, False, SMALL_TABLE_MB) for number in WON_DEALS),
+                          (18, True, SMALL_TABLE_MB), (21, True, 3.0)])
+def test_a_narrowed_search_still_wins_a_deal_its_table_cannot_hold(
+    number: int, bound: bool, table_mb: float
+) -> None:
     game = deal(number)
     grid = list(game.grid_codes())
-    unnarrowed = Budget(max_memory_mb=SMALL_TABLE_MB)
-    assert best_first(grid, unnarrowed, narrow=False)[2] is False
+    unnarrowed = Budget(max_memory_mb=table_mb)
+    assert best_first(grid, unnarrowed, narrow=False, bound=bound)[2] is False
     assert unnarrowed.exhausted == "memory"
-    placed, plan, complete, nodes = best_first(grid, Budget(max_memory_mb=SMALL_TABLE_MB))
+    placed, plan, complete, nodes = best_first(grid, Budget(max_memory_mb=table_mb), bound=bound)
     assert (placed, complete) == (ALL_PLACED, True)
     assert replayed(game, line_of(plan)).is_won()
 
@@ -139,7 +170,9 @@ def test_a_key_of_the_wrong_size_is_refused_by_its_size() -> None:
     from gaps import _speedups
 
     with pytest.raises(ValueError, match="not 51"):
-        _speedups.best_first(bytes(51), Budget(), True, True)
+        _speedups.best_first(bytes(51), Budget(), True, True, True)
+    with pytest.raises(ValueError, match="not 51"):
+        _speedups.upper_bound(bytes(51))
 
 
 @needs_core
@@ -154,4 +187,6 @@ def test_a_key_that_is_not_a_position_is_refused_by_what_it_holds() -> None:
         changed = bytearray(key)
         changed[changed.index(card)] = wrong
         with pytest.raises(ValueError, match=message):
-            _speedups.best_first(bytes(changed), Budget(), True, True)
+            _speedups.best_first(bytes(changed), Budget(), True, True, True)
+        with pytest.raises(ValueError, match=message):
+            _speedups.upper_bound(bytes(changed))
