@@ -363,27 +363,40 @@ static int upper_bound(const uint8_t *cells)
         else
             where[cells[cell]] = (uint8_t)cell;
     }
-    uint64_t reach[CELLS], moving = 0;
+    /* from below: the cards with a legal move now are in the fixpoint */
+    uint64_t moving = 0;
+    for (int cell = 0; cell < CELLS; cell++) {
+        if (cells[cell] != GAP_BYTE)
+            continue;
+        if (cell % COLUMNS == 0) {
+            for (int i = 0; i < 4; i++)
+                moving |= 1ULL << where[TWOS[i]];
+        } else if (!is_dead(cells[cell - 1])) {
+            moving |= 1ULL << where[cells[cell - 1] + 1];
+        }
+    }
+    uint64_t reach[CELLS];
     for (;;) {
-        uint64_t freed = gaps | moving, next = 0;
+        /* a card found to move empties its cell for the cards after it in the same pass;
+         * a pass that finds nothing new computed every mask from the final cells */
+        uint64_t before = moving;
         for (int suit = 0; suit < 4; suit++) {
             int code = suit * 13 + 1;
             uint64_t here = 1ULL << where[code];
-            uint64_t cells_reached = here | (COLUMN_ONE & freed);
-            reach[code] = cells_reached;
-            if (cells_reached != here)
-                next |= here;
+            uint64_t reached = here | (COLUMN_ONE & (gaps | moving));
+            reach[code] = reached;
+            if (reached != here)
+                moving |= here;
             for (code++; code < suit * 13 + 13; code++) {
                 here = 1ULL << where[code];
-                cells_reached = here | ((reach[code - 1] << 1) & NOT_COLUMN_ONE & freed);
-                reach[code] = cells_reached;
-                if (cells_reached != here)
-                    next |= here;
+                reached = here | ((reached << 1) & NOT_COLUMN_ONE & (gaps | moving));
+                reach[code] = reached;
+                if (reached != here)
+                    moving |= here;
             }
         }
-        if (next == moving)
+        if (moving == before)
             break;
-        moving = next;
     }
     int run[4][4];
     for (int row = 0; row < 4; row++)

@@ -27,6 +27,7 @@ _GAP_BYTE: Final = 255
 _COLUMN_ONE: Final = sum(1 << (_COLUMNS * row) for row in range(4))
 _NOT_COLUMN_ONE: Final = ((1 << _CELLS) - 1) & ~_COLUMN_ONE
 _SUITS_TO_ROWS: Final = tuple(permutations(range(4)))
+_TWOS: Final = (1, 14, 27, 40)
 
 
 def reach(cells: bytes | bytearray) -> list[int]:
@@ -44,26 +45,39 @@ def reach(cells: bytes | bytearray) -> list[int]:
             gaps |= 1 << cell
         else:
             where[code] = cell
+    # The cells whose card can move, from below: the cards with a legal move now are
+    # in the least fixpoint, so starting from them reaches it in fewer passes.
+    moving = 0
+    for cell in range(_CELLS):
+        if cells[cell] != _GAP_BYTE:
+            continue
+        if cell % _COLUMNS == 0:
+            for two in _TWOS:
+                moving |= 1 << where[two]
+        else:
+            left = cells[cell - 1]
+            if left != _GAP_BYTE and left % 13 != 12:
+                moving |= 1 << where[left + 1]
     masks = [0] * _CELLS
-    moving = 0  # the cells whose card can move
     while True:
-        emptied = gaps | moving
-        moves = 0
-        for first in range(1, _CELLS, _COLUMNS):
+        # A card found to move empties its cell for the cards after it in the same pass
+        # (still from below); a pass that finds nothing new computed every mask from the
+        # final cells, so it is the fixpoint.
+        before = moving
+        for first in _TWOS:
             here = 1 << where[first]
-            reached = here | (_COLUMN_ONE & emptied)
+            reached = here | (_COLUMN_ONE & (gaps | moving))
             masks[first] = reached
             if reached != here:
-                moves |= here
+                moving |= here
             for code in range(first + 1, first + _COLUMNS - 1):
                 here = 1 << where[code]
-                reached = here | ((masks[code - 1] << 1) & _NOT_COLUMN_ONE & emptied)
+                reached = here | ((reached << 1) & _NOT_COLUMN_ONE & (gaps | moving))
                 masks[code] = reached
                 if reached != here:
-                    moves |= here
-        if moves == moving:
+                    moving |= here
+        if moving == before:
             return masks
-        moving = moves
 
 
 def upper_bound(cells: bytes | bytearray) -> int:
@@ -72,11 +86,13 @@ def upper_bound(cells: bytes | bytearray) -> int:
     runs = []
     for row in range(4):
         lengths = []
-        for first in range(1, _CELLS, _COLUMNS):
+        for first in _TWOS:
             length = 0
-            while length < _COLUMNS - 1 and masks[first + length] >> (row * _COLUMNS + length) & 1:
+            cell = row * _COLUMNS
+            while length < _COLUMNS - 1 and masks[first + length] >> (cell + length) & 1:
                 length += 1
             lengths.append(length)
         runs.append(lengths)
-    return max(sum(runs[row][suit] for row, suit in enumerate(order))
-               for order in _SUITS_TO_ROWS)
+    first_row, second_row, third_row, fourth_row = runs
+    return max(first_row[a] + second_row[b] + third_row[c] + fourth_row[d]
+               for a, b, c, d in _SUITS_TO_ROWS)
