@@ -351,8 +351,8 @@ static const uint8_t PERMUTATIONS[24][4] = {
 };
 
 /* An upper bound on the cards placed in any position reachable from cells, as
- * gaps.bound.upper_bound (docs/solver.md, rule 8): reach[code] holds every cell the card
- * can ever stand in (and maybe more), a least fixpoint. */
+ * gaps.bound.upper_bound (docs/solver.md, rule 8): the cells that can be emptied, a least
+ * fixpoint, limit the sequence each row can hold. */
 static int upper_bound(const uint8_t *cells)
 {
     uint8_t where[CELLS];
@@ -375,22 +375,19 @@ static int upper_bound(const uint8_t *cells)
             moving |= 1ULL << where[cells[cell - 1] + 1];
         }
     }
-    uint64_t reach[CELLS];
     for (;;) {
         /* a card found to move empties its cell for the cards after it in the same pass;
-         * a pass that finds nothing new computed every mask from the final cells */
+         * a pass that finds nothing new saw the final cells, so it is the fixpoint */
         uint64_t before = moving;
         for (int suit = 0; suit < 4; suit++) {
             int code = suit * 13 + 1;
             uint64_t here = 1ULL << where[code];
             uint64_t reached = here | (COLUMN_ONE & (gaps | moving));
-            reach[code] = reached;
             if (reached != here)
                 moving |= here;
             for (code++; code < suit * 13 + 13; code++) {
                 here = 1ULL << where[code];
                 reached = here | ((reached << 1) & NOT_COLUMN_ONE & (gaps | moving));
-                reach[code] = reached;
                 if (reached != here)
                     moving |= here;
             }
@@ -398,12 +395,16 @@ static int upper_bound(const uint8_t *cells)
         if (moving == before)
             break;
     }
+    /* a row holds suit s up to rank k + 1 only if each cell before can be emptied or
+     * holds the card of s that belongs there */
+    uint64_t emptied = gaps | moving;
     int run[4][4];
     for (int row = 0; row < 4; row++)
         for (int suit = 0; suit < 4; suit++) {
-            int length = 0;
+            int length = 0, start = row * COLUMNS;
             while (length < COLUMNS - 1
-                   && (reach[suit * 13 + 1 + length] >> (row * COLUMNS + length) & 1))
+                   && ((emptied >> (start + length) & 1)
+                       || where[suit * 13 + 1 + length] == start + length))
                 length++;
             run[row][suit] = length;
         }

@@ -266,6 +266,10 @@ def main(argv: list[str] | None = None) -> None:
             lines.append(f"peak memory: {_peak_mb(options.trace_memory):.1f} MB")
     except (GapsError, ValueError, OSError) as error:
         parser.error(str(error))
+    finally:
+        # main() may run inside another program (the tests): tracing would slow it after
+        if options.trace_memory:
+            tracemalloc.stop()
     lines.append(f"wall time: {time.perf_counter() - begin:.3f} s")
     print("\n".join(lines))
 

@@ -15,7 +15,8 @@ The search (docs/solver.md proves each rule):
 * the most promising move first, and the search ends at the first win.
 
 ``solve`` runs the best-first search of ``gaps.frontier`` by default (same rules, a
-different order: it finds wins sooner) or this depth-first one. ``explore`` is the
+different order: it finds wins sooner; it also skips the positions that ``gaps.bound``
+proves cannot place more than the best found) or this depth-first one. ``explore`` is the
 depth-first search with hooks for ``gaps.par``: it also collects the positions a redeal
 may be taken from.
 """

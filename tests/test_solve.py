@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ def test_a_layout_file_is_solved(tmp_path: Path, capsys: pytest.CaptureFixture[s
     lines = run(capsys, "--layout", str(path), "--rules", "no-redeal", "--trace-memory")
     assert lines[1:3] == ["verdict: won (48 placed without redeal)", "line: QS KS"]
     assert lines[4] == "par: 58: 48 placed, 0 redeals"
+    assert not tracemalloc.is_tracing()  # what runs after main() runs at full speed
 
 
 def test_a_budget_too_small_prints_unknown_and_a_lower_bound(
