@@ -11,7 +11,8 @@
  * with.
  *
  * Memory: a stored position is its canonical key (rows sorted) packed at 6 bits a cell
- * (40 bytes) and the index of the position it was reached from, 44 bytes in an arena of
+ * (39 bytes), its upper bound (1 byte, read again when it leaves the frontier) and the
+ * index of the position it was reached from, 44 bytes in an arena of
  * fixed chunks; the hash table holds 4-byte indexes at a load of at most 5/8; the
  * frontier holds 4-byte indexes. About 55-60 bytes a position in all, counted exactly
  * into budget.table_bytes.
@@ -33,7 +34,9 @@
 #define POOR 2
 #define NO_PARENT UINT32_MAX
 
-#define PACKED 40 /* a key packed at 6 bits a cell (52 for a gap): 312 bits */
+#define PACKED 40 /* a key packed at 6 bits a cell (52 for a gap): 312 bits, then its bound */
+#define KEY_BYTES 39 /* the key's bytes: what is hashed and compared */
+#define BOUND_AT 39 /* the byte after them: the position's upper bound (rule 8) */
 #define STRIDE 44 /* packed key + parent index */
 #define CHUNK_BITS 12 /* the arena grows by chunks of 4,096 positions, never copied */
 #define CHUNK (1u << CHUNK_BITS)
@@ -110,6 +113,8 @@ static inline uint64_t hash_packed(const uint8_t *packed)
     uint64_t h = 0x9E3779B97F4A7C15ULL, word;
     for (int i = 0; i < PACKED; i += 8) {
         memcpy(&word, packed + i, 8);
+        if (i + 8 > KEY_BYTES) /* the bound's byte is not the key's */
+            word &= (1ULL << (8 * (KEY_BYTES - i))) - 1;
         h = (h ^ word) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
     }
@@ -178,7 +183,7 @@ static int lookup(Search *s, const uint8_t *packed, uint64_t hash, size_t *slot_
     uint32_t found;
     while ((found = s->slots[slot]) != 0) {
         if ((found & ~INDEX_MASK) == tag
-            && memcmp(entry_at(s, (found & INDEX_MASK) - 1), packed, PACKED) == 0) {
+            && memcmp(entry_at(s, (found & INDEX_MASK) - 1), packed, KEY_BYTES) == 0) {
             *slot_out = slot;
             return 1;
         }
@@ -609,6 +614,8 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     uint8_t packed[16][PACKED];
     uint64_t hashes[16];
     pack(start, packed[0]);
+    /* a stored position keeps its bound, read again when it leaves the frontier */
+    packed[0][BOUND_AT] = (uint8_t)(bound ? upper_bound(start) : ALL_PLACED);
     if (store(&s, packed[0], hash_packed(packed[0]), NO_PARENT) < 0)
         goto done;
     int best, promise;
@@ -657,10 +664,10 @@ static PyObject *best_first(PyObject *module, PyObject *args)
             index--;
         top[level] = index;
         uint32_t key_index = buckets[index].items[--buckets[index].size];
-        unpack(entry_at(&s, key_index), cells);
         /* the best count may have risen since this position was stored */
-        if (bound && upper_bound(cells) <= best)
+        if (entry_at(&s, key_index)[BOUND_AT] <= best)
             continue;
+        unpack(entry_at(&s, key_index), cells);
         int placed_rows[4], placed_now, promise_now;
         key_value(cells, placed_rows, &placed_now, &promise_now);
         for (int cell = 0; cell < CELLS; cell++)
@@ -721,8 +728,10 @@ static PyObject *best_first(PyObject *module, PyObject *args)
                 if (found)
                     continue;
                 /* a pruned child is not stored: met again, it is pruned again */
-                if (bound && upper_bound(child) <= best)
+                int child_bound = bound ? upper_bound(child) : ALL_PLACED;
+                if (child_bound <= best)
                     continue;
+                packed[i][BOUND_AT] = (uint8_t)child_bound;
                 if (insert(&s, packed[i], hashes[i], slot, key_index) < 0)
                     goto done;
                 nodes++;
