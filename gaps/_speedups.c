@@ -576,11 +576,11 @@ static PyObject *upper_bound_of(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(best_first_doc,
-"best_first(start, budget, defer, narrow, bound, /)\n--\n\n"
+"best_first(start, budget, defer, narrow, bound, wins_only, /)\n--\n\n"
 "Best-first search from the key ``start`` (52 bytes: a card code or 255 for a gap a\n"
 "cell) within ``budget``; ``defer`` as gaps.frontier.best_first, ``narrow`` to narrow\n"
 "near the memory budget (docs/solver.md, rule 7), ``bound`` to skip positions that\n"
-"cannot place more than the best found (rule 8).\n\n"
+"cannot place more than the best found (rule 8), or with ``wins_only`` that cannot win.\n\n"
 "Returns (most placed, the stored keys from ``start`` to the best position, complete,\n"
 "new positions met): what gaps.frontier.best_first computes, in the same order.");
 
@@ -589,9 +589,9 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     const uint8_t *start;
     Py_ssize_t start_size;
     PyObject *budget;
-    int defer, narrow, bound;
-    if (!PyArg_ParseTuple(args, "y#Oppp:best_first", &start, &start_size, &budget, &defer, &narrow,
-                          &bound))
+    int defer, narrow, bound, wins_only;
+    if (!PyArg_ParseTuple(args, "y#Opppp:best_first", &start, &start_size, &budget, &defer,
+                          &narrow, &bound, &wins_only))
         return NULL;
     if (check_key(start, start_size) < 0)
         return NULL;
@@ -665,7 +665,7 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         top[level] = index;
         uint32_t key_index = buckets[index].items[--buckets[index].size];
         /* the best count may have risen since this position was stored */
-        if (entry_at(&s, key_index)[BOUND_AT] <= best)
+        if (entry_at(&s, key_index)[BOUND_AT] <= (wins_only ? ALL_PLACED - 1 : best))
             continue;
         unpack(entry_at(&s, key_index), cells);
         int placed_rows[4], placed_now, promise_now;
@@ -729,7 +729,7 @@ static PyObject *best_first(PyObject *module, PyObject *args)
                     continue;
                 /* a pruned child is not stored: met again, it is pruned again */
                 int child_bound = bound ? upper_bound(child) : ALL_PLACED;
-                if (child_bound <= best)
+                if (child_bound <= (wins_only ? ALL_PLACED - 1 : best))
                     continue;
                 packed[i][BOUND_AT] = (uint8_t)child_bound;
                 if (insert(&s, packed[i], hashes[i], slot, key_index) < 0)

@@ -138,6 +138,7 @@ def best_first(
     compiled: bool | None = None,
     narrow: bool = True,
     bound: bool = True,
+    wins_only: bool = False,
 ) -> tuple[int, Plan, bool, int]:
     """(most placed, a line placing it, complete, new positions met) from ``grid``.
 
@@ -157,22 +158,26 @@ def best_first(
 
     ``bound`` skips every position whose upper bound (``gaps.bound``) is no more than the
     best count found when it is met or expanded: the same answers from fewer positions
-    (``bound=False`` measures what it gains).
+    (``bound=False`` measures what it gains). With ``wins_only`` it skips every position
+    whose bound is below 48 instead: the search then only says whether the deal can be
+    won (a win, or ``complete`` without one), and the count is a lower bound.
     """
     start = _canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
     if compiled is None:
         compiled = COMPILED
     if not compiled:
-        best, chain, complete, nodes = _best_first(start, budget, defer, bound)
+        best, chain, complete, nodes = _best_first(start, budget, defer, bound, wins_only)
     elif _speedups is None:
         raise RuntimeError("the compiled core gaps._speedups was not built")
     else:
-        best, chain, complete, nodes = _speedups.best_first(start, budget, defer, narrow, bound)
+        best, chain, complete, nodes = _speedups.best_first(
+            start, budget, defer, narrow, bound, wins_only
+        )
     return best, _line(grid, chain[1:]), complete, nodes
 
 
 def _best_first(
-    start: bytes, budget: _Budget, defer: bool, bound: bool
+    start: bytes, budget: _Budget, defer: bool, bound: bool, wins_only: bool
 ) -> tuple[int, list[bytes], bool, int]:
     """The search in Python: (most placed, the stored keys from ``start`` to the position
     placing them, complete, new positions met)."""
@@ -223,7 +228,7 @@ def _best_first(
         top[level] = index
         key = buckets[index].pop()
         # the best count may have risen since this position was stored
-        if bound and upper_bound(key) <= best:
+        if bound and upper_bound(key) <= (_ALL_PLACED - 1 if wins_only else best):
             continue
         rows = [key[0:13], key[13:26], key[26:39], key[39:52]]
         values = []
@@ -266,7 +271,7 @@ def _best_first(
             if child in parent:  # a move already generated is skipped here too
                 continue
             # a pruned child is not stored: met again, it is pruned again
-            if bound and upper_bound(child) <= best:
+            if bound and upper_bound(child) <= (_ALL_PLACED - 1 if wins_only else best):
                 continue
             parent[child] = key
             nodes += 1

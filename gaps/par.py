@@ -112,11 +112,13 @@ def _best(
     redeal_left = ruleset.redeal_when is not RedealWhen.NEVER and redeals_used < ruleset.redeals
     if redeal_left:
         # A win is the deal's value (another redeal only costs), and the best-first
-        # search finds one soonest; it cannot say where a redeal may start, so without a
-        # win the depth-first search follows. Each gets half of what is left, so that a
-        # deal too big to finish leaves nodes to its redeals: an unfinished search still
-        # yields their lower bounds.
-        placed, plan, _, _ = _within_half(budget, lambda: best_first(grid, budget))
+        # search finds one soonest, skipping what cannot be won; it cannot say where a
+        # redeal may start, so without a win the depth-first search follows. Each gets
+        # half of what is left, so that a deal too big to finish leaves nodes to its
+        # redeals: an unfinished search still yields their lower bounds.
+        placed, plan, _, _ = _within_half(
+            budget, lambda: best_first(grid, budget, wins_only=True)
+        )
         if placed == ALL_PLACED:
             won: list[Action] = [_move_for(code, to) for code, to in plan]
             return (final_score(ALL_PLACED, redeals_used), ALL_PLACED, redeals_used, won, True)

@@ -84,7 +84,8 @@ def test_the_bound_changes_no_answer_only_what_is_stored() -> None:
         bounded = best_first(grid, Budget(), compiled=False)
         unbounded = best_first(grid, Budget(), bound=False, compiled=False)
         assert (bounded[0], bounded[2]) == (unbounded[0], unbounded[2])
-        assert bounded[3] <= unbounded[3]
+        if bounded[0] < ALL_PLACED:  # searched to the end: the bounded one stores a subset
+            assert bounded[3] <= unbounded[3]
 
 
 def test_the_bound_proves_a_lost_deal_lost_from_a_fraction_of_its_positions() -> None:
@@ -94,6 +95,24 @@ def test_the_bound_proves_a_lost_deal_lost_from_a_fraction_of_its_positions() ->
     assert (placed, complete) == (unbounded[0], unbounded[2]) == (30, True)
     assert nodes * 4 < unbounded[3]
     assert replayed(deal(84), tuple(move_for(code, to) for code, to in plan)).placed == 30
+
+
+def test_a_search_for_wins_only_tells_won_from_not_won_as_the_full_search_does() -> None:
+    rng = random.Random(153)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(6, 14)).grid_codes())
+        wins = best_first(grid, Budget(), wins_only=True, compiled=False)
+        full = best_first(grid, Budget(), compiled=False)
+        assert (wins[0] == ALL_PLACED) == (full[0] == ALL_PLACED)
+        assert wins[2] and wins[0] <= full[0]
+
+
+def test_a_search_for_wins_only_proves_a_lost_deal_unwinnable_sooner() -> None:
+    grid = list(deal(84).grid_codes())
+    placed, plan, complete, nodes = best_first(grid, Budget(), wins_only=True)
+    assert complete and placed < ALL_PLACED
+    assert nodes < best_first(grid, Budget())[3]
+    assert replayed(deal(84), tuple(move_for(code, to) for code, to in plan)).placed == placed
 
 
 def test_placed_in_counts_what_the_engine_counts() -> None:

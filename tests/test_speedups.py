@@ -74,6 +74,15 @@ def test_both_searches_agree_without_the_bound() -> None:
 
 
 @needs_core
+def test_both_searches_agree_when_they_look_for_wins_only() -> None:
+    rng = random.Random(1514)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(5, 18)).grid_codes())
+        python = best_first(grid, Budget(max_nodes=3_000), wins_only=True, compiled=False)
+        assert best_first(grid, Budget(max_nodes=3_000), wins_only=True, compiled=True) == python
+
+
+@needs_core
 def test_the_compiled_bound_is_the_python_bound_on_two_thousand_positions() -> None:
     from gaps import _speedups
 
@@ -170,7 +179,7 @@ def test_a_key_of_the_wrong_size_is_refused_by_its_size() -> None:
     from gaps import _speedups
 
     with pytest.raises(ValueError, match="not 51"):
-        _speedups.best_first(bytes(51), Budget(), True, True, True)
+        _speedups.best_first(bytes(51), Budget(), True, True, True, False)
     with pytest.raises(ValueError, match="not 51"):
         _speedups.upper_bound(bytes(51))
 
@@ -187,6 +196,6 @@ def test_a_key_that_is_not_a_position_is_refused_by_what_it_holds() -> None:
         changed = bytearray(key)
         changed[changed.index(card)] = wrong
         with pytest.raises(ValueError, match=message):
-            _speedups.best_first(bytes(changed), Budget(), True, True, True)
+            _speedups.best_first(bytes(changed), Budget(), True, True, True, False)
         with pytest.raises(ValueError, match=message):
             _speedups.upper_bound(bytes(changed))
