@@ -110,11 +110,12 @@ static inline void unpack(const uint8_t *packed, uint8_t *key)
 
 static inline uint64_t hash_packed(const uint8_t *packed)
 {
+    uint8_t key[PACKED];
+    memcpy(key, packed, KEY_BYTES);
+    memset(key + KEY_BYTES, 0, PACKED - KEY_BYTES); /* the bound's byte is not the key's */
     uint64_t h = 0x9E3779B97F4A7C15ULL, word;
     for (int i = 0; i < PACKED; i += 8) {
-        memcpy(&word, packed + i, 8);
-        if (i + 8 > KEY_BYTES) /* the bound's byte is not the key's */
-            word &= (1ULL << (8 * (KEY_BYTES - i))) - 1;
+        memcpy(&word, key + i, 8);
         h = (h ^ word) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
     }

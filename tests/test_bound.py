@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections import deque
 
 import pytest
 
 from gaps import Game
 from gaps.bound import reach, upper_bound
 from tests.test_frontier import scrambled
-from tests.test_solver import DEAD, ONE_ROW, WON, deal, most_placed
+from tests.test_solver import DEAD, ONE_ROW, WON, deal, most_placed, reachable
 
 # Each of KC, KD and KH stands where another of them belongs: KC waits for KH to leave
 # right of QC, KH for KD, KD for KC. The gap right of JS takes QS and then every gap is
@@ -25,23 +24,6 @@ LOCKED_KINGS = """
 
 def key_of(game: Game) -> bytes:
     return bytes(255 if code < 0 else code for code in game.grid_codes())
-
-
-def reachable(game: Game) -> list[Game]:
-    """Every position reachable from ``game`` (``game`` first), by the engine's moves."""
-    found = [game]
-    seen = {game.grid_codes()}
-    queue = deque([game])
-    while queue:
-        here = queue.popleft()
-        for move in here.legal_moves():
-            there = here.copy()
-            there.play(move)
-            if there.grid_codes() not in seen:
-                seen.add(there.grid_codes())
-                found.append(there)
-                queue.append(there)
-    return found
 
 
 def test_a_won_position_is_bounded_by_all_its_cards() -> None:

@@ -53,21 +53,26 @@ def replayed(game: Game, line: tuple[Move, ...]) -> Game:
     return played
 
 
-def most_placed(game: Game) -> int:
-    """The most cards any line places, by a plain breadth-first search over the engine."""
-    best = game.placed
+def reachable(game: Game) -> list[Game]:
+    """Every position reachable from ``game`` (``game`` first), breadth-first by the engine."""
+    found = [game]
     seen = {game.grid_codes()}
     queue = deque([game])
     while queue:
         here = queue.popleft()
-        best = max(best, here.placed)
         for move in here.legal_moves():
             there = here.copy()
             there.play(move)
             if there.grid_codes() not in seen:
                 seen.add(there.grid_codes())
+                found.append(there)
                 queue.append(there)
-    return best
+    return found
+
+
+def most_placed(game: Game) -> int:
+    """The most cards any line places, by a plain breadth-first search over the engine."""
+    return max(position.placed for position in reachable(game))
 
 
 def test_a_won_position_is_won_in_no_moves() -> None:

@@ -65,21 +65,15 @@ def test_both_searches_expand_a_whole_deal_in_the_same_order(number: int) -> Non
 
 
 @needs_core
-def test_both_searches_agree_without_the_bound() -> None:
+@pytest.mark.parametrize("options", [{"bound": False}, {"wins_only": True}], ids=str)
+def test_both_searches_agree_without_the_bound_and_when_they_look_for_wins_only(
+    options: dict[str, bool],
+) -> None:
     rng = random.Random(1512)
     for _ in range(300):
         grid = list(scrambled(rng, rng.randint(5, 18)).grid_codes())
-        python = best_first(grid, Budget(max_nodes=3_000), bound=False, compiled=False)
-        assert best_first(grid, Budget(max_nodes=3_000), bound=False, compiled=True) == python
-
-
-@needs_core
-def test_both_searches_agree_when_they_look_for_wins_only() -> None:
-    rng = random.Random(1514)
-    for _ in range(300):
-        grid = list(scrambled(rng, rng.randint(5, 18)).grid_codes())
-        python = best_first(grid, Budget(max_nodes=3_000), wins_only=True, compiled=False)
-        assert best_first(grid, Budget(max_nodes=3_000), wins_only=True, compiled=True) == python
+        python = best_first(grid, Budget(max_nodes=3_000), compiled=False, **options)
+        assert best_first(grid, Budget(max_nodes=3_000), compiled=True, **options) == python
 
 
 @needs_core
