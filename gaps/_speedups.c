@@ -1,10 +1,11 @@
 /*
  * gaps._speedups: the compiled core of gaps.frontier's best-first search.
  *
- * best_first(start, budget, defer, narrow, bound) runs exactly the search of gaps.frontier's pure-Python
- * best_first: the same tiers, the same promise, the same bucket queue (newest first among
- * equals), the same move order, the same node counting and the same budget checks (the
- * Python Budget's check() is called every CHECK_EVERY nodes, so an injected clock works).
+ * best_first(start, budget, defer, narrow, bound, wins_only) runs exactly the search of
+ * gaps.frontier's pure-Python best_first: the same tiers, the same promise, the same
+ * bucket queue (newest first among equals), the same move order, the same bound, the same
+ * node counting and the same budget checks (the Python Budget's check() is called every
+ * CHECK_EVERY nodes, so an injected clock works).
  * Given the same start it expands the same positions in the same order and returns the
  * same answer; tests/test_speedups.py holds it to that. The rules it relies on are proven
  * in docs/solver.md. upper_bound(key) is gaps.bound.upper_bound, which the search prunes
@@ -813,7 +814,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "gaps._speedups",
-    "The compiled core of gaps.frontier's best-first search and gaps.bound (optional).", -1, methods,
+    "The compiled core of gaps.frontier's best-first search and gaps.bound (optional).", -1,
+    methods,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
