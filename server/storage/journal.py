@@ -116,33 +116,31 @@ class Journal:
                 await self._commit(batch)
 
     async def _commit(self, batch: list[_Item]) -> None:
-        whole = batch
+        refused: list[_Item] = []
         try:
             if self._database.is_sqlite:
                 await self._store_in_transaction(batch)
-                refused = []
+                stored = batch
             else:
-                refused = await self._store_in_one_statement(batch)
-            refused_ids = {id(item) for item in refused}
-            batch = [item for item in batch if id(item) not in refused_ids]
+                stored, refused = await self._store_in_one_statement(batch)
         except (IntegrityError, DataError) as error:
-            if len(whole) == 1:
-                self._fail(whole, error)
+            if len(batch) == 1:
+                self._fail(batch, error)
             else:  # some row is wrong, not the database: find it, commit the others
-                for item in whole:
+                for item in batch:
                     await self._commit([item])
             return
         except Exception as error:  # the waiting actions report it; the writer goes on
-            self._fail(whole, error)
+            self._fail(batch, error)
             return
         for row, done, epoch in refused:
             if not done.done():
                 assert epoch is not None
                 done.set_exception(LeaseLost(row["match_id"], epoch))
-        if batch:
+        if stored:
             self.batches_committed += 1
-            self.rows_committed += len(batch)
-        for _, done, _ in batch:
+            self.rows_committed += len(stored)
+        for _, done, _ in stored:
             if not done.done():
                 done.set_result(None)
 
@@ -151,9 +149,11 @@ class Journal:
         async with self._database.write() as connection:
             await connection.execute(insert(ActionRecord), [row for row, _, _ in batch])
 
-    async def _store_in_one_statement(self, batch: list[_Item]) -> list[_Item]:
-        """Store the rows of ``batch`` whose fence holds, in one statement (PostgreSQL);
-        the fenced rows refused."""
+    async def _store_in_one_statement(
+        self, batch: list[_Item]
+    ) -> tuple[list[_Item], list[_Item]]:
+        """Store the rows of ``batch`` whose fence holds, in one statement (PostgreSQL):
+        (the rows stored, the fenced rows refused)."""
         values: dict[str, Any] = {
             column: [row[column] for row, _, _ in batch] for column in _COLUMNS
         }
@@ -165,7 +165,7 @@ class Journal:
         refused = [item for item in batch if _key(item[0]) not in stored]
         if any(epoch is None for _, _, epoch in refused):
             raise RuntimeError("an action row without a fence was not stored")
-        return refused
+        return [item for item in batch if _key(item[0]) in stored], refused
 
     @staticmethod
     def _fail(batch: list[_Item], error: Exception) -> None:
