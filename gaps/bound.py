@@ -21,12 +21,13 @@ from __future__ import annotations
 from itertools import permutations
 from typing import Final
 
+from gaps.bots import CELLS as _CELLS
+from gaps.bots import COLUMNS as _COLUMNS
+from gaps.bots import TWOS as _TWOS
+
 __all__ = ["reach", "upper_bound"]
 
-_CELLS: Final = 52
-_COLUMNS: Final = 13
 _GAP_BYTE: Final = 255
-_TWOS: Final = (1, 14, 27, 40)
 _COLUMN_ONE: Final = sum(1 << (_COLUMNS * row) for row in range(4))
 _NOT_COLUMN_ONE: Final = ((1 << _CELLS) - 1) & ~_COLUMN_ONE
 _SUITS_TO_ROWS: Final = tuple(permutations(range(4)))

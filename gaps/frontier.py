@@ -48,9 +48,9 @@ _GAP_BYTE = 255
 _TWOS = (1, 14, 27, 40)
 _ALL_PLACED = 48
 _CHECK_EVERY = 1024
-#: Bytes a stored position costs beside its key: the dict's slot and the frontier's
+#: Bytes a stored position costs beside its key: the dicts' slots and the frontier's
 #: (measured with tracemalloc, docs/solver.md).
-_ENTRY_OVERHEAD = 110
+_ENTRY_OVERHEAD = 164
 #: A gap right of a King or of a gap accepts no card; indexed by byte (255: a gap).
 _DEAD = [code < 52 and code % 13 == 12 for code in range(255)] + [True]
 #: Promises range from -8 (four dead gaps) to 4 x 48 + 44; bucket 0 holds promise -_LOWEST.
@@ -150,7 +150,7 @@ def best_first(
 
     ``compiled`` picks the compiled core (True: it must have been built) or the Python
     (False); by default the compiled one when it was built. The compiled core stores a
-    position in about 55 bytes (the Python in about 200), and when its table nears the
+    position in about 55 bytes (the Python in about 250), and when its table nears the
     memory budget it *narrows* (with ``narrow``, the default): it keeps the most promising
     waiting positions and their lines, forgets the rest, and searches on until another
     budget runs out. A narrowed search may still find a win (its line is a legal line)
@@ -183,6 +183,9 @@ def _best_first(
     placing them, complete, new positions met)."""
     # key -> the key it was reached from (the root: None); the move is found again later.
     parent: dict[bytes, bytes | None] = {start: None}
+    # key -> its bound, computed once when the key is stored, read again when it is popped
+    bounds: dict[bytes, int] = {start: upper_bound(start) if bound else _ALL_PLACED}
+    floor = _ALL_PLACED - 1 if wins_only else -1  # a bound up to this is skipped
     entry_bytes = sys.getsizeof(start) + _ENTRY_OVERHEAD
     tables_before = budget.table_bytes
     best = placed_in(start)
@@ -228,7 +231,7 @@ def _best_first(
         top[level] = index
         key = buckets[index].pop()
         # the best count may have risen since this position was stored
-        if bound and upper_bound(key) <= (_ALL_PLACED - 1 if wins_only else best):
+        if bounds[key] <= max(floor, best):
             continue
         rows = [key[0:13], key[13:26], key[26:39], key[39:52]]
         values = []
@@ -271,9 +274,11 @@ def _best_first(
             if child in parent:  # a move already generated is skipped here too
                 continue
             # a pruned child is not stored: met again, it is pruned again
-            if bound and upper_bound(child) <= (_ALL_PLACED - 1 if wins_only else best):
+            child_bound = upper_bound(child) if bound else _ALL_PLACED
+            if child_bound <= max(floor, best):
                 continue
             parent[child] = key
+            bounds[child] = child_bound
             nodes += 1
             budget.nodes += 1
             placed, promise = placed_now, promise_now
