@@ -83,9 +83,17 @@ class Outbox:
         client was dropped for not reading."""
         if self._failed is not None:
             raise self._failed
-        if not self._waiting and self._fits(frame):
-            self._write(frame)
-            return
+        if not self._waiting:
+            # The events the request caused, held back for the reply, go in its write:
+            # one system call where each frame took its own.
+            held = self._held
+            if held and self._fits([frame, *held]):
+                self._write([frame, *held])
+                held.clear()
+                return
+            if self._fits([frame]):
+                self._write([frame])
+                return
         written = asyncio.get_running_loop().create_future()
         self._wait(frame, written)
         await written
@@ -100,8 +108,8 @@ class Outbox:
                 self.dropped += 1
             else:
                 self._held.append(frame)
-        elif not self._waiting and self._fits(frame):
-            self._write(frame)
+        elif not self._waiting and self._fits([frame]):
+            self._write([frame])
         elif self._events_waiting >= self._max_pending_events:
             self.dropped += 1
         else:
@@ -125,23 +133,25 @@ class Outbox:
             self._writer.cancel()
         self._fail(ConnectionClosed(None, None))
 
-    def _fits(self, frame: str) -> bool:
-        """Whether ``frame`` can be written now without passing the high-water mark."""
+    def _fits(self, frames: list[str]) -> bool:
+        """Whether ``frames`` can be written now without passing the high-water mark."""
         transport = self._connection.transport
+        # A str's UTF-8 takes at most 4 bytes a character.
+        size = sum(MAX_FRAME_OVERHEAD_BYTES + 4 * len(frame) for frame in frames)
         return (
             self._connection.protocol.state is State.OPEN
-            # A str's UTF-8 takes at most 4 bytes a character.
-            and transport.get_write_buffer_size() + MAX_FRAME_OVERHEAD_BYTES + 4 * len(frame)
-            <= transport.get_write_buffer_limits()[1]
+            and transport.get_write_buffer_size() + size <= transport.get_write_buffer_limits()[1]
         )
 
-    def _write(self, frame: str) -> None:
+    def _write(self, frames: list[str]) -> None:
+        """Write ``frames`` in one call of the transport (one system call when it is idle)."""
         protocol = self._connection.protocol
-        protocol.send_text(frame.encode())
-        transport = self._connection.transport
-        for data in protocol.data_to_send():
-            if data:  # an empty chunk asks for a half-close: only after a close frame
-                transport.write(data)
+        for frame in frames:
+            protocol.send_text(frame.encode())
+        # An empty chunk would ask for a half-close, which comes only after a close frame.
+        data = b"".join(protocol.data_to_send())
+        if data:
+            self._connection.transport.write(data)
 
     def _wait(self, frame: str, written: asyncio.Future[None] | None) -> None:
         self._waiting.append((frame, written))

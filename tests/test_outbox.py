@@ -150,3 +150,26 @@ async def test_events_posted_while_a_request_is_answered_come_after_its_reply() 
             "event 4",
         ]
         assert outbox.dropped == 1
+
+
+async def test_a_reply_and_the_events_held_for_it_leave_in_one_write() -> None:
+    async with pair() as (connection, client):
+        outbox = Outbox(connection, send_timeout_s=5, max_pending_events=10)
+        transport = connection.transport
+        writes: list[bytes | bytearray | memoryview] = []
+        write = transport.write
+
+        def counted(data: bytes | bytearray | memoryview) -> None:
+            writes.append(data)
+            write(data)
+
+        transport.write = counted  # type: ignore[method-assign]
+        outbox.hold()
+        outbox.post("event 1 (the request's own)")
+        outbox.post("event 2")
+        await outbox.send("the reply")
+        outbox.release()
+        assert len(writes) == 1
+        assert await received(client, 3) == [
+            "the reply", "event 1 (the request's own)", "event 2",
+        ]
