@@ -986,6 +986,22 @@ def test_no_illegal_action_ever_changes_the_state(
 
 @settings(max_examples=150, deadline=None)
 @given(seeds, rulesets, choices)
+def test_the_placed_count_read_after_every_action_is_that_of_the_grid(
+    seed: Seed, ruleset: str, picks: list[int]
+) -> None:
+    game = Game(seed, ruleset)
+    for pick in picks:
+        assert game.placed == sum(game.run_lengths())  # read (and kept) before it changes
+        copy = game.copy()
+        play_choices(game, [pick])
+        assert game.placed == sum(game.run_lengths())
+        assert copy.placed == sum(copy.run_lengths())
+    game.random_playout(random.Random(len(picks)))
+    assert game.placed == sum(game.run_lengths())
+
+
+@settings(max_examples=150, deadline=None)
+@given(seeds, rulesets, choices)
 def test_the_score_is_always_placed_minus_5_per_redeal_plus_10_for_a_clean_win(
     seed: Seed, ruleset: str, picks: list[int]
 ) -> None:
