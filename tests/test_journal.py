@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import event, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -233,3 +233,46 @@ def test_sqlite_keeps_no_leases_so_its_journal_fences_no_row() -> None:
     journal = Journal(database.create_engine("sqlite+aiosqlite://"))
     with pytest.raises(ValueError, match="match 7: SQLite keeps no leases to fence rows with"):
         journal.fence(7, 1)
+
+
+async def test_on_postgresql_the_writer_keeps_one_connection_until_it_idles_or_fails(
+    database_url: str, tmp_path: Path
+) -> None:
+    engine, match_id, player_ids = await migrated_engine(database_url, tmp_path)
+    if engine.dialect.name == "sqlite":
+        await engine.dispose()
+        pytest.skip("SQLite writes through the one writer's queue, not a kept connection")
+    checkouts: list[None] = []
+    checkins: asyncio.Queue[None] = asyncio.Queue()
+    event.listen(engine.sync_engine.pool, "checkout", lambda *_: checkouts.append(None))
+    event.listen(engine.sync_engine.pool, "checkin", lambda *_: checkins.put_nowait(None))
+    setup = Setup(engine, Journal(engine, idle_connection_s=600), match_id, player_ids)
+    setup.journal.start()
+    try:
+        for seq in range(1, 4):  # three batches, one after the other: one checkout
+            await setup.journal.append(setup.row(seq))
+        assert (len(checkouts), checkins.qsize()) == (1, 0)
+        with pytest.raises(IntegrityError):  # a failed statement gives it back at once
+            await setup.journal.append(setup.row(3))
+        assert (len(checkouts), checkins.qsize()) == (1, 1)
+        await setup.journal.append(setup.row(4))
+        assert len(checkouts) == 2
+    finally:
+        await setup.journal.close()
+    idle = Journal(engine, idle_connection_s=0.01)
+    idle.start()
+    try:
+        while not checkins.empty():  # the first journal's
+            checkins.get_nowait()
+        await idle.append(setup.row(5))
+        await asyncio.wait_for(checkins.get(), 10)  # idle: back to the pool, unasked
+        await idle.append(setup.row(6))
+        assert [seq for _, seq, _, _ in await setup.stored()] == [1, 2, 3, 4, 5, 6]
+    finally:
+        await idle.close()
+        await engine.dispose()
+
+
+def test_a_journal_refuses_an_idle_time_that_is_not_positive() -> None:
+    with pytest.raises(ValueError, match="idle_connection_s must be above 0, not 0"):
+        Journal(database.create_engine("sqlite+aiosqlite://"), idle_connection_s=0)

@@ -19,16 +19,23 @@ fenced matches read ``FOR SHARE`` and the rows inserted where the epoch holds, f
 arrays (``unnest``), in one round trip. As a transaction (``BEGIN``, the fence read, the
 insert, ``COMMIT``) it took four, and a row that arrived meanwhile waited for them all.
 On SQLite (no leases) a batch is one transaction of the one writer.
+
+On PostgreSQL the writer keeps its connection from one batch to the next: taking it from
+the pool for every batch cost a checkout and the pool's ping (a round trip) each time. A
+connection idle for ``idle_connection_s`` goes back to the pool, and one whose statement
+failed is given back at once, so that the pool's ping checks it before it serves again,
+as it did for every batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Final
 
 from sqlalchemy import insert, text
 from sqlalchemy.exc import DataError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.storage.database import Database
 from server.storage.models import ActionRecord
@@ -56,11 +63,23 @@ class Journal:
 
     :param database: the database, or (until every caller passes one) its engine.
     :param max_batch_rows: the most rows committed in one transaction.
+    :param idle_connection_s: PostgreSQL: how long the writer keeps its connection with
+        nothing to write before it goes back to the pool.
     """
 
-    def __init__(self, database: Database | AsyncEngine, *, max_batch_rows: int = 1000) -> None:
+    def __init__(
+        self,
+        database: Database | AsyncEngine,
+        *,
+        max_batch_rows: int = 1000,
+        idle_connection_s: float = 1.0,
+    ) -> None:
+        if idle_connection_s <= 0:
+            raise ValueError(f"idle_connection_s must be above 0, not {idle_connection_s}")
         self._database = database if isinstance(database, Database) else Database.of(database)
         self._max_batch_rows = max_batch_rows
+        self._idle_connection_s = idle_connection_s
+        self._connection: AsyncConnection | None = None  # the writer's, between batches
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
@@ -105,15 +124,35 @@ class Journal:
 
     async def _write_forever(self) -> None:
         stopping = False
-        while not stopping:
-            batch = [await self._queue.get()]
-            while not self._queue.empty() and len(batch) < self._max_batch_rows:
-                batch.append(self._queue.get_nowait())
-            if _STOP in batch:
-                stopping = True
-                batch = [item for item in batch if item is not _STOP]
-            if batch:
-                await self._commit(batch)
+        try:
+            while not stopping:
+                batch = [await self._next()]
+                while not self._queue.empty() and len(batch) < self._max_batch_rows:
+                    batch.append(self._queue.get_nowait())
+                if _STOP in batch:
+                    stopping = True
+                    batch = [item for item in batch if item is not _STOP]
+                if batch:
+                    await self._commit(batch)
+        finally:
+            await self._let_go()
+
+    async def _next(self) -> Any:
+        """The next queued item; the connection goes back to the pool if none comes soon."""
+        if self._connection is not None and self._queue.empty():
+            try:
+                async with asyncio.timeout(self._idle_connection_s):
+                    return await self._queue.get()
+            except TimeoutError:
+                await self._let_go()
+        return await self._queue.get()
+
+    async def _let_go(self) -> None:
+        """Give the writer's connection back to the pool (which pings it before reuse)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):  # a broken one is the pool's to discard
+                await connection.close()
 
     async def _commit(self, batch: list[_Item]) -> None:
         refused: list[_Item] = []
@@ -159,9 +198,15 @@ class Journal:
         }
         values["epoch"] = [epoch for _, _, epoch in batch]
         values["fenced"] = sorted({row["match_id"] for row, _, epoch in batch if epoch is not None})
-        async with self._database.engine.connect() as connection:
-            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
-            stored = {tuple(key) for key in await autocommit.execute(_FENCED_INSERT, values)}
+        if self._connection is None:
+            connection = await self._database.engine.connect()
+            self._connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            result = await self._connection.execute(_FENCED_INSERT, values)
+        except BaseException:
+            await self._let_go()
+            raise
+        stored = {tuple(key) for key in result}
         refused = [item for item in batch if _key(item[0]) not in stored]
         if any(epoch is None for _, _, epoch in refused):
             raise RuntimeError("an action row without a fence was not stored")
