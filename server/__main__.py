@@ -18,7 +18,7 @@ from server import logs
 from server.app import Server
 from server.config import Settings, add_arguments, from_arguments
 from server.errors import ServerError
-from server.heap import tune_collector
+from server.heap import Collector, freeze_start_up
 from server.storage.database import Database, database_url, is_sqlite
 from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.reviews import Reviews
@@ -209,7 +209,8 @@ async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace)
 async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     server = Server(settings)
     await server.start(reuse_port=reuse_port)
-    tune_collector()
+    freeze_start_up()
+    collecting = asyncio.create_task(Collector().run(), name="collector")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -222,6 +223,7 @@ async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     await stop.wait()
     log.info("shutting down")
     await server.close()
+    collecting.cancel()
 
 
 async def _supervise(settings: Settings, argv: list[str], *, workers: int) -> None:

@@ -1,31 +1,101 @@
-"""The garbage collector's settings for a long-running server process.
+"""The garbage collector of a long-running server process: collections on a clock.
 
-CPython collects its youngest generation every 700 net allocations, and a full collection
-walks every container alive. A server holding thousands of connections (each with its
-tasks, futures, queues and buffers) and a few hundred matches pays for both: under
-3,000 players at one action a second, its collections took about a seventh of the
-server's time, and each of the 26 full collections of a one-minute run paused every
-match for about 260 ms (docs/benchmarks.md). Fewer, larger young collections promote
-fewer short-lived objects (a match's state between two actions) into the old
-generations, so full collections become rare; what start-up allocated (modules, the
-tables of the server) is frozen out of every collection.
+CPython collects its young generation after a count of net allocations: allocations
+less deallocations, of any generation. A server holding thousands of connections keeps,
+for each one, what waits for its next message (the reading coroutines and futures, the
+player's game and seat, copied at each action): short-lived enough to be young, long-lived
+enough to survive. Their deaths pay for their replacements in the count, so a young
+collection came only about once a second and then walked every such object of every
+connection at once: under 3,000 players at one action a second, each paused every match
+for 30 to 70 ms, and those pauses were the 99th percentile of the acknowledgements
+(docs/benchmarks.md). Collections by the count also promoted what a full collection
+walks again: before any tuning, each of its full collections paused for about 260 ms.
+
+So the server turns the count off and collects on a clock (``Collector``): the young
+generation every ``young_every_s`` (each collection walks only what was made since the
+last one and is still alive: about a millisecond there), the middle one every
+``middle_every_s`` and everything every ``full_every_s``. What start-up allocated (modules,
+the tables of the server) is frozen out of every collection first (``freeze_start_up``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import time
+from collections.abc import Callable
 from typing import Final
 
-#: Net allocations between two collections of the youngest generation (Python's: 700).
-YOUNG_OBJECTS: Final = 10_000
+__all__ = ["Collector", "freeze_start_up"]
+
+#: The clock's defaults: each generation is collected at least this often.
+YOUNG_EVERY_S: Final = 0.05
+MIDDLE_EVERY_S: Final = 60.0
+FULL_EVERY_S: Final = 600.0
 
 
-def tune_collector(*, young_objects: int = YOUNG_OBJECTS) -> None:
-    """Freeze what is alive now out of every later collection, and collect the young
-    generation every ``young_objects`` net allocations. Call it once start-up is over."""
-    if young_objects < 1:
-        raise ValueError(f"young_objects must be at least 1, not {young_objects}")
+def freeze_start_up() -> None:
+    """Collect once, then keep what is alive now out of every later collection."""
     gc.collect()
     gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(young_objects, middle, old)
+
+
+class Collector:
+    """Collects one generation at each ``step``: the oldest one that is due.
+
+    :param young_every_s: the period of the young generation's collections (``run``'s tick).
+    :param middle_every_s: the middle generation's (with the young one).
+    :param full_every_s: every generation's.
+    :param collect: ``gc.collect``, or a stand-in (tests).
+    :param clock: seconds, ``time.monotonic`` by default (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        *,
+        young_every_s: float = YOUNG_EVERY_S,
+        middle_every_s: float = MIDDLE_EVERY_S,
+        full_every_s: float = FULL_EVERY_S,
+        collect: Callable[[int], object] = gc.collect,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < young_every_s <= middle_every_s <= full_every_s:
+            raise ValueError(
+                "the periods must be above 0 and grow with the generation, not "
+                f"young_every_s={young_every_s}, middle_every_s={middle_every_s}, "
+                f"full_every_s={full_every_s}"
+            )
+        self.young_every_s = young_every_s
+        self._every_s = (middle_every_s, full_every_s)
+        self._collect = collect
+        self._clock = clock
+        start = clock()
+        self._due = [start + middle_every_s, start + full_every_s]
+        #: Collections made, per generation (0 young, 1 middle, 2 full).
+        self.collections = [0, 0, 0]
+
+    def step(self) -> int:
+        """Collect the oldest generation due now (the young one if no other is); return it."""
+        now = self._clock()
+        generation = 0
+        for older in (2, 1):
+            if now >= self._due[older - 1]:
+                generation = older
+                break
+        # A collection of a generation collects the younger ones too: their clocks restart.
+        for older in range(1, generation + 1):
+            self._due[older - 1] = now + self._every_s[older - 1]
+        self._collect(generation)
+        self.collections[generation] += 1
+        return generation
+
+    async def run(self) -> None:
+        """Turn the allocation count off and ``step`` every ``young_every_s`` until
+        cancelled; the count is on again after."""
+        gc.disable()
+        try:
+            while True:
+                await asyncio.sleep(self.young_every_s)
+                self.step()
+        finally:
+            gc.enable()

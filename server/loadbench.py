@@ -70,7 +70,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
 from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
-from server.heap import tune_collector
+from server.heap import freeze_start_up
 from server.lobby import LEASE_LOST, TAKEN_OVER
 
 T = TypeVar("T")
@@ -799,10 +799,6 @@ async def measure(
         starters.open_now()
     reporter = asyncio.create_task(_report_progress(label, tally, unit))
     busy = asyncio.create_task(_busy(server_pid, tally))
-    # A collection of the load's own would pause every player at once and be counted as
-    # the server's latency (at 3,000 players, 30-76 ms each, several a window): none runs
-    # until the window is over; what cycles it leaves are collected then.
-    gc.disable()
     try:
         # Past the window, a request still waits for its reply for REPLY_TIMEOUT_S.
         await asyncio.wait(tasks, timeout=warmup_s + seconds + 2 * REPLY_TIMEOUT_S)
@@ -811,8 +807,7 @@ async def measure(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     finally:
-        gc.enable()
-        gc.collect()
+        gc.collect()  # the only collections of the load (see ``main``)
         reporter.cancel()
     closing = asyncio.Semaphore(CONNECTING_AT_ONCE * 4)
 
@@ -1212,8 +1207,9 @@ def main(argv: list[str] | None = None) -> None:
             # The servers are started with taskset; everything else stays on this core.
             os.sched_setaffinity(0, {LOAD_CORE})
         # The load's own collections would pause every player at once, and be counted
-        # as the server's latency.
-        tune_collector()
+        # as the server's latency: it collects between phases only (``measure``).
+        freeze_start_up()
+        gc.disable()
         asyncio.run(run(options, pin=pin))
     except LoadBenchError as error:
         parser.exit(1, f"gaps-bench: {error}\n")

@@ -1,44 +1,102 @@
-"""The collector's settings for a server process: start-up frozen, young collections
-made rarer; bad settings refused."""
+"""The collector of a server process: start-up frozen, then collections on a clock, the
+oldest generation due first; bad periods refused. A fake clock and a recording stand-in
+for ``gc.collect``, except where the real collector's switch is checked."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 
 import pytest
 
-from server.heap import YOUNG_OBJECTS, tune_collector
+from server.heap import FULL_EVERY_S, MIDDLE_EVERY_S, YOUNG_EVERY_S, Collector, freeze_start_up
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture
-def collector() -> Iterator[None]:
-    threshold = gc.get_threshold()
+def frozen() -> Iterator[None]:
     yield
     gc.unfreeze()
-    gc.set_threshold(*threshold)
 
 
-@pytest.mark.usefixtures("collector")
-def test_tuning_freezes_what_is_alive_and_raises_the_young_threshold_only() -> None:
-    _, middle, old = gc.get_threshold()
+@pytest.mark.usefixtures("frozen")
+def test_freezing_keeps_what_is_alive_out_of_every_later_collection() -> None:
     alive = [object() for _ in range(3)], {"kept": [1, 2]}
-    tune_collector()
-    assert gc.get_threshold() == (YOUNG_OBJECTS, middle, old)
+    freeze_start_up()
     assert gc.get_freeze_count() > 0
     collected = {id(tracked) for tracked in gc.get_objects()}  # the frozen are not
     assert all(gc.is_tracked(x) and id(x) not in collected for x in alive)
 
 
-@pytest.mark.usefixtures("collector")
-def test_a_chosen_young_threshold_is_used() -> None:
-    tune_collector(young_objects=2_500)
-    assert gc.get_threshold()[0] == 2_500
+def test_each_step_collects_the_young_generation_until_an_older_one_is_due() -> None:
+    clock, collected = FakeClock(), list[int]()
+    collector = Collector(
+        young_every_s=1, middle_every_s=10, full_every_s=35, collect=collected.append,
+        clock=clock,
+    )
+    for _ in range(40):
+        clock.now += 1
+        collector.step()
+    # the middle one at 10, 20 and 30 s; the full one at 35 s, which restarts the
+    # middle clock: no middle one at 40 s
+    middle = [0] * 9 + [1]
+    assert collected == middle * 3 + [0] * 4 + [2] + [0] * 5
+    assert collector.collections == [36, 3, 1]
 
 
-@pytest.mark.usefixtures("collector")
-def test_a_young_threshold_below_one_is_refused_and_nothing_changes() -> None:
-    before = gc.get_threshold()
-    with pytest.raises(ValueError, match="young_objects must be at least 1, not 0"):
-        tune_collector(young_objects=0)
-    assert gc.get_threshold() == before
+def test_a_late_step_collects_the_oldest_generation_due_once() -> None:
+    clock, collected = FakeClock(), list[int]()
+    collector = Collector(
+        young_every_s=1, middle_every_s=10, full_every_s=30, collect=collected.append,
+        clock=clock,
+    )
+    clock.now += 95  # the loop was held up: both older generations are long due
+    assert collector.step() == 2
+    clock.now += 1
+    assert collector.step() == 0
+    assert collected == [2, 0]
+
+
+def test_the_default_periods_grow_with_the_generation() -> None:
+    assert 0 < YOUNG_EVERY_S < MIDDLE_EVERY_S < FULL_EVERY_S
+    assert Collector().young_every_s == YOUNG_EVERY_S
+
+
+@pytest.mark.parametrize(
+    ("young", "middle", "full"), [(0, 10, 100), (1, 0.5, 100), (1, 10, 5), (-1, 10, 100)]
+)
+def test_periods_that_are_not_positive_and_growing_are_refused(
+    young: float, middle: float, full: float
+) -> None:
+    with pytest.raises(ValueError, match=f"young_every_s={young}, middle_every_s={middle}"):
+        Collector(young_every_s=young, middle_every_s=middle, full_every_s=full)
+
+
+async def test_running_turns_the_allocation_count_off_and_steps_on_its_tick() -> None:
+    assert gc.isenabled()
+    stepped = asyncio.Event()
+    collected: list[int] = []
+
+    def collect(generation: int) -> None:
+        collected.append(generation)
+        if len(collected) == 3:
+            stepped.set()
+
+    running = asyncio.create_task(Collector(young_every_s=0.001, collect=collect).run())
+    try:
+        await asyncio.wait_for(stepped.wait(), 10)
+        assert not gc.isenabled()
+    finally:
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+    assert gc.isenabled()
+    assert collected[:3] == [0, 0, 0]
