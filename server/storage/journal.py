@@ -200,7 +200,13 @@ class Journal:
         values["fenced"] = sorted({row["match_id"] for row, _, epoch in batch if epoch is not None})
         if self._connection is None:
             connection = await self._database.engine.connect()
-            self._connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
+            try:
+                self._connection = await connection.execution_options(
+                    isolation_level="AUTOCOMMIT"
+                )
+            except BaseException:
+                await connection.close()
+                raise
         try:
             result = await self._connection.execute(_FENCED_INSERT, values)
         except BaseException:
