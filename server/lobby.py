@@ -26,7 +26,7 @@ from server.match import Match, MatchOptions, Sleep
 from server.relay import Relay
 from server.remote import MatchHandle, MatchService, RemoteMatch, unavailable
 from server.storage.journal import Journal
-from server.storage.leases import MatchLeases
+from server.storage.leases import LeaseTaken, MatchLeases
 from server.storage.outage import is_transient
 from server.storage.store import Store
 
@@ -159,7 +159,17 @@ class Lobby:
                 daily_date=daily_date,
             )
             if self._leases is not None:
-                self._hold(match_id, await self._leases.claim(match_id, self._now()))
+                try:
+                    epoch = await self._leases.claim(match_id, self._now())
+                except LeaseTaken:
+                    # A take-over runs it now (an empty lobby); this request made nothing.
+                    raise ServerError(
+                        "match_unavailable",
+                        f"match {code} was taken over before its creation was done (the "
+                        "server is overloaded): create a match again in a moment",
+                        retry_after_ms=self._retry_ms,
+                    ) from None
+                self._hold(match_id, epoch)
         finally:
             del self._storing[code]
         match = self._new_match(

@@ -21,7 +21,7 @@ from server.lobby import Lobby
 from server.match import Match
 from server.storage.database import Database
 from server.storage.journal import Journal, LeaseLost
-from server.storage.leases import LeasesUnsupported, MatchLeases
+from server.storage.leases import LeasesUnsupported, LeaseTaken, MatchLeases
 from server.storage.models import ActionRecord
 from server.storage.players import PlayerRecord
 from server.storage.store import Store
@@ -325,3 +325,49 @@ async def test_a_match_stored_moments_ago_without_its_lease_yet_is_left_to_its_c
     assert await other.take_over(kinds=["race"], now=now) == {}
     later = now + timedelta(seconds=LEASE_S + 1)
     assert await other.take_over(kinds=["race"], now=later) == {match.id: 1}
+
+
+@on_postgres
+async def test_a_creator_claiming_a_lease_that_a_take_over_took_first_is_told_so(
+    store: Store, clock: FakeClock
+) -> None:
+    lobby = new_lobby(store, LocalBroker(), clock)  # keeps no leases: stores, never claims
+    match = await hosted(lobby, await new_player(store, "ana"))
+    await lobby.close()
+    assert await leases_of(store, "other").take_over(kinds=["race"], now=T0) == {match.id: 1}
+    with pytest.raises(LeaseTaken, match=f"match {match.id} was taken over before its creator"):
+        await leases_of(store, "creator").claim(match.id, T0)
+
+
+class OvertakenLeases(MatchLeases):
+    """A creator's leases on an overloaded server: another process takes each match it
+    creates over before it claims the lease (the creation took longer than a lease)."""
+
+    async def claim(self, match_id: int, now: datetime) -> int:
+        other = MatchLeases(self._database, owner="other", lease_s=self.lease_s)
+        assert match_id in await other.take_over(kinds=["race"], now=T0)
+        return await super().claim(match_id, now)
+
+
+@on_postgres
+async def test_a_match_taken_over_before_its_creation_was_done_is_refused_as_unavailable(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    lobby = Lobby(
+        store=store,
+        journal=started_journal(store, journals),
+        broker=LocalBroker(),
+        grace_s=30.0,
+        max_history_events=512,
+        sleep=clock.sleep,
+        clock=clock,
+        leases=OvertakenLeases(store.database, owner="slow", lease_s=LEASE_S),
+    )
+    try:
+        with pytest.raises(ServerError, match="taken over before its creation was done") as refused:
+            await hosted(lobby, await new_player(store, "ana"))
+        assert refused.value.code == "match_unavailable"
+        assert refused.value.details.keys() == {"retry_after_ms"}
+        assert lobby.matches == {}
+    finally:
+        await lobby.close()

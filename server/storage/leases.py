@@ -49,6 +49,17 @@ class LeasesUnsupported(ValueError):
     """Leases were asked of a database that keeps none (SQLite)."""
 
 
+class LeaseTaken(RuntimeError):
+    """A match was taken over before its creator claimed its lease."""
+
+    def __init__(self, match_id: int) -> None:
+        super().__init__(
+            f"match {match_id} was taken over before its creator claimed its lease "
+            "(its creation took longer than a lease)"
+        )
+        self.match_id = match_id
+
+
 class MatchLeases:
     """The leases of ``owner`` (this process) on matches.
 
@@ -71,14 +82,19 @@ class MatchLeases:
 
     async def claim(self, match_id: int, now: datetime) -> int:
         """Take the lease of a match this process has just created; return its epoch
-        (1)."""
+        (1). Raises :class:`LeaseTaken` if a take-over was first (``take_over`` leaves a
+        match without a lease to its creator for a lease's time only)."""
         async with self._database.write() as connection:
             result = await connection.execute(
                 insert(MatchLease)
                 .values(match_id=match_id, owner=self.owner, epoch=1, expires_at=now + self._lease)
+                .on_conflict_do_nothing(index_elements=[MatchLease.match_id])
                 .returning(MatchLease.epoch)
             )
-            return int(result.scalar_one())
+            epoch = result.scalar_one_or_none()
+        if epoch is None:
+            raise LeaseTaken(match_id)
+        return int(epoch)
 
     async def take_over(self, *, kinds: Sequence[str], now: datetime) -> dict[int, int]:
         """Take the lease of every match of ``kinds`` in its lobby or running whose
