@@ -68,9 +68,15 @@ def started_journal(store: Store, journals: list[Journal]) -> Journal:
 
 
 def leased_lobby(
-    store: Store, clock: FakeClock, owner: str, journals: list[Journal]
+    store: Store,
+    clock: FakeClock,
+    owner: str,
+    journals: list[Journal],
+    *,
+    leases: MatchLeases | None = None,
 ) -> Lobby:
-    """A process's lobby: its own journal and leases, on the shared database."""
+    """A process's lobby: its own journal and leases (``owner``'s, unless given), on the
+    shared database."""
     return Lobby(
         store=store,
         journal=started_journal(store, journals),
@@ -79,7 +85,7 @@ def leased_lobby(
         max_history_events=512,
         sleep=clock.sleep,
         clock=clock,
-        leases=leases_of(store, owner),
+        leases=leases or leases_of(store, owner),
     )
 
 
@@ -353,16 +359,8 @@ class OvertakenLeases(MatchLeases):
 async def test_a_match_taken_over_before_its_creation_was_done_is_refused_as_unavailable(
     store: Store, clock: FakeClock, journals: list[Journal]
 ) -> None:
-    lobby = Lobby(
-        store=store,
-        journal=started_journal(store, journals),
-        broker=LocalBroker(),
-        grace_s=30.0,
-        max_history_events=512,
-        sleep=clock.sleep,
-        clock=clock,
-        leases=OvertakenLeases(store.database, owner="slow", lease_s=LEASE_S),
-    )
+    slow = OvertakenLeases(store.database, owner="slow", lease_s=LEASE_S)
+    lobby = leased_lobby(store, clock, "slow", journals, leases=slow)
     try:
         with pytest.raises(ServerError, match="taken over before its creation was done") as refused:
             await hosted(lobby, await new_player(store, "ana"))
