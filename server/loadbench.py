@@ -1210,7 +1210,11 @@ def main(argv: list[str] | None = None) -> None:
         # as the server's latency: it collects between phases only (``measure``).
         freeze_start_up()
         gc.disable()
-        asyncio.run(run(options, pin=pin))
+        try:
+            asyncio.run(run(options, pin=pin))
+        finally:  # main() may run inside another program: it gets its collector back
+            gc.enable()
+            gc.unfreeze()
     except LoadBenchError as error:
         parser.exit(1, f"gaps-bench: {error}\n")
 
