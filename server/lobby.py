@@ -228,7 +228,9 @@ class Lobby:
         else:
             # The lease first, then the match as stored: what its previous owner
             # stored after this read would be refused by the epoch taken here.
-            taken = await self._leases.take_over(kinds=RESTORED_KINDS, now=self._now())
+            taken = await self._leases.take_over(
+                kinds=RESTORED_KINDS, now=self._now(), running=set(self.epochs)
+            )
             for match_id, epoch in taken.items():
                 self._hold(match_id, epoch)
             stored_matches = await self._store.matches.unfinished(

@@ -369,3 +369,22 @@ async def test_a_match_taken_over_before_its_creation_was_done_is_refused_as_una
         assert lobby.matches == {}
     finally:
         await lobby.close()
+
+
+@on_postgres
+async def test_a_lobby_late_to_renew_does_not_take_its_own_matches_over(
+    store: Store, clock: FakeClock, journals: list[Journal]
+) -> None:
+    ana = await new_player(store, "ana")
+    owner = leased_lobby(store, clock, "owner", journals)
+    try:
+        match = await dealt_solo(owner, ana)
+        clock.advance(LEASE_S + 1)  # overloaded: its renewal comes after the lease ran out
+        assert await owner.restore(default_countdown_s=0) == []
+        assert owner.epochs == {match.id: 1}  # not taken over from itself: same epoch
+        await match.play(ana.id, 1, first_move(match, ana))
+        assert await owner.keep_leases() == []
+        assert owner.matches == {match.code: match}
+        assert await stored_actions(store, match.id) == 1
+    finally:
+        await owner.close()

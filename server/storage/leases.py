@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -96,10 +96,16 @@ class MatchLeases:
             raise LeaseTaken(match_id)
         return int(epoch)
 
-    async def take_over(self, *, kinds: Sequence[str], now: datetime) -> dict[int, int]:
+    async def take_over(
+        self, *, kinds: Sequence[str], now: datetime, running: Collection[int] = ()
+    ) -> dict[int, int]:
         """Take the lease of every match of ``kinds`` in its lobby or running whose
         lease ran out before ``now`` or that has none: return the epoch of each match
-        taken, by match id. Of processes taking over at once, each match goes to one."""
+        taken, by match id. Of processes taking over at once, each match goes to one.
+
+        The matches this process is ``running`` are left out: a lease of its own that
+        ran out (its renewal came late) is renewed, not taken over, which would raise
+        its epoch and refuse the process's own writes still in flight."""
         async with self._database.write() as connection:
             candidates = (
                 await connection.execute(
@@ -123,6 +129,8 @@ class MatchLeases:
             ).all()
             taken: dict[int, int] = {}
             for match_id, _ in candidates:
+                if match_id in running:
+                    continue
                 statement = insert(MatchLease).values(
                     match_id=match_id, owner=self.owner, epoch=1, expires_at=now + self._lease
                 )
