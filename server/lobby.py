@@ -229,7 +229,10 @@ class Lobby:
             # The lease first, then the match as stored: what its previous owner
             # stored after this read would be refused by the epoch taken here.
             taken = await self._leases.take_over(
-                kinds=RESTORED_KINDS, now=self._now(), running=set(self.epochs)
+                kinds=RESTORED_KINDS,
+                now=self._now(),
+                running=set(self.epochs),
+                creating=set(self._storing),
             )
             for match_id, epoch in taken.items():
                 self._hold(match_id, epoch)

@@ -388,3 +388,15 @@ async def test_a_lobby_late_to_renew_does_not_take_its_own_matches_over(
         assert await stored_actions(store, match.id) == 1
     finally:
         await owner.close()
+
+
+@on_postgres
+async def test_a_match_its_process_is_still_creating_is_left_to_it_however_late(
+    store: Store, clock: FakeClock
+) -> None:
+    lobby = new_lobby(store, LocalBroker(), clock)  # keeps no leases: stores, never claims
+    match = await hosted(lobby, await new_player(store, "ana"))
+    await lobby.close()
+    mine = leases_of(store, "mine")
+    assert await mine.take_over(kinds=["race"], now=T0, creating={match.code}) == {}
+    assert await mine.take_over(kinds=["race"], now=T0) == {match.id: 1}

@@ -97,19 +97,25 @@ class MatchLeases:
         return int(epoch)
 
     async def take_over(
-        self, *, kinds: Sequence[str], now: datetime, running: Collection[int] = ()
+        self,
+        *,
+        kinds: Sequence[str],
+        now: datetime,
+        running: Collection[int] = (),
+        creating: Collection[str] = (),
     ) -> dict[int, int]:
         """Take the lease of every match of ``kinds`` in its lobby or running whose
         lease ran out before ``now`` or that has none: return the epoch of each match
         taken, by match id. Of processes taking over at once, each match goes to one.
 
-        The matches this process is ``running`` are left out: a lease of its own that
-        ran out (its renewal came late) is renewed, not taken over, which would raise
-        its epoch and refuse the process's own writes still in flight."""
+        The matches this process is ``running`` (ids) or ``creating`` (codes) are left
+        out: a lease of its own that ran out (its renewal came late) is renewed, not
+        taken over, which would raise its epoch and refuse the process's own writes still
+        in flight; a match it is still creating is its to claim, however late."""
         async with self._database.write() as connection:
             candidates = (
                 await connection.execute(
-                    select(Match.id, MatchLease.epoch)
+                    select(Match.id, Match.code)
                     .outerjoin(MatchLease, MatchLease.match_id == Match.id)
                     .where(
                         Match.status.in_(("lobby", "running")),
@@ -128,8 +134,8 @@ class MatchLeases:
                 )
             ).all()
             taken: dict[int, int] = {}
-            for match_id, _ in candidates:
-                if match_id in running:
+            for match_id, code in candidates:
+                if match_id in running or code in creating:
                     continue
                 statement = insert(MatchLease).values(
                     match_id=match_id, owner=self.owner, epoch=1, expires_at=now + self._lease
