@@ -1208,13 +1208,15 @@ def main(argv: list[str] | None = None) -> None:
             os.sched_setaffinity(0, {LOAD_CORE})
         # The load's own collections would pause every player at once, and be counted
         # as the server's latency: it collects between phases only (``measure``).
+        collecting = gc.isenabled()
         freeze_start_up()
         gc.disable()
         try:
             asyncio.run(run(options, pin=pin))
-        finally:  # main() may run inside another program: it gets its collector back
-            gc.enable()
+        finally:  # main() may run inside another program: its collector is as it was
             gc.unfreeze()
+            if collecting:
+                gc.enable()
     except LoadBenchError as error:
         parser.exit(1, f"gaps-bench: {error}\n")
 
