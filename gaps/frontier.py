@@ -29,6 +29,10 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
+from gaps.bots import ALL_PLACED as _ALL_PLACED
+from gaps.bots import CELLS as _CELLS
+from gaps.bots import COLUMNS as _COLUMNS
+from gaps.bots import TWOS as _TWOS
 from gaps.bound import upper_bound
 from gaps.game import GAP
 
@@ -42,11 +46,8 @@ __all__ = ["COMPILED", "best_first", "placed_in"]
 #: Whether the compiled core was built and ``best_first`` runs it by default.
 COMPILED = _speedups is not None
 
-_COLUMNS = 13
-_STARTS = (0, 13, 26, 39)
+_STARTS = tuple(range(0, _CELLS, _COLUMNS))
 _GAP_BYTE = 255
-_TWOS = (1, 14, 27, 40)
-_ALL_PLACED = 48
 _CHECK_EVERY = 1024
 #: Bytes a stored position costs beside its key: the dicts' slots and the frontier's
 #: (measured with tracemalloc, docs/solver.md).
