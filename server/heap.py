@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 __all__ = ["Collector", "freeze_start_up"]
@@ -48,6 +48,7 @@ class Collector:
     :param full_every_s: every generation's.
     :param collect: ``gc.collect``, or a stand-in (tests).
     :param clock: seconds, ``time.monotonic`` by default (tests pass a fake one).
+    :param sleep: how ``run`` waits for its next tick, ``asyncio.sleep`` by default.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class Collector:
         full_every_s: float = FULL_EVERY_S,
         collect: Callable[[int], object] = gc.collect,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if not 0 < young_every_s <= middle_every_s <= full_every_s:
             raise ValueError(
@@ -69,6 +71,7 @@ class Collector:
         self._every_s = (middle_every_s, full_every_s)
         self._collect = collect
         self._clock = clock
+        self._sleep = sleep
         start = clock()
         self._due = [start + middle_every_s, start + full_every_s]
         #: Collections made, per generation (0 young, 1 middle, 2 full).
@@ -95,7 +98,7 @@ class Collector:
         gc.disable()
         try:
             while True:
-                await asyncio.sleep(self.young_every_s)
+                await self._sleep(self.young_every_s)
                 self.step()
         finally:
             gc.enable()

@@ -1,6 +1,6 @@
 """The collector of a server process: start-up frozen, then collections on a clock, the
 oldest generation due first; bad periods refused. A fake clock and a recording stand-in
-for ``gc.collect``, except where the real collector's switch is checked."""
+for ``gc.collect``."""
 
 from __future__ import annotations
 
@@ -11,14 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from server.heap import FULL_EVERY_S, MIDDLE_EVERY_S, YOUNG_EVERY_S, Collector, freeze_start_up
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fake_clock import FakeClock
 
 
 @pytest.fixture
@@ -43,7 +36,7 @@ def test_each_step_collects_the_young_generation_until_an_older_one_is_due() -> 
         clock=clock,
     )
     for _ in range(40):
-        clock.now += 1
+        clock.advance(1)
         collector.step()
     # the middle one at 10, 20 and 30 s; the full one at 35 s, which restarts the
     # middle clock: no middle one at 40 s
@@ -58,9 +51,9 @@ def test_a_late_step_collects_the_oldest_generation_due_once() -> None:
         young_every_s=1, middle_every_s=10, full_every_s=30, collect=collected.append,
         clock=clock,
     )
-    clock.now += 95  # the loop was held up: both older generations are long due
+    clock.advance(95)  # the loop was held up: both older generations are long due
     assert collector.step() == 2
-    clock.now += 1
+    clock.advance(1)
     assert collector.step() == 0
     assert collected == [2, 0]
 
@@ -81,21 +74,21 @@ def test_periods_that_are_not_positive_and_growing_are_refused(
 
 
 async def test_running_turns_the_allocation_count_off_and_steps_on_its_tick() -> None:
-    stepped = asyncio.Event()
-    collected: list[int] = []
-
-    def collect(generation: int) -> None:
-        collected.append(generation)
-        if len(collected) == 3:
-            stepped.set()
-
-    running = asyncio.create_task(Collector(young_every_s=0.001, collect=collect).run())
+    clock, collected = FakeClock(), list[int]()
+    collector = Collector(
+        young_every_s=1, middle_every_s=2, collect=collected.append, clock=clock,
+        sleep=clock.sleep,
+    )
+    running = asyncio.create_task(collector.run())
     try:
-        await asyncio.wait_for(stepped.wait(), 10)
-        assert not gc.isenabled()
+        for _ in range(3):
+            await clock.until_sleeping(1)
+            assert not gc.isenabled()
+            clock.advance(1)
+        await clock.until_sleeping(1)
+        assert collected == [0, 1, 0]  # one a tick, the middle one when due
     finally:
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
     assert gc.isenabled()
-    assert collected[:3] == [0, 0, 0]
