@@ -41,7 +41,7 @@ try:
 except ImportError:  # not built (no compiler at install): the pure-Python search runs
     _speedups = None  # type: ignore[assignment]
 
-__all__ = ["COMPILED", "best_first", "placed_in"]
+__all__ = ["COMPILED", "best_first", "canonical", "line_through", "placed_in"]
 
 #: Whether the compiled core was built and ``best_first`` runs it by default.
 COMPILED = _speedups is not None
@@ -90,7 +90,8 @@ def _row_value(row: bytes | bytearray) -> tuple[int, int]:
     return placed, 4 * placed + pairs - 2 * dead
 
 
-def _canonical(cells: bytes | bytearray) -> bytes:
+def canonical(cells: bytes | bytearray) -> bytes:
+    """The position's key: its rows in sorted order (rows are interchangeable)."""
     return b"".join(sorted((cells[0:13], cells[13:26], cells[26:39], cells[39:52])))
 
 
@@ -163,7 +164,7 @@ def best_first(
     whose bound is below 48 instead: the search then only says whether the deal can be
     won (a win, or ``complete`` without one), and the count is a lower bound.
     """
-    start = _canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
     if compiled is None:
         compiled = COMPILED
     if not compiled:
@@ -174,7 +175,7 @@ def best_first(
         best, chain, complete, nodes = _speedups.best_first(
             start, budget, defer, narrow, bound, wins_only
         )
-    return best, _line(grid, chain[1:]), complete, nodes
+    return best, line_through(grid, chain[1:]), complete, nodes
 
 
 def _best_first(
@@ -310,7 +311,7 @@ def _best_first(
     return best, chain, complete, nodes
 
 
-def _line(grid: list[int], chain: list[bytes]) -> Plan:
+def line_through(grid: list[int], chain: list[bytes]) -> Plan:
     """The moves from ``grid`` (in its row order) through the stored keys of ``chain``.
 
     Each step is found among the legal moves of the position reached so far, so a chain
@@ -329,7 +330,7 @@ def _line(grid: list[int], chain: list[bytes]) -> Plan:
             for code in movers:
                 came_from = cells.index(code)
                 cells[to], cells[came_from] = code, _GAP_BYTE
-                if _canonical(cells) == key:
+                if canonical(cells) == key:
                     plan.append((code, to))
                     break
                 cells[to], cells[came_from] = _GAP_BYTE, code

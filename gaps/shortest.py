@@ -1,0 +1,296 @@
+"""The fewest moves to a deal's best result: an A* search over the positions of one deal.
+
+``fewest_moves(game)`` decides the deal first (``gaps.solver.solve``): its verdict says
+what the best result is (48 placed for a won deal, the exact maximum for a lost one) and
+gives a line reaching it. Then an A* search looks for a shorter line to that result. It
+ends with the shortest line (``exact``), or, when a budget runs out, with the shortest line
+found and a lower bound: no line reaching the result has fewer moves.
+
+The search (docs/solver.md, "Fewest moves", proves each rule):
+
+* positions keyed on the grid with its rows sorted, as in ``gaps.frontier``: swapping rows
+  maps lines to lines of the same length;
+* ``moves_to_win(cells)``, an admissible and consistent estimate of the moves left to a
+  win: the cards off their cell in the won layout, plus one for each cycle of cards
+  standing on each other's cells, the fewest over the 24 ways to give the rows their suits;
+  for a lost deal's count the estimate is 1 until the count is reached;
+* a position whose ``gaps.bound.upper_bound`` is below the result, or whose estimate says
+  it cannot beat the best line known, is not stored.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Final
+
+from gaps.bots import ALL_PLACED, CELLS, COLUMNS, TWOS, move_for
+from gaps.bound import upper_bound
+from gaps.frontier import best_first, canonical, line_through, placed_in
+from gaps.game import GAP, Game
+from gaps.move import Move
+from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget
+
+__all__ = ["Shortest", "fewest_moves", "moves_to_win", "shortest_line"]
+
+_GAP_BYTE: Final = 255
+_CHECK_EVERY: Final = 1024
+#: Bytes a stored position costs beside its key: two dicts' slots and a heap entry
+#: (measured with tracemalloc, docs/solver.md).
+_ENTRY_OVERHEAD: Final = 190
+_SUITS_TO_ROWS: Final = tuple(permutations(range(4)))
+#: A card's column in the won layout (rank 2 in column 1); None for an Ace (not dealt).
+_HOME_COLUMN: Final = tuple(None if code % 13 == 0 else code % 13 - 1 for code in range(CELLS))
+_DEAD: Final = tuple([code < CELLS and code % 13 == 12 for code in range(_GAP_BYTE)] + [True])
+
+
+def moves_to_win(cells: bytes | bytearray) -> int:
+    """At least the moves any line from ``cells`` needs to win (0 for a won position).
+
+    ``cells`` is a position's 52 cells, row by row: a card code, or 255 for a gap. For
+    each way to give the rows their suits, every card off its cell must move at least once,
+    and a cycle of cards each standing on the next one's cell costs one move more (its
+    first card to move cannot go home): the fewest over the 24 ways.
+    """
+    if len(cells) != CELLS:
+        raise ValueError(f"a position has {CELLS} cells, not {len(cells)}")
+    where = [0] * CELLS
+    for cell, code in enumerate(cells):
+        if code != _GAP_BYTE:
+            where[code] = cell
+    # home[suit][row]: the cards of the suit on their cell if the suit gets the row
+    home = [[0, 0, 0, 0] for _ in range(4)]
+    for code in range(CELLS):
+        column = _HOME_COLUMN[code]
+        if column is not None and where[code] % COLUMNS == column:
+            home[code // 13][where[code] // COLUMNS] += 1
+    ranked = sorted(
+        (ALL_PLACED - home[0][a] - home[1][b] - home[2][c] - home[3][d], (a, b, c, d))
+        for a, b, c, d in _SUITS_TO_ROWS
+    )
+    best = ALL_PLACED * 2
+    for off_home, rows in ranked:
+        if off_home >= best:
+            break  # cycles only add: no later assignment does better
+        best = min(best, off_home + _cycles(cells, where, rows))
+    return best
+
+
+def _cycles(cells: bytes | bytearray, where: list[int], rows: tuple[int, ...]) -> int:
+    """The cycles of cards each standing on the next one's home cell, suits in ``rows``.
+
+    A card points at the card on its home cell: each card has one home cell and each cell
+    one card, so the cards off home form chains (ending at a gap) and cycles.
+    """
+    visited = bytearray(CELLS)
+    cycles = 0
+    for first in range(CELLS):
+        column = _HOME_COLUMN[first]
+        if column is None or visited[first]:
+            continue
+        code = first
+        while True:
+            visited[code] = 1
+            home = rows[code // 13] * COLUMNS + (code % 13) - 1
+            if where[code] == home:
+                break  # at home: no pointer
+            standing = cells[home]
+            if standing == first:
+                cycles += 1
+                break
+            if standing == _GAP_BYTE or visited[standing]:
+                break  # a chain, or one met already (it holds no cycle through ``first``)
+            code = standing
+    return cycles
+
+
+@dataclass(frozen=True)
+class Shortest:
+    """What ``fewest_moves`` found for one deal, without redeal.
+
+    ``status`` and ``placed`` are the solver's verdict (``won``, ``lost`` or ``unknown``,
+    see ``gaps.solver.Verdict``); ``line`` places ``placed`` cards and is the shortest line
+    found to do so. ``lower_bound``: no line placing ``placed`` has fewer moves. ``exact``
+    (no budget ran out) when ``len(line) == lower_bound``; otherwise ``exhausted`` names the
+    budget. When the verdict itself is ``unknown`` the best count is not known, nor its
+    fewest moves: ``lower_bound`` is 0.
+    """
+
+    status: str
+    placed: int
+    line: tuple[Move, ...]
+    lower_bound: int
+    nodes: int
+    seconds: float
+    exhausted: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.lower_bound <= len(self.line):
+            raise ValueError(
+                f"a lower bound of {self.lower_bound} moves for a line of {len(self.line)}"
+            )
+        if (self.exhausted is None) != (self.lower_bound == len(self.line)):
+            raise ValueError("a line is the shortest exactly when no budget ran out")
+
+    @property
+    def exact(self) -> bool:
+        return self.exhausted is None
+
+    def __str__(self) -> str:
+        if self.exact:
+            moves = f"fewest {len(self.line)} moves (exact)"
+        else:
+            moves = (
+                f"a line of {len(self.line)} moves, at least {self.lower_bound} "
+                f"({self.exhausted} budget ran out)"
+            )
+        return f"{self.status}: {self.placed} placed: {moves}, {self.nodes} nodes, " \
+            f"{self.seconds:.3f} s"
+
+
+def fewest_moves(
+    game: Game,
+    *,
+    max_nodes: int = MAX_NODES,
+    time_budget_s: float = TIME_BUDGET_S,
+    max_memory_mb: float = MAX_MEMORY_MB,
+    clock: Callable[[], float] = time.monotonic,
+) -> Shortest:
+    """The fewest moves from ``game``'s position to the most cards its deal can place.
+
+    One budget (``max_nodes`` positions, ``time_budget_s`` seconds by ``clock``, about
+    ``max_memory_mb`` MB of tables) covers both searches: the solve, which finds the best
+    count and a line, then the search for a shorter line. ``game`` is left as it was.
+    """
+    budget = Budget(
+        max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
+        clock=clock,
+    )
+    grid = list(game.grid_codes())
+    placed, witness, complete, nodes = best_first(grid, budget)
+    if not complete:
+        return Shortest(
+            status="unknown", placed=placed, line=_moves(witness), lower_bound=0,
+            nodes=nodes, seconds=round(budget.seconds(), 6), exhausted=budget.exhausted,
+        )
+    plan, lower_bound, searched = shortest_line(grid, placed, budget, known=witness)
+    return Shortest(
+        status="won" if placed == ALL_PLACED else "lost",
+        placed=placed,
+        line=_moves(plan),
+        lower_bound=lower_bound,
+        nodes=nodes + searched,
+        seconds=round(budget.seconds(), 6),
+        exhausted=None if lower_bound == len(plan) else budget.exhausted,
+    )
+
+
+def _moves(plan: list[tuple[int, int]]) -> tuple[Move, ...]:
+    return tuple(move_for(code, to) for code, to in plan)
+
+
+def shortest_line(
+    grid: list[int],
+    target: int,
+    budget: Budget,
+    *,
+    known: list[tuple[int, int]],
+) -> tuple[list[tuple[int, int]], int, int]:
+    """(line, lower bound, new positions met): the fewest moves from ``grid`` to a position
+    placing at least ``target`` cards, which ``known`` (a line) does.
+
+    The line is ``known`` unless a shorter one was found; the lower bound equals its length
+    when it is the shortest (the search ended), and is otherwise the least estimated length
+    of the lines still waiting when ``budget`` ran out. ``target`` must be the most ``grid``
+    can place for the estimate of a lost deal's count to be all there is to it.
+    """
+    start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    estimate = moves_to_win if target == ALL_PLACED else _short_of(target)
+    longest = len(known)  # only lines shorter than this are looked for
+    start_estimate = estimate(start)
+    if start_estimate >= longest:
+        return known, longest, 0
+    parent: dict[bytes, bytes | None] = {start: None}
+    moves: dict[bytes, int] = {start: 0}
+    closed: set[bytes] = set()
+    # (estimated length, -moves made, key): the least estimate first, the deepest among equals
+    waiting = [(start_estimate, 0, start)]
+    entry_bytes = sys.getsizeof(start) + _ENTRY_OVERHEAD
+    tables_before = budget.table_bytes
+    nodes = 0
+    next_check = 0
+    found: bytes | None = None
+    while waiting:
+        if budget.nodes >= budget.max_nodes or nodes >= next_check:
+            next_check = nodes + _CHECK_EVERY
+            budget.table_bytes = tables_before + len(parent) * entry_bytes
+            if not budget.check():
+                break
+        _, negative_made, key = heapq.heappop(waiting)
+        if key in closed:
+            continue  # an entry left behind when a shorter line reached the key
+        if placed_in(key) >= target:
+            found = key
+            break
+        closed.add(key)
+        made = 1 - negative_made  # the children's moves
+        for child in _children(key):
+            if child in closed or moves.get(child, longest) <= made:
+                continue
+            child_estimate = estimate(child)
+            if made + child_estimate >= longest or upper_bound(child) < target:
+                continue  # cannot beat the known line, or never places the target
+            if child not in moves:
+                nodes += 1
+                budget.nodes += 1
+            moves[child] = made
+            parent[child] = key
+            heapq.heappush(waiting, (made + child_estimate, -made, child))
+    budget.table_bytes = tables_before
+    if found is None:
+        while waiting and waiting[0][2] in closed:
+            heapq.heappop(waiting)
+        if not waiting:
+            return known, longest, nodes  # every shorter line was ruled out
+        # The estimates are consistent: every line still to be found is at least this long.
+        return known, waiting[0][0], nodes
+    chain: list[bytes] = []
+    link: bytes | None = found
+    while link is not None:
+        chain.append(link)
+        link = parent[link]
+    chain.reverse()
+    line = line_through(grid, chain[1:])
+    return line, len(line), nodes
+
+
+def _short_of(target: int) -> Callable[[bytes], int]:
+    """The estimate for a count below a win: one move while the count is not reached."""
+
+    def estimate(cells: bytes) -> int:
+        return 0 if placed_in(cells) >= target else 1
+
+    return estimate
+
+
+def _children(key: bytes) -> list[bytes]:
+    """The canonical keys of the positions one legal move from ``key``."""
+    children = []
+    cells = bytearray(key)
+    for gap in [cell for cell in range(CELLS) if key[cell] == _GAP_BYTE]:
+        if gap % COLUMNS == 0:
+            movers: tuple[int, ...] = TWOS
+        elif _DEAD[key[gap - 1]]:
+            continue
+        else:
+            movers = (key[gap - 1] + 1,)
+        for code in movers:
+            came_from = key.index(code)
+            cells[gap], cells[came_from] = code, _GAP_BYTE
+            children.append(canonical(cells))
+            cells[gap], cells[came_from] = _GAP_BYTE, code
+    return children
