@@ -2,12 +2,15 @@
 
     python -m gaps.solve --seed ABCD-EFGH-IJKL-MNOP --rules classic
     python -m gaps.solve --layout grid.txt --rules no-redeal     # "-" reads stdin
+    python -m gaps.solve --seed ABCD-EFGH-IJKL-MNOP --fewest-moves
     python -m gaps.solve --stats 200 --rules no-redeal --time-budget-s 10
 
 A single deal prints the verdict without redeal (``won``, ``lost`` or ``unknown``), the
 par over the deal and its redeals (the seed decides them; a layout has no seed of its
 own, so its redeals use the seed ``layout``), the line in move notation, the nodes
-searched, the time and the peak memory. ``--stats N`` solves deals 0 .. N-1
+searched, the time and the peak memory; with ``--fewest-moves`` the line without redeal is
+the shortest found (``gaps.shortest``) and a line says whether it is the fewest moves or
+how few they could be. ``--stats N`` solves deals 0 .. N-1
 (``Seed(i.to_bytes(10, "big"))``, as ``gaps.simulate`` numbers them) without redeal and
 prints the share won with its 95% Wilson and Clopper-Pearson intervals beside the
 published 85.8% +- 3.7%, and the distribution of solve times. Progress goes to stderr.
@@ -27,7 +30,8 @@ from gaps.errors import GapsError
 from gaps.game import Game
 from gaps.par import par_of
 from gaps.seed import Seed
-from gaps.solver import MAX_MEMORY_MB, MAX_NODES, ORDERS, TIME_BUDGET_S, solve
+from gaps.shortest import Shortest, fewest_moves
+from gaps.solver import MAX_MEMORY_MB, MAX_NODES, ORDERS, TIME_BUDGET_S, Verdict, solve
 
 #: Blake and Gent (2019), Solvitaire: winnable share of no-redeal Gaps deals.
 PUBLISHED_WIN_RATE = 0.858
@@ -183,12 +187,34 @@ def deal_lines(
     time_budget_s: float,
     max_memory_mb: float,
     order: str = "best-first",
+    fewest: bool = False,
 ) -> list[str]:
-    """The single-deal report: verdict without redeal, par, lines, nodes, time, memory."""
-    verdict = solve(
-        game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
-        order=order,
-    )
+    """The single-deal report: verdict without redeal, par, lines, nodes, time, memory.
+
+    With ``fewest`` the line without redeal is the shortest found (``gaps.shortest``), and
+    a line says whether it is the fewest moves or how few they could be.
+    """
+    verdict: Verdict | Shortest
+    if fewest:
+        verdict = shortest = fewest_moves(
+            game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb
+        )
+        decided = shortest.status != "unknown"
+        if shortest.exact:
+            moves = f"fewest moves: {len(shortest.line)} (exact)"
+        elif decided:
+            moves = (
+                f"fewest moves: at least {shortest.lower_bound}, the line has "
+                f"{len(shortest.line)} ({shortest.exhausted} budget ran out)"
+            )
+        else:
+            moves = "fewest moves: unknown (the best count is not known)"
+    else:
+        verdict = solve(
+            game, max_nodes=max_nodes, time_budget_s=time_budget_s,
+            max_memory_mb=max_memory_mb, order=order,
+        )
+        decided = verdict.exact
     result = par_of(
         game, max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb
     )
@@ -196,8 +222,9 @@ def deal_lines(
     return [
         f"deal: {game.seed} {game.ruleset}",
         f"verdict: {verdict.status} ({verdict.placed} placed without redeal"
-        + ("" if verdict.exact else f", at least; {verdict.exhausted} budget ran out") + ")",
+        + ("" if decided else f", at least; {verdict.exhausted} budget ran out") + ")",
         f"line: {' '.join(map(str, verdict.line)) or '(none)'}",
+        *([moves] if fewest else []),
         f"nodes: {verdict.nodes}  time: {verdict.seconds:.3f} s",
         f"par: {par_text}: {result.placed} placed, {result.redeals} redeals",
         f"par line: {' '.join(map(str, result.line)) or '(none)'}",
@@ -231,10 +258,16 @@ def main(argv: list[str] | None = None) -> None:
         help="search order of the verdict without redeal (default best-first)",
     )
     parser.add_argument(
+        "--fewest-moves", action="store_true",
+        help="look for the shortest line without redeal (A*, best-first order; one deal)",
+    )
+    parser.add_argument(
         "--trace-memory", action="store_true",
         help="measure peak memory with tracemalloc (exact, about 2x slower)",
     )
     options = parser.parse_args(argv)
+    if options.fewest_moves and (options.stats is not None or options.order != "best-first"):
+        parser.error("--fewest-moves takes one deal (--seed or --layout), in best-first order")
     budgets = {
         "max_nodes": options.max_nodes,
         "time_budget_s": options.time_budget_s,
@@ -262,7 +295,9 @@ def main(argv: list[str] | None = None) -> None:
                     else open(options.layout, encoding="ascii").read()
                 )
                 game = Game.from_layout(text, options.rules)
-            lines = deal_lines(game, order=options.order, **budgets)
+            lines = deal_lines(
+                game, order=options.order, fewest=options.fewest_moves, **budgets
+            )
             lines.append(f"peak memory: {_peak_mb(options.trace_memory):.1f} MB")
     except (GapsError, ValueError, OSError) as error:
         parser.error(str(error))

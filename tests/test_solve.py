@@ -40,6 +40,54 @@ def test_a_layout_file_is_solved(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert not tracemalloc.is_tracing()  # what runs after main() runs at full speed
 
 
+def test_the_fewest_moves_of_a_layout_are_printed_as_exact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "grid.txt"
+    path.write_text(WON_IN_TWO, encoding="ascii")
+    lines = run(capsys, "--layout", str(path), "--rules", "no-redeal", "--fewest-moves")
+    assert lines[1:4] == [
+        "verdict: won (48 placed without redeal)", "line: QS KS", "fewest moves: 2 (exact)",
+    ]
+    assert lines[4].startswith("nodes: ")
+    assert lines[5] == "par: 58: 48 placed, 0 redeals"
+
+
+def test_fewest_moves_cut_short_print_a_bound_below_the_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = str(Seed((7).to_bytes(10, "big")))
+    lines = run(
+        capsys, "--seed", code, "--rules", "no-redeal", "--max-nodes", "40000", "--fewest-moves"
+    )
+    assert lines[1] == "verdict: won (48 placed without redeal)"
+    bound, length = (
+        int(word.strip(",")) for word in lines[3].split() if word.strip(",").isdigit()
+    )
+    assert lines[3] == (
+        f"fewest moves: at least {bound}, the line has {length} (nodes budget ran out)"
+    )
+    assert 0 < bound < length == len(lines[2].split()) - 1
+
+
+def test_fewest_moves_of_an_undecided_deal_are_unknown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = str(Seed((7).to_bytes(10, "big")))
+    lines = run(capsys, "--seed", code, "--max-nodes", "50", "--fewest-moves")
+    assert lines[1].endswith("nodes budget ran out)")
+    assert lines[3] == "fewest moves: unknown (the best count is not known)"
+
+
+@pytest.mark.parametrize("extra", [["--stats", "3"], ["--seed", "AAAA", "--order", "depth-first"]])
+def test_fewest_moves_take_one_deal_in_best_first_order(
+    extra: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--fewest-moves", *extra])
+    assert "--fewest-moves takes one deal" in capsys.readouterr().err
+
+
 def test_a_budget_too_small_prints_unknown_and_a_lower_bound(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
