@@ -806,9 +806,316 @@ done:
     return result;
 }
 
+/* ---- The fewest moves (gaps.shortest): A* over the same table. ---- */
+
+#define LONGEST 256 /* lines and estimates are below this: a byte holds a length */
+
+/* The cycles of cards each standing on the next one's home cell when suit s heads row
+ * rows[s], as gaps.shortest._cycles. */
+static int cycles_of(const uint8_t *cells, const uint8_t *where, const uint8_t *rows)
+{
+    uint8_t visited[CELLS] = {0};
+    int cycles = 0;
+    for (int first = 0; first < CELLS; first++) {
+        if (first % 13 == 0 || visited[first])
+            continue;
+        int code = first;
+        for (;;) {
+            visited[code] = 1;
+            int home = rows[code / 13] * COLUMNS + code % 13 - 1;
+            if (where[code] == home)
+                break;
+            uint8_t standing = cells[home];
+            if (standing == first) {
+                cycles++;
+                break;
+            }
+            if (standing == GAP_BYTE || visited[standing])
+                break;
+            code = standing;
+        }
+    }
+    return cycles;
+}
+
+/* At least the moves any line from cells needs to win, as gaps.shortest.moves_to_win:
+ * the cards off home plus the cycles, the fewest over the 24 ways to give the rows suits. */
+static int moves_to_win(const uint8_t *cells)
+{
+    uint8_t where[CELLS];
+    int home[4][4] = {{0}};
+    for (int cell = 0; cell < CELLS; cell++)
+        if (cells[cell] != GAP_BYTE)
+            where[cells[cell]] = (uint8_t)cell;
+    for (int code = 0; code < CELLS; code++)
+        if (code % 13 && where[code] % COLUMNS == code % 13 - 1)
+            home[code / 13][where[code] / COLUMNS]++;
+    int off[24], tried[24] = {0};
+    for (int p = 0; p < 24; p++)
+        off[p] = ALL_PLACED - home[0][PERMUTATIONS[p][0]] - home[1][PERMUTATIONS[p][1]]
+                 - home[2][PERMUTATIONS[p][2]] - home[3][PERMUTATIONS[p][3]];
+    int best = 2 * ALL_PLACED;
+    for (;;) {
+        /* the fewest cards off home first: cycles only add, so the rest cannot do better */
+        int pick = -1;
+        for (int p = 0; p < 24; p++)
+            if (!tried[p] && off[p] < best && (pick < 0 || off[p] < off[pick]))
+                pick = p;
+        if (pick < 0)
+            return best;
+        tried[pick] = 1;
+        int estimate = off[pick] + cycles_of(cells, where, PERMUTATIONS[pick]);
+        if (estimate < best)
+            best = estimate;
+    }
+}
+
+/* The estimate of the moves left to place target cards: moves_to_win for a win, else one
+ * move while the count is short of it. */
+static int estimate_of(const uint8_t *cells, int target)
+{
+    if (target == ALL_PLACED)
+        return moves_to_win(cells);
+    int placed, promise;
+    key_value(cells, NULL, &placed, &promise);
+    return placed >= target ? 0 : 1;
+}
+
+PyDoc_STRVAR(moves_to_win_doc,
+"moves_to_win(key, /)\n--\n\n"
+"What gaps.shortest.moves_to_win(key) computes, for a key of 52 bytes.");
+
+static PyObject *moves_to_win_of(PyObject *module, PyObject *args)
+{
+    const uint8_t *key;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "y#:moves_to_win", &key, &size) || check_key(key, size) < 0)
+        return NULL;
+    return PyLong_FromLong(moves_to_win(key));
+}
+
+PyDoc_STRVAR(fewest_moves_doc,
+"fewest_moves(start, budget, target, longest, /)\n--\n\n"
+"A* from the key ``start`` to a position placing ``target`` cards, looking only for lines\n"
+"shorter than ``longest`` (below 256), within ``budget``: the search of\n"
+"gaps.shortest.shortest_line. Returns (the stored keys from ``start`` to the position\n"
+"found, or None; a lower bound on the moves of every line reaching ``target``; new\n"
+"positions met). Without a line the bound is ``longest`` when every shorter line was\n"
+"ruled out.");
+
+static PyObject *fewest_moves(PyObject *module, PyObject *args)
+{
+    const uint8_t *start;
+    Py_ssize_t start_size;
+    PyObject *budget;
+    int target, longest;
+    if (!PyArg_ParseTuple(args, "y#Oii:fewest_moves", &start, &start_size, &budget, &target,
+                          &longest))
+        return NULL;
+    if (check_key(start, start_size) < 0)
+        return NULL;
+    if (target < 0 || target > ALL_PLACED || longest < 0 || longest >= LONGEST) {
+        PyErr_Format(PyExc_ValueError, "a target of 0 to 48 cards and a longest line below "
+                     "256 moves, not %d and %d", target, longest);
+        return NULL;
+    }
+    long long max_nodes, nodes_before, tables_before;
+    if (get_long_long(budget, "max_nodes", &max_nodes) < 0
+        || get_long_long(budget, "nodes", &nodes_before) < 0
+        || get_long_long(budget, "table_bytes", &tables_before) < 0)
+        return NULL;
+    int start_estimate = estimate_of(start, target);
+    if (start_estimate >= longest)
+        return Py_BuildValue("(OiL)", Py_None, longest, 0LL);
+
+    /* A stored position's bound byte holds the moves of the shortest line to it found so
+     * far. open[f * LONGEST + g] holds the positions waiting with estimated length f and g
+     * moves made: the least f first, the most moves among equals (deepest first). An
+     * entry whose position was reached by a shorter line since is stale: skipped. */
+    Search s;
+    memset(&s, 0, sizeof s);
+    PyObject *result = NULL;
+    Stack *open = PyMem_Calloc((size_t)LONGEST * LONGEST, sizeof(Stack));
+    long long waiting[LONGEST] = {0};
+    if (open == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    size_t open_bytes = (size_t)LONGEST * LONGEST * sizeof(Stack);
+    uint8_t packed[16][PACKED];
+    uint64_t hashes[16];
+    uint8_t cells[CELLS], children[16][CELLS];
+    pack(start, packed[0]);
+    packed[0][BOUND_AT] = 0;
+    if (store(&s, packed[0], hash_packed(packed[0]), NO_PARENT) < 0)
+        goto done;
+    if (stack_push(&s, &open[start_estimate * LONGEST], 0) < 0)
+        goto done;
+    waiting[start_estimate] = 1;
+    int length = start_estimate, stopped = 0;
+    uint32_t found = NO_PARENT;
+    long long nodes = 0, next_check = 0;
+    for (;;) {
+        if (nodes_before + nodes >= max_nodes || nodes >= next_check) {
+            next_check = nodes + CHECK_EVERY;
+            int going = check_budget(budget, nodes_before + nodes,
+                                     tables_before + (long long)(search_bytes(&s) + open_bytes));
+            if (going < 0)
+                goto done;
+            if (!going) {
+                stopped = 1;
+                break;
+            }
+        }
+        while (length < longest && waiting[length] == 0)
+            length++;
+        if (length >= longest)
+            break; /* nothing shorter than longest is left */
+        int made = LONGEST - 1;
+        while (open[length * LONGEST + made].size == 0)
+            made--;
+        Stack *bucket = &open[length * LONGEST + made];
+        uint32_t index = bucket->items[--bucket->size];
+        waiting[length]--;
+        uint8_t *entry = entry_at(&s, index);
+        if (entry[BOUND_AT] != made)
+            continue; /* stale */
+        unpack(entry, cells);
+        int placed, promise;
+        key_value(cells, NULL, &placed, &promise);
+        if (placed >= target) {
+            found = index;
+            break;
+        }
+        int count = 0;
+        for (int gap = 0; gap < CELLS; gap++) {
+            if (cells[gap] != GAP_BYTE)
+                continue;
+            uint8_t movers[4];
+            int movers_count = 0;
+            if (gap % COLUMNS == 0) {
+                memcpy(movers, TWOS, 4);
+                movers_count = 4;
+            } else if (!is_dead(cells[gap - 1])) {
+                movers[movers_count++] = cells[gap - 1] + 1;
+            }
+            for (int i = 0; i < movers_count; i++) {
+                uint8_t code = movers[i];
+                int came_from = 0;
+                while (cells[came_from] != code)
+                    came_from++;
+                cells[gap] = code;
+                cells[came_from] = GAP_BYTE;
+                canonical(cells, children[count]);
+                cells[came_from] = code;
+                cells[gap] = GAP_BYTE;
+                pack(children[count], packed[count]);
+                hashes[count] = hash_packed(packed[count]);
+                __builtin_prefetch(&s.slots[hashes[count] & s.slot_mask]);
+                count++;
+            }
+        }
+        int child_made = made + 1;
+        for (int i = 0; i < count; i++) {
+            size_t slot;
+            int seen = lookup(&s, packed[i], hashes[i], &slot);
+            if (seen < 0)
+                goto done;
+            uint32_t child_index = 0;
+            if (seen) {
+                child_index = (s.slots[slot] & INDEX_MASK) - 1;
+                if (entry_at(&s, child_index)[BOUND_AT] <= child_made)
+                    continue;
+            }
+            int child_estimate = estimate_of(children[i], target);
+            if (child_made + child_estimate >= longest)
+                continue; /* cannot beat the known line */
+            if (!seen) {
+                if (upper_bound(children[i]) < target)
+                    continue; /* never places the target: not stored, pruned again if met */
+                packed[i][BOUND_AT] = (uint8_t)child_made;
+                if (insert(&s, packed[i], hashes[i], slot, index) < 0)
+                    goto done;
+                child_index = (uint32_t)s.count - 1;
+                nodes++;
+            } else {
+                uint8_t *child = entry_at(&s, child_index);
+                child[BOUND_AT] = (uint8_t)child_made;
+                memcpy(child + PACKED, &index, 4);
+            }
+            int child_length = child_made + child_estimate;
+            if (stack_push(&s, &open[child_length * LONGEST + child_made], child_index) < 0)
+                goto done;
+            waiting[child_length]++;
+        }
+    }
+    int lower_bound = longest;
+    if (found != NO_PARENT) {
+        lower_bound = entry_at(&s, found)[BOUND_AT];
+    } else if (stopped) {
+        /* the least estimated length of a waiting entry that is not stale: with a
+         * consistent estimate no line still to be found is shorter */
+        for (int f = length; f < longest && lower_bound == longest; f++) {
+            if (waiting[f] == 0)
+                continue;
+            for (int g = 0; g < LONGEST && lower_bound == longest; g++) {
+                Stack *bucket = &open[f * LONGEST + g];
+                for (size_t k = 0; k < bucket->size; k++)
+                    if (entry_at(&s, bucket->items[k])[BOUND_AT] == g) {
+                        lower_bound = f;
+                        break;
+                    }
+            }
+        }
+    }
+    {
+        /* budget.nodes counts this search's nodes; its table is garbage from now on */
+        PyObject *value = PyLong_FromLongLong(nodes_before + nodes);
+        if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+        value = PyLong_FromLongLong(tables_before);
+        if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+    }
+    if (found == NO_PARENT) {
+        result = Py_BuildValue("(OiL)", Py_None, lower_bound, nodes);
+        goto done;
+    }
+    Py_ssize_t steps = 0;
+    for (uint32_t index = found; index != NO_PARENT; index = parent_of(&s, index))
+        steps++;
+    PyObject *chain = PyList_New(steps);
+    if (chain == NULL)
+        goto done;
+    for (uint32_t index = found; index != NO_PARENT; index = parent_of(&s, index)) {
+        unpack(entry_at(&s, index), cells);
+        PyObject *key = PyBytes_FromStringAndSize((const char *)cells, CELLS);
+        if (key == NULL) {
+            Py_DECREF(chain);
+            goto done;
+        }
+        PyList_SET_ITEM(chain, --steps, key);
+    }
+    result = Py_BuildValue("(NiL)", chain, lower_bound, nodes);
+done:
+    for (size_t i = 0; i < (size_t)LONGEST * LONGEST; i++)
+        PyMem_Free(open[i].items);
+    PyMem_Free(open);
+    search_free(&s);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"best_first", best_first, METH_VARARGS, best_first_doc},
     {"upper_bound", upper_bound_of, METH_VARARGS, upper_bound_doc},
+    {"fewest_moves", fewest_moves, METH_VARARGS, fewest_moves_doc},
+    {"moves_to_win", moves_to_win_of, METH_VARARGS, moves_to_win_doc},
     {NULL, NULL, 0, NULL},
 };
 

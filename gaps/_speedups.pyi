@@ -1,4 +1,4 @@
-"""The compiled core of ``gaps.frontier`` and ``gaps.bound`` (gaps/_speedups.c)."""
+"""The compiled core of ``gaps.frontier``, ``gaps.bound`` and ``gaps.shortest`` (gaps/_speedups.c)."""
 
 from gaps.frontier import _Budget
 
@@ -6,3 +6,7 @@ def best_first(
     start: bytes, budget: _Budget, defer: bool, narrow: bool, bound: bool, wins_only: bool, /
 ) -> tuple[int, list[bytes], bool, int]: ...
 def upper_bound(key: bytes, /) -> int: ...
+def fewest_moves(
+    start: bytes, budget: _Budget, target: int, longest: int, /
+) -> tuple[list[bytes] | None, int, int]: ...
+def moves_to_win(key: bytes, /) -> int: ...

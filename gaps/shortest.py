@@ -30,12 +30,24 @@ from typing import Final
 
 from gaps.bots import ALL_PLACED, CELLS, COLUMNS, TWOS, move_for
 from gaps.bound import upper_bound
-from gaps.frontier import best_first, canonical, line_through, placed_in
+from gaps.frontier import COMPILED, best_first, canonical, line_through, placed_in
 from gaps.game import GAP, Game
 from gaps.move import Move
 from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget
 
+try:
+    from gaps import _speedups
+except ImportError:  # not built (no compiler at install): the pure-Python search runs
+    _speedups = None  # type: ignore[assignment]
+
 __all__ = ["Shortest", "fewest_moves", "moves_to_win", "shortest_line"]
+
+#: Tails of this many moves, twice as many, ... are shortened first (``_shorten_tails``),
+#: each within this share of the budget left.
+_TAIL_STEP: Final = 20
+_TAIL_SHARE: Final = 8
+#: The compiled search counts moves in a byte: it takes known lines below this.
+_COMPILED_LONGEST: Final = 256
 
 _GAP_BYTE: Final = 255
 _CHECK_EVERY: Final = 1024
@@ -177,7 +189,9 @@ def fewest_moves(
             status="unknown", placed=placed, line=_moves(witness), lower_bound=0,
             nodes=nodes, seconds=round(budget.seconds(), 6), exhausted=budget.exhausted,
         )
-    plan, lower_bound, searched = shortest_line(grid, placed, budget, known=witness)
+    shortened, searched = _shorten_tails(grid, placed, witness, budget)
+    plan, lower_bound, nodes_from_start = shortest_line(grid, placed, budget, known=shortened)
+    searched += nodes_from_start
     return Shortest(
         status="won" if placed == ALL_PLACED else "lost",
         placed=placed,
@@ -187,6 +201,50 @@ def fewest_moves(
         seconds=round(budget.seconds(), 6),
         exhausted=None if lower_bound == len(plan) else budget.exhausted,
     )
+
+
+def _shorten_tails(
+    grid: list[int], target: int, plan: list[tuple[int, int]], budget: Budget
+) -> tuple[list[tuple[int, int]], int]:
+    """(``plan`` with its last moves replaced by the fewest that do as much, new positions
+    met): the tails of ``_TAIL_STEP``, 2 x ``_TAIL_STEP``, ... moves, each searched within a
+    ``_TAIL_SHARE`` of the nodes and seconds ``budget`` has left, while each ends.
+
+    A shorter known line lets the search from the deal skip every position that cannot
+    beat it, and the fewest moves of a tail are cheap to find: its positions are near the
+    goal, where the estimate is close (docs/solver.md, "Fewest moves").
+    """
+    nodes = 0
+    moves_left = _TAIL_STEP
+    while moves_left < len(plan):
+        nodes_left = budget.max_nodes - budget.nodes
+        seconds_left = budget.time_budget_s - budget.seconds()
+        if nodes_left < _TAIL_SHARE or seconds_left <= 0:
+            break
+        part = Budget(
+            max_nodes=nodes_left // _TAIL_SHARE, time_budget_s=seconds_left / _TAIL_SHARE,
+            max_memory_mb=budget.max_memory_mb, clock=budget.clock,
+        )
+        split = len(plan) - moves_left
+        tail, _, met = shortest_line(
+            _played(grid, plan[:split]), target, part, known=plan[split:]
+        )
+        nodes += met
+        budget.nodes += met
+        if part.exhausted is not None:
+            break  # a longer tail would cost more still
+        plan = plan[:split] + tail
+        moves_left += _TAIL_STEP
+    return plan, nodes
+
+
+def _played(grid: list[int], plan: list[tuple[int, int]]) -> list[int]:
+    """``grid`` after the moves of ``plan``."""
+    grid = list(grid)
+    for code, to in plan:
+        grid[grid.index(code)] = GAP
+        grid[to] = code
+    return grid
 
 
 def _moves(plan: list[tuple[int, int]]) -> tuple[Move, ...]:
@@ -199,6 +257,7 @@ def shortest_line(
     budget: Budget,
     *,
     known: list[tuple[int, int]],
+    compiled: bool | None = None,
 ) -> tuple[list[tuple[int, int]], int, int]:
     """(line, lower bound, new positions met): the fewest moves from ``grid`` to a position
     placing at least ``target`` cards, which ``known`` (a line) does.
@@ -207,10 +266,23 @@ def shortest_line(
     when it is the shortest (the search ended), and is otherwise the least estimated length
     of the lines still waiting when ``budget`` ran out. ``target`` must be the most ``grid``
     can place for the estimate of a lost deal's count to be all there is to it.
+
+    ``compiled`` picks the compiled core (True: it must have been built) or the Python
+    (False); by default the compiled one when it was built and ``known`` is shorter than
+    the 256 moves it counts up to. Both find lines of the same length.
     """
     start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
-    estimate = moves_to_win if target == ALL_PLACED else _short_of(target)
     longest = len(known)  # only lines shorter than this are looked for
+    if compiled is None:
+        compiled = COMPILED and longest < _COMPILED_LONGEST
+    if compiled:
+        if _speedups is None:
+            raise RuntimeError("the compiled core gaps._speedups was not built")
+        chain, lower_bound, nodes = _speedups.fewest_moves(start, budget, target, longest)
+        if chain is None:
+            return known, lower_bound, nodes
+        return line_through(grid, chain[1:]), lower_bound, nodes
+    estimate = moves_to_win if target == ALL_PLACED else _short_of(target)
     start_estimate = estimate(start)
     if start_estimate >= longest:
         return known, longest, 0

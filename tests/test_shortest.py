@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gaps import GAP, Game, Move, Seed
+from gaps import shortest as shortest_module
 from gaps.shortest import Shortest, fewest_moves, moves_to_win
 from gaps.solver import solve
 from tests.test_frontier import scrambled
@@ -106,9 +107,19 @@ def test_one_move_changes_the_estimate_by_at_most_one(data: bytes, cells: int) -
         assert abs(moves_to_win(cells_of(after)) - here) <= 1, (game.layout(), move)
 
 
+@pytest.fixture(params=["python", "compiled"])
+def search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test on the Python search, then on the compiled core (where it was built)."""
+    if request.param == "python":
+        monkeypatch.setattr(shortest_module, "COMPILED", False)
+    elif not shortest_module.COMPILED:
+        pytest.skip("gaps._speedups was not built")
+    return str(request.param)
+
+
 @pytest.mark.parametrize("number", range(25))
 def test_the_line_is_as_short_as_a_breadth_first_search_of_the_engine_finds(
-    number: int,
+    number: int, search: str,
 ) -> None:
     game = scrambled(random.Random(1000 + number), random.Random(number).randint(7, 12))
     result = fewest_moves(game)
@@ -147,7 +158,7 @@ def test_a_whole_deal_gets_a_winning_line_no_longer_than_the_solvers_and_a_bound
     assert result.lower_bound >= moves_to_win(cells_of(game))
 
 
-def test_the_shortest_line_to_a_lost_deals_best_count_replays_to_it() -> None:
+def test_the_shortest_line_to_a_lost_deals_best_count_replays_to_it(search: str) -> None:
     game = deal(173)  # lost
     result = fewest_moves(game)
     assert (result.status, result.exact) == ("lost", True)
@@ -162,7 +173,7 @@ def endgame(number: int, moves_left: int) -> Game:
     return replayed(game, line[:len(line) - moves_left])
 
 
-def test_an_endgame_is_won_in_fewer_moves_than_the_solvers_line_plays() -> None:
+def test_an_endgame_is_won_in_fewer_moves_than_the_solvers_line_plays(search: str) -> None:
     game = endgame(2, 60)
     result = fewest_moves(game)
     assert result.exact
@@ -172,7 +183,7 @@ def test_an_endgame_is_won_in_fewer_moves_than_the_solvers_line_plays() -> None:
 
 @pytest.mark.parametrize("max_nodes", [400, 800, 1_600])
 def test_a_node_budget_leaves_a_bound_below_the_fewest_moves_and_a_line_above(
-    max_nodes: int,
+    max_nodes: int, search: str,
 ) -> None:
     game = endgame(2, 60)  # 58 moves at the fewest, found after about 2,300 nodes
     result = fewest_moves(game, max_nodes=max_nodes)

@@ -9,14 +9,16 @@ from itertools import count
 
 import pytest
 
-from gaps import Move
+from gaps import Game, Move
 from gaps import frontier as frontier_module
+from gaps import shortest as shortest_module
 from gaps.bots import ALL_PLACED, move_for
 from gaps.bound import upper_bound
-from gaps.frontier import COMPILED, Plan, best_first
-from gaps.solver import Budget
+from gaps.frontier import COMPILED, Plan, best_first, placed_in
+from gaps.shortest import moves_to_win, shortest_line
+from gaps.solver import Budget, solve
 from tests.test_frontier import scrambled
-from tests.test_solver import deal, replayed
+from tests.test_solver import WON_IN_TWO, deal, replayed
 
 needs_core = pytest.mark.skipif(not COMPILED, reason="gaps._speedups was not built")
 
@@ -193,3 +195,98 @@ def test_a_key_that_is_not_a_position_is_refused_by_what_it_holds() -> None:
             _speedups.best_first(bytes(changed), Budget(), True, True, True, False)
         with pytest.raises(ValueError, match=message):
             _speedups.upper_bound(bytes(changed))
+
+
+# -- the fewest moves (gaps.shortest) --
+
+
+def cells_of(grid: list[int] | tuple[int, ...]) -> bytes:
+    return bytes(255 if code < 0 else code for code in grid)
+
+
+@needs_core
+def test_both_estimates_of_the_moves_to_win_agree_on_two_thousand_positions() -> None:
+    from gaps import _speedups
+
+    rng = random.Random(77)
+    for _ in range(2_000):
+        cells = cells_of(scrambled(rng, rng.randint(5, 52)).grid_codes())
+        assert _speedups.moves_to_win(cells) == moves_to_win(cells), cells
+
+
+def shortest_both(game_grid: list[int], max_nodes: int) -> list[tuple[object, ...]]:
+    """Python's and the compiled search's (line length, lower bound, status) from a grid,
+    to the most it places, from the solver's line."""
+    found = []
+    for compiled in (False, True):
+        budget = Budget(max_nodes=10**9)
+        placed, witness, complete, _ = best_first(game_grid, budget)
+        assert complete
+        searched = Budget(max_nodes=max_nodes)
+        line, lower_bound, _ = shortest_line(
+            game_grid, placed, searched, known=witness, compiled=compiled
+        )
+        grid = list(game_grid)
+        for code, to in line:  # legal: rebuilt move by move from the stored keys
+            grid[grid.index(code)], grid[to] = -1, code
+        assert placed_in(cells_of(grid)) >= placed
+        found.append((len(line), lower_bound, searched.exhausted))
+    return found
+
+
+@needs_core
+def test_both_searches_find_lines_of_the_same_fewest_moves_on_scrambled_positions() -> None:
+    rng = random.Random(2024)
+    for _ in range(300):
+        grid = list(scrambled(rng, rng.randint(6, 20)).grid_codes())
+        python, compiled = shortest_both(grid, max_nodes=10**9)
+        assert python == compiled, grid
+
+
+@needs_core
+@pytest.mark.parametrize(("number", "moves_left"), [(2, 45), (3, 45), (7, 60), (5, 40)])
+def test_both_searches_find_the_fewest_moves_of_an_endgame(number: int, moves_left: int) -> None:
+    game = deal(number)
+    line = solve(game).line
+    endgame = replayed(game, line[:len(line) - moves_left])
+    python, compiled = shortest_both(list(endgame.grid_codes()), max_nodes=10**9)
+    assert python == compiled
+    assert python[0] == python[1] <= moves_left
+
+
+@needs_core
+@pytest.mark.parametrize("max_nodes", [1, 50, 400])
+def test_a_budget_leaves_both_searches_a_bound_below_the_fewest_moves(max_nodes: int) -> None:
+    game = deal(2)
+    line = solve(game).line
+    endgame = list(replayed(game, line[:len(line) - 60]).grid_codes())  # 58 at the fewest
+    for length, lower_bound, exhausted in shortest_both(endgame, max_nodes=max_nodes):
+        assert exhausted == "nodes"
+        assert lower_bound <= 58 <= length
+
+
+def test_the_python_fewest_moves_run_where_the_core_was_not_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frontier_module, "COMPILED", False)
+    monkeypatch.setattr(frontier_module, "_speedups", None)
+    monkeypatch.setattr(shortest_module, "COMPILED", False)
+    monkeypatch.setattr(shortest_module, "_speedups", None)
+    game = Game.from_layout(WON_IN_TWO, "no-redeal")
+    result = shortest_module.fewest_moves(game)
+    assert (len(result.line), result.exact) == (2, True)
+    with pytest.raises(RuntimeError, match="_speedups was not built"):
+        shortest_line(list(game.grid_codes()), 48, Budget(), known=[], compiled=True)
+
+
+@needs_core
+def test_the_compiled_fewest_moves_refuse_a_target_or_length_out_of_range() -> None:
+    from gaps import _speedups
+
+    key = cells_of(deal(7).grid_codes())
+    with pytest.raises(ValueError, match="not 49 and 10"):
+        _speedups.fewest_moves(key, Budget(), 49, 10)
+    with pytest.raises(ValueError, match="not 48 and 256"):
+        _speedups.fewest_moves(key, Budget(), 48, 256)
+    with pytest.raises(ValueError, match="not 51"):
+        _speedups.moves_to_win(bytes(51))
