@@ -1,4 +1,4 @@
-"""The compiled core of ``gaps.frontier``, ``gaps.bound`` and ``gaps.shortest`` (gaps/_speedups.c)."""
+"""The compiled core of ``gaps.frontier``, ``gaps.bound``, ``gaps.shortest`` (_speedups.c)."""
 
 from gaps.frontier import _Budget
 

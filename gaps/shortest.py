@@ -278,10 +278,10 @@ def shortest_line(
     if compiled:
         if _speedups is None:
             raise RuntimeError("the compiled core gaps._speedups was not built")
-        chain, lower_bound, nodes = _speedups.fewest_moves(start, budget, target, longest)
-        if chain is None:
-            return known, lower_bound, nodes
-        return line_through(grid, chain[1:]), lower_bound, nodes
+        keys, lower_bound, met = _speedups.fewest_moves(start, budget, target, longest)
+        if keys is None:
+            return known, lower_bound, met
+        return line_through(grid, keys[1:]), lower_bound, met
     estimate = moves_to_win if target == ALL_PLACED else _short_of(target)
     start_estimate = estimate(start)
     if start_estimate >= longest:
