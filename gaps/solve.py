@@ -118,6 +118,9 @@ class Stats:
     unknown: int = 0
     seconds: list[float] | None = None
     peak_mb: float = 0.0
+    #: With ``--fewest-moves``: (moves of the shortest line found, lower bound) of each
+    #: decided deal.
+    fewest: list[tuple[int, int]] | None = None
 
     @property
     def decided(self) -> int:
@@ -133,15 +136,26 @@ def statistics(
     first: int = 0,
     progress: bool = False,
     order: str = "best-first",
+    fewest: bool = False,
 ) -> Stats:
-    """Solve deals ``first`` .. ``first + deals - 1`` of the no-redeal ruleset in ``order``."""
-    stats = Stats(seconds=[])
+    """Solve deals ``first`` .. ``first + deals - 1`` of the no-redeal ruleset in ``order``;
+    with ``fewest``, look for the fewest moves of each (``gaps.shortest``) too."""
+    stats = Stats(seconds=[], fewest=[] if fewest else None)
     for number in range(first, first + deals):
-        verdict = solve(
-            Game(deal_seed(number), "no-redeal"),
-            max_nodes=max_nodes, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
-            order=order,
-        )
+        game = Game(deal_seed(number), "no-redeal")
+        verdict: Verdict | Shortest
+        if fewest:
+            verdict = fewest_moves(
+                game, max_nodes=max_nodes, time_budget_s=time_budget_s,
+                max_memory_mb=max_memory_mb,
+            )
+            if verdict.status != "unknown" and stats.fewest is not None:
+                stats.fewest.append((len(verdict.line), verdict.lower_bound))
+        else:
+            verdict = solve(
+                game, max_nodes=max_nodes, time_budget_s=time_budget_s,
+                max_memory_mb=max_memory_mb, order=order,
+            )
         setattr(stats, verdict.status, getattr(stats, verdict.status) + 1)
         assert stats.seconds is not None
         stats.seconds.append(verdict.seconds)
@@ -175,8 +189,25 @@ def stats_lines(stats: Stats) -> list[str]:
                 for share in (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)
             ),
             f"decided within the time budget: {stats.decided / total:.1%}",
-            f"peak memory: {stats.peak_mb:.1f} MB",
         ]
+    if stats.fewest:
+        proven = sum(length == bound for length, bound in stats.fewest)
+        lengths = [length for length, _ in stats.fewest]
+        above = [length - bound for length, bound in stats.fewest]
+        lines += [
+            f"fewest moves proven: {proven} of {len(stats.fewest)} decided deals "
+            f"({proven / len(stats.fewest):.1%})",
+            "line moves: " + "  ".join(
+                f"p{round(share * 100)} {percentile(lengths, share):.0f}"
+                for share in (0.1, 0.5, 0.9)
+            ),
+            "line above its lower bound by: " + "  ".join(
+                f"p{round(share * 100)} {percentile(above, share):.0f}"
+                for share in (0.5, 0.9, 1.0)
+            ) + " moves",
+        ]
+    if total:
+        lines.append(f"peak memory: {stats.peak_mb:.1f} MB")
     return lines
 
 
@@ -259,15 +290,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--fewest-moves", action="store_true",
-        help="look for the shortest line without redeal (A*, best-first order; one deal)",
+        help="look for the shortest line without redeal too (A*; best-first order only)",
     )
     parser.add_argument(
         "--trace-memory", action="store_true",
         help="measure peak memory with tracemalloc (exact, about 2x slower)",
     )
     options = parser.parse_args(argv)
-    if options.fewest_moves and (options.stats is not None or options.order != "best-first"):
-        parser.error("--fewest-moves takes one deal (--seed or --layout), in best-first order")
+    if options.fewest_moves and options.order != "best-first":
+        parser.error("--fewest-moves searches in best-first order, not --order depth-first")
     budgets = {
         "max_nodes": options.max_nodes,
         "time_budget_s": options.time_budget_s,
@@ -282,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"--stats needs at least 1 deal, not {options.stats}")
             stats = statistics(
                 options.stats, first=options.first, progress=True, order=options.order,
-                **budgets,
+                fewest=options.fewest_moves, **budgets,
             )
             stats.peak_mb = _peak_mb(options.trace_memory)
             lines = stats_lines(stats)

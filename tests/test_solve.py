@@ -79,13 +79,24 @@ def test_fewest_moves_of_an_undecided_deal_are_unknown(
     assert lines[3] == "fewest moves: unknown (the best count is not known)"
 
 
-@pytest.mark.parametrize("extra", [["--stats", "3"], ["--seed", "AAAA", "--order", "depth-first"]])
-def test_fewest_moves_take_one_deal_in_best_first_order(
-    extra: list[str], capsys: pytest.CaptureFixture[str],
+def test_fewest_moves_search_in_best_first_order_only(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit):
-        main(["--fewest-moves", *extra])
-    assert "--fewest-moves takes one deal" in capsys.readouterr().err
+        main(["--fewest-moves", "--seed", "AAAA", "--order", "depth-first"])
+    assert "not --order depth-first" in capsys.readouterr().err
+
+
+def test_the_statistics_mode_counts_the_deals_whose_fewest_moves_are_proven(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # deals 0 and 1: 0 lost in no moves (proven), 1 won in more moves than its bound
+    lines = run(capsys, "--stats", "2", "--max-nodes", "60000", "--fewest-moves")
+    assert lines[0] == "deals: 2  won: 1  lost: 1  unknown: 0"
+    assert lines[7] == "fewest moves proven: 1 of 2 decided deals (50.0%)"
+    assert lines[8].startswith("line moves: p10 0  p50 0  p90 ")
+    assert lines[9].startswith("line above its lower bound by: p50 0  p90 ")
+    assert lines[10].startswith("peak memory: ")
 
 
 def test_a_budget_too_small_prints_unknown_and_a_lower_bound(
