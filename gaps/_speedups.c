@@ -809,6 +809,9 @@ done:
 /* ---- The fewest moves (gaps.shortest): A* over the same table. ---- */
 
 #define LONGEST 256 /* lines and estimates are below this: a byte holds a length */
+/* The search stops (memory) when its table reaches this share of the memory budget: the
+ * rest is the interpreter's, so that the process stays near the budget. */
+#define STOP_AT 0.9
 
 /* The cycles of cards each standing on the next one's home cell when suit s heads row
  * rows[s], as gaps.shortest._cycles. */
@@ -881,6 +884,19 @@ static int estimate_of(const uint8_t *cells, int target)
     return placed >= target ? 0 : 1;
 }
 
+/* Allocates open[length], the stacks of one estimated length, unless it is: 0, or -1. */
+static int open_row(Stack **open, int length, size_t *open_bytes)
+{
+    if (open[length] != NULL)
+        return 0;
+    if ((open[length] = PyMem_Calloc(LONGEST, sizeof(Stack))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *open_bytes += LONGEST * sizeof(Stack);
+    return 0;
+}
+
 PyDoc_STRVAR(moves_to_win_doc,
 "moves_to_win(key, /)\n--\n\n"
 "What gaps.shortest.moves_to_win(key) computes, for a key of 52 bytes.");
@@ -924,24 +940,28 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
         || get_long_long(budget, "nodes", &nodes_before) < 0
         || get_long_long(budget, "table_bytes", &tables_before) < 0)
         return NULL;
+    PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
+    if (memory_mb == NULL)
+        return NULL;
+    double memory_limit = PyFloat_AsDouble(memory_mb) * 1e6;
+    Py_DECREF(memory_mb);
+    if (memory_limit == -1e6 && PyErr_Occurred())
+        return NULL;
     int start_estimate = estimate_of(start, target);
     if (start_estimate >= longest)
         return Py_BuildValue("(OiL)", Py_None, longest, 0LL);
 
     /* A stored position's bound byte holds the moves of the shortest line to it found so
-     * far. open[f * LONGEST + g] holds the positions waiting with estimated length f and g
-     * moves made: the least f first, the most moves among equals (deepest first). An
-     * entry whose position was reached by a shorter line since is stale: skipped. */
+     * far. open[f][g] holds the positions waiting with estimated length f and g moves
+     * made: the least f first, the most moves among equals (deepest first); a row open[f]
+     * is allocated when first used. An entry whose position was reached by a shorter line
+     * since is stale: skipped. */
     Search s;
     memset(&s, 0, sizeof s);
     PyObject *result = NULL;
-    Stack *open = PyMem_Calloc((size_t)LONGEST * LONGEST, sizeof(Stack));
+    Stack *open[LONGEST] = {NULL};
     long long waiting[LONGEST] = {0};
-    if (open == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    size_t open_bytes = (size_t)LONGEST * LONGEST * sizeof(Stack);
+    size_t open_bytes = 0;
     uint8_t packed[16][PACKED];
     uint64_t hashes[16];
     uint8_t cells[CELLS], children[16][CELLS];
@@ -949,7 +969,8 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
     packed[0][BOUND_AT] = 0;
     if (store(&s, packed[0], hash_packed(packed[0]), NO_PARENT) < 0)
         goto done;
-    if (stack_push(&s, &open[start_estimate * LONGEST], 0) < 0)
+    if (open_row(open, start_estimate, &open_bytes) < 0
+        || stack_push(&s, &open[start_estimate][0], 0) < 0)
         goto done;
     waiting[start_estimate] = 1;
     int length = start_estimate, stopped = 0;
@@ -958,10 +979,19 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
     for (;;) {
         if (nodes_before + nodes >= max_nodes || nodes >= next_check) {
             next_check = nodes + CHECK_EVERY;
-            int going = check_budget(budget, nodes_before + nodes,
-                                     tables_before + (long long)(search_bytes(&s) + open_bytes));
+            long long table_bytes = tables_before + (long long)(search_bytes(&s) + open_bytes);
+            int going = check_budget(budget, nodes_before + nodes, table_bytes);
             if (going < 0)
                 goto done;
+            if (going && table_bytes >= STOP_AT * memory_limit) {
+                PyObject *name = PyUnicode_FromString("memory");
+                if (name == NULL || PyObject_SetAttrString(budget, "exhausted", name) < 0) {
+                    Py_XDECREF(name);
+                    goto done;
+                }
+                Py_DECREF(name);
+                going = 0;
+            }
             if (!going) {
                 stopped = 1;
                 break;
@@ -972,9 +1002,9 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
         if (length >= longest)
             break; /* nothing shorter than longest is left */
         int made = LONGEST - 1;
-        while (open[length * LONGEST + made].size == 0)
+        while (open[length][made].size == 0)
             made--;
-        Stack *bucket = &open[length * LONGEST + made];
+        Stack *bucket = &open[length][made];
         uint32_t index = bucket->items[--bucket->size];
         waiting[length]--;
         uint8_t *entry = entry_at(&s, index);
@@ -1044,7 +1074,8 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
                 memcpy(child + PACKED, &index, 4);
             }
             int child_length = child_made + child_estimate;
-            if (stack_push(&s, &open[child_length * LONGEST + child_made], child_index) < 0)
+            if (open_row(open, child_length, &open_bytes) < 0
+                || stack_push(&s, &open[child_length][child_made], child_index) < 0)
                 goto done;
             waiting[child_length]++;
         }
@@ -1059,7 +1090,7 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
             if (waiting[f] == 0)
                 continue;
             for (int g = 0; g < LONGEST && lower_bound == longest; g++) {
-                Stack *bucket = &open[f * LONGEST + g];
+                Stack *bucket = &open[f][g];
                 for (size_t k = 0; k < bucket->size; k++)
                     if (entry_at(&s, bucket->items[k])[BOUND_AT] == g) {
                         lower_bound = f;
@@ -1104,9 +1135,13 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
     }
     result = Py_BuildValue("(NiL)", chain, lower_bound, nodes);
 done:
-    for (size_t i = 0; i < (size_t)LONGEST * LONGEST; i++)
-        PyMem_Free(open[i].items);
-    PyMem_Free(open);
+    for (int f = 0; f < LONGEST; f++) {
+        if (open[f] == NULL)
+            continue;
+        for (int g = 0; g < LONGEST; g++)
+            PyMem_Free(open[f][g].items);
+        PyMem_Free(open[f]);
+    }
     search_free(&s);
     return result;
 }

@@ -183,7 +183,7 @@ def stats_lines(stats: Stats) -> list[str]:
             f"95% Clopper-Pearson: {cl:.1%} - {ch:.1%} (proven)",
             f"published (Blake and Gent 2019): {PUBLISHED_WIN_RATE:.1%} "
             f"+- {PUBLISHED_MARGIN:.1%}",
-            "solve time s: "
+            ("time s (solve and fewest moves): " if stats.fewest is not None else "solve time s: ")
             + "  ".join(
                 f"p{round(share * 100)} {percentile(seconds, share):.3f}"
                 for share in (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)

@@ -290,3 +290,17 @@ def test_the_compiled_fewest_moves_refuse_a_target_or_length_out_of_range() -> N
         _speedups.fewest_moves(key, Budget(), 48, 256)
     with pytest.raises(ValueError, match="not 51"):
         _speedups.moves_to_win(bytes(51))
+
+
+@needs_core
+def test_the_compiled_fewest_moves_stop_at_nine_tenths_of_the_memory_budget() -> None:
+    game = deal(2)
+    line = solve(game).line
+    endgame = list(replayed(game, line[:len(line) - 80]).grid_codes())  # 72,000 positions
+    placed, witness, _, _ = best_first(endgame, Budget())
+    budget = Budget(max_memory_mb=2.0)
+    plan, lower_bound, met = shortest_line(endgame, placed, budget, known=witness, compiled=True)
+    assert budget.exhausted == "memory"
+    assert lower_bound < len(plan) == len(witness)
+    # about 60 bytes a position: the search stopped near 1.8 MB, not 2
+    assert 20_000 < met < 1.8e6 / 44
