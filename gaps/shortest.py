@@ -1,10 +1,11 @@
 """The fewest moves to a deal's best result: an A* search over the positions of one deal.
 
-``fewest_moves(game)`` decides the deal first (``gaps.solver.solve``): its verdict says
-what the best result is (48 placed for a won deal, the exact maximum for a lost one) and
-gives a line reaching it. Then an A* search looks for a shorter line to that result. It
-ends with the shortest line (``exact``), or, when a budget runs out, with the shortest line
-found and a lower bound: no line reaching the result has fewer moves.
+``fewest_moves(game)`` decides the deal first (the best-first search of ``gaps.frontier``,
+as ``gaps.solver.solve`` does): its verdict says what the best result is (48 placed for a
+won deal, the exact maximum for a lost one) and gives a line reaching it. Then the line's
+tails are shortened, and an A* search from the deal looks for a shorter line to that
+result. It ends with the shortest line (``exact``), or, when a budget runs out, with the
+shortest line found and a lower bound: no line reaching the result has fewer moves.
 
 The search (docs/solver.md, "Fewest moves", proves each rule):
 
@@ -160,8 +161,10 @@ class Shortest:
                 f"a line of {len(self.line)} moves, at least {self.lower_bound} "
                 f"({self.exhausted} budget ran out)"
             )
-        return f"{self.status}: {self.placed} placed: {moves}, {self.nodes} nodes, " \
+        return (
+            f"{self.status}: {self.placed} placed: {moves}, {self.nodes} nodes, "
             f"{self.seconds:.3f} s"
+        )
 
 
 def fewest_moves(
