@@ -622,6 +622,8 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         goto done;
     int best, promise;
     key_value(start, NULL, &best, &promise);
+    /* a position whose bound is no more than the best count or this floor is skipped */
+    const int skip_floor = wins_only ? ALL_PLACED - 1 : -1;
     uint32_t best_index = 0;
     int top[3] = {0, 0, 0};
     long long waiting[3] = {0, 0, 0};
@@ -667,7 +669,7 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         top[level] = index;
         uint32_t key_index = buckets[index].items[--buckets[index].size];
         /* the best count may have risen since this position was stored */
-        if (entry_at(&s, key_index)[BOUND_AT] <= (wins_only ? ALL_PLACED - 1 : best))
+        if (entry_at(&s, key_index)[BOUND_AT] <= (best > skip_floor ? best : skip_floor))
             continue;
         unpack(entry_at(&s, key_index), cells);
         int placed_rows[4], placed_now, promise_now;
@@ -731,7 +733,7 @@ static PyObject *best_first(PyObject *module, PyObject *args)
                     continue;
                 /* a pruned child is not stored: met again, it is pruned again */
                 int child_bound = bound ? upper_bound(child) : ALL_PLACED;
-                if (child_bound <= (wins_only ? ALL_PLACED - 1 : best))
+                if (child_bound <= (best > skip_floor ? best : skip_floor))
                     continue;
                 packed[i][BOUND_AT] = (uint8_t)child_bound;
                 if (insert(&s, packed[i], hashes[i], slot, key_index) < 0)
