@@ -425,21 +425,34 @@ static int upper_bound(const uint8_t *cells)
     return most;
 }
 
+/* Sets object.name to value: 0, or -1 with an exception set. */
+static int set_long_long(PyObject *object, const char *name, long long value)
+{
+    PyObject *number = PyLong_FromLongLong(value);
+    if (number == NULL)
+        return -1;
+    int failed = PyObject_SetAttrString(object, name, number);
+    Py_DECREF(number);
+    return failed;
+}
+
+/* Sets budget.exhausted to name: 0, or -1 with an exception set. */
+static int set_exhausted(PyObject *budget, const char *name)
+{
+    PyObject *text = PyUnicode_FromString(name);
+    if (text == NULL)
+        return -1;
+    int failed = PyObject_SetAttrString(budget, "exhausted", text);
+    Py_DECREF(text);
+    return failed;
+}
+
 /* Sets budget.nodes and budget.table_bytes, then returns budget.check(): 1, 0, or -1. */
 static int check_budget(PyObject *budget, long long nodes, long long table_bytes)
 {
-    PyObject *value = PyLong_FromLongLong(nodes);
-    if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
-        Py_XDECREF(value);
+    if (set_long_long(budget, "nodes", nodes) < 0
+        || set_long_long(budget, "table_bytes", table_bytes) < 0)
         return -1;
-    }
-    Py_DECREF(value);
-    value = PyLong_FromLongLong(table_bytes);
-    if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
-        Py_XDECREF(value);
-        return -1;
-    }
-    Py_DECREF(value);
     PyObject *result = PyObject_CallMethod(budget, "check", NULL);
     if (result == NULL)
         return -1;
@@ -456,6 +469,20 @@ static int get_long_long(PyObject *object, const char *name, long long *out)
     *out = PyLong_AsLongLong(value);
     Py_DECREF(value);
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* budget.max_memory_mb in bytes into *out: 0, or -1 with an exception set. */
+static int get_memory_limit(PyObject *budget, double *out)
+{
+    PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
+    if (memory_mb == NULL)
+        return -1;
+    double limit = PyFloat_AsDouble(memory_mb);
+    Py_DECREF(memory_mb);
+    if (limit == -1.0 && PyErr_Occurred())
+        return -1;
+    *out = limit * 1e6;
+    return 0;
 }
 
 /* Keeps the most promising waiting positions (in the order they would be expanded) with
@@ -536,6 +563,29 @@ static int narrow_search(Search *s, long long *waiting, int *top, uint32_t *best
     return resize_slots(s, size);
 }
 
+/* The stored keys from the search's start to the position at index, as a list of bytes;
+ * NULL with an exception set. */
+static PyObject *chain_to(const Search *s, uint32_t last)
+{
+    Py_ssize_t length = 0;
+    for (uint32_t index = last; index != NO_PARENT; index = parent_of(s, index))
+        length++;
+    PyObject *chain = PyList_New(length);
+    if (chain == NULL)
+        return NULL;
+    uint8_t cells[CELLS];
+    for (uint32_t index = last; index != NO_PARENT; index = parent_of(s, index)) {
+        unpack(entry_at(s, index), cells);
+        PyObject *key = PyBytes_FromStringAndSize((const char *)cells, CELLS);
+        if (key == NULL) {
+            Py_DECREF(chain);
+            return NULL;
+        }
+        PyList_SET_ITEM(chain, --length, key);
+    }
+    return chain;
+}
+
 /* 0 if key is a position (every index below trusts it: 48 cards, no Ace, once each, and
  * 4 gaps), else -1 with ValueError set. */
 static int check_key(const uint8_t *key, Py_ssize_t size)
@@ -602,12 +652,8 @@ static PyObject *best_first(PyObject *module, PyObject *args)
         || get_long_long(budget, "nodes", &nodes_before) < 0
         || get_long_long(budget, "table_bytes", &tables_before) < 0)
         return NULL;
-    PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
-    if (memory_mb == NULL)
-        return NULL;
-    double memory_limit = PyFloat_AsDouble(memory_mb) * 1e6;
-    Py_DECREF(memory_mb);
-    if (memory_limit == -1e6 && PyErr_Occurred())
+    double memory_limit;
+    if (get_memory_limit(budget, &memory_limit) < 0)
         return NULL;
 
     Search s;
@@ -759,49 +805,20 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     }
     if (narrowed && best < ALL_PLACED) {
         complete = 0;
-        if (waiting[FORCED] + waiting[ORDINARY] + waiting[POOR] == 0) {
-            /* every position kept was expanded: the memory budget ended the search */
-            PyObject *name = PyUnicode_FromString("memory");
-            if (name == NULL || PyObject_SetAttrString(budget, "exhausted", name) < 0) {
-                Py_XDECREF(name);
-                goto done;
-            }
-            Py_DECREF(name);
-        }
+        /* every position kept was expanded: the memory budget ended the search */
+        if (waiting[FORCED] + waiting[ORDINARY] + waiting[POOR] == 0
+            && set_exhausted(budget, "memory") < 0)
+            goto done;
     }
     if (best == ALL_PLACED)
         complete = 1;
-    {
-        /* budget.nodes counts this search's nodes; its table is garbage from now on */
-        PyObject *value = PyLong_FromLongLong(nodes_before + nodes);
-        if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
-            Py_XDECREF(value);
-            goto done;
-        }
-        Py_DECREF(value);
-        value = PyLong_FromLongLong(tables_before);
-        if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
-            Py_XDECREF(value);
-            goto done;
-        }
-        Py_DECREF(value);
-    }
-    Py_ssize_t length = 0;
-    for (uint32_t index = best_index; index != NO_PARENT; index = parent_of(&s, index))
-        length++;
-    PyObject *chain = PyList_New(length);
+    /* budget.nodes counts this search's nodes; its table is garbage from now on */
+    if (set_long_long(budget, "nodes", nodes_before + nodes) < 0
+        || set_long_long(budget, "table_bytes", tables_before) < 0)
+        goto done;
+    PyObject *chain = chain_to(&s, best_index);
     if (chain == NULL)
         goto done;
-    uint8_t key_cells[CELLS];
-    for (uint32_t index = best_index; index != NO_PARENT; index = parent_of(&s, index)) {
-        unpack(entry_at(&s, index), key_cells);
-        PyObject *key = PyBytes_FromStringAndSize((const char *)key_cells, CELLS);
-        if (key == NULL) {
-            Py_DECREF(chain);
-            goto done;
-        }
-        PyList_SET_ITEM(chain, --length, key);
-    }
     result = Py_BuildValue("(iNOL)", best, chain, complete ? Py_True : Py_False, nodes);
 done:
     search_free(&s);
@@ -942,12 +959,8 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
         || get_long_long(budget, "nodes", &nodes_before) < 0
         || get_long_long(budget, "table_bytes", &tables_before) < 0)
         return NULL;
-    PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
-    if (memory_mb == NULL)
-        return NULL;
-    double memory_limit = PyFloat_AsDouble(memory_mb) * 1e6;
-    Py_DECREF(memory_mb);
-    if (memory_limit == -1e6 && PyErr_Occurred())
+    double memory_limit;
+    if (get_memory_limit(budget, &memory_limit) < 0)
         return NULL;
     int start_estimate = estimate_of(start, target);
     if (start_estimate >= longest)
@@ -986,12 +999,8 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
             if (going < 0)
                 goto done;
             if (going && table_bytes >= STOP_AT * memory_limit) {
-                PyObject *name = PyUnicode_FromString("memory");
-                if (name == NULL || PyObject_SetAttrString(budget, "exhausted", name) < 0) {
-                    Py_XDECREF(name);
+                if (set_exhausted(budget, "memory") < 0)
                     goto done;
-                }
-                Py_DECREF(name);
                 going = 0;
             }
             if (!going) {
@@ -1101,40 +1110,17 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
             }
         }
     }
-    {
-        /* budget.nodes counts this search's nodes; its table is garbage from now on */
-        PyObject *value = PyLong_FromLongLong(nodes_before + nodes);
-        if (value == NULL || PyObject_SetAttrString(budget, "nodes", value) < 0) {
-            Py_XDECREF(value);
-            goto done;
-        }
-        Py_DECREF(value);
-        value = PyLong_FromLongLong(tables_before);
-        if (value == NULL || PyObject_SetAttrString(budget, "table_bytes", value) < 0) {
-            Py_XDECREF(value);
-            goto done;
-        }
-        Py_DECREF(value);
-    }
+    /* budget.nodes counts this search's nodes; its table is garbage from now on */
+    if (set_long_long(budget, "nodes", nodes_before + nodes) < 0
+        || set_long_long(budget, "table_bytes", tables_before) < 0)
+        goto done;
     if (found == NO_PARENT) {
         result = Py_BuildValue("(OiL)", Py_None, lower_bound, nodes);
         goto done;
     }
-    Py_ssize_t steps = 0;
-    for (uint32_t index = found; index != NO_PARENT; index = parent_of(&s, index))
-        steps++;
-    PyObject *chain = PyList_New(steps);
+    PyObject *chain = chain_to(&s, found);
     if (chain == NULL)
         goto done;
-    for (uint32_t index = found; index != NO_PARENT; index = parent_of(&s, index)) {
-        unpack(entry_at(&s, index), cells);
-        PyObject *key = PyBytes_FromStringAndSize((const char *)cells, CELLS);
-        if (key == NULL) {
-            Py_DECREF(chain);
-            goto done;
-        }
-        PyList_SET_ITEM(chain, --steps, key);
-    }
     result = Py_BuildValue("(NiL)", chain, lower_bound, nodes);
 done:
     for (int f = 0; f < LONGEST; f++) {

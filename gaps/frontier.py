@@ -41,7 +41,7 @@ try:
 except ImportError:  # not built (no compiler at install): the pure-Python search runs
     _speedups = None  # type: ignore[assignment]
 
-__all__ = ["COMPILED", "best_first", "canonical", "line_through", "placed_in"]
+__all__ = ["COMPILED", "best_first", "canonical", "line_through", "moves_in", "placed_in"]
 
 #: Whether the compiled core was built and ``best_first`` runs it by default.
 COMPILED = _speedups is not None
@@ -320,23 +320,26 @@ def line_through(grid: list[int], chain: list[bytes]) -> Plan:
     cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
     plan: Plan = []
     for key in chain:
-        for to in [index for index in range(len(cells)) if cells[index] == _GAP_BYTE]:
-            if to % _COLUMNS == 0:
-                movers: tuple[int, ...] = _TWOS
-            elif _DEAD[cells[to - 1]]:
-                continue
-            else:
-                movers = (cells[to - 1] + 1,)
-            for code in movers:
-                came_from = cells.index(code)
-                cells[to], cells[came_from] = code, _GAP_BYTE
-                if canonical(cells) == key:
-                    plan.append((code, to))
-                    break
-                cells[to], cells[came_from] = _GAP_BYTE, code
-            else:
-                continue
-            break
+        for code, to in moves_in(cells):
+            came_from = cells.index(code)
+            cells[to], cells[came_from] = code, _GAP_BYTE
+            if canonical(cells) == key:
+                plan.append((code, to))
+                break
+            cells[to], cells[came_from] = _GAP_BYTE, code
         else:  # pragma: no cover - every stored key was reached by a legal move
             raise AssertionError("no move reaches a stored position")
     return plan
+
+
+def moves_in(cells: bytes | bytearray) -> Plan:
+    """The legal moves of a position's 52 cells (255 for a gap), as (card code, gap)."""
+    moves: Plan = []
+    for gap in range(_CELLS):
+        if cells[gap] != _GAP_BYTE:
+            continue
+        if gap % _COLUMNS == 0:
+            moves.extend((two, gap) for two in _TWOS)
+        elif not _DEAD[cells[gap - 1]]:
+            moves.append((cells[gap - 1] + 1, gap))
+    return moves

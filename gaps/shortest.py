@@ -29,9 +29,16 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Final
 
-from gaps.bots import ALL_PLACED, CELLS, COLUMNS, TWOS, move_for
+from gaps.bots import ALL_PLACED, CELLS, COLUMNS, move_for
 from gaps.bound import upper_bound
-from gaps.frontier import COMPILED, best_first, canonical, line_through, placed_in
+from gaps.frontier import (
+    COMPILED,
+    best_first,
+    canonical,
+    line_through,
+    moves_in,
+    placed_in,
+)
 from gaps.game import GAP, Game
 from gaps.move import Move
 from gaps.solver import MAX_MEMORY_MB, MAX_NODES, TIME_BUDGET_S, Budget
@@ -58,7 +65,6 @@ _ENTRY_OVERHEAD: Final = 140
 _SUITS_TO_ROWS: Final = tuple(permutations(range(4)))
 #: A card's column in the won layout (rank 2 in column 1); None for an Ace (not dealt).
 _HOME_COLUMN: Final = tuple(None if code % 13 == 0 else code % 13 - 1 for code in range(CELLS))
-_DEAD: Final = tuple([code < CELLS and code % 13 == 12 for code in range(_GAP_BYTE)] + [True])
 
 
 def moves_to_win(cells: bytes | bytearray) -> int:
@@ -356,16 +362,9 @@ def _children(key: bytes) -> list[bytes]:
     """The canonical keys of the positions one legal move from ``key``."""
     children = []
     cells = bytearray(key)
-    for gap in [cell for cell in range(CELLS) if key[cell] == _GAP_BYTE]:
-        if gap % COLUMNS == 0:
-            movers: tuple[int, ...] = TWOS
-        elif _DEAD[key[gap - 1]]:
-            continue
-        else:
-            movers = (key[gap - 1] + 1,)
-        for code in movers:
-            came_from = key.index(code)
-            cells[gap], cells[came_from] = code, _GAP_BYTE
-            children.append(canonical(cells))
-            cells[gap], cells[came_from] = _GAP_BYTE, code
+    for code, gap in moves_in(key):
+        came_from = key.index(code)
+        cells[gap], cells[came_from] = code, _GAP_BYTE
+        children.append(canonical(cells))
+        cells[gap], cells[came_from] = _GAP_BYTE, code
     return children
