@@ -471,9 +471,15 @@ static int get_long_long(PyObject *object, const char *name, long long *out)
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* budget.max_memory_mb in bytes into *out: 0, or -1 with an exception set. */
-static int get_memory_limit(PyObject *budget, double *out)
+/* What a search reads of budget: max_nodes, nodes, table_bytes and max_memory_mb (in
+ * bytes): 0, or -1 with an exception set. */
+static int read_budget(PyObject *budget, long long *max_nodes, long long *nodes,
+                       long long *table_bytes, double *memory_limit)
 {
+    if (get_long_long(budget, "max_nodes", max_nodes) < 0
+        || get_long_long(budget, "nodes", nodes) < 0
+        || get_long_long(budget, "table_bytes", table_bytes) < 0)
+        return -1;
     PyObject *memory_mb = PyObject_GetAttrString(budget, "max_memory_mb");
     if (memory_mb == NULL)
         return -1;
@@ -481,7 +487,7 @@ static int get_memory_limit(PyObject *budget, double *out)
     Py_DECREF(memory_mb);
     if (limit == -1.0 && PyErr_Occurred())
         return -1;
-    *out = limit * 1e6;
+    *memory_limit = limit * 1e6;
     return 0;
 }
 
@@ -648,12 +654,8 @@ static PyObject *best_first(PyObject *module, PyObject *args)
     if (check_key(start, start_size) < 0)
         return NULL;
     long long max_nodes, nodes_before, tables_before;
-    if (get_long_long(budget, "max_nodes", &max_nodes) < 0
-        || get_long_long(budget, "nodes", &nodes_before) < 0
-        || get_long_long(budget, "table_bytes", &tables_before) < 0)
-        return NULL;
     double memory_limit;
-    if (get_memory_limit(budget, &memory_limit) < 0)
+    if (read_budget(budget, &max_nodes, &nodes_before, &tables_before, &memory_limit) < 0)
         return NULL;
 
     Search s;
@@ -955,12 +957,8 @@ static PyObject *fewest_moves(PyObject *module, PyObject *args)
         return NULL;
     }
     long long max_nodes, nodes_before, tables_before;
-    if (get_long_long(budget, "max_nodes", &max_nodes) < 0
-        || get_long_long(budget, "nodes", &nodes_before) < 0
-        || get_long_long(budget, "table_bytes", &tables_before) < 0)
-        return NULL;
     double memory_limit;
-    if (get_memory_limit(budget, &memory_limit) < 0)
+    if (read_budget(budget, &max_nodes, &nodes_before, &tables_before, &memory_limit) < 0)
         return NULL;
     int start_estimate = estimate_of(start, target);
     if (start_estimate >= longest)

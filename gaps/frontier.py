@@ -41,7 +41,9 @@ try:
 except ImportError:  # not built (no compiler at install): the pure-Python search runs
     _speedups = None  # type: ignore[assignment]
 
-__all__ = ["COMPILED", "best_first", "canonical", "line_through", "moves_in", "placed_in"]
+__all__ = [
+    "COMPILED", "best_first", "canonical", "keys_to", "line_through", "moves_in", "placed_in",
+]
 
 #: Whether the compiled core was built and ``best_first`` runs it by default.
 COMPILED = _speedups is not None
@@ -302,13 +304,18 @@ def _best_first(
     budget.table_bytes = tables_before
     if best == _ALL_PLACED:
         complete = True
+    return best, keys_to(best_key, parent), complete, nodes
+
+
+def keys_to(last: bytes, parent: dict[bytes, bytes | None]) -> list[bytes]:
+    """The stored keys from the search's start (whose parent is None) to ``last``."""
     chain: list[bytes] = []
-    link: bytes | None = best_key
+    link: bytes | None = last
     while link is not None:
         chain.append(link)
         link = parent[link]
     chain.reverse()
-    return best, chain, complete, nodes
+    return chain
 
 
 def line_through(grid: list[int], chain: list[bytes]) -> Plan:

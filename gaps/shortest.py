@@ -35,6 +35,7 @@ from gaps.frontier import (
     COMPILED,
     best_first,
     canonical,
+    keys_to,
     line_through,
     moves_in,
     placed_in,
@@ -339,13 +340,7 @@ def shortest_line(
             return known, longest, nodes  # every shorter line was ruled out
         # The estimates are consistent: every line still to be found is at least this long.
         return known, waiting[0][0], nodes
-    chain: list[bytes] = []
-    link: bytes | None = found
-    while link is not None:
-        chain.append(link)
-        link = parent[link]
-    chain.reverse()
-    line = line_through(grid, chain[1:])
+    line = line_through(grid, keys_to(found, parent)[1:])
     return line, len(line), nodes
 
 
