@@ -153,7 +153,12 @@ class Shortest:
             raise ValueError(
                 f"a lower bound of {self.lower_bound} moves for a line of {len(self.line)}"
             )
-        if (self.exhausted is None) != (self.lower_bound == len(self.line)):
+        if self.status == "unknown":
+            if self.exhausted is None or self.lower_bound:
+                raise ValueError(
+                    "an unknown verdict has a budget that ran out and no bound on its moves"
+                )
+        elif (self.exhausted is None) != (self.lower_bound == len(self.line)):
             raise ValueError("a line is the shortest exactly when no budget ran out")
 
     @property
@@ -277,9 +282,9 @@ def shortest_line(
     of the lines still waiting when ``budget`` ran out. ``target`` must be the most ``grid``
     can place for the estimate of a lost deal's count to be all there is to it.
 
-    ``compiled`` picks the compiled core (True: it must have been built) or the Python
-    (False); by default the compiled one when it was built and ``known`` is shorter than
-    the 256 moves it counts up to. Both find lines of the same length.
+    ``compiled`` picks the compiled core (True: it must have been built, and ``known``
+    must be shorter than the 256 moves it counts up to) or the Python (False); by default
+    the compiled one when it can. Both find lines of the same length.
     """
     start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
     longest = len(known)  # only lines shorter than this are looked for

@@ -206,6 +206,13 @@ def test_a_deal_the_solve_leaves_unknown_has_no_bound_on_its_moves() -> None:
     assert replayed(deal(7), result.line).placed == result.placed
 
 
+@pytest.mark.parametrize("number", [0, 2])
+def test_a_solve_cut_short_before_its_first_move_is_unknown_with_no_line(number: int) -> None:
+    result = fewest_moves(deal(number), max_nodes=1)
+    assert (result.status, result.line, result.lower_bound) == ("unknown", (), 0)
+    assert (result.exhausted, result.exact) == ("nodes", False)
+
+
 def test_a_result_prints_as_its_constructor() -> None:
     result = fewest_moves(Game.from_layout(WON_IN_TWO, "no-redeal"))
     assert eval(repr(result)) == result
@@ -218,3 +225,7 @@ def test_a_result_refuses_a_bound_above_its_line_or_one_that_contradicts_the_bud
         Shortest("won", 48, (Move.parse("QS"),), 0, 10, 0.1)
     with pytest.raises(ValueError, match="shortest exactly when"):
         Shortest("won", 48, (), 0, 10, 0.1, exhausted="time")
+    with pytest.raises(ValueError, match="unknown verdict has a budget that ran out"):
+        Shortest("unknown", 30, (), 0, 10, 0.1)
+    with pytest.raises(ValueError, match="unknown verdict has a budget that ran out"):
+        Shortest("unknown", 30, (Move.parse("QS"),), 1, 10, 0.1, exhausted="time")

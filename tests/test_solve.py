@@ -79,6 +79,14 @@ def test_fewest_moves_of_an_undecided_deal_are_unknown(
     assert lines[3] == "fewest moves: unknown (the best count is not known)"
 
 
+def test_fewest_moves_of_a_deal_cut_short_before_its_first_move_are_unknown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = run(capsys, "--stats", "2", "--max-nodes", "1", "--fewest-moves")
+    assert lines[0] == "deals: 2  won: 0  lost: 0  unknown: 2"
+    assert lines[-2].startswith("peak memory: ")
+
+
 def test_fewest_moves_search_in_best_first_order_only(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
