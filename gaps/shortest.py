@@ -49,9 +49,9 @@ try:
 except ImportError:  # not built (no compiler at install): the pure-Python search runs
     _speedups = None  # type: ignore[assignment]
 
-__all__ = ["Shortest", "fewest_moves", "moves_to_win", "shortest_line"]
+__all__ = ["Shortest", "fewest_moves", "moves_to_win", "shorten_tails", "shortest_line"]
 
-#: Tails of this many moves, twice as many, ... are shortened first (``_shorten_tails``),
+#: Tails of this many moves, twice as many, ... are shortened first (``shorten_tails``),
 #: each within this share of the budget left.
 _TAIL_STEP: Final = 20
 _TAIL_SHARE: Final = 8
@@ -204,7 +204,7 @@ def fewest_moves(
             status="unknown", placed=placed, line=_moves(witness), lower_bound=0,
             nodes=nodes, seconds=round(budget.seconds(), 6), exhausted=budget.exhausted,
         )
-    shortened, searched = _shorten_tails(grid, placed, witness, budget)
+    shortened, searched = shorten_tails(grid, placed, witness, budget)
     plan, lower_bound, nodes_from_start = shortest_line(grid, placed, budget, known=shortened)
     searched += nodes_from_start
     return Shortest(
@@ -218,7 +218,7 @@ def fewest_moves(
     )
 
 
-def _shorten_tails(
+def shorten_tails(
     grid: list[int], target: int, plan: list[tuple[int, int]], budget: Budget
 ) -> tuple[list[tuple[int, int]], int]:
     """(``plan`` with its last moves replaced by the fewest that do as much, new positions

@@ -11,6 +11,7 @@ from gaps import Game, Seed
 from gaps.bots import SearchBot, play_game
 from gaps.move import REDEAL, STOP, Action
 from gaps.replay import replay
+from gaps.solver import solve
 from gaps.solver_bot import SolverBot
 
 
@@ -111,3 +112,14 @@ def test_a_deal_solved_exactly_is_not_solved_again() -> None:
     bot = SolverBot(0, solve_time_s=UNTIMED_S)
     play_game(bot, game)
     assert game.is_won() and bot.solves == 1
+
+
+def test_a_deal_solved_exactly_is_won_in_fewer_moves_than_the_solvers_line() -> None:
+    # the solver's winning line has 111 moves; shortening its tails leaves 89
+    game = Game(WINNABLE, "no-redeal")
+    solver_moves = len(solve(Game(WINNABLE, "no-redeal")).line)
+    actions = play_game(SolverBot(0, solve_time_s=UNTIMED_S), game)
+    moves = [action for action in actions if action not in (REDEAL, STOP)]
+    assert game.is_won()
+    assert len(moves) < solver_moves
+    assert replay(WINNABLE, "no-redeal", actions).game.is_won()
