@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from gaps.bots import BOT_NAMES, bot_named, play_game
 from gaps.game import Game
+from gaps.move import Move
 from gaps.ruleset import RULESETS
 from gaps.seed import Seed
 
@@ -44,6 +45,7 @@ class Tally:
     wins: int = 0
     score: int = 0
     redeals: int = 0
+    won_moves: int = 0  # moves played in the games won (how fast a win is, in moves)
     seconds: float = 0.0  # time spent playing, summed over the deals (CPU-bound)
 
     def add(self, other: Tally) -> None:
@@ -51,6 +53,7 @@ class Tally:
         self.wins += other.wins
         self.score += other.score
         self.redeals += other.redeals
+        self.won_moves += other.won_moves
         self.seconds += other.seconds
 
     @property
@@ -60,6 +63,10 @@ class Tally:
     @property
     def mean_score(self) -> float:
         return self.score / self.deals if self.deals else 0.0
+
+    @property
+    def moves_per_win(self) -> float:
+        return self.won_moves / self.wins if self.wins else 0.0
 
 
 @dataclass
@@ -81,10 +88,12 @@ def play_deals(ruleset: str, bot: str, numbers: Iterable[int]) -> Tally:
     for number in numbers:
         start = time.perf_counter()
         game = Game(deal_seed(number), ruleset)
-        play_game(bot_named(bot, seed=number), game)
+        actions = play_game(bot_named(bot, seed=number), game)
         tally.seconds += time.perf_counter() - start
         tally.deals += 1
-        tally.wins += game.is_won()
+        if game.is_won():
+            tally.wins += 1
+            tally.won_moves += sum(isinstance(action, Move) for action in actions)
         tally.score += game.score
         tally.redeals += game.redeals_used
     return tally
@@ -143,8 +152,8 @@ def _run(tasks: list[tuple[str, str, int, int]], jobs: int) -> Iterator[tuple[st
 def table(results: Results, *, markdown: bool = False) -> str:
     """The results as a table: one line per (ruleset, bot)."""
     header = [
-        "ruleset", "bot", "deals", "win rate", "mean score", "redeals/game", "ms/game",
-        "human win rate",
+        "ruleset", "bot", "deals", "win rate", "mean score", "redeals/game", "moves/win",
+        "ms/game", "human win rate",
     ]
     rows = []
     for ruleset in results.rulesets:
@@ -157,6 +166,7 @@ def table(results: Results, *, markdown: bool = False) -> str:
                 f"{100 * tally.win_rate:.1f}%",
                 f"{tally.mean_score:.2f}",
                 f"{tally.redeals / tally.deals if tally.deals else 0:.2f}",
+                f"{tally.moves_per_win:.1f}" if tally.wins else "-",
                 f"{1000 * tally.seconds / tally.deals if tally.deals else 0:.0f}",
                 HUMAN_WIN_RATES.get(ruleset, "-"),
             ])

@@ -7,6 +7,9 @@ import sys
 
 import pytest
 
+from gaps.bots import bot_named, play_game
+from gaps.game import Game
+from gaps.move import Move
 from gaps.simulate import deal_seed, main, simulate, table
 
 
@@ -19,6 +22,17 @@ def test_a_simulation_counts_every_deal_and_gives_sane_rates_and_scores() -> Non
             assert 0 <= tally.win_rate <= 1
             assert -15 <= tally.mean_score <= 58
     assert results.tallies[("no-redeal", "random")].redeals == 0
+
+
+def test_the_moves_of_the_games_won_are_counted_per_win() -> None:
+    results = simulate(["no-redeal"], ["solver"], 2)  # deal 0 lost, deal 1 won
+    tally = results.tallies[("no-redeal", "solver")]
+    assert tally.wins == 1
+    won = Game(deal_seed(1), "no-redeal")
+    moves = sum(isinstance(action, Move) for action in play_game(bot_named("solver", seed=1), won))
+    assert won.is_won()
+    assert tally.won_moves == tally.moves_per_win == moves
+    assert f"| 0.00 | {moves}.0 |" in table(results, markdown=True)
 
 
 def test_the_markdown_table_has_a_line_per_ruleset_and_bot_and_the_human_rates() -> None:
