@@ -624,13 +624,19 @@ PyDoc_STRVAR(upper_bound_doc,
 "What gaps.bound.upper_bound(key) computes, for a key of 52 bytes (a card code or 255\n"
 "for a gap a cell).");
 
-static PyObject *upper_bound_of(PyObject *module, PyObject *args)
+/* measure(key) of the one key in args (format names the function for its errors). */
+static PyObject *of_one_key(PyObject *args, const char *format, int (*measure)(const uint8_t *))
 {
     const uint8_t *key;
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "y#:upper_bound", &key, &size) || check_key(key, size) < 0)
+    if (!PyArg_ParseTuple(args, format, &key, &size) || check_key(key, size) < 0)
         return NULL;
-    return PyLong_FromLong(upper_bound(key));
+    return PyLong_FromLong(measure(key));
+}
+
+static PyObject *upper_bound_of(PyObject *module, PyObject *args)
+{
+    return of_one_key(args, "y#:upper_bound", upper_bound);
 }
 
 PyDoc_STRVAR(best_first_doc,
@@ -924,11 +930,7 @@ PyDoc_STRVAR(moves_to_win_doc,
 
 static PyObject *moves_to_win_of(PyObject *module, PyObject *args)
 {
-    const uint8_t *key;
-    Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "y#:moves_to_win", &key, &size) || check_key(key, size) < 0)
-        return NULL;
-    return PyLong_FromLong(moves_to_win(key));
+    return of_one_key(args, "y#:moves_to_win", moves_to_win);
 }
 
 PyDoc_STRVAR(fewest_moves_doc,
