@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, Final, Union
 
+import orjson
+
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
 from server.errors import ServerError
 from server.identity import MAX_TOKEN_LENGTH, is_token_text
@@ -702,11 +704,19 @@ def encode(message: dict[str, Any]) -> str:
 
 
 def _dumps(message: Any) -> str:
-    return _ENCODER.encode(message)
+    try:
+        return orjson.dumps(message, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError: what only the standard library writes
+        return _ENCODER.encode(message)
 
 
 # One encoder and one decoder for every frame: ``json.dumps`` and ``json.loads`` build a
 # new one for each call when given options, a few microseconds of every request's reply.
+#: orjson writes a frame in a tenth of the time. Whatever it refuses (integers past 64
+#: bits, keys that are not strings, lone surrogates) goes to the standard library's
+#: encoder, and so does what it would write its own way (dataclasses, dates): the text is
+#: the standard library's in every case orjson declines.
+_ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 

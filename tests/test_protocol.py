@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gaps import RULESETS, Move, Redeal, Ruleset, Seed, Stop, Undo, parse_action
@@ -928,6 +928,11 @@ def test_encode_writes_what_json_has_no_form_for_as_text() -> None:
     assert json.loads(encode({"at": moment, 1: (2, 3)})) == {"at": str(moment), "1": [2, 3]}
 
 
+def test_encode_writes_integers_past_64_bits_whole() -> None:
+    message = {"type": "x", "id": 2**70, "values": [-(2**64), 2**63]}
+    assert json.loads(encode(message)) == message
+
+
 def refuse_constant(name: str) -> Any:
     raise AssertionError(f"{name} is not JSON")
 
@@ -946,6 +951,17 @@ reply_values = st.recursive(
 def test_encode_always_gives_strict_json_that_utf8_holds(message: dict[str, Any]) -> None:
     text = encode(message)
     assert json.loads(text.encode().decode(), parse_constant=refuse_constant) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), reply_values, max_size=4))
+def test_encode_says_what_the_standard_library_says(message: dict[str, Any]) -> None:
+    try:
+        expected = json.dumps(message, allow_nan=False, ensure_ascii=False)
+        expected.encode()  # no lone surrogate
+    except (ValueError, TypeError):
+        assume(False)
+    assert json.loads(encode(message)) == json.loads(expected)
 
 
 # --- text fields and display strings -----------------------------------------------------
