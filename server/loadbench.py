@@ -18,7 +18,11 @@ acknowledgements; the echo server gets the same warm-up.
 Before that, the same number of connections runs the same request and acknowledgement
 loop, at the same pace, against a bare websockets echo server that the command starts:
 an action-sized request, then its echo. The echo goes first, so that each server is
-measured while the other is idle.
+measured while the other is idle. With ``--fan-out``, a third server is measured the
+same way: a fan-out echo, which sends each frame back to its sender and a progress-sized
+event to the others of its group of ``--match-size``, written as gaps-server writes them:
+the frames of one action in a race without any of the server's own work, so that its
+round trips over the echo's are the most any server on this transport could reach.
 
 By default the command starts its own ``gaps-server``: on the embedded default (SQLite in
 a temporary directory) or on ``--database-url``, with ``--workers`` server processes if
@@ -248,6 +252,8 @@ def check_arguments(options: argparse.Namespace) -> None:
             if given:
                 raise BadArguments(f"{flag} is for the server this command starts, not for --url")
         check_loopback(options.url)
+    if options.fan_out and options.match_size < 2:
+        raise BadArguments("--fan-out needs --match-size 2 or more: a match of one has no event")
 
 
 def supports_workers() -> bool:
@@ -370,22 +376,49 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def echo_main() -> None:
+def echo_main(group_size: int = 1) -> None:
     """The echo server's process (``python -c``): sends every frame back, with the
     websockets settings gaps-server uses (no compression, its frame limit),
-    on a loopback port the system picks, which it prints."""
+    on a loopback port the system picks, which it prints.
+
+    With ``group_size`` above 1, the fan-out echo: connections make groups of
+    ``group_size`` in the order they arrive, and each frame is also sent, as a
+    progress-sized event, to the others of its group, all written as gaps-server writes
+    (``server.outbox``). These are the frames of one action in a race, less every bit of
+    the server's own work: the most any server on this transport could serve."""
     from websockets.asyncio.server import ServerConnection, serve
 
     from server import protocol
+    from server.outbox import Outbox
+
+    groups: list[list[Outbox]] = []
 
     async def echo(connection: ServerConnection) -> None:
         with contextlib.suppress(ConnectionClosed):
             async for frame in connection:
                 await connection.send(frame)
 
+    async def fan_out(connection: ServerConnection) -> None:
+        outbox = Outbox(connection, send_timeout_s=REPLY_TIMEOUT_S, max_pending_events=1000)
+        if not groups or len(groups[-1]) == group_size:
+            groups.append([])
+        group = groups[-1]
+        group.append(outbox)
+        with contextlib.suppress(ConnectionClosed):
+            async for frame in connection:
+                await outbox.send(str(frame))
+                for other in group:
+                    if other is not outbox:
+                        other.post(FAN_OUT_EVENT)
+        group.remove(outbox)
+
     async def main() -> None:
         async with serve(
-            echo, "127.0.0.1", 0, max_size=protocol.MAX_READ_BYTES, compression=None
+            echo if group_size == 1 else fan_out,
+            "127.0.0.1",
+            0,
+            max_size=protocol.MAX_READ_BYTES,
+            compression=None,
         ) as server:
             port = server.sockets[0].getsockname()[1]
             print(f"echo server listening on ws://127.0.0.1:{port}", flush=True)
@@ -394,6 +427,20 @@ def echo_main() -> None:
             await terminated.wait()
 
     asyncio.run(main())
+
+
+#: What the fan-out echo sends the others of a group: a progress event as gaps-server
+#: writes it (docs/protocol.md), with no ``id``, so that the players take it for an event.
+FAN_OUT_EVENT = json.dumps(
+    {
+        "type": "event", "match": "K7QX2M", "seq": 107, "event": "progress", "t_ms": 41250,
+        "player_id": 1021, "name": "bench-3f9a2c1d", "bot": False, "ready": True,
+        "connected": True, "placed": 17, "score": 17, "redeals_used": 1, "moves_made": 63,
+        "status": "playing", "finished": False, "won": False, "end_reason": None,
+        "finish_ms": None,
+    },
+    separators=(",", ":"),
+)  # fmt: skip
 
 
 # -- the players -------------------------------------------------------------------------
@@ -902,6 +949,7 @@ async def echo_phase(
     warmup_s: float,
     pace_per_s: float,
     max_actions: int,
+    label: str = "echo",
 ) -> Phase:
     tally = Tally(max_actions=max_actions)
     before = tree_rss_bytes(echo.pid)
@@ -912,10 +960,10 @@ async def echo_phase(
     echoers = await opened(players, open_one, "echo client")
     await asyncio.sleep(0.5)  # for the server to settle each connection
     after = tree_rss_bytes(echo.pid)
-    print(f"echo: {players:,} connected; {seconds:g} s of round trips...", file=sys.stderr)
+    print(f"{label}: {players:,} connected; {seconds:g} s of round trips...", file=sys.stderr)
     jobs = [_echo_job(echoer, pace_per_s) for echoer in echoers]
     took, busy = await measure(
-        "echo", echoers, jobs, tally, server_pid=echo.pid, seconds=seconds,
+        label, echoers, jobs, tally, server_pid=echo.pid, seconds=seconds,
         unit="round trips", after_setup=False, warmup_s=warmup_s,
     )  # fmt: skip
     return Phase(tally, took, busy, players, before, after)
@@ -970,9 +1018,11 @@ def result_lines(
     log_found: Counter[str] | None,
     *,
     load_averages: tuple[float, float],
+    fanned: Phase | None = None,
 ) -> list[str]:
     """The figures, one a line, ``ratio:`` last. ``load_averages``: the machine's one-minute
-    load average before and after the run, since other work on it skews every figure."""
+    load average before and after the run, since other work on it skews every figure;
+    ``fanned``: the fan-out echo's phase, if it ran."""
     tally, echo = served.tally, echoed.tally
     lines = [
         f"actions: {tally.acks:,} in {served.seconds:.1f} s: {served.rate:,.0f} actions/s "
@@ -996,11 +1046,21 @@ def result_lines(
     lines.append(
         memory_line("echo memory", echoed.rss_before, echoed.rss_after, echoed.connections)
     )
+    if fanned is not None:
+        ceiling = fanned.rate / echoed.rate if echoed.rate else 0.0
+        lines.append(
+            f"fan-out echo: {fanned.tally.acks:,} round trips in {fanned.seconds:.1f} s: "
+            f"{fanned.rate:,.0f} round trips/s, "
+            + latency_line("latency", fanned.tally.acks_ms).removeprefix("latency: ")
+            + f" ({fanned.busy.text()}); over echo: {ceiling:.2f}"
+        )
     before, after = load_averages
     lines.append(
         f"machine: load average {before:.2f} before, {after:.2f} after ({os.cpu_count()} cores)"
     )
-    lines.append(errors_line(tally.errors + echo.errors))
+    lines.append(
+        errors_line(tally.errors + echo.errors + (fanned.tally.errors if fanned else Counter()))
+    )
     lines.append(server_log_line(log_found))
     ratio = served.rate / echoed.rate if echoed.rate else 0.0
     lines.append(f"ratio: {ratio:.2f}")
@@ -1026,6 +1086,19 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                     environment=_environment(),
                 )
             )
+            fan_out: Subprocess | None = None
+            if options.fan_out:
+                fan_out = await servers.enter_async_context(
+                    started(
+                        _pinned(
+                            [sys.executable, "-c", FAN_OUT_COMMAND.format(options.match_size)],
+                            echo_cores,
+                        ),
+                        log_path=directory / "fan-out.log",
+                        what="the fan-out echo server",
+                        environment=_environment(),
+                    )
+                )
             gaps: Subprocess | None = None
             if options.url is None:
                 gaps = await servers.enter_async_context(
@@ -1062,6 +1135,14 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 f"{f', pinned to core {echo_cores}' if pin else ''})",
                 flush=True,
             )
+            if fan_out is not None:
+                print(
+                    f"fan-out echo server: {fan_out.url} (each frame back, and an event to "
+                    f"the {options.match_size - 1} others of its group of "
+                    f"{options.match_size}, written as gaps-server writes them"
+                    f"{f'; pinned to core {echo_cores}' if pin else ''})",
+                    flush=True,
+                )
             print(
                 f"load: {options.players:,} players in {options.match_size}-player "
                 f"{options.ruleset} races{_odd_race(options.players, options.match_size)}, "
@@ -1073,6 +1154,13 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 warmup_s=options.warmup_s, pace_per_s=options.pace_per_s,
                 max_actions=options.max_actions,
             )  # fmt: skip
+            fanned = None
+            if fan_out is not None:
+                fanned = await echo_phase(
+                    fan_out, players=options.players, seconds=options.seconds,
+                    warmup_s=options.warmup_s, pace_per_s=options.pace_per_s,
+                    max_actions=options.max_actions, label="fan-out echo",
+                )  # fmt: skip
             served = await server_phase(
                 url, None if gaps is None else gaps.pid, players=options.players,
                 match_size=options.match_size, ruleset=options.ruleset,
@@ -1082,7 +1170,13 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
             )  # fmt: skip
         log_text = None if gaps is None else gaps.log_path.read_text(errors="replace")
     log_found = None if log_text is None else storage_errors(log_text)
-    lines = result_lines(served, echoed, log_found, load_averages=(load_before, os.getloadavg()[0]))
+    lines = result_lines(
+        served,
+        echoed,
+        log_found,
+        load_averages=(load_before, os.getloadavg()[0]),
+        fanned=fanned,
+    )
     if log_text is not None and options.workers > 1:
         lines.insert(-1, ownership_line(ownership_changes(log_text)))  # ratio stays last
     for line in lines:
@@ -1100,6 +1194,7 @@ def _warmup(warmup_s: float) -> str:
 
 
 ECHO_COMMAND = "from server.loadbench import echo_main; echo_main()"
+FAN_OUT_COMMAND = "from server.loadbench import echo_main; echo_main({})"
 
 
 def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
@@ -1183,6 +1278,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ARG",
         help="one more argument for the gaps-server started (repeat it; use --server-arg=--x)",
+    )
+    add(
+        "--fan-out",
+        action="store_true",
+        help="also measure a fan-out echo: each frame back to its sender and an event to "
+        "the others of its --match-size group, the transport's share of an action",
     )
     add("--no-pin", action="store_true", help="leave the servers and the load on any core")
     return parser  # fmt: skip

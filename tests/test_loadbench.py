@@ -113,6 +113,31 @@ def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> Non
     )
 
 
+def test_with_fan_out_the_command_also_measures_an_echo_that_sends_each_frame_to_a_group() -> None:
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "server.loadbench", "--fan-out", "--no-pin",
+            "--players", "6", "--match-size", "3", "--seconds", "1", "--warmup-s", "0",
+        ],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(
+        r"fan-out echo server: ws://127\.0\.0\.1:[0-9]+ \(each frame back, and an event to "
+        r"the 2 others of its group of 3, written as gaps-server writes them\)",
+        lines[3],
+    ), lines[3]
+    fanned = re.fullmatch(
+        rf"fan-out echo: (?P<count>[0-9,]+) round trips in [0-9.]+ s: [0-9,]+ round trips/s, "
+        rf"{LATENCIES} \({BUSY}\); over echo: [0-9]+\.[0-9]{{2}}",
+        lines[11],
+    )
+    assert fanned and int(fanned["count"].replace(",", "")) > 0, lines[11]
+    # The other lines are those of a run without it.
+    check_figures(lines[:3] + lines[4:11] + lines[12:], players=6, own_server=True)
+
+
 async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -> None:
     # Asynchronous: the server under test answers from this very event loop.
     process = await asyncio.create_subprocess_exec(
@@ -176,6 +201,10 @@ def test_an_option_out_of_its_bounds_is_refused_by_name(
             "--server-arg is for the server this command starts, not for --url",
         ),
         (["--url", "wss://127.0.0.1:8765"], "only ws:// URLs are measured"),
+        (
+            ["--fan-out", "--match-size", "1"],
+            "--fan-out needs --match-size 2 or more: a match of one has no event",
+        ),
     ],
 )
 def test_options_that_make_no_run_are_refused_before_any_server_starts(
