@@ -86,15 +86,18 @@ def check_figures(lines: list[str], *, players: int, own_server: bool) -> None:
     assert figures[-1] is figures[9]
 
 
-def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> None:
+def bench(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``gaps-bench argv``, run to its end; it must succeed."""
     done = subprocess.run(
-        [
-            sys.executable, "-m", "server.loadbench",
-            "--players", "4", "--match-size", "2", "--seconds", "2", "--warmup-s", "0.5",
-        ],
+        [sys.executable, "-m", "server.loadbench", *argv],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> None:
+    done = bench("--players", "4", "--match-size", "2", "--seconds", "2", "--warmup-s", "0.5")
     lines = done.stdout.splitlines()
     assert re.fullmatch(
         r"server: ws://127\.0\.0\.1:[0-9]+ \(gaps-server on SQLite in a temporary "
@@ -114,15 +117,10 @@ def test_the_command_races_bots_on_its_own_server_and_prints_every_line() -> Non
 
 
 def test_with_fan_out_the_command_also_measures_an_echo_that_sends_each_frame_to_a_group() -> None:
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "server.loadbench", "--fan-out", "--no-pin",
-            "--players", "6", "--match-size", "3", "--seconds", "1", "--warmup-s", "0",
-        ],
-        capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = bench(
+        "--fan-out", "--no-pin",
+        "--players", "6", "--match-size", "3", "--seconds", "1", "--warmup-s", "0",
+    ).stdout.splitlines()  # fmt: skip
     assert re.fullmatch(
         r"fan-out echo server: ws://127\.0\.0\.1:[0-9]+ \(each frame back, and an event to "
         r"the 2 others of its group of 3, written as gaps-server writes them\)",
