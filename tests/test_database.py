@@ -265,6 +265,24 @@ async def test_foreign_keys_are_enforced_on_every_backend(engine: AsyncEngine) -
                 kind="move", t_ms=0, score=0))
 
 
+async def test_a_write_alone_commits_as_it_runs_on_postgres_and_with_the_block_on_sqlite(
+    engine: AsyncEngine,
+) -> None:
+    writes = database.Database.of(engine)
+    async with writes.write() as connection:
+        await connection.execute(text("CREATE TABLE notes (body TEXT)"))
+
+    async def seen() -> int:
+        async with writes.read() as connection:
+            return len((await connection.execute(text("SELECT body FROM notes"))).all())
+
+    async with writes.write_alone() as connection:
+        await connection.execute(text("INSERT INTO notes VALUES ('one')"))
+        # PostgreSQL: autocommit, no transaction around it; SQLite: the writer's transaction.
+        assert await seen() == (0 if writes.is_sqlite else 1)
+    assert await seen() == 1
+
+
 async def test_an_action_seq_is_unique_per_match_and_player(engine: AsyncEngine) -> None:
     await database.migrate(engine)
     player_id, match_id = await seed_rows(engine)

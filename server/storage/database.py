@@ -161,6 +161,22 @@ class Database:
             yield connection
 
     @asynccontextmanager
+    async def write_alone(self) -> AsyncIterator[AsyncConnection]:
+        """For one statement that needs no transaction around it (it is atomic alone):
+        on PostgreSQL it runs in autocommit, committed as it runs, without the ``BEGIN``
+        and ``COMMIT`` round trips of ``write``. A match's step that waits for its write
+        holds the match's other players that long (docs/benchmarks.md). On SQLite it is a
+        ``write``: the one writer's queue is the same.
+
+        One statement only: a second would commit on its own, not with the first."""
+        if self._write_lock is not None:
+            async with self.write() as connection:
+                yield connection
+            return
+        async with self.engine.connect() as connection:
+            yield await connection.execution_options(isolation_level="AUTOCOMMIT")
+
+    @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A transaction that only reads (one snapshot); on SQLite its connection
         refuses writes and never waits for the writer."""

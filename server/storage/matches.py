@@ -64,7 +64,7 @@ class Matches:
             return int(result.scalar_one())
 
     async def add_player(self, match_id: int, player_id: int, now: datetime) -> None:
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 insert(MatchPlayer).values(
                     match_id=match_id,
@@ -79,7 +79,7 @@ class Matches:
             )
 
     async def remove_player(self, match_id: int, player_id: int) -> None:
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 delete(MatchPlayer).where(
                     MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id
@@ -87,13 +87,13 @@ class Matches:
             )
 
     async def set_status(self, match_id: int, status: str, **times: datetime) -> None:
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 update(Match).where(Match.id == match_id).values(status=status, **times)
             )
 
     async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 update(MatchPlayer)
                 .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
@@ -101,14 +101,14 @@ class Matches:
             )
 
     async def set_host(self, match_id: int, host_id: int) -> None:
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 update(Match).where(Match.id == match_id).values(host_id=host_id)
             )
 
     async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
         """Store a seat's game as it ended (score, finish time, end reason, ...)."""
-        async with self._database.write() as connection:
+        async with self._database.write_alone() as connection:
             await connection.execute(
                 update(MatchPlayer)
                 .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
