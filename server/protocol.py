@@ -710,13 +710,14 @@ def _dumps(message: Any) -> str:
         return _ENCODER.encode(message)
 
 
-# One encoder and one decoder for every frame: ``json.dumps`` and ``json.loads`` build a
-# new one for each call when given options, a few microseconds of every request's reply.
 #: orjson writes a frame in a tenth of the time. Whatever it refuses (integers past 64
 #: bits, keys that are not strings, lone surrogates) goes to the standard library's
 #: encoder, and so does what it would write its own way (dataclasses, dates): the text is
 #: the standard library's in every case orjson declines.
 _ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+# One encoder and one decoder for every frame: ``json.dumps`` and ``json.loads`` build a
+# new one for each call when given options, a few microseconds of every request's reply.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 
