@@ -42,15 +42,18 @@ except ImportError:  # not built (no compiler at install): the pure-Python searc
     _speedups = None  # type: ignore[assignment]
 
 __all__ = [
-    "COMPILED", "best_first", "canonical", "keys_to", "line_through", "moves_in", "placed_in",
+    "CHECK_EVERY", "COMPILED", "GAP_BYTE", "best_first", "canonical", "cells_of", "keys_to",
+    "line_through", "moves_in", "placed_in",
 ]
 
 #: Whether the compiled core was built and ``best_first`` runs it by default.
 COMPILED = _speedups is not None
 
 _STARTS = tuple(range(0, _CELLS, _COLUMNS))
-_GAP_BYTE = 255
-_CHECK_EVERY = 1024
+#: A gap's byte in a position's 52 cells (a card's is its code).
+GAP_BYTE = 255
+#: A search asks its budget whether to go on once every this many positions.
+CHECK_EVERY = 1024
 #: Bytes a stored position costs beside its key: the dicts' slots and the frontier's
 #: (measured with tracemalloc, docs/solver.md).
 _ENTRY_OVERHEAD = 164
@@ -67,6 +70,12 @@ Plan = list[tuple[int, int]]
 _Move = tuple[int, int, int]  # card, destination row, destination column
 
 
+def cells_of(grid: list[int]) -> bytes:
+    """A grid's 52 cells as the searches store them (``GAP_BYTE`` for a gap), in its
+    row order."""
+    return bytes(GAP_BYTE if code == GAP else code for code in grid)
+
+
 def placed_in(cells: bytes | bytearray) -> int:
     """The cards in their row's preserved sequence (2, 3, ... of one suit from column 1)."""
     return sum(_row_value(cells[start:start + _COLUMNS])[0] for start in _STARTS)
@@ -77,7 +86,7 @@ def _row_value(row: bytes | bytearray) -> tuple[int, int]:
     their predecessor (sequences in waiting), less 2 x the gaps a King or gap has killed."""
     placed = 0
     first = row[0]
-    if first != _GAP_BYTE and first % 13 == 1:
+    if first != GAP_BYTE and first % 13 == 1:
         placed = 1
         while placed < _COLUMNS - 1 and row[placed] == row[placed - 1] + 1:
             placed += 1
@@ -86,7 +95,7 @@ def _row_value(row: bytes | bytearray) -> tuple[int, int]:
     for here in row[1:]:
         if here == previous + 1:
             pairs += 1
-        elif here == _GAP_BYTE and _DEAD[previous]:
+        elif here == GAP_BYTE and _DEAD[previous]:
             dead += 1
         previous = here
     return placed, 4 * placed + pairs - 2 * dead
@@ -114,7 +123,7 @@ def _tiers(key: bytes, placed: list[int]) -> tuple[list[_Move], list[_Move], lis
     tiers: tuple[list[_Move], list[_Move], list[_Move]] = ([], [], [])
     gap = -1
     for _ in range(4):
-        gap = key.index(_GAP_BYTE, gap + 1)
+        gap = key.index(GAP_BYTE, gap + 1)
         row, column = divmod(gap, _COLUMNS)
         if column == 0:
             for two in _TWOS:
@@ -166,7 +175,7 @@ def best_first(
     whose bound is below 48 instead: the search then only says whether the deal can be
     won (a win, or ``complete`` without one), and the count is a lower bound.
     """
-    start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    start = canonical(cells_of(grid))
     if compiled is None:
         compiled = COMPILED
     if not compiled:
@@ -212,7 +221,7 @@ def _best_first(
     while best < _ALL_PLACED:
         # Counted like ``explore``: a node is a new position; checked between expansions.
         if budget.nodes >= budget.max_nodes or nodes >= next_check:
-            next_check = nodes + _CHECK_EVERY
+            next_check = nodes + CHECK_EVERY
             budget.table_bytes = tables_before + len(parent) * entry_bytes
             if not budget.check():
                 complete = False
@@ -268,10 +277,10 @@ def _best_first(
             changed = bytearray(rows[row_to])
             changed[column] = code
             if row_from == row_to:
-                changed[column_from] = _GAP_BYTE
+                changed[column_from] = GAP_BYTE
             else:
                 other = bytearray(rows[row_from])
-                other[column_from] = _GAP_BYTE
+                other[column_from] = GAP_BYTE
                 new[row_from] = bytes(other)
             new[row_to] = bytes(changed)
             child = join(sorted(new))
@@ -324,16 +333,16 @@ def line_through(grid: list[int], chain: list[bytes]) -> Plan:
     Each step is found among the legal moves of the position reached so far, so a chain
     that no legal line follows raises ``AssertionError`` instead of giving a line.
     """
-    cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
+    cells = bytearray(cells_of(grid))
     plan: Plan = []
     for key in chain:
         for code, to in moves_in(cells):
             came_from = cells.index(code)
-            cells[to], cells[came_from] = code, _GAP_BYTE
+            cells[to], cells[came_from] = code, GAP_BYTE
             if canonical(cells) == key:
                 plan.append((code, to))
                 break
-            cells[to], cells[came_from] = _GAP_BYTE, code
+            cells[to], cells[came_from] = GAP_BYTE, code
         else:  # pragma: no cover - every stored key was reached by a legal move
             raise AssertionError("no move reaches a stored position")
     return plan
@@ -343,7 +352,7 @@ def moves_in(cells: bytes | bytearray) -> Plan:
     """The legal moves of a position's 52 cells (255 for a gap), as (card code, gap)."""
     moves: Plan = []
     for gap in range(_CELLS):
-        if cells[gap] != _GAP_BYTE:
+        if cells[gap] != GAP_BYTE:
             continue
         if gap % _COLUMNS == 0:
             moves.extend((two, gap) for two in _TWOS)

@@ -32,9 +32,12 @@ from typing import Final
 from gaps.bots import ALL_PLACED, CELLS, COLUMNS, move_for
 from gaps.bound import upper_bound
 from gaps.frontier import (
+    CHECK_EVERY,
     COMPILED,
+    GAP_BYTE,
     best_first,
     canonical,
+    cells_of,
     keys_to,
     line_through,
     moves_in,
@@ -58,8 +61,6 @@ _TAIL_SHARE: Final = 8
 #: The compiled search counts moves in a byte: it takes known lines below this.
 _COMPILED_LONGEST: Final = 256
 
-_GAP_BYTE: Final = 255
-_CHECK_EVERY: Final = 1024
 #: Bytes a stored position costs beside its key: two dicts' slots, the closed set's and a
 #: heap entry (tracemalloc: 221 bytes a position in all, the key's 85 included).
 _ENTRY_OVERHEAD: Final = 140
@@ -80,7 +81,7 @@ def moves_to_win(cells: bytes | bytearray) -> int:
         raise ValueError(f"a position has {CELLS} cells, not {len(cells)}")
     where = [0] * CELLS
     for cell, code in enumerate(cells):
-        if code != _GAP_BYTE:
+        if code != GAP_BYTE:
             where[code] = cell
     # home[suit][row]: the cards of the suit on their cell if the suit gets the row
     home = [[0, 0, 0, 0] for _ in range(4)]
@@ -122,7 +123,7 @@ def _cycles(cells: bytes | bytearray, where: list[int], rows: tuple[int, ...]) -
             if standing == first:
                 cycles += 1
                 break
-            if standing == _GAP_BYTE or visited[standing]:
+            if standing == GAP_BYTE or visited[standing]:
                 break  # a chain, or one met already (it holds no cycle through ``first``)
             code = standing
     return cycles
@@ -286,7 +287,7 @@ def shortest_line(
     must be shorter than the 256 moves it counts up to) or the Python (False); by default
     the compiled one when it can. Both find lines of the same length.
     """
-    start = canonical(bytes(_GAP_BYTE if code == GAP else code for code in grid))
+    start = canonical(cells_of(grid))
     longest = len(known)  # only lines shorter than this are looked for
     if compiled is None:
         compiled = COMPILED and longest < _COMPILED_LONGEST
@@ -313,7 +314,7 @@ def shortest_line(
     found: bytes | None = None
     while waiting:
         if budget.nodes >= budget.max_nodes or nodes >= next_check:
-            next_check = nodes + _CHECK_EVERY
+            next_check = nodes + CHECK_EVERY
             budget.table_bytes = tables_before + len(parent) * entry_bytes
             if not budget.check():
                 break
@@ -364,7 +365,7 @@ def _children(key: bytes) -> list[bytes]:
     cells = bytearray(key)
     for code, gap in moves_in(key):
         came_from = key.index(code)
-        cells[gap], cells[came_from] = code, _GAP_BYTE
+        cells[gap], cells[came_from] = code, GAP_BYTE
         children.append(canonical(cells))
-        cells[gap], cells[came_from] = _GAP_BYTE, code
+        cells[gap], cells[came_from] = GAP_BYTE, code
     return children

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from gaps.bots import ALL_PLACED, CELLS, COLUMNS, KING, TWOS, Plan, move_for, run_end
-from gaps.frontier import best_first
+from gaps.frontier import CHECK_EVERY, GAP_BYTE, best_first, cells_of
 from gaps.game import GAP, Game
 from gaps.move import Move
 
@@ -42,11 +42,8 @@ ORDERS: Final = ("best-first", "depth-first")
 MAX_NODES: Final = 2_000_000
 TIME_BUDGET_S: Final = 60.0
 MAX_MEMORY_MB: Final = 200.0
-#: The budget is checked once every this many nodes.
-_CHECK_EVERY: Final = 1024
 #: Bytes a transposition-table entry costs beside its key: the set's slot and spare room.
 _ENTRY_OVERHEAD: Final = 48
-_GAP_BYTE: Final = 255
 
 class Budget:
     """Limits shared by one or more searches: nodes, seconds and table memory.
@@ -176,7 +173,7 @@ def explore(
             gaps.append(index)
         else:
             where[code] = index
-    cells = bytearray(_GAP_BYTE if code == GAP else code for code in grid)
+    cells = bytearray(cells_of(grid))
     # Each row's bytes, kept up to date for the two rows a move touches.
     rows = [bytes(cells[start:start + COLUMNS]) for start in range(0, CELLS, COLUMNS)]
     ends = [run_end(grid, start) for start in range(0, CELLS, COLUMNS)]
@@ -253,7 +250,7 @@ def explore(
                 to = where[code]
                 grid[to] = GAP
                 grid[came_from] = code
-                cells[to] = _GAP_BYTE
+                cells[to] = GAP_BYTE
                 cells[came_from] = code
                 where[code] = came_from
                 gaps[gaps.index(came_from)] = to
@@ -263,7 +260,7 @@ def explore(
                 rows[row_to] = row_to_was
                 rows[row_from] = row_from_was
             continue
-        if budget.nodes >= max_nodes or nodes % _CHECK_EVERY == 0:
+        if budget.nodes >= max_nodes or nodes % CHECK_EVERY == 0:
             budget.table_bytes = tables_before + len(seen) * entry_bytes
             if not budget.check():
                 result.complete = False
@@ -273,7 +270,7 @@ def explore(
         came_from = where[code]
         row_from, row_to = row_of[came_from], row_of[to]
         cells[to] = code
-        cells[came_from] = _GAP_BYTE
+        cells[came_from] = GAP_BYTE
         row_to_was, row_from_was = rows[row_to], rows[row_from]
         if canonical:
             start = row_to * COLUMNS
@@ -285,7 +282,7 @@ def explore(
         else:
             position = bytes(cells)
         if position in seen:
-            cells[to] = _GAP_BYTE
+            cells[to] = GAP_BYTE
             cells[came_from] = code
             rows[row_to] = row_to_was
             rows[row_from] = row_from_was

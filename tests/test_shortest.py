@@ -10,14 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gaps import GAP, Game, Move, Seed
+from gaps import Game, Move, Seed
 from gaps import shortest as shortest_module
+from gaps.frontier import cells_of as frontier_cells_of
 from gaps.shortest import Shortest, fewest_moves, moves_to_win
 from gaps.solver import solve
 from tests.test_frontier import scrambled
 from tests.test_solver import DEAD, WON, WON_IN_TWO, deal, reachable, replayed
-
-_GAP_BYTE = 255
 
 # 5C and 6C stand on each other's cells: two cards off home in one cycle, three moves at
 # least (the first of them to move cannot go home).
@@ -37,7 +36,7 @@ ROWS_SWAPPED = """
 
 
 def cells_of(game: Game) -> bytes:
-    return bytes(_GAP_BYTE if code == GAP else code for code in game.grid_codes())
+    return frontier_cells_of(game.grid_codes())
 
 
 def distances(game: Game, target: int) -> dict[tuple[int, ...], int]:
