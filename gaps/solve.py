@@ -184,10 +184,7 @@ def stats_lines(stats: Stats) -> list[str]:
             f"published (Blake and Gent 2019): {PUBLISHED_WIN_RATE:.1%} "
             f"+- {PUBLISHED_MARGIN:.1%}",
             ("time s (solve and fewest moves): " if stats.fewest is not None else "solve time s: ")
-            + "  ".join(
-                f"p{round(share * 100)} {percentile(seconds, share):.3f}"
-                for share in (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)
-            ),
+            + _percentiles(seconds, (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0), digits=3),
             f"decided within the time budget: {stats.decided / total:.1%}",
         ]
     if stats.fewest:
@@ -197,18 +194,21 @@ def stats_lines(stats: Stats) -> list[str]:
         lines += [
             f"fewest moves proven: {proven} of {len(stats.fewest)} decided deals "
             f"({proven / len(stats.fewest):.1%})",
-            "line moves: " + "  ".join(
-                f"p{round(share * 100)} {percentile(lengths, share):.0f}"
-                for share in (0.1, 0.5, 0.9)
-            ),
-            "line above its lower bound by: " + "  ".join(
-                f"p{round(share * 100)} {percentile(above, share):.0f}"
-                for share in (0.5, 0.9, 1.0)
-            ) + " moves",
+            "line moves: " + _percentiles(lengths, (0.1, 0.5, 0.9), digits=0),
+            "line above its lower bound by: "
+            + _percentiles(above, (0.5, 0.9, 1.0), digits=0)
+            + " moves",
         ]
     if total:
         lines.append(f"peak memory: {stats.peak_mb:.1f} MB")
     return lines
+
+
+def _percentiles(values: Sequence[float], shares: Sequence[float], *, digits: int) -> str:
+    """``p10 1.234  p50 ...``: the percentiles of ``values`` at ``shares``."""
+    return "  ".join(
+        f"p{round(share * 100)} {percentile(values, share):.{digits}f}" for share in shares
+    )
 
 
 def deal_lines(
