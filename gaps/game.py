@@ -76,7 +76,7 @@ class Game:
 
     __slots__ = (
         "seed", "ruleset", "redeals_used", "moves_made", "stopped",
-        "_grid", "_where", "_gaps", "_undo", "_undoable", "_placed",
+        "_grid", "_where", "_gaps", "_undo", "_undoable", "_placed", "_blocked",
     )
 
     def __init__(self, seed: Seed, ruleset: Ruleset | str = "classic") -> None:
@@ -96,6 +96,7 @@ class Game:
         # then the 48 cards 2-K in code order: ``where`` needs only the Aces put back.
         self._grid = grid
         self._placed = -1
+        self._blocked: bool | None = None
         order = sorted(range(CELLS), key=grid.__getitem__)
         self._gaps = order[:4]
         self._where = [
@@ -234,6 +235,14 @@ class Game:
 
     def is_blocked(self) -> bool:
         """No legal move exists."""
+        # Kept until the grid changes, as ``placed``: the server asks about ten times an
+        # action (every deadline of a match looks at every seat's game).
+        blocked = self._blocked
+        if blocked is None:
+            blocked = self._blocked = self._no_move_left()
+        return blocked
+
+    def _no_move_left(self) -> bool:
         grid = self._grid
         for gap in self._gaps:
             if gap % COLUMNS == 0:
@@ -346,6 +355,7 @@ class Game:
         gaps = self._gaps
         gaps[gaps.index(to)] = came_from
         self._placed = -1
+        self._blocked = None
         self.moves_made += 1
         if self._undoable:
             self._undo.append((code, came_from))
@@ -435,6 +445,9 @@ class Game:
                 record(move)
             else:
                 break  # max_moves made
+            # The loop moved cards behind the caches' back: ``is_won`` must count again.
+            self._placed = -1
+            self._blocked = None
             if not (redeal and self.redeals_left > 0 and not self.is_won()):
                 break
             self._deal_again()
@@ -444,6 +457,7 @@ class Game:
             redeals += 1
         self.moves_made += len(actions) - redeals
         self._placed = -1
+        self._blocked = None
         return actions
 
     # -- redeal, undo, stop -----------------------------------------------------------
@@ -491,6 +505,7 @@ class Game:
         where[code] = came_from
         gaps[gaps.index(came_from)] = now
         self._placed = -1
+        self._blocked = None
 
     def stop(self) -> None:
         """End the game now: the score stands."""
@@ -522,6 +537,7 @@ class Game:
         game.stopped = self.stopped
         game._grid = self._grid.copy()
         game._placed = self._placed
+        game._blocked = self._blocked
         game._where = self._where.copy()
         game._gaps = self._gaps.copy()
         game._undo = self._undo.copy()

@@ -986,18 +986,35 @@ def test_no_illegal_action_ever_changes_the_state(
 
 @settings(max_examples=150, deadline=None)
 @given(seeds, rulesets, choices)
-def test_the_placed_count_read_after_every_action_is_that_of_the_grid(
+def test_the_placed_count_and_blocked_read_after_every_action_are_those_of_the_grid(
     seed: Seed, ruleset: str, picks: list[int]
 ) -> None:
+    def blocked(game: Game) -> bool:  # as a game with nothing kept finds it
+        return Game.from_layout(game.layout(), ruleset).is_blocked()
+
     game = Game(seed, ruleset)
     for pick in picks:
-        assert game.placed == sum(game.run_lengths())  # read (and kept) before it changes
+        # Read (and kept) before it changes.
+        assert game.placed == sum(game.run_lengths())
+        assert game.is_blocked() == blocked(game)
         copy = game.copy()
         play_choices(game, [pick])
         assert game.placed == sum(game.run_lengths())
+        assert game.is_blocked() == blocked(game)
         assert copy.placed == sum(copy.run_lengths())
+        assert copy.is_blocked() == blocked(copy)
     game.random_playout(random.Random(len(picks)))
     assert game.placed == sum(game.run_lengths())
+    assert game.is_blocked() == blocked(game)
+
+
+def test_a_random_playout_that_wins_does_not_redeal_even_after_placed_was_read() -> None:
+    rows = [" ".join([*(rank + suit for rank in "23456789TJQK"), "--"]) for suit in "HDC"]
+    one_move_short = " ".join([*(rank + "S" for rank in "23456789TJQ"), "--", "KS"])
+    game = Game.from_layout("\n".join([one_move_short, *rows]))
+    assert game.placed == 47 and not game.is_blocked()  # both kept from here
+    assert game.random_playout(random.Random(1)) == [Move.parse("KS")]
+    assert game.result() == "won" and game.redeals_used == 0
 
 
 @settings(max_examples=150, deadline=None)
