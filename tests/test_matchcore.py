@@ -701,3 +701,23 @@ def test_the_views_take_the_time_as_a_parameter(phase: str) -> None:
     snapshot = matchcore.snapshot(state, 1, T0 + 4321, seq=17)
     assert snapshot["seq"] == 17 and snapshot["you"]["role"] == "player"
     assert ("game" in snapshot["you"]) == (phase == "running")
+
+
+# -- rebuilding a state ---------------------------------------------------------------------
+
+
+def test_evolve_builds_what_dataclasses_replace_builds_and_leaves_the_original_whole() -> None:
+    state = dealt(2)
+    seat = state.seats[0]
+    changed = matchcore._evolve(seat, last_seq=9, score_ms=120)
+    assert changed == replace(seat, last_seq=9, score_ms=120)
+    assert type(changed) is matchcore.Seat and changed is not seat
+    assert (seat.last_seq, seat.score_ms) == (0, 0)
+    assert matchcore._evolve(state, phase="ending") == replace(state, phase="ending")
+    with pytest.raises(AttributeError):  # still frozen
+        changed.last_seq = 10  # type: ignore[misc]
+
+
+def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
+    with pytest.raises(TypeError, match="Seat has no field 'last_sequence'"):
+        matchcore._evolve(dealt(1).seats[0], last_sequence=1)
