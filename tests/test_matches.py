@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.database import Database
 from server.storage.matches import Matches, StoredPar
-from server.storage.models import ActionRecord, Match
+from server.storage.models import ActionRecord, Match, MatchPlayer
 from server.storage.players import PlayerRecord, Players
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -87,6 +87,49 @@ async def test_a_seat_left_is_gone_and_a_seats_result_is_stored(database: Databa
     assert stored is not None
     assert [(p["name"], p["score"], p["finish_ms"], p["end_reason"])
             for p in stored["players"]] == [("ana", 12, 3400, "stopped")]
+
+
+async def test_a_seats_ready_flag_and_the_matchs_status_are_stored_on_their_own_rows(
+    database: Database,
+) -> None:
+    matches = Matches(database)
+    match_id, (ana, bob) = await new_match(database)
+    other_id, _ = await new_match(database, "OTHER1")
+    for seated in (match_id, other_id):
+        await matches.add_player(seated, ana.id, NOW)
+        await matches.add_player(seated, bob.id, NOW)
+    await matches.set_ready(match_id, bob.id, True)
+    await matches.set_status(match_id, "running", started_at=NOW)
+    async with database.read() as connection:
+        seats = (await connection.execute(
+            select(MatchPlayer.match_id, MatchPlayer.player_id, MatchPlayer.ready)
+            .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
+        )).all()
+        rows = (await connection.execute(
+            select(Match.id, Match.status, Match.started_at).order_by(Match.id)
+        )).all()
+    assert [tuple(seat) for seat in seats] == [
+        (match_id, ana.id, False), (match_id, bob.id, True),
+        (other_id, ana.id, False), (other_id, bob.id, False),
+    ]
+    assert [(row.id, row.status, row.started_at is not None) for row in rows] == [
+        (match_id, "running", True), (other_id, "lobby", False)
+    ]
+
+
+async def test_a_result_with_a_name_that_is_no_column_is_refused_by_that_name(
+    database: Database,
+) -> None:
+    matches = Matches(database)
+    match_id, (ana, _) = await new_match(database)
+    await matches.add_player(match_id, ana.id, NOW)
+    with pytest.raises(ValueError, match="match_players has no column 'scor'"):
+        await matches.save_result(match_id, ana.id, scor=12, finish_ms=3400)
+    with pytest.raises(ValueError, match="matches has no column 'ended'"):
+        await matches.set_status(match_id, "finished", ended=NOW)
+    stored = await matches.replay("K7QX2M")
+    assert stored is not None
+    assert [(p["score"], p["finish_ms"]) for p in stored["players"]] == [(0, None)]
 
 
 async def test_a_finished_match_is_unsolved_with_its_best_score_until_its_par_is_saved(

@@ -6,12 +6,23 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from sqlalchemy import and_, delete, false, func, insert, or_, select, update
+from sqlalchemy import (
+    Table,
+    and_,
+    bindparam,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from server.storage.counting import with_reviews
 from server.storage.database import Database
@@ -19,6 +30,29 @@ from server.storage.models import ActionRecord, Match, MatchPlayer, Player, Seat
 
 #: Every code a match can have.
 STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
+
+# A match's single-row writes, built once: building a statement took about 240 of the
+# 630 us of CPU one such write costs (docs/benchmarks.md), and a match makes about ten.
+# The SET clause and the inserted columns are the keys of the parameters given.
+_MATCHES: Final = cast(Table, Match.__table__)
+_SEATS: Final = cast(Table, MatchPlayer.__table__)
+_INSERT_SEAT: Final = insert(_SEATS)
+_UPDATE_MATCH: Final = update(_MATCHES).where(_MATCHES.c.id == bindparam("at_match_id"))
+_UPDATE_SEAT: Final = update(_SEATS).where(
+    _SEATS.c.match_id == bindparam("at_match_id"), _SEATS.c.player_id == bindparam("at_player_id")
+)
+_DELETE_SEAT: Final = delete(_SEATS).where(
+    _SEATS.c.match_id == bindparam("at_match_id"), _SEATS.c.player_id == bindparam("at_player_id")
+)
+
+
+def _check_columns(table: Table, values: Mapping[str, Any]) -> None:
+    """A prebuilt statement's SET clause would silently drop a key that is no column."""
+    if not values:
+        raise ValueError(f"no column of {table.name} to set")
+    unknown = sorted(values.keys() - table.c.keys())
+    if unknown:
+        raise ValueError(f"{table.name} has no column {', '.join(map(repr, unknown))}")
 
 
 @dataclass(frozen=True)
@@ -66,53 +100,48 @@ class Matches:
     async def add_player(self, match_id: int, player_id: int, now: datetime) -> None:
         async with self._database.write_alone() as connection:
             await connection.execute(
-                insert(MatchPlayer).values(
-                    match_id=match_id,
-                    player_id=player_id,
-                    joined_at=now,
-                    score=0,
-                    placed=0,
-                    redeals=0,
-                    moves=0,
-                    won=False,
-                )
+                _INSERT_SEAT,
+                {
+                    "match_id": match_id,
+                    "player_id": player_id,
+                    "joined_at": now,
+                    "score": 0,
+                    "placed": 0,
+                    "redeals": 0,
+                    "moves": 0,
+                    "won": False,
+                },
             )
 
     async def remove_player(self, match_id: int, player_id: int) -> None:
         async with self._database.write_alone() as connection:
             await connection.execute(
-                delete(MatchPlayer).where(
-                    MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id
-                )
+                _DELETE_SEAT, {"at_match_id": match_id, "at_player_id": player_id}
             )
 
     async def set_status(self, match_id: int, status: str, **times: datetime) -> None:
-        async with self._database.write_alone() as connection:
-            await connection.execute(
-                update(Match).where(Match.id == match_id).values(status=status, **times)
-            )
+        await self._update_match(match_id, status=status, **times)
 
     async def set_ready(self, match_id: int, player_id: int, ready: bool) -> None:
-        async with self._database.write_alone() as connection:
-            await connection.execute(
-                update(MatchPlayer)
-                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
-                .values(ready=ready)
-            )
+        await self._update_seat(match_id, player_id, ready=ready)
 
     async def set_host(self, match_id: int, host_id: int) -> None:
-        async with self._database.write_alone() as connection:
-            await connection.execute(
-                update(Match).where(Match.id == match_id).values(host_id=host_id)
-            )
+        await self._update_match(match_id, host_id=host_id)
 
     async def save_result(self, match_id: int, player_id: int, **result: Any) -> None:
         """Store a seat's game as it ended (score, finish time, end reason, ...)."""
+        await self._update_seat(match_id, player_id, **result)
+
+    async def _update_match(self, match_id: int, **values: Any) -> None:
+        _check_columns(_MATCHES, values)
+        async with self._database.write_alone() as connection:
+            await connection.execute(_UPDATE_MATCH, {"at_match_id": match_id, **values})
+
+    async def _update_seat(self, match_id: int, player_id: int, **values: Any) -> None:
+        _check_columns(_SEATS, values)
         async with self._database.write_alone() as connection:
             await connection.execute(
-                update(MatchPlayer)
-                .where(MatchPlayer.match_id == match_id, MatchPlayer.player_id == player_id)
-                .values(**result)
+                _UPDATE_SEAT, {"at_match_id": match_id, "at_player_id": player_id, **values}
             )
 
     async def unfinished(
