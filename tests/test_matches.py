@@ -117,7 +117,7 @@ async def test_a_seats_ready_flag_and_the_matchs_status_are_stored_on_their_own_
     ]
 
 
-async def test_a_result_with_a_name_that_is_no_column_is_refused_by_that_name(
+async def test_a_value_with_a_name_that_is_no_column_is_refused_by_that_name(
     database: Database,
 ) -> None:
     matches = Matches(database)
@@ -127,6 +127,8 @@ async def test_a_result_with_a_name_that_is_no_column_is_refused_by_that_name(
         await matches.save_result(match_id, ana.id, scor=12, finish_ms=3400)
     with pytest.raises(ValueError, match="matches has no column 'ended'"):
         await matches.set_status(match_id, "finished", ended=NOW)
+    with pytest.raises(ValueError, match="matches has no column 'rule_set'"):
+        await matches.create(code="NEW123", rule_set="classic")
     stored = await matches.replay("K7QX2M")
     assert stored is not None
     assert [(p["score"], p["finish_ms"]) for p in stored["players"]] == [(0, None)]

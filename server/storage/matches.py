@@ -33,9 +33,10 @@ STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
 
 # A match's single-row writes, built once: building a statement took about 240 of the
 # 630 us of CPU one such write costs (docs/benchmarks.md), and a match makes about ten.
-# The SET clause and the inserted columns are the keys of the parameters given.
+# The columns set or inserted are the keys of the parameters given.
 _MATCHES: Final = cast(Table, Match.__table__)
 _SEATS: Final = cast(Table, MatchPlayer.__table__)
+_INSERT_MATCH: Final = insert(_MATCHES).returning(_MATCHES.c.id)
 _INSERT_SEAT: Final = insert(_SEATS)
 _UPDATE_MATCH: Final = update(_MATCHES).where(_MATCHES.c.id == bindparam("at_match_id"))
 _UPDATE_SEAT: Final = update(_SEATS).where(
@@ -47,7 +48,7 @@ _DELETE_SEAT: Final = delete(_SEATS).where(
 
 
 def _check_columns(table: Table, values: Mapping[str, Any]) -> None:
-    """A prebuilt statement's SET clause would silently drop a key that is no column."""
+    """A prebuilt statement would silently drop a key that is no column."""
     if not values:
         raise ValueError(f"no column of {table.name} to set")
     unknown = sorted(values.keys() - table.c.keys())
@@ -93,8 +94,9 @@ class Matches:
 
     async def create(self, **values: Any) -> int:
         """Store a new match row of ``values``; return its id."""
+        _check_columns(_MATCHES, values)
         async with self._database.write() as connection:
-            result = await connection.execute(insert(Match).values(**values).returning(Match.id))
+            result = await connection.execute(_INSERT_MATCH, values)
             return int(result.scalar_one())
 
     async def add_player(self, match_id: int, player_id: int, now: datetime) -> None:
