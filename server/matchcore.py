@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo, parse_action
 from gaps.ranking import Finish, rank
@@ -47,23 +47,28 @@ ENDED_FROM_OUTSIDE: Final = ("time", "disconnected", "left")
 #: How many acknowledgements a seat keeps to answer resent actions.
 CACHED_ACKS: Final = 32
 
-_Frozen = TypeVar("_Frozen", "Seat", "MatchState")
+if TYPE_CHECKING:
+    # What mypy checks: the names and the types of the changes, as for ``replace``.
+    from dataclasses import replace as _evolve
+else:
 
-
-def _evolve(state: _Frozen, /, **changes: Any) -> _Frozen:
-    """``state`` with ``changes``, as ``dataclasses.replace`` makes it, at a fifth of its
-    cost: a step rebuilds a seat and the match state, and ``replace`` was a fifth of a
-    step's time (docs/benchmarks.md). A name that is not a field is refused as there."""
-    fields = state.__dataclass_fields__
-    for name in changes:
-        if name not in fields:
-            raise TypeError(f"{type(state).__name__} has no field {name!r}")
-    new = object.__new__(type(state))
-    # A frozen dataclass only refuses ``setattr``: its ``__dict__`` is what ``__init__``
-    # would have filled.
-    new.__dict__.update(state.__dict__)
-    new.__dict__.update(changes)
-    return new
+    def _evolve(state, /, **changes):
+        """``state`` with ``changes``, as ``dataclasses.replace`` makes it, at a fifth of
+        its cost: a step rebuilds a seat and the match state, and ``replace`` was a fifth
+        of a step's time (docs/benchmarks.md). A name that is not a field is refused as
+        there. For ``Seat`` and ``MatchState`` only: frozen dataclasses whose instance
+        dict holds their fields and nothing else (no ``__post_init__``, no cached
+        property, which the copy would carry over)."""
+        fields = state.__dataclass_fields__
+        for name in changes:
+            if name not in fields:
+                raise TypeError(f"{type(state).__name__} has no field {name!r}")
+        new = object.__new__(type(state))
+        # A frozen dataclass only refuses ``setattr``: its ``__dict__`` is what
+        # ``__init__`` would have filled.
+        new.__dict__.update(state.__dict__)
+        new.__dict__.update(changes)
+        return new
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ match, and a rebuild from what was stored. Time is passed explicitly: nothing sl
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -705,19 +706,22 @@ def test_the_views_take_the_time_as_a_parameter(phase: str) -> None:
 
 # -- rebuilding a state ---------------------------------------------------------------------
 
+#: The function that runs (mypy is shown ``dataclasses.replace`` under its name).
+evolve: Callable[..., Any] = matchcore._evolve  # type: ignore[attr-defined]
+
 
 def test_evolve_builds_what_dataclasses_replace_builds_and_leaves_the_original_whole() -> None:
     state = dealt(2)
     seat = state.seats[0]
-    changed = matchcore._evolve(seat, last_seq=9, score_ms=120)
+    changed = evolve(seat, last_seq=9, score_ms=120)
     assert changed == replace(seat, last_seq=9, score_ms=120)
     assert type(changed) is matchcore.Seat and changed is not seat
     assert (seat.last_seq, seat.score_ms) == (0, 0)
-    assert matchcore._evolve(state, phase="ending") == replace(state, phase="ending")
+    assert evolve(state, phase="ending") == replace(state, phase="ending")
     with pytest.raises(AttributeError):  # still frozen
         changed.last_seq = 10  # type: ignore[misc]
 
 
 def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
     with pytest.raises(TypeError, match="Seat has no field 'last_sequence'"):
-        matchcore._evolve(dealt(1).seats[0], last_sequence=1)
+        evolve(dealt(1).seats[0], last_sequence=1)
