@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import insert, select, update
@@ -89,7 +90,31 @@ async def test_a_seat_left_is_gone_and_a_seats_result_is_stored(database: Databa
             for p in stored["players"]] == [("ana", 12, 3400, "stopped")]
 
 
-async def test_a_seats_ready_flag_and_the_matchs_status_are_stored_on_their_own_rows(
+Rows = list[tuple[Any, ...]]
+
+
+async def seats_and_matches(database: Database) -> tuple[Rows, Rows]:
+    """Every seat (match, player, ready, score, finish_ms) and every match (id, status,
+    host, started_at), in id order."""
+    async with database.read() as connection:
+        seats = (await connection.execute(
+            select(
+                MatchPlayer.match_id, MatchPlayer.player_id, MatchPlayer.ready,
+                MatchPlayer.score, MatchPlayer.finish_ms,
+            ).order_by(MatchPlayer.match_id, MatchPlayer.player_id)
+        )).all()
+        rows = (await connection.execute(
+            select(Match.id, Match.status, Match.host_id, Match.started_at).order_by(Match.id)
+        )).all()
+    return [tuple(seat) for seat in seats], [tuple(row) for row in rows]
+
+
+def utc(moment: datetime | None) -> datetime | None:
+    """As stored, in UTC (SQLite keeps no zone)."""
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+async def test_a_seats_writes_and_the_matchs_change_only_their_own_rows(
     database: Database,
 ) -> None:
     matches = Matches(database)
@@ -99,21 +124,17 @@ async def test_a_seats_ready_flag_and_the_matchs_status_are_stored_on_their_own_
         await matches.add_player(seated, ana.id, NOW)
         await matches.add_player(seated, bob.id, NOW)
     await matches.set_ready(match_id, bob.id, True)
+    await matches.save_result(match_id, ana.id, score=12, finish_ms=3400)
+    await matches.remove_player(match_id, bob.id)
+    await matches.set_host(match_id, bob.id)
     await matches.set_status(match_id, "running", started_at=NOW)
-    async with database.read() as connection:
-        seats = (await connection.execute(
-            select(MatchPlayer.match_id, MatchPlayer.player_id, MatchPlayer.ready)
-            .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
-        )).all()
-        rows = (await connection.execute(
-            select(Match.id, Match.status, Match.started_at).order_by(Match.id)
-        )).all()
-    assert [tuple(seat) for seat in seats] == [
-        (match_id, ana.id, False), (match_id, bob.id, True),
-        (other_id, ana.id, False), (other_id, bob.id, False),
+    seats, rows = await seats_and_matches(database)
+    assert seats == [
+        (match_id, ana.id, False, 12, 3400),
+        (other_id, ana.id, False, 0, None), (other_id, bob.id, False, 0, None),
     ]
-    assert [(row.id, row.status, row.started_at is not None) for row in rows] == [
-        (match_id, "running", True), (other_id, "lobby", False)
+    assert [(*row[:3], utc(row[3])) for row in rows] == [
+        (match_id, "running", bob.id, NOW), (other_id, "lobby", ana.id, None)
     ]
 
 
@@ -123,15 +144,14 @@ async def test_a_value_with_a_name_that_is_no_column_is_refused_by_that_name(
     matches = Matches(database)
     match_id, (ana, _) = await new_match(database)
     await matches.add_player(match_id, ana.id, NOW)
+    before = await seats_and_matches(database)
     with pytest.raises(ValueError, match="match_players has no column 'scor'"):
         await matches.save_result(match_id, ana.id, scor=12, finish_ms=3400)
     with pytest.raises(ValueError, match="matches has no column 'ended'"):
         await matches.set_status(match_id, "finished", ended=NOW)
     with pytest.raises(ValueError, match="matches has no column 'rule_set'"):
         await matches.create(code="NEW123", rule_set="classic")
-    stored = await matches.replay("K7QX2M")
-    assert stored is not None
-    assert [(p["score"], p["finish_ms"]) for p in stored["players"]] == [(0, None)]
+    assert await seats_and_matches(database) == before
 
 
 async def test_a_finished_match_is_unsolved_with_its_best_score_until_its_par_is_saved(
