@@ -29,7 +29,7 @@ from server.fairbench import HumanModel
 from server.match import Match
 from server.replays import replay_document
 from server.storage.journal import Journal
-from server.storage.models import AuditEntry, BoardEntry, Rating
+from server.storage.models import AuditEntry, BoardEntry, Rating, SeatReview
 from server.storage.players import PlayerRecord
 from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.store import Store
@@ -280,6 +280,29 @@ async def test_a_suspended_players_later_results_do_not_count_and_they_are_told(
     suspension = await table.store.reviews.suspension_of(ana.id)
     assert suspension is not None and suspension["reason"] == "a shared account"
     assert await table.store.reviews.suspension_of(bob.id) is None
+
+
+async def test_every_seat_reviewed_at_one_end_is_stored_each_with_its_own_status(
+    table: Table, migrated_engine: AsyncEngine
+) -> None:
+    ana, quick, bob = [await new_player(table.store, name) for name in ("ana", "quick", "bob")]
+    await table.store.reviews.suspend(
+        name="ana", operator="boss", reason="a shared account", at=_clock_time(table.clock)
+    )
+    match, ended = await table.race(
+        [(ana, human_pace), (quick, bot_pace), (bob, human_pace)]
+    )
+
+    assert reviews_of(ended) == {ana.id: "suspended", quick.id: "held", bob.id: None}
+    async with migrated_engine.connect() as connection:
+        rows = (await connection.execute(
+            select(SeatReview.player_id, SeatReview.status, SeatReview.match_id)
+            .order_by(SeatReview.player_id)
+        )).all()
+    assert [tuple(row) for row in rows] == sorted(
+        [(ana.id, "suspended", match.id), (quick.id, "held", match.id)]
+    )
+    assert await rated_games(migrated_engine) == {}  # one result counts: nobody is rated
 
 
 async def test_the_audit_log_records_every_decision_newest_first(table: Table) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Final, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 
 from server.fairplay import DEFAULT_RULES, TimingRules
 from server.storage.boards import Result, record_results
@@ -17,6 +17,23 @@ from server.storage.models import DailyEntry, Match, MatchPlayer
 from server.storage.players import bots_among
 from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
 from server.storage.reviews import review_seats, statuses_of
+
+_SEATS: Final = cast(Table, MatchPlayer.__table__)
+_DAILY_ENTRIES: Final = cast(Table, DailyEntry.__table__)
+_SET_RANK: Final = (
+    update(_SEATS)
+    .where(
+        _SEATS.c.match_id == bindparam("at_match_id"),
+        _SEATS.c.player_id == bindparam("at_player_id"),
+    )
+)
+_SET_DAILY_ENTRY: Final = (
+    update(_DAILY_ENTRIES)
+    .where(
+        _DAILY_ENTRIES.c.match_id == bindparam("at_match_id"),
+        _DAILY_ENTRIES.c.player_id == bindparam("at_player_id"),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -125,23 +142,28 @@ class Results:
                     await connection.execute(
                         update(Match).where(Match.id == match_id).values(ended_at=ended_at)
                     )
-            for game in table:
-                await connection.execute(
-                    update(MatchPlayer)
-                    .where(
-                        MatchPlayer.match_id == match_id, MatchPlayer.player_id == game.player_id
-                    )
-                    .values(rank=game.rank)
-                )
+            # One statement for all the seats (run once per row of parameters; the
+            # columns set are the keys), not one built and run for each.
+            await connection.execute(
+                _SET_RANK,
+                [
+                    {"at_match_id": match_id, "at_player_id": game.player_id, "rank": game.rank}
+                    for game in table
+                ],
+            )
             if daily_date is not None:
-                for game in table:
-                    await connection.execute(
-                        update(DailyEntry)
-                        .where(
-                            DailyEntry.match_id == match_id, DailyEntry.player_id == game.player_id
-                        )
-                        .values(score=game.score, finish_ms=game.finish_ms)
-                    )
+                await connection.execute(
+                    _SET_DAILY_ENTRY,
+                    [
+                        {
+                            "at_match_id": match_id,
+                            "at_player_id": game.player_id,
+                            "score": game.score,
+                            "finish_ms": game.finish_ms,
+                        }
+                        for game in table
+                    ],
+                )
             if not rated:
                 return MatchEnd(ended_at, [])
             counted_games = [game for game in table if game.player_id in scored]

@@ -65,6 +65,7 @@ async def review_seats(
     )
     times = await _times_of(connection, match_id, player_ids)
     statuses = {}
+    reviews = []
     for player_id in sorted(player_ids):
         verdict = judge(times.get(player_id, []), rules)
         if player_id in suspended:
@@ -74,18 +75,21 @@ async def review_seats(
         else:
             continue
         statuses[player_id] = status
-        await connection.execute(
-            insert(SeatReview).values(
-                match_id=match_id,
-                player_id=player_id,
-                status=status,
-                flags=",".join(verdict.flags),
-                intervals=verdict.intervals,
-                median_ms=verdict.median_ms,
-                spread_ratio=verdict.spread_ratio,
-                created_at=at,
-            )
+        reviews.append(
+            {
+                "match_id": match_id,
+                "player_id": player_id,
+                "status": status,
+                "flags": ",".join(verdict.flags),
+                "intervals": verdict.intervals,
+                "median_ms": verdict.median_ms,
+                "spread_ratio": verdict.spread_ratio,
+                "created_at": at,
+            }
         )
+    if reviews:
+        # One statement for all the seats (the end of a match holds its players' rows).
+        await connection.execute(insert(SeatReview), reviews)
     return statuses
 
 
