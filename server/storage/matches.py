@@ -31,8 +31,8 @@ from server.storage.models import ActionRecord, Match, MatchPlayer, Player, Seat
 #: Every code a match can have.
 STORED_CODE: Final = re.compile(r"[A-Z0-9]{1,8}")
 
-# A match's single-row writes, built once: building a statement took about 240 of the
-# 630 us of CPU one such write costs (docs/benchmarks.md), and a match makes about ten.
+# A match's single-row writes, built once: building a statement took about a third of
+# the CPU one such write costs (docs/benchmarks.md), and a match makes about ten.
 # The columns set or inserted are the keys of the parameters given.
 _MATCHES: Final = cast(Table, Match.__table__)
 _SEATS: Final = cast(Table, MatchPlayer.__table__)
