@@ -39,12 +39,13 @@ _SEATS: Final = cast(Table, MatchPlayer.__table__)
 _INSERT_MATCH: Final = insert(_MATCHES).returning(_MATCHES.c.id)
 _INSERT_SEAT: Final = insert(_SEATS)
 _UPDATE_MATCH: Final = update(_MATCHES).where(_MATCHES.c.id == bindparam("at_match_id"))
-_UPDATE_SEAT: Final = update(_SEATS).where(
+_ONE_SEAT: Final = and_(
     _SEATS.c.match_id == bindparam("at_match_id"), _SEATS.c.player_id == bindparam("at_player_id")
 )
-_DELETE_SEAT: Final = delete(_SEATS).where(
-    _SEATS.c.match_id == bindparam("at_match_id"), _SEATS.c.player_id == bindparam("at_player_id")
-)
+#: Sets the columns named by its parameters' keys on the seat ``at_match_id``,
+#: ``at_player_id`` (given a list of parameters, on each of theirs).
+UPDATE_SEAT: Final = update(_SEATS).where(_ONE_SEAT)
+_DELETE_SEAT: Final = delete(_SEATS).where(_ONE_SEAT)
 
 
 def _check_columns(table: Table, values: Mapping[str, Any]) -> None:
@@ -143,7 +144,7 @@ class Matches:
         _check_columns(_SEATS, values)
         async with self._database.write_alone() as connection:
             await connection.execute(
-                _UPDATE_SEAT, {"at_match_id": match_id, "at_player_id": player_id, **values}
+                UPDATE_SEAT, {"at_match_id": match_id, "at_player_id": player_id, **values}
             )
 
     async def unfinished(

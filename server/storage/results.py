@@ -13,20 +13,13 @@ from server.fairplay import DEFAULT_RULES, TimingRules
 from server.storage.boards import Result, record_results
 from server.storage.counting import counted_seats
 from server.storage.database import Database
-from server.storage.models import DailyEntry, Match, MatchPlayer
+from server.storage.matches import UPDATE_SEAT
+from server.storage.models import DailyEntry, Match
 from server.storage.players import bots_among
 from server.storage.ratings import changes_of_match, lock_ratings, update_ratings
 from server.storage.reviews import review_seats, statuses_of
 
-_SEATS: Final = cast(Table, MatchPlayer.__table__)
 _DAILY_ENTRIES: Final = cast(Table, DailyEntry.__table__)
-_SET_RANK: Final = (
-    update(_SEATS)
-    .where(
-        _SEATS.c.match_id == bindparam("at_match_id"),
-        _SEATS.c.player_id == bindparam("at_player_id"),
-    )
-)
 _SET_DAILY_ENTRY: Final = (
     update(_DAILY_ENTRIES)
     .where(
@@ -145,7 +138,7 @@ class Results:
             # One statement for all the seats (run once per row of parameters; the
             # columns set are the keys), not one built and run for each.
             await connection.execute(
-                _SET_RANK,
+                UPDATE_SEAT,
                 [
                     {"at_match_id": match_id, "at_player_id": game.player_id, "rank": game.rank}
                     for game in table
