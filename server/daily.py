@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
+from server.clock import Clock
 from server.errors import ServerError, bots_not_allowed
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
@@ -25,18 +26,15 @@ SECRET_NAME: Final = "daily"
 TIME_LIMIT_S: Final = 1800
 
 
-def today() -> date:
-    return datetime.now(UTC).date()
-
-
 def daily_seed(key: bytes, ruleset: str, day: date) -> Seed:
     digest = hmac.new(key, f"{day.isoformat()}/{ruleset}".encode(), hashlib.sha256).digest()
     return Seed(digest[:10])
 
 
 class Daily:
-    def __init__(self, *, store: Store, lobby: Lobby, countdown_s: int) -> None:
+    def __init__(self, *, store: Store, lobby: Lobby, clock: Clock, countdown_s: int) -> None:
         self._store = store
+        self._clock = clock
         self._lobby = lobby
         self._countdown_s = countdown_s
         self._key: bytes | None = None
@@ -55,7 +53,7 @@ class Daily:
             raise bots_not_allowed(
                 "the daily challenge is for people: bots may not play it", refused_by="daily"
             )
-        day = today()
+        day = self._clock.today()
         if await self._store.daily.played(ruleset=ruleset.name, day=day, player_id=player_id):
             raise ServerError(
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from gaps import Ruleset
+from server.clock import ms_of
 from server.errors import ServerError
 from server.matchmaker import Matchmaker
 from server.tournament import Tournaments
@@ -27,47 +28,45 @@ class Desk:
         match method:
             case "tournament_create":
                 start_at = args["start_at"]
-                tournament = await tournaments.create(
+                return await tournaments.create(
                     args["host_id"],
                     name=args["name"],
                     ruleset=Ruleset.named(args["ruleset"]),
                     rounds=args["rounds"],
                     max_players=args["max_players"],
                     round_time_limit_s=args["round_time_limit_s"],
-                    start_at=datetime.fromisoformat(start_at) if start_at else None,
+                    start_at_ms=ms_of(datetime.fromisoformat(start_at)) if start_at else None,
                     bots=bool(args.get("bots", False)),
+                    if_empty=args.get("if_empty", "cancel"),
                 )
-                return {"tournament": tournament.view()}
             case "tournament_join":
-                tournament = await tournaments.join(
+                return await tournaments.join(
                     args["code"], args["player_id"], args["name"], bot=bool(args.get("bot", False))
                 )
-                return {"tournament": tournament.view(), "seq": tournament.history.last_seq}
             case "tournament_start":
-                tournament = await tournaments.start_by(args["code"], args["player_id"])
-                return {"tournament": tournament.view()}
+                return await tournaments.start_by(args["code"], args["player_id"])
             case "tournament_remove":
-                tournament = await tournaments.remove(
+                return await tournaments.remove(
                     args["code"], args["player_id"], args["player"], args["reason"]
                 )
-                return {"tournament": tournament.view(), "seq": tournament.history.last_seq}
             case "tournament_list":
-                return {"tournaments": [t.view() for t in tournaments.listed()]}
+                return {"tournaments": await tournaments.listed(args.get("status", "active"))}
             case "tournament_standings":
                 return await tournaments.standings(args["code"])
             case "tournament_resync":
                 return await tournaments.resync(args["code"], args["since"])
             case "tournament_code":
-                return (await tournaments.get(args["code"])).code
+                return await tournaments.code_of(args["code"])
             case "quick_enqueue":
                 return await self._matchmaker.enqueue(
                     Ruleset.named(args["ruleset"]),
                     args["player_id"],
                     args["name"],
                     node=caller,
+                    ticket=args["ticket"],
                     waited_s=args["waited_s"],
                     bot=bool(args.get("bot", False)),
                 )
             case "quick_cancel":
-                return self._matchmaker.cancel(args["player_id"])
+                return await self._matchmaker.cancel(args["player_id"])
         raise ServerError("internal_error", f"the leader has no method {method!r}")

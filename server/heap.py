@@ -20,9 +20,7 @@ the tables of the server) is frozen out of every collection first (``freeze_star
 
 from __future__ import annotations
 
-import asyncio
 import gc
-import time
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -47,8 +45,8 @@ class Collector:
     :param middle_every_s: the middle generation's (with the young one).
     :param full_every_s: every generation's.
     :param collect: ``gc.collect``, or a stand-in (tests).
-    :param clock: seconds, ``time.monotonic`` by default (tests pass a fake one).
-    :param sleep: how ``run`` waits for its next tick, ``asyncio.sleep`` by default.
+    :param clock: seconds on the server's monotonic clock (``Clock.monotonic``).
+    :param sleep: how ``run`` waits for its next tick (``Clock.sleep``).
     """
 
     def __init__(
@@ -58,8 +56,8 @@ class Collector:
         middle_every_s: float = MIDDLE_EVERY_S,
         full_every_s: float = FULL_EVERY_S,
         collect: Callable[[int], object] = gc.collect,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
     ) -> None:
         if not 0 < young_every_s <= middle_every_s <= full_every_s:
             raise ValueError(

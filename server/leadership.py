@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from server.clock import Clock
 from server.errors import ServerError
 from server.relay import Handler, NodeUnavailable, NodeUnreachable, Relay
 from server.storage.leader import LeaderLock
@@ -46,13 +46,13 @@ class Leadership:
         *,
         lock: LeaderLock | None,
         relay: Relay | None,
+        clock: Clock,
         renew_s: float,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._lock = lock
         self._relay = relay
         self._renew_s = renew_s
-        self._sleep = sleep
+        self._clock = clock
         self.node = relay.node if relay is not None else "local"
         self.leading = False
         self._handler: Handler | None = None
@@ -127,9 +127,9 @@ class Leadership:
     async def _leader(self) -> str | None:
         assert self._lock is not None
         leader, read_at = self._known
-        if leader is None or time.monotonic() - read_at > self._renew_s:
+        if leader is None or self._clock.monotonic() - read_at > self._renew_s:
             leader = await self._lock.holder()
-            self._known = (leader, time.monotonic())
+            self._known = (leader, self._clock.monotonic())
         return leader
 
     async def _become_leader(self) -> None:
@@ -147,7 +147,7 @@ class Leadership:
 
     async def _keep_campaigning(self) -> None:
         while True:
-            await self._sleep(self._renew_s)
+            await self._clock.sleep(self._renew_s)
             try:
                 await self.campaign()
             except Exception as error:

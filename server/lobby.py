@@ -1,10 +1,11 @@
-"""The lobby: every live match of this process, by code; creation and listing.
+"""The lobby: every live match of this process, by code; creation, restore and leases.
 
 In a cluster (PostgreSQL), the lobby runs only the matches whose lease it holds
 (``server.storage.leases``): it takes the lease of each match it creates, renews its
 leases every ``renew_s``, drops a match whose lease another process took over, and takes
 over (and restores from the database) every unfinished match whose lease ran out. On
-SQLite it has no leases: the one process runs every match, as before.
+SQLite it has no leases: the one process runs every match. Matches run by other
+processes are ``server.routes``' business, not the lobby's.
 """
 
 from __future__ import annotations
@@ -12,19 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any, Final
 
 from gaps import Seed
 from server import matchcore
-from server.broker import Broker, BrokerError
-from server.clock import Clock, SystemClock
+from server.broker import Broker
+from server.clock import Cancel, Clock
 from server.errors import ServerError
-from server.match import Match, MatchOptions, Sleep
-from server.relay import Relay
-from server.remote import MatchHandle, MatchService, RemoteMatch, unavailable
+from server.match import Match, MatchOptions
+from server.matchrestore import rebuild
+from server.matchstate import MatchState, new_match
 from server.storage.journal import Journal
 from server.storage.leases import LeaseTaken, MatchLeases
 from server.storage.outage import is_transient
@@ -37,9 +37,6 @@ CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH: Final = 6
 #: The matches a restart takes back: all of them.
 RESTORED_KINDS: Final = ("race", "quick", "daily", "tournament")
-#: The log messages of a match changing owner while serving (gaps-bench counts them).
-TAKEN_OVER: Final = "matches taken over while serving"
-LEASE_LOST: Final = "match lease lost: match dropped"
 
 
 def new_code() -> str:
@@ -47,44 +44,43 @@ def new_code() -> str:
 
 
 class Lobby:
+    """This process's live matches.
+
+    :param grace_s: how long a seat without a connection is kept.
+    :param retain_finished_s: how long a finished match stays here (late resyncs,
+        rematch offers) before its actor stops.
+    :param leases: a cluster's match leases (None on SQLite: one process runs all).
+    :param renew_s: how often leases are renewed and ran-out ones taken over.
+    """
+
     def __init__(
         self,
         *,
         store: Store,
         journal: Journal,
         broker: Broker,
+        clock: Clock,
         grace_s: float,
         max_history_events: int,
         retain_finished_s: float = 600.0,
         max_open_matches_per_player: int = 3,
-        sleep: Sleep = asyncio.sleep,
-        clock: Clock | None = None,
         leases: MatchLeases | None = None,
-        relay: Relay | None = None,
         renew_s: float = 1.0,
     ) -> None:
-        """``leases`` and ``relay``: a cluster's (both or neither)."""
-        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._clock = clock
         self._leases = leases
-        self._relay = relay
         self._renew_s = renew_s
         self._retry_ms = round(renew_s * 1000)
-        #: The handles on matches of other processes in use here, by code.
-        self._remote: weakref.WeakValueDictionary[str, RemoteMatch] = (
-            weakref.WeakValueDictionary()
-        )
-        self._moved_listeners: list[Callable[[str], None]] = []
-        self._service = (
-            MatchService(self, relay, retry_ms=self._retry_ms) if relay is not None else None
-        )
+        self._dropped_listeners: list[Callable[[str], None]] = []
+        self._retired_listeners: list[Callable[[str], None]] = []
+        self._renewed_listeners: list[Callable[[], Awaitable[None]]] = []
         #: The epoch of each match whose lease this process holds, by match id.
         self.epochs: dict[int, int] = {}
         self._keeping: asyncio.Task[None] | None = None
         self._default_countdown_s = 0
         self._retain_finished_s = retain_finished_s
         self._max_open_matches_per_player = max_open_matches_per_player
-        self._sleep = sleep
-        # The code, host and kind of each match being stored, not yet in ``matches``.
+        # The host and kind of each match being stored, not yet in ``matches``, by code.
         self._storing: dict[str, tuple[int, str]] = {}
         self._store = store
         self._journal = journal
@@ -94,6 +90,16 @@ class Lobby:
         self.matches: dict[str, Match] = {}
         self._end_listeners: list[Callable[[Match], Awaitable[None]]] = []
         self._retiring: set[asyncio.Task[None]] = set()
+        self._retirements: dict[str, Cancel] = {}
+
+    @property
+    def retry_ms(self) -> int:
+        """How long a request for a match no process serves yet should wait: a renewal."""
+        return self._retry_ms
+
+    @property
+    def clustered(self) -> bool:
+        return self._leases is not None
 
     async def create(
         self,
@@ -151,7 +157,7 @@ class Lobby:
                 status="lobby",
                 seed=seed.data,
                 commitment=seed.commitment,
-                created_at=datetime.now(UTC),
+                created_at=self._clock.now(),
                 countdown_s=options.countdown_s,
                 kind=kind,
                 tournament_id=tournament_id,
@@ -160,7 +166,7 @@ class Lobby:
             )
             if self._leases is not None:
                 try:
-                    epoch = await self._leases.claim(match_id, self._now())
+                    epoch = await self._leases.claim(match_id, self._clock.now())
                 except LeaseTaken:
                     # A take-over runs it now (an empty lobby); this request made nothing.
                     raise ServerError(
@@ -173,7 +179,7 @@ class Lobby:
         finally:
             del self._storing[code]
         match = self._new_match(
-            matchcore.new_match(
+            new_match(
                 match_id=match_id,
                 code=code,
                 kind=kind,
@@ -188,6 +194,10 @@ class Lobby:
             )
         )
         self.matches[code] = match
+        log.info(
+            "match created",
+            extra={"match": code, "kind": kind, "host": host_id, "rated": rated},
+        )
         for player_id, name, bot in seats:
             await match.join(player_id, name, connected=connected, bot=bot)
         return match
@@ -202,7 +212,7 @@ class Lobby:
         )
         return live + sum(1 for entry in self._storing.values() if entry == (player_id, "race"))
 
-    def _new_match(self, state: matchcore.MatchState) -> Match:
+    def _new_match(self, state: MatchState) -> Match:
         return Match(
             state,
             store=self._store,
@@ -211,13 +221,12 @@ class Lobby:
             max_history_events=self._max_history_events,
             clock=self._clock,
             on_end=self._ended,
-            sleep=self._sleep,
         )
 
     async def restore(self, *, default_countdown_s: int) -> list[Match]:
         """Take back every match the database holds in its lobby or running, after a
-        restart (``matchcore.rebuild``): seats and ready flags and, once dealt, every game
-        replayed from its stored actions. What fell due while the server was down (a
+        restart (``server.matchrestore``): seats and ready flags and, once dealt, every
+        game replayed from its stored actions. What fell due while the server was down (a
         time limit, a grace period) is applied at once, at its own instant. A lobby
         whose seats were all ready, and a match of the server's own (quick, daily,
         tournament round) still in its lobby, count down again: their countdown was cut
@@ -230,7 +239,7 @@ class Lobby:
             # stored after this read would be refused by the epoch taken here.
             taken = await self._leases.take_over(
                 kinds=RESTORED_KINDS,
-                now=self._now(),
+                now=self._clock.now(),
                 running=set(self.epochs),
                 creating=set(self._storing),
             )
@@ -239,15 +248,13 @@ class Lobby:
             stored_matches = await self._store.matches.unfinished(
                 kinds=RESTORED_KINDS, ids=taken.keys()
             )
-            if taken:
-                log.info("matches taken over", extra={"epochs": taken})
         restored = []
         now = self._clock.now_ms()
         for stored in stored_matches:
             if stored.match.code in self.matches:  # already running here
                 continue
             try:
-                state = matchcore.rebuild(
+                state = rebuild(
                     stored,
                     now=now,
                     grace_ms=round(self._grace_s * 1000),
@@ -257,7 +264,7 @@ class Lobby:
                 # One match the server cannot take back must not keep the others down.
                 log.exception("match not restored: abandoned", extra={"match": stored.match.code})
                 await self._store.matches.set_status(
-                    stored.match.id, "abandoned", ended_at=datetime.now(UTC)
+                    stored.match.id, "abandoned", ended_at=self._clock.now()
                 )
                 continue
             match = self._new_match(state)
@@ -272,9 +279,6 @@ class Lobby:
             restored.append(match)
         return restored
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock.now_ms() / 1000, UTC)
-
     def _hold(self, match_id: int, epoch: int) -> None:
         self.epochs[match_id] = epoch
         self._journal.fence(match_id, epoch)
@@ -288,7 +292,7 @@ class Lobby:
 
     async def _keep_leases(self) -> None:
         while True:
-            await self._sleep(self._renew_s)
+            await self._clock.sleep(self._renew_s)
             try:
                 await self.keep_leases()
             except Exception as error:
@@ -301,44 +305,37 @@ class Lobby:
 
     async def keep_leases(self) -> list[Match]:
         """Once: renew the leases held, drop the matches whose lease was lost, take over
-        and restore those whose lease ran out; return the matches taken over."""
+        and restore those whose lease ran out; then tell the renewal's listeners (the
+        routes to other processes' matches check theirs). The matches taken over."""
         assert self._leases is not None
         held = dict(self.epochs)
-        kept = await self._leases.renew(held, self._now())
+        kept = await self._leases.renew(held, self._clock.now())
         for match_id in held.keys() - kept:
             await self._drop(match_id)
         taken = await self.restore(default_countdown_s=self._default_countdown_s)
-        if taken:
+        for match in taken:
             # At start, restoring is expected; while serving, it means another process
             # stopped renewing (dead, paused, or too busy): worth an operator's look.
-            log.warning(TAKEN_OVER, extra={"matches": [match.code for match in taken]})
-        await self._check_remote()
-        if self._service is not None:
-            await self._service.forget_gone()
+            log.warning(
+                "match taken over", extra={"match": match.code, "epoch": self.epochs[match.id]}
+            )
+        for renewed in self._renewed_listeners:
+            await renewed()
         return taken
 
-    async def _check_remote(self) -> None:
-        """Tell the connections that hold a handle on a match that moved (a new owner,
-        a new epoch: its events are numbered anew) or ended, so that they join it again."""
-        assert self._leases is not None
-        handles = list(self._remote.values())
-        if not handles:
-            return
-        owners = await self._leases.owners([handle.id for handle in handles])
-        for handle in handles:
-            if owners.get(handle.id) != (handle.node, handle.epoch):
-                if self._remote.get(handle.code) is handle:
-                    del self._remote[handle.code]
-                self._moved(handle.code)
+    def on_renewed(self, listener: Callable[[], Awaitable[None]]) -> None:
+        """Call ``listener`` after each renewal of the leases."""
+        self._renewed_listeners.append(listener)
 
-    def on_moved(self, listener: Callable[[str], None]) -> None:
-        """Call ``listener`` with the code of a match that this process's handle (a live
-        match, or a ``RemoteMatch``) no longer reaches: it moved to another process."""
-        self._moved_listeners.append(listener)
+    def on_dropped(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener`` with the code of a match this process stopped running
+        because another process took its lease over: it moved."""
+        self._dropped_listeners.append(listener)
 
-    def _moved(self, code: str) -> None:
-        for listener in self._moved_listeners:
-            listener(code)
+    def on_retired(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener`` with the code of a finished match this process no longer
+        keeps (its retention is over)."""
+        self._retired_listeners.append(listener)
 
     async def _drop(self, match_id: int) -> None:
         """Stop running a match whose lease another process took over: its actor is
@@ -346,15 +343,14 @@ class Lobby:
         self.epochs.pop(match_id, None)
         match = next((m for m in self.matches.values() if m.id == match_id), None)
         log.warning(
-            LEASE_LOST,
+            "match lease lost: match dropped",
             extra={"match": match.code if match is not None else match_id},
         )
         if match is not None:
             if self.matches.get(match.code) is match:
                 del self.matches[match.code]
-            if self._service is not None:
-                self._service.forget(match.code)
-            self._moved(match.code)
+            for dropped in self._dropped_listeners:
+                dropped(match.code)
             await match.shutdown()
 
     def round_match(self, tournament_id: int, round_number: int) -> Match | None:
@@ -376,42 +372,6 @@ class Lobby:
             raise ServerError("no_such_match", f"no live match has code {code!r}")
         return match
 
-    async def find(self, code: str) -> MatchHandle:
-        """The live match ``code``, wherever it runs: this process's own, or a handle on
-        the process of the cluster that runs it. A match stored unfinished that no
-        process runs right now (its lease has to run out after its owner's crash) is
-        refused for now with ``match_unavailable``, not as gone."""
-        code = code.upper()
-        match = self.matches.get(code)
-        if match is not None:
-            return match
-        if self._leases is None:
-            return self.get(code)
-        holder = await self._leases.holder(code, self._now())
-        # Without a relay (PostgreSQL without Redis: one process) another owner is a
-        # previous run of this server, whose leases have to run out before restoring.
-        if (
-            holder is None
-            or not holder.live
-            or holder.owner == self._leases.owner
-            or self._relay is None
-        ):
-            if holder is not None or await self._store.matches.is_unfinished(code):
-                raise unavailable(code, self._retry_ms, "no process serves it yet")
-            return self.get(code)
-        handle = self._remote.get(code)
-        if handle is None or (handle.node, handle.epoch) != (holder.owner, holder.epoch):
-            handle = RemoteMatch(
-                self._relay,
-                node=holder.owner,
-                match_id=holder.match_id,
-                code=code,
-                epoch=holder.epoch,
-                retry_ms=self._retry_ms,
-            )
-            self._remote[code] = handle
-        return handle
-
     def open_public_here(self) -> list[dict[str, Any]]:
         """The summaries of this process's matches open to anyone, with a seat free."""
         return [
@@ -422,39 +382,35 @@ class Lobby:
             and len(match.players) < match.options.max_players
         ]
 
-    async def open_public(self) -> list[dict[str, Any]]:
-        """The summaries of the cluster's matches open to anyone, with a seat free; a
-        process that does not answer within a second is left out."""
-        listed = self.open_public_here()
-        if self._leases is None or self._relay is None:
-            return listed
-        others = await self._leases.live_owners(self._now()) - {self._leases.owner}
-        relay = self._relay
-
-        async def ask(node: str) -> list[dict[str, Any]]:
-            try:
-                return list(await relay.call(node, "match", "open_public", {}, timeout_s=1.0))
-            except (ServerError, BrokerError) as error:
-                log.warning("open matches not listed", extra={"node": node, "error": str(error)})
-                return []
-
-        for answer in await asyncio.gather(*(ask(node) for node in sorted(others))):
-            listed.extend(answer)
-        return listed
-
     async def _ended(self, match: Match) -> None:
+        state = match.state
+        log.info(
+            "match ended" if state.phase == "finished" else "match abandoned",
+            extra={
+                "match": match.code,
+                "kind": match.kind,
+                "ranking": [
+                    {"player": seat.player_id, "score": seat.game.score if seat.game else 0,
+                     "end": seat.end_reason}
+                    for seat in state.seats
+                ],
+            },
+        )
         for listener in self._end_listeners:
             await listener(match)
-        # A finished match stays in memory a while for late resyncs; its replay is read
-        # from the database.
-        asyncio.get_running_loop().call_later(self._retain_finished_s, self._retire, match)
+        # A finished match stays in memory a while for late resyncs and rematch offers;
+        # its replay is read from the database.
+        self._retirements[match.code] = self._clock.call_later(
+            self._retain_finished_s, lambda: self._retire(match)
+        )
 
     def _retire(self, match: Match) -> None:
         """Forget a match over for a while, and stop its actor."""
+        self._retirements.pop(match.code, None)
         if self.matches.get(match.code) is match:
             del self.matches[match.code]
-        if self._service is not None:
-            self._service.forget(match.code)
+        for retired in self._retired_listeners:
+            retired(match.code)
         epoch = self.epochs.pop(match.id, None)
         self._journal.unfence(match.id)
         task = asyncio.ensure_future(self._stop_retired(match, epoch))
@@ -479,6 +435,9 @@ class Lobby:
             self._keeping.cancel()
             await asyncio.gather(self._keeping, return_exceptions=True)
             self._keeping = None
+        for cancel in self._retirements.values():
+            cancel()
+        self._retirements.clear()
         await asyncio.gather(*(match.shutdown() for match in list(self.matches.values())))
         if self._leases is not None and self.epochs:
             try:

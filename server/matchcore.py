@@ -21,12 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
-from gaps import Action, Game, IllegalAction, Move, Redeal, Ruleset, Seed, Undo, parse_action
-from gaps.ranking import Finish, rank
+from gaps import Action, Game, IllegalAction, Move, Redeal, Undo
 from server.errors import ServerError, bots_not_allowed
+from server.matchstate import (
+    CACHED_ACKS,
+    MatchState,
+    Seat,
+    deal_secret,
+    evolve,
+    seed_revealed,
+)
+from server.matchviews import ack_of, iso, progress, ranking, wire_grid
 from server.records import (
     ActionRow,
     GameEnded,
@@ -40,171 +47,6 @@ from server.records import (
     SeatRemoved,
     Write,
 )
-
-#: The ways a game ends other than by its own play.
-ENDED_FROM_OUTSIDE: Final = ("time", "disconnected", "left")
-
-#: How many acknowledgements a seat keeps to answer resent actions.
-CACHED_ACKS: Final = 32
-
-if TYPE_CHECKING:
-    # What mypy checks: the names and the types of the changes, as for ``replace``.
-    from dataclasses import replace as _evolve
-else:
-
-    def _evolve(state, /, **changes):
-        """``state`` with ``changes``, as ``dataclasses.replace`` makes it, at a fifth of
-        its cost: a step rebuilds a seat and the match state, and ``replace`` was a fifth
-        of a step's time (docs/benchmarks.md). A name that is not a field is refused as
-        there. For ``Seat`` and ``MatchState`` only: frozen dataclasses whose instance
-        dict holds their fields and nothing else (no ``__post_init__``, no cached
-        property, which the copy would carry over)."""
-        fields = state.__dataclass_fields__
-        for name in changes:
-            if name not in fields:
-                raise TypeError(f"{type(state).__name__} has no field {name!r}")
-        new = object.__new__(type(state))
-        # A frozen dataclass only refuses ``setattr``: its ``__dict__`` is what
-        # ``__init__`` would have filled.
-        new.__dict__.update(state.__dict__)
-        new.__dict__.update(changes)
-        return new
-
-
-@dataclass(frozen=True)
-class MatchOptions:
-    ruleset: Ruleset
-    max_players: int
-    time_limit_s: int
-    win_by: str
-    public: bool
-    countdown_s: int
-    #: Whether declared bots may sit (docs/fair-play.md).
-    bots: bool = False
-
-
-# -- state ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Seat:
-    """One player's seat. ``game`` is never pushed in place: the core copies it first."""
-
-    player_id: int
-    name: str
-    ready: bool = False
-    game: Game | None = None
-    #: A declared bot's seat.
-    bot: bool = False
-    last_seq: int = 0
-    #: (seq, action_ok) of the last ``CACHED_ACKS`` actions, oldest first.
-    acks: tuple[tuple[int, Mapping[str, Any]], ...] = ()
-    end_reason: str | None = None
-    finish_ms: int | None = None
-    score_ms: int = 0
-    last_action_ms: int = 0
-    #: Live connections of the player (never stored).
-    connections: int = 0
-    #: Since when the seat has had no connection, while that counts against it.
-    away_since: Ms | None = None
-    #: Left during the countdown: the game ends ``left`` at the deal.
-    leaving: bool = False
-
-    @property
-    def finished(self) -> bool:
-        return self.end_reason is not None
-
-    @property
-    def status(self) -> str:
-        """``waiting`` before the deal, then the game's result; a game ended from outside
-        (``time``, ``disconnected``, ``left``) says so."""
-        if self.game is None:
-            return "waiting"
-        if self.end_reason in ENDED_FROM_OUTSIDE:
-            return self.end_reason
-        return self.game.result()
-
-
-#: The phases of a match. ``ending``: every game has ended and the end of the match is
-#: being stored (``running`` on the wire until ``match_ended``).
-PHASES: Final = ("lobby", "countdown", "running", "ending", "finished", "abandoned")
-
-
-@dataclass(frozen=True)
-class MatchState:
-    id: int
-    code: str
-    kind: str
-    options: MatchOptions
-    seed: Seed
-    rated: bool
-    host_id: int
-    grace_ms: int
-    daily_date: date | None = None
-    tournament_id: int | None = None
-    round: int | None = None
-    seats: tuple[Seat, ...] = ()
-    phase: str = "lobby"
-    #: The instant of the deal, once the countdown runs.
-    deal_at: Ms | None = None
-    #: The instant of the deal, once dealt: the match clock's zero.
-    started_at: Ms | None = None
-    spectators: int = 0
-    #: The rematches offered once the match is over: (same seed?, the new match's code).
-    #: Not stored: a finished match is not restored.
-    rematches: tuple[tuple[bool, str], ...] = ()
-
-    def seat(self, player_id: int | None) -> Seat | None:
-        for seat in self.seats:
-            if seat.player_id == player_id:
-                return seat
-        return None
-
-    @property
-    def status(self) -> str:
-        """The status clients see."""
-        return "running" if self.phase == "ending" else self.phase
-
-    @property
-    def time_limit_ms(self) -> int:
-        return self.options.time_limit_s * 1000
-
-    def t_ms(self, now: Ms) -> int:
-        """The match clock at ``now``: milliseconds since the deal (0 before)."""
-        if self.started_at is None:
-            return 0
-        return max(0, now - self.started_at)
-
-
-def new_match(
-    *,
-    match_id: int,
-    code: str,
-    kind: str,
-    options: MatchOptions,
-    seed: Seed,
-    rated: bool,
-    host_id: int,
-    grace_ms: int,
-    daily_date: date | None = None,
-    tournament_id: int | None = None,
-    round_number: int | None = None,
-) -> MatchState:
-    """A match just stored, in its lobby, with no seat yet."""
-    return MatchState(
-        id=match_id,
-        code=code,
-        kind=kind,
-        options=options,
-        seed=seed,
-        rated=rated,
-        host_id=host_id,
-        grace_ms=grace_ms,
-        daily_date=daily_date,
-        tournament_id=tournament_id,
-        round=round_number,
-    )
-
 
 # -- commands ---------------------------------------------------------------------------
 
@@ -403,12 +245,14 @@ def _command(
         case Watch(player_id=player_id):
             # A seated player may watch too (from another terminal): as a spectator, and
             # the watching connection does not count as their seat's.
+            if state.phase in ("finished", "abandoned"):
+                raise _over(state)
             admit(state, player_id, now)
-            return _evolve(state, spectators=state.spectators + 1), Snap(None)
+            return evolve(state, spectators=state.spectators + 1), Snap(None)
         case Unwatch():
-            return _evolve(state, spectators=max(0, state.spectators - 1)), None
+            return evolve(state, spectators=max(0, state.spectators - 1)), None
         case Disconnect(player_id=player_id):
-            return _disconnect(state, player_id, now), None
+            return _disconnect(state, player_id, now, out), None
         case Leave(player_id=player_id):
             return _leave(state, player_id, now, out), None
         case Ready(player_id=player_id, ready=ready):
@@ -458,7 +302,7 @@ def _offer_rematch(
     if offer.code is not None and (code is None or code == offer.replacing):
         code = offer.code
         offered[offer.same_seed] = code
-        state = _evolve(state, rematches=tuple(offered.items()))
+        state = evolve(state, rematches=tuple(offered.items()))
         out.emit(
             "rematch_offered",
             state.t_ms(now),
@@ -492,30 +336,49 @@ def rematch_options(state: MatchState) -> dict[str, Any]:
 # -- lobby ------------------------------------------------------------------------------
 
 
+def _over(state: MatchState) -> ServerError:
+    """The refusal of a request that needs the match live: it has finished or was
+    abandoned (``status`` says which); its result and replay stay readable."""
+    if state.phase == "abandoned":
+        return ServerError(
+            "match_finished", f"match {state.code} was abandoned before its end", status="abandoned"
+        )
+    return ServerError(
+        "match_finished",
+        f"match {state.code} is over: its result and replay stay readable (get_replay)",
+        status=state.phase,
+    )
+
+
 def _require_lobby(state: MatchState) -> None:
     if state.phase in ("finished", "abandoned"):
-        raise ServerError("match_finished", f"match {state.code} is over")
+        raise _over(state)
     if state.phase != "lobby":
         raise ServerError("already_started", f"match {state.code} has started")
 
 
 def _with_seat(state: MatchState, seat: Seat) -> MatchState:
-    return _evolve(
+    return evolve(
         state, seats=tuple(seat if s.player_id == seat.player_id else s for s in state.seats)
     )
 
 
-def _connect(state: MatchState, player_id: int) -> MatchState:
+def _connect(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchState:
+    """One more connection of a seated player: back (``presence``) if they had none."""
     seat = state.seat(player_id)
     assert seat is not None
-    return _with_seat(state, _evolve(seat, connections=seat.connections + 1, away_since=None))
+    if seat.connections == 0:
+        out.emit("presence", state.t_ms(now), player_id=player_id, connected=True)
+    return _with_seat(state, evolve(seat, connections=seat.connections + 1, away_since=None))
 
 
 def _join(
     state: MatchState, player_id: int, name: str, connected: bool, bot: bool, now: Ms, out: _Out
 ) -> MatchState:
     if state.seat(player_id) is not None:
-        return _connect(state, player_id) if connected else state
+        if state.phase in ("finished", "abandoned"):
+            raise _over(state)
+        return _connect(state, player_id, now, out) if connected else state
     _require_lobby(state)
     if bot and not state.options.bots:
         raise bots_not_allowed(
@@ -529,10 +392,12 @@ def _join(
     seat = Seat(player_id, name, connections=int(connected), bot=bot)
     out.writes.append(SeatAdded(player_id, now))
     out.emit("player_joined", state.t_ms(now), player=progress(seat))
-    return _evolve(state, seats=(*state.seats, seat))
+    return evolve(state, seats=(*state.seats, seat))
 
 
-def _disconnect(state: MatchState, player_id: int, now: Ms) -> MatchState:
+def _disconnect(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchState:
+    """A connection of a seated player closed: away (``presence``) if it was their last;
+    their grace period runs while it counts against them."""
     seat = state.seat(player_id)
     if seat is None:
         return state
@@ -543,7 +408,9 @@ def _disconnect(state: MatchState, player_id: int, now: Ms) -> MatchState:
     )
     if connections == 0 and away_since is None and counts:
         away_since = now
-    return _with_seat(state, _evolve(seat, connections=connections, away_since=away_since))
+    if connections == 0 and seat.connections > 0 and state.phase not in ("finished", "abandoned"):
+        out.emit("presence", state.t_ms(now), player_id=player_id, connected=False)
+    return _with_seat(state, evolve(seat, connections=connections, away_since=away_since))
 
 
 def _leave(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchState:
@@ -554,19 +421,19 @@ def _leave(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchState:
         return _free_seat(state, seat, now, out)
     if state.phase == "countdown":
         # Ended at the deal, with the dealt game, as if left at its first instant.
-        return _with_seat(state, _evolve(seat, leaving=True))
+        return _with_seat(state, evolve(seat, leaving=True))
     if state.phase == "running":
         if seat.finished:
             return state
         return _end_game(state, seat, "left", state.t_ms(now), now, out)
     if state.phase == "ending":
         return state
-    raise ServerError("match_finished", f"match {state.code} is over")
+    raise _over(state)
 
 
 def _free_seat(state: MatchState, seat: Seat, at: Ms, out: _Out) -> MatchState:
     """Give ``seat`` up in the lobby: the host passes on, an empty match is abandoned."""
-    state = _evolve(state, seats=tuple(s for s in state.seats if s is not seat))
+    state = evolve(state, seats=tuple(s for s in state.seats if s is not seat))
     out.writes.append(SeatRemoved(seat.player_id))
     out.emit("player_left", 0, player_id=seat.player_id)
     if not state.seats:
@@ -575,7 +442,10 @@ def _free_seat(state: MatchState, seat: Seat, at: Ms, out: _Out) -> MatchState:
         host_id = state.seats[0].player_id
         out.writes.append(HostSet(host_id))
         out.emit("host_changed", 0, host_id=host_id)
-        state = _evolve(state, host_id=host_id)
+        state = evolve(state, host_id=host_id)
+    if all(s.ready for s in state.seats):
+        # However the seats changed, a lobby whose seated players are all ready starts.
+        state = _start(state, at, out)
     return state
 
 
@@ -585,7 +455,7 @@ def _abandon(state: MatchState, now: Ms, out: _Out) -> MatchState:
     out.writes.append(MatchAbandoned(now))
     out.emit("match_abandoned", state.t_ms(now))
     out.closed = True
-    return _evolve(state, phase="abandoned", deal_at=None)
+    return evolve(state, phase="abandoned", deal_at=None)
 
 
 def _ready(state: MatchState, player_id: int, ready: bool, now: Ms, out: _Out) -> MatchState:
@@ -595,7 +465,7 @@ def _ready(state: MatchState, player_id: int, ready: bool, now: Ms, out: _Out) -
     _require_lobby(state)
     out.writes.append(ReadySet(player_id, ready))
     out.emit("ready", 0, player_id=player_id, ready=ready)
-    state = _with_seat(state, _evolve(seat, ready=ready))
+    state = _with_seat(state, evolve(seat, ready=ready))
     if all(s.ready for s in state.seats):
         state = _start(state, now, out)
     return state
@@ -606,7 +476,7 @@ def _start(state: MatchState, now: Ms, out: _Out) -> MatchState:
     deal_at = now + state.options.countdown_s * 1000
     # A seat away in the lobby is no longer given up: the deal times it out, from the deal.
     seats = tuple(
-        _evolve(seat, away_since=deal_at if seat.connections == 0 else None)
+        evolve(seat, away_since=deal_at if seat.connections == 0 else None)
         for seat in state.seats
     )
     out.emit(
@@ -616,7 +486,7 @@ def _start(state: MatchState, now: Ms, out: _Out) -> MatchState:
         commitment=state.seed.commitment,
         players=[seat.player_id for seat in seats],
     )
-    return _evolve(state, phase="countdown", deal_at=deal_at, seats=seats)
+    return evolve(state, phase="countdown", deal_at=deal_at, seats=seats)
 
 
 # -- play -------------------------------------------------------------------------------
@@ -630,11 +500,6 @@ def action_kind(action: Action) -> str:
     if isinstance(action, Undo):
         return "undo"
     return "stop"
-
-
-def wire_grid(game: Game) -> list[str]:
-    """The grid as four rows of 13 cells (``--`` a gap), as it goes on the wire."""
-    return game.layout().splitlines()
 
 
 def _act(
@@ -659,10 +524,10 @@ def _act(
     t_ms = state.t_ms(now)
     game = seat.game.copy()
     try:
-        row, ack = _push(state.code, player_id, game, seq, action, t_ms)
+        row, ack = push(state.code, player_id, game, seq, action, t_ms)
     except IllegalAction as error:
         raise ServerError("illegal_action", error.message, reason=error.reason) from None
-    seat = _acknowledged(seat, game, row, ack, score_before=seat.game.score)
+    seat = acknowledged(seat, game, row, ack, score_before=seat.game.score)
     out.writes.append(row)
     state = _with_seat(state, seat)
     out.emit("progress", t_ms, **progress(seat))
@@ -671,7 +536,7 @@ def _act(
     return state, ack
 
 
-def _push(
+def push(
     code: str, player_id: int, game: Game, seq: int, action: Action, t_ms: int
 ) -> tuple[ActionRow, dict[str, Any]]:
     """Play ``action`` on ``game`` (in place) at ``t_ms``: its journal row and its
@@ -699,30 +564,13 @@ def _push(
     return row, ack_of(code, row, game)
 
 
-def ack_of(code: str, row: ActionRow, game: Game) -> dict[str, Any]:
-    """The acknowledgement of the action ``row``, ``game`` being the game right after it:
-    live and rebuilt after a restart alike."""
-    ack: dict[str, Any] = {
-        "type": "action_ok",
-        "match": code,
-        "seq": row.seq,
-        "action": row.action,
-        "kind": row.kind,
-        "t_ms": row.t_ms,
-        # A move or undo says what moved; a redeal sends the new grid.
-        **_game_view(game, game.result(), with_grid=row.kind == "redeal"),
-    }
-    if row.card is not None:
-        ack.update({"card": row.card, "from": row.from_slot, "to": row.to_slot})
-    return ack
 
-
-def _acknowledged(
+def acknowledged(
     seat: Seat, game: Game, row: ActionRow, ack: dict[str, Any], *, score_before: int
 ) -> Seat:
     """``seat`` once its action ``row`` is stored: ``game`` is its game after it."""
     acks = (*seat.acks, (row.seq, ack))[-CACHED_ACKS:]
-    return _evolve(
+    return evolve(
         seat,
         game=game,
         last_seq=row.seq,
@@ -741,7 +589,7 @@ def _end_game(
         reason, finish_ms = "time", state.time_limit_ms
     finish_ms = max(0, finish_ms)
     game = seat.game
-    seat = _evolve(seat, end_reason=reason, finish_ms=finish_ms, away_since=None, leaving=False)
+    seat = evolve(seat, end_reason=reason, finish_ms=finish_ms, away_since=None, leaving=False)
     out.writes.append(
         GameEnded(
             player_id=seat.player_id,
@@ -767,7 +615,7 @@ def _maybe_end(state: MatchState, out: _Out) -> MatchState:
         RankedGame(row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0, row["won"])
         for row in ranking(state)
     )
-    return _evolve(state, phase="ending")
+    return evolve(state, phase="ending")
 
 
 def _ended(
@@ -780,7 +628,7 @@ def _ended(
 ) -> MatchState:
     if state.phase != "ending":
         return state
-    state = _evolve(state, phase="finished")
+    state = evolve(state, phase="finished")
     out.emit(
         "match_ended",
         state.t_ms(now),
@@ -854,15 +702,15 @@ def advance(state: MatchState, now: Ms, out: _Out | None = None) -> MatchState:
 def _deal(state: MatchState, at: Ms, now: Ms, out: _Out) -> MatchState:
     """The end of the countdown: the same game to every seat at one instant."""
     ruleset = state.options.ruleset
-    seats = tuple(_evolve(seat, game=Game(state.seed, ruleset)) for seat in state.seats)
-    state = _evolve(state, phase="running", started_at=at, deal_at=None, seats=seats)
+    seats = tuple(evolve(seat, game=Game(state.seed, ruleset)) for seat in state.seats)
+    state = evolve(state, phase="running", started_at=at, deal_at=None, seats=seats)
     out.writes.append(MatchStarted(at))
     first = seats[0].game
     assert first is not None
     out.emit(
         "started",
         state.t_ms(now),
-        started_at=_iso(at),
+        started_at=iso(at),
         commitment=state.seed.commitment,
         ruleset=state.options.ruleset.name,
         time_limit_s=state.options.time_limit_s,
@@ -875,104 +723,6 @@ def _deal(state: MatchState, at: Ms, now: Ms, out: _Out) -> MatchState:
         elif seat.game is not None and seat.game.is_over():
             state = _end_game(state, seat, seat.game.result(), 0, now, out)
     return state
-
-
-# -- restore ----------------------------------------------------------------------------
-
-
-def rebuild(
-    stored: Any, *, now: Ms, grace_ms: int, default_countdown_s: int
-) -> MatchState:
-    """The match as the database holds it (``Store.unfinished_matches``' rows: ``match``,
-    ``seats``, ``actions``), after a restart: seats and ready flags and, once dealt,
-    every game replayed from its stored actions (last seq, the acknowledgements of the
-    last ``CACHED_ACKS`` for resends, ends of games). Nobody is connected: every seat
-    still playing has the grace period from ``now``. The match's clock is the wall clock
-    since the deal: what fell due during the downtime is applied by the next ``handle``."""
-    row = stored.match
-    options = MatchOptions(
-        ruleset=Ruleset.named(row.ruleset),
-        max_players=row.max_players,
-        time_limit_s=row.time_limit_s,
-        win_by=row.win_by,
-        public=row.public,
-        countdown_s=default_countdown_s if row.countdown_s is None else row.countdown_s,
-        bots=bool(getattr(row, "bots", False)),
-    )
-    state = MatchState(
-        id=row.id,
-        code=row.code,
-        kind=row.kind,
-        options=options,
-        seed=Seed(row.seed),
-        rated=row.rated,
-        host_id=row.host_id,
-        grace_ms=grace_ms,
-        daily_date=row.daily_date,
-        tournament_id=getattr(row, "tournament_id", None),
-        round=getattr(row, "round", None),
-    )
-    if row.status == "lobby":
-        return _evolve(
-            state,
-            seats=tuple(
-                Seat(s.player_id, s.name, ready=s.ready, away_since=now, bot=_bot(s))
-                for s in stored.seats
-            ),
-        )
-    started_at = _ms(row.started_at)
-    actions: dict[int, list[Any]] = {}
-    for action in stored.actions:
-        actions.setdefault(action.player_id, []).append(action)
-    seats: list[Seat] = []
-    for s in stored.seats:
-        seat = Seat(s.player_id, s.name, ready=s.ready, bot=_bot(s))
-        game = Game(state.seed, options.ruleset)
-        for action in actions.get(s.player_id, ()):
-            before = game.score
-            played = parse_action(action.action)
-            pushed, ack = _push(state.code, s.player_id, game, action.seq, played, action.t_ms)
-            seat = _acknowledged(seat, game, pushed, ack, score_before=before)
-        seat = _evolve(seat, game=game)
-        if s.end_reason is not None:
-            seat = _evolve(seat, end_reason=s.end_reason, finish_ms=s.finish_ms)
-            if s.score_ms is not None:
-                seat = _evolve(seat, score_ms=s.score_ms)
-        else:
-            seat = _evolve(seat, away_since=now)
-        seats.append(seat)
-    return _evolve(state, phase="running", started_at=started_at, seats=tuple(seats))
-
-
-def _bot(stored_seat: Any) -> bool:
-    """Whether a stored seat is a declared bot's (rows read before there were bots: no)."""
-    return bool(getattr(stored_seat, "bot", False))
-
-
-def _ms(moment: datetime) -> Ms:
-    if moment.tzinfo is None:  # SQLite keeps no zone: the server stores UTC
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
-
-
-def _iso(at: Ms) -> str:
-    return datetime.fromtimestamp(at / 1000, UTC).isoformat()
-
-
-# -- views ------------------------------------------------------------------------------
-
-
-def deal_secret(state: MatchState, now: Ms) -> bool:
-    """Whether the deal is still to be played by others: a daily challenge's is, until
-    its day is over."""
-    today = datetime.fromtimestamp(now / 1000, UTC).date()
-    return state.daily_date is not None and today <= state.daily_date
-
-
-def seed_revealed(state: MatchState, now: Ms) -> bool:
-    """Whether the seed may be published: once the match is over, except that a daily
-    challenge's seed stays secret until its day is over (others still play it)."""
-    return state.phase == "finished" and not deal_secret(state, now)
 
 
 def admit(state: MatchState, player_id: int, now: Ms) -> None:
@@ -988,104 +738,3 @@ def admit(state: MatchState, player_id: int, now: Ms) -> None:
         f"{state.daily_date} is over",
     )
 
-
-def progress(seat: Seat) -> dict[str, Any]:
-    game = seat.game
-    return {
-        "player_id": seat.player_id,
-        "name": seat.name,
-        "bot": seat.bot,
-        "ready": seat.ready,
-        "connected": seat.connections > 0,
-        "placed": game.placed if game else 0,
-        "score": game.score if game else 0,
-        "redeals_used": game.redeals_used if game else 0,
-        "moves_made": game.moves_made if game else 0,
-        "status": seat.status,
-        "finished": seat.finished,
-        "won": bool(game and game.is_won()),
-        "end_reason": seat.end_reason,
-        "finish_ms": seat.finish_ms,
-    }
-
-
-def game_view(seat: Seat, *, with_grid: bool = True) -> dict[str, Any]:
-    assert seat.game is not None
-    return _game_view(seat.game, seat.status, with_grid=with_grid)
-
-
-def _game_view(game: Game, status: str, *, with_grid: bool) -> dict[str, Any]:
-    view: dict[str, Any] = {"grid": wire_grid(game)} if with_grid else {}
-    return view | {
-        "score": game.score,
-        "placed": game.placed,
-        "redeals_used": game.redeals_used,
-        "redeals_left": game.redeals_left,
-        "moves_made": game.moves_made,
-        "status": status,
-        "can_undo": game.can_undo(),
-    }
-
-
-def summary(state: MatchState, now: Ms) -> dict[str, Any]:
-    options = state.options
-    view: dict[str, Any] = {
-        "id": state.id,
-        "code": state.code,
-        "ruleset": options.ruleset.name,
-        "max_players": options.max_players,
-        "time_limit_s": options.time_limit_s,
-        "win_by": options.win_by,
-        "public": options.public,
-        "rated": state.rated,
-        "countdown_s": options.countdown_s,
-        "bots": options.bots,
-        "host_id": state.host_id,
-        "kind": state.kind,
-        "status": state.status,
-        "players": len(state.seats),
-        "commitment": state.seed.commitment if state.phase != "lobby" else None,
-        "started_at": _iso(state.started_at) if state.started_at is not None else None,
-        "t_ms": state.t_ms(now),
-    }
-    if seed_revealed(state, now):
-        view["seed"] = str(state.seed)
-    return view
-
-
-def snapshot(state: MatchState, player_id: int | None, now: Ms, *, seq: int) -> dict[str, Any]:
-    """Everything a client needs to draw the match at ``now``, as ``player_id`` sees it;
-    ``seq`` is the last event's."""
-    seat = state.seat(player_id) if player_id is not None else None
-    you: dict[str, Any] = {"role": "player" if seat else "spectator"}
-    if seat is not None and seat.game is not None:
-        you["game"] = game_view(seat)
-        you["last_seq"] = seat.last_seq
-    return {
-        "match": summary(state, now),
-        "players": [progress(s) for s in state.seats],
-        "spectators": state.spectators,
-        "you": you,
-        "seq": seq,
-    }
-
-
-def ranking(state: MatchState) -> list[dict[str, Any]]:
-    """Every seat with its rank (``gaps.ranking``), best first."""
-    finishes = []
-    for seat in state.seats:
-        game = seat.game
-        finishes.append(
-            Finish(
-                player_id=seat.player_id,
-                won=bool(game and game.is_won()),
-                score=game.score if game else 0,
-                finish_ms=seat.finish_ms or 0,
-                score_ms=seat.score_ms,
-            )
-        )
-    by_id = {seat.player_id: seat for seat in state.seats}
-    return [
-        {"rank": position, **progress(by_id[finish.player_id])}
-        for position, finish in rank(finishes, state.options.win_by)
-    ]

@@ -1,89 +1,75 @@
-"""Quick match: waiting players of close rating are grouped into matches of 2 to 4.
+"""Quick match: the queue is one actor (``server.actor``) around ``server.queuecore``.
 
-Each ruleset has a queue. Every tick the queue is sorted by rating and cut, from the
-lowest rating up, into groups whose spread fits a window that widens the longer the
-oldest of them has waited. A group of four starts at once; a smaller one (two or more)
-starts once its oldest member has waited ``wait_s``.
-
-In a cluster the queue is one of the leader's singletons (server/leadership.py): every
-process sends its players' requests there. A queued player's process asks again every
-few seconds (``enqueue`` with how long they have waited): a player not asked for
-within ``stale_s`` is dropped (their process died), and a new leader, whose queue starts
-empty, has every waiting player back within those few seconds, with their waiting time.
+In a cluster the queue runs on the leader (server/leadership.py): every process sends
+its players' requests there. Enqueues, cancels and the ticks that cut the queue into
+groups go through its mailbox one at a time. Each group the core forms is seated in a
+new match (kind ``quick``) through the lobby, each player is told on the process their
+connection is on (``notify``), and the match is started.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Final
+from dataclasses import replace
+from typing import Any
 
 from gaps import Ruleset
+from server import queuecore as core
+from server.actor import Actor
+from server.broker import Broker
+from server.clock import Clock
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
+from server.queuecore import QueueState
 from server.storage.store import Store
 
 log = logging.getLogger("gaps.matchmaker")
 
-GROUP_MIN: Final = 2
-GROUP_MAX: Final = 4
-#: The rating spread (openskill ordinal points) a group may have at once, and its growth.
-WINDOW_POINTS: Final = 3.0
-WINDOW_POINTS_PER_S: Final = 1.0
-
-
 #: ``notify(node, player_id, match)``: tell the player, on their process, of their match.
 Notify = Callable[[str, int, Match], Awaitable[None]]
 
-
-@dataclass
-class Waiting:
-    player_id: int
-    name: str
-    rating: float
-    since: float  # time.monotonic()
-    node: str = ""  # the process of the player's connection
-    seen: float = field(default=0.0, repr=False)  # when last asked for (time.monotonic())
-    bot: bool = False  # a declared bot: grouped with bots only
+#: The time limit of a quick match.
+TIME_LIMIT_S = 600
 
 
-class Matchmaker:
+class Matchmaker(Actor[QueueState, core.Command]):
+    """The quick-match queue of the cluster (on its leader).
+
+    :param wait_s: how long a group smaller than four waits for more.
+    :param stale_s: a queued player not asked for this long is dropped.
+    :param tick_s: how often the queue is cut into groups while anybody waits.
+    """
+
     def __init__(
         self,
         *,
         store: Store,
         lobby: Lobby,
+        broker: Broker,
+        clock: Clock,
         wait_s: float,
         countdown_s: int,
         notify: Notify,
         stale_s: float = 10.0,
-        time_limit_s: int = 600,
         tick_s: float = 0.2,
     ) -> None:
-        self._notify = notify
-        self._stale_s = stale_s
-        self._store = store
+        self._ratings = store.ratings
         self._lobby = lobby
-        self._wait_s = wait_s
         self._countdown_s = countdown_s
-        self._time_limit_s = time_limit_s
-        self._tick_s = tick_s
-        self.queues: dict[str, list[Waiting]] = {}
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="matchmaker")
-
-    async def close(self) -> None:
-        """Stop matching; the queues are emptied (a new leader's fill up again)."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-        self.queues.clear()
+        self._notify = notify
+        state = core.new_queue(
+            wait_ms=round(wait_s * 1000), stale_ms=round(stale_s * 1000),
+            tick_ms=round(tick_s * 1000),
+        )
+        super().__init__(
+            state,
+            clock=clock,
+            broker=broker,
+            channel="quick",
+            max_history_events=1,
+            name="quick-match queue",
+        )
 
     async def enqueue(
         self,
@@ -92,66 +78,79 @@ class Matchmaker:
         name: str,
         *,
         node: str,
+        ticket: str,
         waited_s: float = 0.0,
         bot: bool = False,
-    ) -> int:
-        """Queue the player, who has waited ``waited_s`` already, connected to ``node``
-        (again: the newer request wins; the same one again only says they still wait);
-        returns the queue's length. A declared ``bot`` is grouped with bots only (the
-        server lets bots queue at all only with ``--quick-match-bots``)."""
-        now = time.monotonic()
-        queue = self.queues.setdefault(ruleset.name, [])
-        for waiting in queue:
-            if waiting.player_id == player_id and waiting.node == node:
-                waiting.seen = now
-                return len(queue)
-        self.cancel(player_id)
-        rating = await self._store.ratings.ordinal(player_id, ruleset.name)
-        queue = self.queues.setdefault(ruleset.name, [])
-        queue.append(Waiting(player_id, name, rating or 0.0, now - waited_s, node, now, bot))
-        return len(queue)
+    ) -> int | None:
+        """Queue the player, who has waited ``waited_s`` already, connected to ``node``,
+        for the request ``ticket`` (again: the newer request wins; the same ticket again
+        only says they still wait); the queue's length, or None if this request waits
+        no more: its player was just grouped (their match is being made) or waits on a
+        newer request. A declared ``bot`` is grouped with bots only."""
+        request = core.Enqueue(
+            ruleset.name, player_id, name, node, ticket, round(waited_s * 1000), None, bot
+        )
+        reply = await self.ask(request)
+        if isinstance(reply, core.NeedRating):
+            rating = await self._ratings.ordinal(player_id, ruleset.name)
+            reply = await self.ask(replace(request, rating=rating or 0.0))
+        if isinstance(reply, core.Grouped | core.Superseded):
+            return None
+        return int(reply)
 
-    def cancel(self, player_id: int) -> bool:
-        found = False
-        for queue in self.queues.values():
-            for waiting in [w for w in queue if w.player_id == player_id]:
-                queue.remove(waiting)
-                found = True
-        return found
+    async def cancel(self, player_id: int) -> bool:
+        return bool(await self.ask(core.Cancel(player_id)))
 
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self._tick_s)
-            for ruleset, queue in list(self.queues.items()):
-                now = time.monotonic()
-                queue[:] = [w for w in queue if now - w.seen <= self._stale_s]
-                for group in groups_by_kind(queue, time.monotonic(), wait_s=self._wait_s):
-                    for waiting in group:
-                        queue.remove(waiting)
-                    try:
-                        await self._start(Ruleset.named(ruleset), group)
-                    except Exception:
-                        log.exception("quick match failed", extra={"ruleset": ruleset})
+    def queued(self, ruleset: str) -> int:
+        """How many wait in ``ruleset``'s queue now."""
+        return len(self._state.waiting(ruleset))
 
-    async def _start(self, ruleset: Ruleset, group: list[Waiting]) -> None:
+    # -- the core and its effects ---------------------------------------------------------
+
+    def _core(self, state: QueueState, command: core.Command, now: int) -> core.Step:
+        return core.handle(state, command, now)
+
+    def _tick(self) -> core.Command:
+        return core.Tick()
+
+    def _deadline(self, state: QueueState) -> int | None:
+        return core.next_deadline(state)
+
+    def _message(self, event: Any) -> dict[str, Any]:
+        raise AssertionError("the queue says nothing to followers")
+
+    def _after(self, step: core.Step) -> None:
+        for group in step.groups:
+            self.spawn(self._start(group))
+
+    async def _start(self, group: core.Group) -> None:
+        members = group.members
         options = MatchOptions(
-            ruleset=ruleset,
-            max_players=len(group),
-            time_limit_s=self._time_limit_s,
+            ruleset=Ruleset.named(group.ruleset),
+            max_players=len(members),
+            time_limit_s=TIME_LIMIT_S,
             win_by="time",
             public=False,
             countdown_s=self._countdown_s,
-            bots=all(w.bot for w in group),
+            bots=all(w.bot for w in members),
         )
-        match = await self._lobby.create(
-            group[0].player_id,
-            options,
-            None,
-            seats=[(w.player_id, w.name, w.bot) for w in group],
-            connected=False,
-            kind="quick",
-        )
-        for waiting in group:
+        try:
+            match = await self._lobby.create(
+                members[0].player_id,
+                options,
+                None,
+                seats=[(w.player_id, w.name, w.bot) for w in members],
+                connected=False,
+                kind="quick",
+            )
+        except Exception as error:
+            # Their processes ask for them again within seconds: they queue again.
+            log.warning(
+                "quick match not created",
+                extra={"players": [w.player_id for w in members], "error": repr(error)[:300]},
+            )
+            return
+        for waiting in members:
             try:
                 await self._notify(waiting.node, waiting.player_id, match)
             except Exception:  # their connection just closed: the seat waits for them
@@ -160,36 +159,3 @@ class Matchmaker:
                     extra={"match": match.code, "player": waiting.player_id},
                 )
         await match.start()
-
-
-def window(waited_s: float) -> float:
-    return WINDOW_POINTS + WINDOW_POINTS_PER_S * waited_s
-
-
-def groups_by_kind(queue: list[Waiting], now: float, *, wait_s: float) -> list[list[Waiting]]:
-    """``groups`` of the people, then of the bots: a bot never races a person."""
-    people = [w for w in queue if not w.bot]
-    bots = [w for w in queue if w.bot]
-    return groups(people, now, wait_s=wait_s) + groups(bots, now, wait_s=wait_s)
-
-
-def groups(queue: list[Waiting], now: float, *, wait_s: float) -> list[list[Waiting]]:
-    """The groups ready to play now, lowest ratings first (pure: the queue is untouched)."""
-    ready = []
-    ordered = sorted(queue, key=lambda w: (w.rating, w.since))
-    index = 0
-    while index < len(ordered):
-        group = [ordered[index]]
-        oldest = group[0].since
-        for candidate in ordered[index + 1 :]:
-            waited = now - min(oldest, candidate.since)
-            if len(group) == GROUP_MAX or candidate.rating - group[0].rating > window(waited):
-                break
-            group.append(candidate)
-            oldest = min(oldest, candidate.since)
-        if len(group) == GROUP_MAX or (len(group) >= GROUP_MIN and now - oldest >= wait_s):
-            ready.append(group)
-            index += len(group)
-        else:
-            index += 1
-    return ready

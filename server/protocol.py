@@ -50,6 +50,10 @@ MAX_PLAYERS: Final = 16
 MAX_TIME_LIMIT_S: Final = 24 * 3600
 MAX_COUNTDOWN_S: Final = 60
 MAX_SEQ: Final = 2**31 - 1
+#: What a scheduled tournament does when its start comes with nobody entered.
+IF_EMPTY: Final = ("cancel", "wait")
+#: Which tournaments ``tournament_list`` lists.
+TOURNAMENT_LISTS: Final = ("active", "ended", "all")
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,8 @@ class CreateTournament:
     start_at: datetime | None
     #: Whether bots may enter (the host's choice; no by default).
     bots: bool = False
+    #: What the scheduled start does with nobody entered: ``cancel`` or ``wait``.
+    if_empty: str = "cancel"
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,9 @@ class RemoveEntrant:
 @dataclass(frozen=True)
 class ListTournaments:
     id: Any
+    #: Which: ``active`` (open and running, the default), ``ended`` (finished and
+    #: cancelled, newest first) or ``all``.
+    status: str = "active"
 
 
 @dataclass(frozen=True)
@@ -626,6 +635,7 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
         ),
         start_at=f.optional_time("start_at"),
         bots=f.boolean("bots", default=False),
+        if_empty=f.choice("if_empty", IF_EMPTY, default="cancel"),
     )
 
 
@@ -670,7 +680,9 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
     "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
     "tournament_remove": _remove_entrant,
-    "tournament_list": lambda i, f: ListTournaments(i),
+    "tournament_list": lambda i, f: ListTournaments(
+        i, status=f.choice("status", TOURNAMENT_LISTS, default="active")
+    ),
     "tournament_standings": lambda i, f: GetStandings(i, f.match_code()),
     "tournament_resync": lambda i, f: ResyncTournament(i, f.match_code(), f.since()),
     "daily": lambda i, f: PlayDaily(i, f.ruleset()),

@@ -1,11 +1,11 @@
 """Token buckets: how many requests a connection, a player or an address may send.
 
-Pure: the time comes from an injected clock, so tests drive it without sleeping.
+Pure: the time comes from the server's clock (``Clock.monotonic``), so tests drive it
+without sleeping.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
@@ -19,7 +19,7 @@ class TokenBucket:
 
     __slots__ = ("burst", "per_s", "_clock", "_tokens", "_updated")
 
-    def __init__(self, *, burst: float, per_s: float, clock: Clock = time.monotonic) -> None:
+    def __init__(self, *, burst: float, per_s: float, clock: Clock) -> None:
         if burst <= 0 or per_s <= 0:
             raise ValueError(f"a bucket needs burst > 0 and per_s > 0, got {burst}, {per_s}")
         self.burst = burst
@@ -60,7 +60,7 @@ class Budgets(Generic[Key]):
     seconds, not every key ever seen.
     """
 
-    def __init__(self, *, burst: float, per_s: float, clock: Clock = time.monotonic) -> None:
+    def __init__(self, *, burst: float, per_s: float, clock: Clock) -> None:
         self.burst = burst
         self.per_s = per_s
         self._clock = clock

@@ -8,10 +8,11 @@ broker, on the match's channel, as they always do.
 
 A handle names the owner and the epoch of the lease it was found under. When the match
 has moved on (its owner died and another took it over, raising the epoch), the old
-owner no longer answers for it and the call is refused with ``match_unavailable``: the
-lobby, checking its handles at every lease renewal, sees the new epoch and closes the
-connections that use the old handle, so that their clients reconnect and join the match
-afresh (the restore numbered its events anew).
+owner no longer answers for it and the call is refused with ``match_unavailable``; the
+handle then tells its routes (``server.routes``), which forget it and close the
+connections that follow the match here, so that their clients reconnect and join it
+afresh (the restore numbered its events anew). The routes also check every handle's
+owner and epoch at each lease renewal, for a match that moved while nobody asked.
 
 The owner counts the connections of every seat, remote ones included. A process that
 dies cannot say that its connections closed, so the owner remembers which process each
@@ -22,16 +23,15 @@ process that no longer listens on the relay as closed (``MatchService.forget_gon
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from gaps import Action, parse_action
 from server.errors import ServerError
-from server.match import Match
+from server.lobby import Lobby
+from server.match import Match, channel_of
 from server.relay import NodeUnavailable, Relay
-
-if TYPE_CHECKING:
-    from server.lobby import Lobby
 
 SERVICE: Final = "match"
 
@@ -40,21 +40,31 @@ class RemoteMatch:
     """A live match that another process runs; its methods are those of ``Match``."""
 
     def __init__(
-        self, relay: Relay, *, node: str, match_id: int, code: str, epoch: int, retry_ms: int
+        self,
+        relay: Relay,
+        *,
+        node: str,
+        match_id: int,
+        code: str,
+        epoch: int,
+        retry_ms: int,
+        on_moved: Callable[[RemoteMatch], None],
     ) -> None:
+        """``on_moved``: told when the owner says the match is no longer its own."""
         self._relay = relay
         self.node = node
         self.id = match_id
         self.code = code
         self.epoch = epoch
         self._retry_ms = retry_ms
+        self._on_moved = on_moved
 
     def __repr__(self) -> str:
         return f"<RemoteMatch {self.code} on {self.node} epoch {self.epoch}>"
 
     @property
     def channel(self) -> str:
-        return f"match:{self.code}"
+        return channel_of(self.code)
 
     async def join(
         self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
@@ -108,7 +118,12 @@ class RemoteMatch:
                 self.node, SERVICE, method, {"code": self.code, "epoch": self.epoch, **args}
             )
         except NodeUnavailable as error:
+            # Dead or paused: whoever takes the match over is seen at a lease renewal.
             raise unavailable(self.code, self._retry_ms, str(error)) from None
+        except ServerError as error:
+            if error.code == "match_unavailable":  # the owner no longer runs it
+                self._on_moved(self)
+            raise
 
 
 def unavailable(code: str, retry_ms: int, why: str) -> ServerError:
@@ -137,6 +152,9 @@ class MatchService:
         #: The remote connections on each match, by process, then match code.
         self._presence: defaultdict[str, dict[str, _Presence]] = defaultdict(dict)
         relay.serve(SERVICE, self.handle)
+        lobby.on_retired(self.forget)
+        lobby.on_dropped(self.forget)
+        lobby.on_renewed(self.forget_gone)
 
     async def handle(self, method: str, args: dict[str, Any], caller: str) -> Any:
         if method == "open_public":

@@ -1,12 +1,18 @@
-"""Tournaments in the duplicate format: every entrant plays the same deals, round by round.
+"""Tournaments: one actor each (``server.actor``) around ``server.tournamentcore``.
 
-Each round is one match for all entrants at once (the same deal for everyone); the
-standings add up each entrant's round scores, ties broken by total time. Rounds start by
-themselves one after another. The database holds everything needed to go on after a
-restart (``Tournaments.resume``): finished rounds are kept, a round cut short by the
-restart goes on in its own match, which the lobby restored (same code, same deal), and
-the break between rounds and a scheduled start go on with the time they had left, on
-the wall clock. All their SQL is in ``server.storage.tournaments``.
+A ``Tournament`` is the only owner of one tournament's state in the cluster (it runs on
+the leader: server/leadership.py). Joins, removals, starts, scheduled starts, rounds,
+breaks and the end go through its mailbox one at a time, each stored before the state
+changes, so that two players joining at once cannot both take the last place. What the
+core asks for besides is done here: a round's match is created through the lobby (then
+``RoundDealt`` is said and the match started), and the round's match is looked for in
+the database (its end may come on another process of the cluster) or, when it ends
+here, at once.
+
+``Tournaments`` is the directory of this process's live tournaments: it creates them,
+rebuilds the unfinished ones from the database when this process starts leading
+(``resume``), reads finished and cancelled ones back from the database, and routes each
+request to its tournament's actor. All their SQL is in ``server.storage.tournaments``.
 """
 
 from __future__ import annotations
@@ -14,27 +20,29 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
 from gaps import Ruleset
-from server.broker import Broker, BrokerError
-from server.errors import ServerError, bots_not_allowed
-from server.history import History
+from server import tournamentcore as core
+from server.actor import Actor
+from server.broker import Broker
+from server.clock import Cancel, Clock, datetime_of, ms_of
+from server.errors import ServerError
 from server.lobby import Lobby, new_code
-from server.match import Match, MatchOptions, Sleep
-from server.protocol import encode
+from server.match import Match, MatchOptions
+from server.storage.outage import until_stored
 from server.storage.tournaments import (
-    UNFINISHED,
     StandingRow,
+    StoredRound,
     StoredTournament,
     TournamentRepository,
 )
+from server.tournamentcore import TournamentOptions, TournamentState
 
 log = logging.getLogger("gaps.tournament")
 
-PODIUM: Final = 3
+#: How many ended tournaments ``tournament_list`` gives, newest first.
+ENDED_LISTED = 50
 
 
 def tournament_channel(code: str) -> str:
@@ -42,94 +50,242 @@ def tournament_channel(code: str) -> str:
     return f"tournament:{code}"
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+class Tournament(Actor[TournamentState, core.Command]):
+    """The actor of one tournament."""
 
-
-@dataclass
-class LiveTournament:
-    id: int
-    code: str
-    name: str
-    host_id: int
-    ruleset: Ruleset
-    rounds: int
-    max_players: int
-    round_time_limit_s: int
-    start_at: datetime | None
-    status: str  # open, running, finished
-    current_round: int
-    entrants: dict[int, str]  # player id -> name, in joining order
-    history: History
-    round_code: str | None = None  # the match of the round being played
-    task: asyncio.Task[None] | None = None
-    bots: bool = False  # whether declared bots may enter
-    bot_entrants: set[int] = field(default_factory=set)
-    #: Entrants the host removed between rounds: player id -> the reason given.
-    removed: dict[int, str] = field(default_factory=dict)
-    #: A round is dealt or being played (from its deal to its end): nobody is removed.
-    playing: bool = False
+    def __init__(
+        self,
+        state: TournamentState,
+        *,
+        repository: TournamentRepository,
+        lobby: Lobby,
+        broker: Broker,
+        clock: Clock,
+        max_history_events: int,
+        on_closed: Callable[[Tournament], None],
+    ) -> None:
+        self._repository = repository
+        self._lobby = lobby
+        self._on_closed = on_closed
+        super().__init__(
+            state,
+            clock=clock,
+            broker=broker,
+            channel=tournament_channel(state.code),
+            max_history_events=max_history_events,
+            name=f"tournament {state.code}",
+        )
 
     @property
-    def channel(self) -> str:
-        return tournament_channel(self.code)
+    def code(self) -> str:
+        return self._state.code
 
-    def view(self) -> dict[str, Any]:
+    @property
+    def id(self) -> int:
+        return self._state.id
+
+    # -- what others ask ------------------------------------------------------------------
+
+    async def join(self, player_id: int, name: str, *, bot: bool) -> dict[str, Any]:
+        return await self.ask(core.Join(player_id, name, bot))  # type: ignore[no-any-return]
+
+    async def remove(self, host_id: int, player: str, reason: str) -> dict[str, Any]:
+        return await self.ask(core.Remove(host_id, player, reason))  # type: ignore[no-any-return]
+
+    async def start_by(self, player_id: int) -> dict[str, Any]:
+        return await self.ask(core.Start(player_id))  # type: ignore[no-any-return]
+
+    async def standings(self) -> dict[str, Any]:
+        return await self.read(lambda state, _now: with_standings(state))
+
+    async def resync(self, since: int) -> dict[str, Any]:
+        """The events after ``since`` (``tournament_events``) while the history keeps
+        them all; otherwise (or for a ``since`` beyond the last event: the server
+        restarted and numbers anew) a ``tournament`` snapshot with its seq."""
+
+        def answer(state: TournamentState, _now: int) -> dict[str, Any]:
+            events = self.history.since(since)
+            if events is not None:
+                return {"type": "tournament_events", "tournament": state.code, "events": events}
+            return {"type": "tournament", **with_standings(state), "seq": self.history.last_seq}
+
+        return await self.read(answer)
+
+    def round_may_have_ended(self) -> None:
+        """The match of a round ended on this process: look at once."""
+        self.tell(core.CheckRound())
+
+    # -- the core and its effects ---------------------------------------------------------
+
+    def _core(self, state: TournamentState, command: core.Command, now: int) -> core.Step:
+        return core.handle(state, command, now)
+
+    def _tick(self) -> core.Command:
+        return core.Tick()
+
+    def _deadline(self, state: TournamentState) -> int | None:
+        return core.next_deadline(state)
+
+    def _message(self, event: core.Event) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "code": self.code,
-            "name": self.name,
-            "host_id": self.host_id,
-            "ruleset": self.ruleset.name,
-            "rounds": self.rounds,
-            "max_players": self.max_players,
-            "round_time_limit_s": self.round_time_limit_s,
-            "start_at": self.start_at.isoformat() if self.start_at else None,
-            "status": self.status,
-            "current_round": self.current_round,
-            "round_match": self.round_code,
-            "bots": self.bots,
-            "entrants": [self.entrant(pid) for pid in self.entrants],
+            "type": "tournament_event",
+            "tournament": self.code,
+            "seq": 0,
+            "event": event.name,
+            **event.data,
         }
 
-    def entrant(self, player_id: int) -> dict[str, Any]:
-        """An entrant as shown: a declared bot or not, removed by the host or not."""
-        return {
-            "player_id": player_id,
-            "name": self.entrants[player_id],
-            "bot": player_id in self.bot_entrants,
-            "removed": player_id in self.removed,
-            "removed_reason": self.removed.get(player_id),
-        }
+    def _answer(self, reply: core.Reply) -> Any:
+        if isinstance(reply, core.Entered):
+            return {"tournament": core.view(self._state), "seq": self.history.last_seq}
+        if isinstance(reply, core.Viewed):
+            return {"tournament": core.view(self._state)}
+        return reply
 
-    def seated(self) -> list[tuple[int, str, bool]]:
-        """The entrants a round seats (player id, name, declared bot): all but those
-        removed, in joining order."""
-        return [
-            (pid, name, pid in self.bot_entrants)
-            for pid, name in self.entrants.items()
-            if pid not in self.removed
-        ]
+    def _after(self, step: core.Step) -> None:
+        for event in step.events:
+            if event.name in LOGGED_EVENTS:
+                log.info(
+                    LOGGED_EVENTS[event.name],
+                    extra={"tournament": self.code, **_loggable(event.data)},
+                )
+        if step.deal is not None:
+            self.spawn(self._deal(step.deal))
+        if step.look is not None:
+            self.spawn(self._look(step.look))
+        if step.closed:
+            self._on_closed(self)
+
+    async def _store(self, write: core.Write) -> None:
+        repository, tournament_id = self._repository, self.id
+        match write:
+            case core.EntrantAdded(player_id=player_id, at=at, position=position):
+                await repository.add_entrant(
+                    tournament_id, player_id, at=datetime_of(at), position=position
+                )
+            case core.EntrantRemoved(player_id=player_id, reason=reason, at=at):
+                await repository.remove_entrant(
+                    tournament_id, player_id, reason=reason, at=datetime_of(at)
+                )
+            case core.TournamentStarted(at=at):
+                await repository.update(tournament_id, status="running", started_at=datetime_of(at))
+            case core.RoundBegun(number=number):
+                await repository.update(tournament_id, current_round=number)
+            case core.StandingsRecorded(rows=rows):
+                await repository.record_standings(
+                    tournament_id,
+                    [
+                        StandingRow(
+                            row["player_id"],
+                            row["total_score"],
+                            row["total_time_ms"],
+                            row["rounds_played"],
+                            row["rank"],
+                        )
+                        for row in rows
+                    ],
+                )
+            case core.TournamentFinished(at=at):
+                await repository.update(tournament_id, status="finished", ended_at=datetime_of(at))
+            case core.TournamentCancelled(reason=reason, at=at):
+                await repository.update(
+                    tournament_id,
+                    status="cancelled",
+                    cancel_reason=reason,
+                    ended_at=datetime_of(at),
+                )
+
+    async def _deal(self, deal: core.DealRound) -> None:
+        """Create round ``deal.number``'s match (retried through outages: the round must
+        be dealt), say so, then start it."""
+        state = self._state
+        options = state.options
+        match_options = MatchOptions(
+            ruleset=Ruleset.named(options.ruleset),
+            max_players=len(deal.seats),
+            time_limit_s=options.round_time_limit_s,
+            win_by="score",
+            public=False,
+            countdown_s=options.countdown_s,
+            # The tournament let its entrants in: its rounds seat them all.
+            bots=any(bot for _, _, bot in deal.seats),
+        )
+        match: Match = await until_stored(
+            lambda: self._lobby.create(
+                state.host_id,
+                match_options,
+                None,
+                seats=list(deal.seats),
+                connected=False,
+                kind="tournament",
+                tournament_id=state.id,
+                round_number=deal.number,
+            ),
+            what=f"round {deal.number} of tournament {self.code}",
+            sleep=self._clock.sleep,
+        )
+        await self.ask(core.RoundDealt(deal.number, match.code))
+        await match.start()
+
+    async def _look(self, look: core.LookForRound) -> None:
+        """Whether round ``look.number``'s match has ended, from the database."""
+        try:
+            found = await self._repository.rounds(self.id, look.number)
+        except Exception as error:
+            log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
+            self.tell(core.RoundRunning(look.number))  # looked for again after a while
+            return
+        stored = found[0] if found else None
+        if stored is None or stored.code != look.code or stored.status in ("lobby", "running"):
+            self.tell(core.RoundRunning(look.number))
+        elif stored.status == "abandoned":
+            log.warning(
+                "tournament round lost: dealt again",
+                extra={"tournament": self.code, "round": look.number, "match": look.code},
+            )
+            self.tell(core.RoundLost(look.number, look.code))
+        else:
+            self.tell(round_ended(stored, default_ended_at=self._clock.now_ms()))
 
 
+#: The log line of each tournament event an operator wants to see.
+LOGGED_EVENTS = {
+    "tournament_started": "tournament started",
+    "round_starting": "tournament round dealt",
+    "round_ended": "tournament round ended",
+    "tournament_ended": "tournament finished",
+    "tournament_cancelled": "tournament cancelled",
+}
 
-@dataclass(frozen=True)
-class Resumption:
-    """Where a running tournament goes on after a restart: the round it waits for (the
-    code of its match, live here or on another process), or the next round to deal after
-    a pause."""
 
-    attached: str | None
-    next_round: int
-    pause_s: float
+def _loggable(data: Any) -> dict[str, Any]:
+    """The short fields of an event, for its log line (not the standings)."""
+    return {k: v for k, v in data.items() if k in ("round", "match", "reason", "rounds")}
+
+
+def round_ended(stored: StoredRound, *, default_ended_at: int) -> core.RoundEnded:
+    """The core's word for a round whose match finished."""
+    return core.RoundEnded(
+        stored.number,
+        stored.code,
+        tuple(core.RoundScore(r.player_id, r.score, r.finish_ms) for r in stored.results),
+        ms_of(stored.ended_at) if stored.ended_at is not None else default_ended_at,
+    )
+
+
+def with_standings(state: TournamentState) -> dict[str, Any]:
+    return {"tournament": core.view(state), "standings": core.standings(state)}
 
 
 class Tournaments:
-    """Every tournament of this process: the open and running ones in ``live``, each
-    running one driven by a task of its own; finished ones are read back when asked.
+    """This process's live tournaments (on the cluster's leader), by code.
 
-    ``sleep`` waits out the breaks and scheduled starts, and ``now`` tells the wall clock
-    they are measured on (both injectable for tests)."""
+    :param countdown_s: each round's countdown; ``break_s``: the pause between rounds.
+    :param check_s: how often a round's match is looked for in the database, besides
+        the lobby's word when it ends here.
+    :param retain_s: how long a tournament over stays live (late resyncs) before it is
+        read back from the database instead.
+    """
 
     def __init__(
         self,
@@ -137,29 +293,28 @@ class Tournaments:
         repository: TournamentRepository,
         lobby: Lobby,
         broker: Broker,
+        clock: Clock,
         countdown_s: int,
         break_s: float,
         max_history_events: int,
-        sleep: Sleep = asyncio.sleep,
-        now: Callable[[], datetime] = utc_now,
-        poll_s: float = 1.0,
+        check_s: float = 1.0,
+        retain_s: float = 600.0,
     ) -> None:
-        """``poll_s``: how often the end of a round's match is looked for in the
-        database, besides the lobby's word when it ends here."""
-        self._poll_s = poll_s
         self._repository = repository
         self._lobby = lobby
         self._broker = broker
+        self._clock = clock
         self._countdown_s = countdown_s
         self._break_s = break_s
         self._max_history_events = max_history_events
-        self._sleep = sleep
-        self._now = now
-        self.live: dict[str, LiveTournament] = {}
-        self._round_ended: dict[int, asyncio.Future[None]] = {}  # match id -> done
+        self._check_ms = round(check_s * 1000)
+        self._retain_s = retain_s
+        self.live: dict[str, Tournament] = {}
+        self._retirements: dict[str, Cancel] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
         lobby.on_end(self._match_ended)
 
-    # -- requests ------------------------------------------------------------------------
+    # -- requests --------------------------------------------------------------------------
 
     async def create(
         self,
@@ -170,15 +325,27 @@ class Tournaments:
         rounds: int,
         max_players: int,
         round_time_limit_s: int,
-        start_at: datetime | None,
+        start_at_ms: int | None,
         bots: bool = False,
-    ) -> LiveTournament:
-        now = self._now()
-        if start_at is not None and start_at <= now:
+        if_empty: str = "cancel",
+    ) -> dict[str, Any]:
+        """A new open tournament; its view."""
+        now = self._clock.now_ms()
+        if start_at_ms is not None and start_at_ms <= now:
             raise ServerError("bad_message", "start_at must be in the future", field="start_at")
         code = new_code()
         while code in self.live:
             code = new_code()
+        options = self._options(
+            name=name,
+            ruleset=ruleset.name,
+            rounds=rounds,
+            max_players=max_players,
+            round_time_limit_s=round_time_limit_s,
+            start_at=start_at_ms,
+            bots=bots,
+            if_empty=if_empty,
+        )
         tournament_id = await self._repository.create(
             code=code,
             name=name,
@@ -187,463 +354,216 @@ class Tournaments:
             rounds=rounds,
             max_players=max_players,
             round_time_limit_s=round_time_limit_s,
-            start_at=start_at,
-            created_at=now,
+            start_at=None if start_at_ms is None else datetime_of(start_at_ms),
+            created_at=datetime_of(now),
             bots=bots,
+            if_empty=if_empty,
         )
-        tournament = LiveTournament(
-            tournament_id,
-            code,
-            name,
-            host_id,
-            ruleset,
-            rounds,
-            max_players,
-            round_time_limit_s,
-            start_at,
-            "open",
-            0,
-            {},
-            History(max_events=self._max_history_events),
-            bots=bots,
+        state = core.new_tournament(
+            tournament_id=tournament_id,
+            code=code,
+            host_id=host_id,
+            options=options,
+            check_ms=self._check_ms,
         )
-        self.live[code] = tournament
-        if start_at is not None:
-            tournament.task = asyncio.create_task(self._start_at(tournament))
+        tournament = self._live(state)
+        log.info("tournament created", extra={"tournament": code, "host": host_id})
+        return {"tournament": core.view(tournament.state)}
+
+    def _options(self, **chosen: Any) -> TournamentOptions:
+        return TournamentOptions(countdown_s=self._countdown_s, break_s=self._break_s, **chosen)
+
+    def _live(self, state: TournamentState) -> Tournament:
+        tournament = Tournament(
+            state,
+            repository=self._repository,
+            lobby=self._lobby,
+            broker=self._broker,
+            clock=self._clock,
+            max_history_events=self._max_history_events,
+            on_closed=self._closed,
+        )
+        self.live[state.code] = tournament
+        # Whatever is due (a scheduled start passed while nobody led) is applied now.
+        tournament.tell(core.Tick())
         return tournament
 
-    async def get(self, code: str) -> LiveTournament:
-        """The tournament ``code``: a live one, or a finished one read back from the
-        database (they are not kept in memory, but stay visible after a restart)."""
-        tournament = self.live.get(code.upper())
+    async def find(self, code: str) -> Tournament | TournamentState:
+        """The live tournament ``code``, or the state of an ended one read back from the
+        database (finished and cancelled ones stay visible)."""
+        code = code.upper()
+        tournament = self.live.get(code)
         if tournament is not None:
             return tournament
-        stored = await self._repository.finished(code.upper())
+        stored = await self._repository.ended(code)
         if stored is None:
             raise ServerError("no_such_tournament", f"no tournament has code {code!r}")
-        return self._loaded(stored)
+        return await self._rebuilt(stored)
 
-    def listed(self) -> list[LiveTournament]:
-        return [t for t in self.live.values() if t.status in ("open", "running")]
+    async def _actor(self, code: str) -> Tournament:
+        """The live tournament ``code``; an ended one refuses what it is asked."""
+        found = await self.find(code)
+        if isinstance(found, Tournament):
+            return found
+        core.require_open(found)  # raises: it has ended
+        raise AssertionError("an ended tournament was taken for an open one")
 
-    async def join(
-        self, code: str, player_id: int, name: str, *, bot: bool = False
-    ) -> LiveTournament:
-        tournament = await self.get(code)
-        if player_id in tournament.entrants:
-            return tournament
-        if tournament.status != "open":
-            raise ServerError("already_started", f"tournament {tournament.code} has started")
-        if bot and not tournament.bots:
-            raise bots_not_allowed(
-                f"the host of tournament {tournament.code} lets no bot enter",
-                refused_by="tournament",
-            )
-        if len(tournament.seated()) >= tournament.max_players:
+    async def join(self, code: str, player_id: int, name: str, *, bot: bool) -> dict[str, Any]:
+        """Enter tournament ``code``, or follow it again (an entrant); an ended one is
+        followed again by its entrants only."""
+        found = await self.find(code)
+        if isinstance(found, Tournament):
+            return await found.join(player_id, name, bot=bot)
+        entrant = found.entrant(player_id)
+        if entrant is None or entrant.removed:
+            core.require_open(found)  # raises: it has ended
+        return {"tournament": core.view(found), "seq": 0}
+
+    async def remove(self, code: str, host_id: int, player: str, reason: str) -> dict[str, Any]:
+        found = await self.find(code)
+        if not isinstance(found, Tournament):
             raise ServerError(
-                "tournament_full",
-                f"tournament {tournament.code} has its {tournament.max_players} players",
+                "tournament_finished", f"tournament {found.code} is over", status=found.status
             )
-        # False: joined from another connection meanwhile, which is as good.
-        await self._repository.add_entrant(tournament.id, player_id, at=self._now())
-        tournament.entrants[player_id] = name
-        if bot:
-            tournament.bot_entrants.add(player_id)
-        await self._emit(tournament, "entrant_joined", player_id=player_id, name=name, bot=bot)
-        return tournament
+        return await found.remove(host_id, player, reason)
 
-    async def remove(self, code: str, host_id: int, player: str, reason: str) -> LiveTournament:
-        """The host removes entrant ``player`` (a name, in any case) between rounds, for
-        ``reason``: stored (a resumed tournament keeps them out), told to every follower
-        (``entrant_removed``), never seated again; their finished rounds stay in the
-        standings, which show them removed, after everyone still in."""
-        tournament = await self.get(code)
-        if host_id != tournament.host_id:
-            raise ServerError("not_host", f"only the host removes entrants of {tournament.code}")
-        if tournament.status == "finished":
-            raise ServerError("tournament_finished", f"tournament {tournament.code} is over")
-        found = [pid for pid, name in tournament.entrants.items() if name.lower() == player.lower()]
-        if not found or found[0] in tournament.removed:
-            raise ServerError(
-                "not_an_entrant",
-                f"{player!r} is not in tournament {tournament.code}",
-                player=player,
-            )
-        if tournament.playing:
-            raise ServerError(
-                "round_in_play",
-                f"round {tournament.current_round} of {tournament.code} is being played: "
-                "remove an entrant once it has ended",
-                round=tournament.current_round,
-            )
-        player_id = found[0]
-        # Out of the seats at once: a round dealt while this is stored does not seat them.
-        tournament.removed[player_id] = reason
-        try:
-            await self._repository.remove_entrant(
-                tournament.id, player_id, reason=reason, at=self._now()
-            )
-        except BaseException:
-            del tournament.removed[player_id]
-            raise
-        await self._emit(
-            tournament,
-            "entrant_removed",
-            player_id=player_id,
-            name=tournament.entrants[player_id],
-            reason=reason,
-            after_round=tournament.current_round,
-        )
-        return tournament
-
-    async def start_by(self, code: str, player_id: int) -> LiveTournament:
-        tournament = await self.get(code)
-        if player_id != tournament.host_id:
-            raise ServerError("not_host", f"only the host starts tournament {tournament.code}")
-        await self._begin(tournament)
-        return tournament
+    async def start_by(self, code: str, player_id: int) -> dict[str, Any]:
+        return await (await self._actor(code)).start_by(player_id)
 
     async def standings(self, code: str) -> dict[str, Any]:
-        return await self._view_and_standings(await self.get(code))
+        found = await self.find(code)
+        if isinstance(found, Tournament):
+            return await found.standings()
+        return with_standings(found)
 
     async def resync(self, code: str, since: int) -> dict[str, Any]:
-        """The events after ``since`` (``tournament_events``) while the history keeps them
-        all; otherwise (or for a ``since`` beyond the last event: the server restarted and
-        numbers anew) a ``tournament`` snapshot of the view and standings, with its seq."""
-        tournament = await self.get(code)
-        last_seq = tournament.history.last_seq
-        # A finished tournament read back from the database has no events: a snapshot.
-        kept = since <= last_seq and tournament.code in self.live
-        events = tournament.history.since(since) if kept else None
-        if events is not None:
-            return {"type": "tournament_events", "tournament": tournament.code, "events": events}
-        snapshot = await self._view_and_standings(tournament)
-        return {"type": "tournament", **snapshot, "seq": last_seq}
+        found = await self.find(code)
+        if isinstance(found, Tournament):
+            return await found.resync(since)
+        # An ended tournament read back from the database has no events: a snapshot.
+        return {"type": "tournament", **with_standings(found), "seq": 0}
 
-    async def _view_and_standings(self, tournament: LiveTournament) -> dict[str, Any]:
-        """The view as it is now (before the standings are read), and the standings."""
-        view = tournament.view()
-        return {"tournament": view, "standings": await self._standings(tournament)}
+    async def code_of(self, code: str) -> str:
+        """The code of tournament ``code`` as stored (upper case), if it exists."""
+        found = await self.find(code)
+        return found.code
 
-    # -- running --------------------------------------------------------------------------
+    async def listed(self, which: str = "active") -> list[dict[str, Any]]:
+        """The views of the ``active`` tournaments (open and running, oldest first), of
+        the ``ended`` ones (finished and cancelled, newest first, the last
+        ``ENDED_LISTED``), or of ``all`` (the active, then the ended)."""
+        views = []
+        if which in ("active", "all"):
+            views = [
+                core.view(t.state)
+                for t in self.live.values()
+                if t.state.status in ("open", "running")
+            ]
+        if which in ("ended", "all"):
+            for stored in await self._repository.ended_recently(limit=ENDED_LISTED):
+                live = self.live.get(stored.code)
+                state = live.state if live is not None else await self._rebuilt(stored)
+                views.append(core.view(state))
+        return views
 
-    async def _start_at(self, tournament: LiveTournament) -> None:
-        assert tournament.start_at is not None
-        delay = (tournament.start_at - self._now()).total_seconds()
-        await self._sleep(max(0.0, delay))
-        if tournament.status == "open":
-            try:
-                await self._begin(tournament)
-            except ServerError as error:  # nobody entered: it stays open for the host
-                log.warning("tournament not started", extra={"reason": error.message})
-
-    async def _begin(self, tournament: LiveTournament) -> None:
-        if tournament.status != "open":
-            raise ServerError("already_started", f"tournament {tournament.code} has started")
-        if not tournament.seated():
-            raise ServerError("bad_message", f"tournament {tournament.code} has no entrants")
-        tournament.status = "running"
-        await self._repository.update(tournament.id, status="running", started_at=self._now())
-        await self._emit(
-            tournament,
-            "tournament_started",
-            rounds=tournament.rounds,
-            entrants=[tournament.entrant(pid) for pid in tournament.entrants],
-        )
-        tournament.task = asyncio.create_task(self._run(tournament, first_round=1))
-
-    async def _run(
-        self,
-        tournament: LiveTournament,
-        *,
-        first_round: int,
-        attached: str | None = None,
-        pause_s: float = 0.0,
-    ) -> None:
-        """Play the rounds from ``first_round`` on, then finish. After a restart, the
-        round ``attached`` is waited for first (it is ``first_round - 1``), or the run
-        starts with a pause of ``pause_s`` (what was left of a break)."""
-        try:
-            if attached is not None:
-                await self._close_round(tournament, first_round - 1, attached)
-                if first_round <= tournament.rounds:
-                    pause_s = self._break_s
-            if pause_s > 0:
-                await self._sleep(pause_s)
-            for number in range(first_round, tournament.rounds + 1):
-                if not tournament.seated():  # the host removed everyone
-                    break
-                await self._play_round(tournament, number)
-                if number < tournament.rounds:
-                    await self._sleep(self._break_s)
-            await self._finish(tournament)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("tournament failed", extra={"tournament": tournament.code})
-
-    async def _play_round(self, tournament: LiveTournament, number: int) -> None:
-        tournament.playing = True
-        tournament.current_round = number
-        await self._repository.update(tournament.id, current_round=number)
-        seats = tournament.seated()
-        options = MatchOptions(
-            ruleset=tournament.ruleset,
-            max_players=len(seats),
-            time_limit_s=tournament.round_time_limit_s,
-            win_by="score",
-            public=False,
-            countdown_s=self._countdown_s,
-            # The tournament let its entrants in: its rounds seat them all.
-            bots=any(bot for _, _, bot in seats),
-        )
-        match = await self._lobby.create(
-            tournament.host_id,
-            options,
-            None,
-            seats=seats,
-            connected=False,
-            kind="tournament",
-            tournament_id=tournament.id,
-            round_number=number,
-        )
-        self._attach(tournament, match)
-        await self._emit(
-            tournament,
-            "round_starting",
-            round=number,
-            match=match.code,
-            countdown_ms=self._countdown_s * 1000,
-        )
-        await match.start()
-        await self._close_round(tournament, number, match.code)
-
-    def _attach(self, tournament: LiveTournament, match: Match) -> None:
-        """Make ``match`` the round being played, and be told of its end. Called while
-        it has not ended (the lobby calls the end listeners once it has)."""
-        tournament.round_code = match.code
-        self._round_ended[match.id] = asyncio.get_running_loop().create_future()
-
-    async def _close_round(self, tournament: LiveTournament, number: int, code: str) -> None:
-        """Wait for the end of round ``number``'s match ``code``, then count it.
-
-        Told at once by the lobby when the match ends here; checked in the database every
-        ``poll_s`` besides, since in a cluster the match may end on another process (one
-        that took it over from a dead one, or from this one while it was paused)."""
-        tournament.round_code = code
-        while True:
-            stored = await self._repository.round(tournament.id, number)
-            if stored is None or stored.code != code or stored.status not in UNFINISHED:
-                break
-            done = self._round_ended.get(stored.match_id)
-            if done is None:
-                done = self._round_ended[stored.match_id] = (
-                    asyncio.get_running_loop().create_future()
-                )
-            try:
-                await asyncio.wait_for(asyncio.shield(done), self._poll_s)
-                break
-            except TimeoutError:
-                continue
-        tournament.playing = False  # between rounds: the host may remove an entrant
-        await self._round_ended_event(tournament, number, code)
-
-    async def _round_ended_event(
-        self, tournament: LiveTournament, number: int, code: str, *,
-        ended_at: datetime | None = None,
-    ) -> None:
-        """Say that round ``number`` (match ``code``, ended at ``ended_at``: now if not
-        said) is over, with the standings and when the next round starts (None after the
-        last): the break after the round's end."""
-        standings = await self._standings(tournament, record=True)
-        next_round_at = None
-        if number < tournament.rounds:
-            since = ended_at if ended_at is not None else self._now()
-            next_round_at = (since + timedelta(seconds=self._break_s)).isoformat(
-                timespec="milliseconds"
-            )
-        await self._emit(
-            tournament,
-            "round_ended",
-            round=number,
-            match=code,
-            standings=standings,
-            next_round_at=next_round_at,
-        )
+    # -- rounds and ends --------------------------------------------------------------------
 
     async def _match_ended(self, match: Match) -> None:
-        done = self._round_ended.pop(match.id, None)
-        if done is not None and not done.done():
-            done.set_result(None)
+        if match.tournament_id is None:
+            return
+        for tournament in self.live.values():
+            if tournament.id == match.tournament_id:
+                tournament.round_may_have_ended()
 
-    async def _finish(self, tournament: LiveTournament) -> None:
-        standings = await self._standings(tournament, record=True)
-        tournament.status = "finished"
-        tournament.round_code = None
-        await self._repository.update(tournament.id, status="finished", ended_at=self._now())
-        await self._emit(
-            tournament,
-            "tournament_ended",
-            standings=standings,
-            podium=[row for row in standings if row["rank"] <= PODIUM and not row["removed"]],
+    def _closed(self, tournament: Tournament) -> None:
+        """A tournament over stays live a while (late resyncs), then is read back."""
+        self._retirements[tournament.code] = self._clock.call_later(
+            self._retain_s, lambda: self._retire(tournament)
         )
 
-    async def _standings(
-        self, tournament: LiveTournament, *, record: bool = False
-    ) -> list[dict[str, Any]]:
-        """Totals over the finished rounds, as stored: score (higher first), then time
-        (less first), the entrants the host removed after everyone still in; with
-        ``record``, stored on the entrants' rows too."""
-        totals = await self._repository.totals(tournament.id)
-        rows: list[dict[str, Any]] = []
-        for player_id in tournament.entrants:
-            total = totals.get(player_id)
-            rows.append(
-                {
-                    **tournament.entrant(player_id),
-                    "total_score": total.score if total else 0,
-                    "total_time_ms": total.time_ms if total else 0,
-                    "rounds_played": total.rounds if total else 0,
-                }
-            )
-        rows.sort(
-            key=lambda r: (r["removed"], -r["total_score"], r["total_time_ms"], r["player_id"])
-        )
-        for position, row in enumerate(rows, start=1):
-            previous = rows[position - 2] if position > 1 else None
-            same = previous is not None and (
-                previous["removed"],
-                previous["total_score"],
-                previous["total_time_ms"],
-            ) == (row["removed"], row["total_score"], row["total_time_ms"])
-            row["rank"] = previous["rank"] if same and previous else position
-        if record:
-            await self._repository.record_standings(
-                tournament.id,
-                [
-                    StandingRow(
-                        row["player_id"],
-                        row["total_score"],
-                        row["total_time_ms"],
-                        row["rounds_played"],
-                        row["rank"],
-                    )
-                    for row in rows
-                ],
-            )
-        return rows
-
-    async def _emit(self, tournament: LiveTournament, event: str, **data: Any) -> None:
-        message = {
-            "type": "tournament_event",
-            "tournament": tournament.code,
-            "seq": 0,
-            "event": event,
-            **data,
-        }
-        tournament.history.append(message)
-        try:
-            await self._broker.publish(tournament.channel, encode(message))
-        except BrokerError:
-            # Kept in the history: followers see the gap and ask tournament_resync.
-            log.warning("tournament event not published", extra={"event": event})
+    def _retire(self, tournament: Tournament) -> None:
+        self._retirements.pop(tournament.code, None)
+        if self.live.get(tournament.code) is tournament:
+            del self.live[tournament.code]
+        task = asyncio.ensure_future(tournament.shutdown())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     # -- restart ---------------------------------------------------------------------------
 
-    def _loaded(self, stored: StoredTournament) -> LiveTournament:
-        return LiveTournament(
-            stored.id,
-            stored.code,
-            stored.name,
-            stored.host_id,
-            Ruleset.named(stored.ruleset),
-            stored.rounds,
-            stored.max_players,
-            stored.round_time_limit_s,
-            stored.start_at,
-            stored.status,
-            stored.current_round,
-            dict(stored.entrants),
-            History(max_events=self._max_history_events),
-            bots=stored.bots,
-            bot_entrants=set(stored.bot_entrants),
-            removed=dict(stored.removed),
+    async def _rebuilt(self, stored: StoredTournament) -> TournamentState:
+        rounds = await self._repository.rounds(stored.id)
+        return core.rebuild(
+            tournament_id=stored.id,
+            code=stored.code,
+            host_id=stored.host_id,
+            options=self._options(
+                name=stored.name,
+                ruleset=stored.ruleset,
+                rounds=stored.rounds,
+                max_players=stored.max_players,
+                round_time_limit_s=stored.round_time_limit_s,
+                start_at=None if stored.start_at is None else ms_of(stored.start_at),
+                bots=stored.bots,
+                if_empty=stored.if_empty,
+            ),
+            status=stored.status,
+            current_round=stored.current_round,
+            entrants=[
+                core.Entrant(
+                    player_id,
+                    name,
+                    player_id in stored.bot_entrants,
+                    stored.removed.get(player_id),
+                )
+                for player_id, name in stored.entrants
+            ],
+            rounds=[
+                core.StoredRound(
+                    number=r.number,
+                    code=r.code,
+                    status=r.status,
+                    ended_at=None if r.ended_at is None else ms_of(r.ended_at),
+                    scores=tuple(
+                        core.RoundScore(x.player_id, x.score, x.finish_ms) for x in r.results
+                    ),
+                )
+                for r in rounds
+            ],
+            cancel_reason=stored.cancel_reason,
+            now=self._clock.now_ms(),
+            check_ms=self._check_ms,
         )
 
     async def resume(self) -> None:
-        """Load every unfinished tournament and carry on where the last process stopped.
-
-        Call it after ``Lobby.restore``: a round in progress goes on in its match, which
-        the lobby restored (same code, same deal: its players join it again), and is
-        counted when it ends. A round whose match had ended (while the server was down,
-        or at its restore) is counted, and the tournament goes on after what is left of
-        the break, on the wall clock since the match ended. A round whose match cannot
-        be found (never stored, or not restored) is dealt again, and logged. A scheduled
-        start keeps its time. The standings are always summed from the stored results.
-        """
+        """Rebuild every unfinished tournament from the database and carry on where the
+        last process stopped (``tournamentcore.rebuild``). Call it after
+        ``Lobby.restore``: a round in progress goes on in its match, which the lobby
+        restored (or another process runs), and is counted when it ends."""
         for stored in await self._repository.unfinished():
-            tournament = self._loaded(stored)
-            self.live[tournament.code] = tournament
-            if tournament.status == "running":
-                where = await self._resumption(tournament)
-                resumed = {
-                    "tournament": tournament.code,
-                    "round": tournament.current_round,
-                    "match": where.attached,
-                    "next_round": where.next_round,
-                }
-                log.info("resuming tournament", extra=resumed)
-                tournament.task = asyncio.create_task(
-                    self._run(
-                        tournament,
-                        first_round=where.next_round,
-                        attached=where.attached,
-                        pause_s=where.pause_s,
-                    )
+            if stored.code in self.live:
+                continue
+            state = await self._rebuilt(stored)
+            log.info(
+                "resuming tournament",
+                extra={"tournament": state.code, "round": state.current_round},
+            )
+            if state.status == "running" and state.current_round < stored.current_round:
+                # Down between storing the round's number and storing its match (or the
+                # match could not be taken back): the round is dealt again.
+                log.warning(
+                    "tournament round not found: dealt again",
+                    extra={"tournament": state.code, "round": stored.current_round},
                 )
-            elif tournament.start_at is not None:
-                tournament.task = asyncio.create_task(self._start_at(tournament))
-
-    async def _resumption(self, tournament: LiveTournament) -> Resumption:
-        """Where running ``tournament`` goes on: see ``resume``."""
-        number = tournament.current_round
-        if number == 0:  # stopped between its start and the deal of round 1
-            return Resumption(None, 1, 0.0)
-        match = self._lobby.round_match(tournament.id, number)
-        if match is not None and match.status not in ("finished", "abandoned"):
-            # Attached with no await since the status was read: its end is not missed.
-            self._attach(tournament, match)
-            tournament.playing = True
-            return Resumption(match.code, number + 1, 0.0)
-        stored = await self._repository.round(tournament.id, number)
-        if stored is not None and stored.status in UNFINISHED:
-            tournament.playing = True
-            # In a cluster, run by another process (or soon: once the lease of the one
-            # that died runs out, another takes it over); waited for in the database.
-            return Resumption(stored.code, number + 1, 0.0)
-        if stored is not None and stored.status == "finished":
-            ended_at = stored.ended_at or self._now()
-            await self._round_ended_event(tournament, number, stored.code, ended_at=ended_at)
-            if number == tournament.rounds:
-                return Resumption(None, number + 1, 0.0)
-            elapsed_s = (self._now() - ended_at).total_seconds()
-            return Resumption(None, number + 1, max(0.0, self._break_s - elapsed_s))
-        log.warning(
-            "tournament round not found: dealt again",
-            extra={"tournament": tournament.code, "round": number},
-        )
-        if stored is not None:
-            await self._repository.abandon_round(stored.match_id, at=self._now())
-        return Resumption(None, number, 0.0)
+            self._live(state)
 
     async def close(self) -> None:
-        """Stop running every tournament (a restart, or another process leading now
+        """Stop every tournament's actor (a restart, or another process leading now
         resumes them from the database)."""
-        tasks = [t.task for t in self.live.values() if t.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for cancel in self._retirements.values():
+            cancel()
+        self._retirements.clear()
+        tournaments = list(self.live.values())
         self.live.clear()
-        for done in self._round_ended.values():
-            done.cancel()
-        self._round_ended.clear()
+        for tournament in tournaments:
+            await tournament.shutdown()

@@ -194,19 +194,22 @@ class MatchLeases:
             )
 
     async def holder(self, code: str, now: datetime) -> Holder | None:
-        """Who runs match ``code``, if it is stored unfinished and has a lease."""
+        """Who runs match ``code`` (or keeps it, finished, for a while), if it has a
+        lease."""
         async with self._database.read() as connection:
             row = (
                 await connection.execute(
                     select(MatchLease.match_id, MatchLease.owner, MatchLease.epoch,
-                           MatchLease.expires_at)
+                           MatchLease.expires_at, Match.status)
                     .join(Match, Match.id == MatchLease.match_id)
-                    .where(Match.code == code, Match.status.in_(("lobby", "running")))
+                    .where(Match.code == code)
                 )
             ).one_or_none()
         if row is None:
             return None
-        return Holder(int(row.match_id), row.owner, int(row.epoch), row.expires_at >= now)
+        return Holder(
+            int(row.match_id), row.owner, int(row.epoch), row.expires_at >= now, row.status
+        )
 
     async def live_owners(self, now: datetime) -> set[str]:
         """The processes that hold a lease running at ``now``."""
@@ -229,10 +232,12 @@ class MatchLeases:
 
 @dataclass(frozen=True)
 class Holder:
-    """Who runs an unfinished match: its lease's owner and epoch, and whether the lease
-    was still running at the instant asked (``live``)."""
+    """Who runs a match: its lease's owner and epoch, and whether the lease was still
+    running at the instant asked (``live``)."""
 
     match_id: int
     owner: str
     epoch: int
     live: bool
+    #: The match's stored status (a finished match is kept by its owner a while).
+    status: str = "running"

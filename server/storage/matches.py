@@ -187,15 +187,16 @@ class Matches:
             for match in matches
         ]
 
-    async def is_unfinished(self, code: str) -> bool:
-        """Whether match ``code`` is stored and still in its lobby or running."""
+    async def status_of(self, code: str) -> str | None:
+        """The stored status of match ``code`` (``lobby``, ``running``, ``finished``,
+        ``abandoned``), or None if no match has this code."""
         if STORED_CODE.fullmatch(code) is None:
-            return False
+            return None
         async with self._database.read() as connection:
             status = (
                 await connection.execute(select(Match.status).where(Match.code == code))
             ).scalar_one_or_none()
-        return status in ("lobby", "running")
+        return None if status is None else str(status)
 
     async def replay(self, code: str) -> dict[str, Any] | None:
         """The stored match ``code`` with its results and every action (seed included)."""

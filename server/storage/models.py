@@ -228,7 +228,7 @@ class Tournament(Base):
     max_players: Mapped[int] = mapped_column(SmallInteger)
     round_time_limit_s: Mapped[int] = mapped_column(Integer)
     start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # open (taking entrants), running, finished
+    # open (taking entrants), running, finished, cancelled
     status: Mapped[str] = mapped_column(String(12))
     current_round: Mapped[int] = mapped_column(SmallInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -236,6 +236,10 @@ class Tournament(Base):
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Whether the host lets bots enter.
     bots: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # Why it was cancelled (status ``cancelled``).
+    cancel_reason: Mapped[str | None] = mapped_column(String(200))
+    # A scheduled start with nobody entered: ``cancel`` or ``wait`` for the first entrant.
+    if_empty: Mapped[str] = mapped_column(String(8), server_default="cancel")
 
 
 class TournamentEntry(Base):
@@ -251,6 +255,8 @@ class TournamentEntry(Base):
     # Removed by the host between rounds, with the reason shown to all (None: still in).
     removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     removed_reason: Mapped[str | None] = mapped_column(String(200))
+    # The place in the joining order (1 first); none for entries stored before it was kept.
+    position: Mapped[int | None] = mapped_column(SmallInteger)
 
 
 class DailyEntry(Base):

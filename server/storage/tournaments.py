@@ -13,17 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
 from server.storage.models import Match, MatchPlayer, Player, Tournament, TournamentEntry
-
-#: The statuses of a round match that has not ended.
-UNFINISHED: Final = ("lobby", "countdown", "running")
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -54,25 +51,30 @@ class StoredTournament:
     bots: bool = False  # whether bots may enter
     bot_entrants: frozenset[int] = frozenset()
     removed: dict[int, str] = field(default_factory=dict)
+    if_empty: str = "cancel"
+    cancel_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """One player's result in a finished round: their score and finish time."""
+
+    player_id: int
+    score: int
+    finish_ms: int
 
 
 @dataclass(frozen=True)
 class StoredRound:
-    """The match of one round, as stored: the last one dealt for that round."""
+    """The match of one round, as stored: the last one dealt for that round number, with
+    its results once it finished."""
 
+    number: int
     match_id: int
     code: str
     status: str
     ended_at: datetime | None
-
-
-@dataclass(frozen=True)
-class Totals:
-    """What one entrant's finished rounds add up to."""
-
-    score: int
-    time_ms: int
-    rounds: int
+    results: tuple[RoundResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,11 @@ class TournamentRepository:
         start_at: datetime | None,
         created_at: datetime,
         bots: bool = False,
+        if_empty: str = "cancel",
     ) -> int:
         """Store a new open tournament, before its first round (``bots``: whether
-        declared bots may enter); its id."""
+        declared bots may enter; ``if_empty``: what its scheduled start does with nobody
+        entered); its id."""
         async with self._database.write() as connection:
             tournament_id = (
                 await connection.execute(
@@ -125,14 +129,18 @@ class TournamentRepository:
                         current_round=0,
                         created_at=created_at,
                         bots=bots,
+                        if_empty=if_empty,
                     )
                     .returning(Tournament.id)
                 )
             ).scalar_one()
         return int(tournament_id)
 
-    async def add_entrant(self, tournament_id: int, player_id: int, *, at: datetime) -> bool:
-        """Enter ``player_id``; False if they had entered already."""
+    async def add_entrant(
+        self, tournament_id: int, player_id: int, *, at: datetime, position: int | None = None
+    ) -> bool:
+        """Enter ``player_id``, ``position``-th in the joining order; False if they had
+        entered already."""
         try:
             async with self._database.write() as connection:
                 await connection.execute(
@@ -140,6 +148,7 @@ class TournamentRepository:
                         tournament_id=tournament_id,
                         player_id=player_id,
                         joined_at=at,
+                        position=position,
                         total_score=0,
                         total_time_ms=0,
                         rounds_played=0,
@@ -175,13 +184,29 @@ class TournamentRepository:
                 update(Tournament).where(Tournament.id == tournament_id).values(**values)
             )
 
-    async def finished(self, code: str) -> StoredTournament | None:
-        """The finished tournament ``code`` (upper case), if there is one."""
+    async def ended(self, code: str) -> StoredTournament | None:
+        """The finished or cancelled tournament ``code`` (upper case), if there is one."""
         async with self._database.read() as connection:
             found = await self._tournaments(
-                connection, (Tournament.code == code, Tournament.status == "finished")
+                connection,
+                (Tournament.code == code, Tournament.status.in_(("finished", "cancelled"))),
             )
         return found[0] if found else None
+
+    async def ended_recently(self, *, limit: int) -> list[StoredTournament]:
+        """The last ``limit`` tournaments to end (finished or cancelled), newest first."""
+        async with self._database.read() as connection:
+            ids = (
+                await connection.execute(
+                    select(Tournament.id)
+                    .where(Tournament.status.in_(("finished", "cancelled")))
+                    .order_by(Tournament.ended_at.desc(), Tournament.id.desc())
+                    .limit(limit)
+                )
+            ).scalars().all()
+            found = await self._tournaments(connection, (Tournament.id.in_(list(ids)),))
+        order = {tournament_id: position for position, tournament_id in enumerate(ids)}
+        return sorted(found, key=lambda stored: order[stored.id])
 
     async def unfinished(self) -> list[StoredTournament]:
         """Every tournament open or running, oldest first."""
@@ -213,7 +238,8 @@ class TournamentRepository:
                 )
                 .join(Player, Player.id == TournamentEntry.player_id)
                 .where(TournamentEntry.tournament_id.in_([row.id for row in rows]))
-                .order_by(TournamentEntry.joined_at, Player.id)
+                # Entries stored before positions were kept have none: by their time.
+                .order_by(TournamentEntry.position, TournamentEntry.joined_at, Player.id)
             )
         ).all():
             entrants.setdefault(entry.tournament_id, []).append((entry.id, entry.name))
@@ -238,55 +264,58 @@ class TournamentRepository:
                 bots=row.bots,
                 bot_entrants=frozenset(bots.get(row.id, ())),
                 removed=removed.get(row.id, {}),
+                if_empty=row.if_empty,
+                cancel_reason=row.cancel_reason,
             )
             for row in rows
         ]
 
-    async def round(self, tournament_id: int, number: int) -> StoredRound | None:
-        """The match last dealt for round ``number``, if one was stored."""
+    async def rounds(
+        self, tournament_id: int, number: int | None = None
+    ) -> list[StoredRound]:
+        """The match last dealt for each round (or only round ``number``), by round
+        number, with the results of those that finished."""
+        where = [Match.tournament_id == tournament_id]
+        if number is not None:
+            where.append(Match.round == number)
         async with self._database.read() as connection:
-            row = (
+            matches = (
                 await connection.execute(
-                    select(Match.id, Match.code, Match.status, Match.ended_at)
-                    .where(Match.tournament_id == tournament_id, Match.round == number)
-                    .order_by(Match.id.desc())
-                    .limit(1)
-                )
-            ).first()
-        if row is None:
-            return None
-        return StoredRound(row.id, row.code, row.status, _utc(row.ended_at))
-
-    async def abandon_round(self, match_id: int, *, at: datetime) -> None:
-        """Mark a round match that never ended abandoned (a finished one stays)."""
-        async with self._database.write() as connection:
-            await connection.execute(
-                update(Match)
-                .where(Match.id == match_id, Match.status.in_(UNFINISHED))
-                .values(status="abandoned", ended_at=at)
-            )
-
-    async def totals(self, tournament_id: int) -> dict[int, Totals]:
-        """Each player's totals over the tournament's finished rounds: the sum of their
-        scores and finish times, and how many rounds they played."""
-        async with self._database.read() as connection:
-            rows = (
-                await connection.execute(
-                    select(
-                        MatchPlayer.player_id,
-                        func.sum(MatchPlayer.score).label("score"),
-                        func.sum(MatchPlayer.finish_ms).label("time_ms"),
-                        func.count().label("rounds"),
-                    )
-                    .join(Match, Match.id == MatchPlayer.match_id)
-                    .where(Match.tournament_id == tournament_id, Match.status == "finished")
-                    .group_by(MatchPlayer.player_id)
+                    select(Match.id, Match.round, Match.code, Match.status, Match.ended_at)
+                    .where(*where)
+                    .order_by(Match.round, Match.id)
                 )
             ).all()
-        return {
-            row.player_id: Totals(int(row.score or 0), int(row.time_ms or 0), int(row.rounds))
-            for row in rows
-        }
+            last = {row.round: row for row in matches}  # the last dealt of each round
+            finished = [row.id for row in last.values() if row.status == "finished"]
+            results: dict[int, list[RoundResult]] = {}
+            if finished:
+                for row in (
+                    await connection.execute(
+                        select(
+                            MatchPlayer.match_id,
+                            MatchPlayer.player_id,
+                            MatchPlayer.score,
+                            MatchPlayer.finish_ms,
+                        )
+                        .where(MatchPlayer.match_id.in_(finished))
+                        .order_by(MatchPlayer.match_id, MatchPlayer.player_id)
+                    )
+                ).all():
+                    results.setdefault(row.match_id, []).append(
+                        RoundResult(row.player_id, int(row.score or 0), int(row.finish_ms or 0))
+                    )
+        return [
+            StoredRound(
+                number=int(row.round),
+                match_id=row.id,
+                code=row.code,
+                status=row.status,
+                ended_at=_utc(row.ended_at),
+                results=tuple(results.get(row.id, ())),
+            )
+            for _, row in sorted(last.items())
+        ]
 
     async def record_standings(self, tournament_id: int, rows: Sequence[StandingRow]) -> None:
         """Store the standings on the entrants' rows, in player id order (two

@@ -1,0 +1,357 @@
+"""The actor: one owner for one piece of live state (a match, a tournament, the quick-match queue).
+
+An actor is one asyncio task that takes commands from one mailbox, one at a time, in the
+order they arrived. The rules live in a core without I/O, in the manner of the websockets
+library's sans-I/O protocol and lichess' round and tournament actors:
+
+    step = core(state, command, now_ms)
+
+A step carries the new state, the reply (or the ``ServerError`` refusing the command),
+the events to publish, the rows to store (``writes``) and the instant to be woken at next
+(``wake_at``). The actor applies it in one order, whatever the kind of state:
+
+1. the writes are stored, in order. If the first fails, the step is dropped whole: the
+   state stays as it was (it is immutable), the command is refused (a transient failure
+   as ``storage_unavailable``: not applied, send it again) and the actor wakes itself after
+   a backoff, so that a deadline that was due is applied at its own instant once the
+   database takes it. Once one write is stored the others are retried until they are: a
+   step is never left half stored;
+2. only then is the state replaced, the events numbered (``History``) and published on
+   the actor's channel, the one timer armed at ``wake_at``, what the step asks for besides
+   done (``_after``), and the command answered.
+
+Deadlines are state, not tasks: the core derives them from the state, and every command
+first applies what is due at its ``now``. The timer only wakes the actor with the core's
+tick command.
+
+Subclasses say how a write is stored (``_store``), what a step asks for besides
+(``_after``), how an event goes on the wire (``_message``), and which command is the tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Generic, Protocol, TypeVar
+
+from server.broker import Broker, BrokerError
+from server.clock import Cancel, Clock
+from server.errors import ServerError
+from server.history import History
+from server.protocol import encode
+from server.storage.outage import is_transient, until_stored
+
+log = logging.getLogger("gaps.actor")
+storage_log = logging.getLogger("gaps.storage")
+
+#: The first and the longest wait before a failed step's deadlines are tried again.
+FIRST_RETRY_MS: Final = 50
+MAX_RETRY_MS: Final = 2000
+
+State = TypeVar("State")
+StepState = TypeVar("StepState", covariant=True)
+Command = TypeVar("Command")
+Write = TypeVar("Write")
+Result = TypeVar("Result")
+
+
+class Step(Protocol[StepState]):
+    """What a core returns for one command (each core's own ``Step`` has these)."""
+
+    @property
+    def state(self) -> StepState: ...
+
+    @property
+    def reply(self) -> Any: ...
+
+    @property
+    def events(self) -> Sequence[Any]: ...
+
+    @property
+    def writes(self) -> Sequence[Any]: ...
+
+    @property
+    def wake_at(self) -> int | None: ...
+
+
+class _Read(Generic[State, Result]):
+    """A query answered from the state, in mailbox order, once what is due is applied."""
+
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: Callable[[State, int], Result]) -> None:
+        self.answer = answer
+
+
+class _Stop:
+    pass
+
+
+class Actor(Generic[State, Command]):
+    """The mailbox, the store-then-apply order and the one timer of one piece of state.
+
+    :param state: the state to start from (new, or rebuilt from stored rows).
+    :param clock: the server's clock: ``now`` for the core, and the timer.
+    :param broker: where events are published, on ``channel``.
+    :param max_history_events: how many events are kept for resyncs.
+    :param name: what the actor is, for logs and refusals ("match K7QX2M").
+    """
+
+    def __init__(
+        self,
+        state: State,
+        *,
+        clock: Clock,
+        broker: Broker,
+        channel: str,
+        max_history_events: int,
+        name: str,
+    ) -> None:
+        self._state = state
+        self._clock = clock
+        self._broker = broker
+        self.channel = channel
+        self.name = name
+        self.history = History(max_events=max_history_events)
+        self._mailbox: asyncio.Queue[tuple[Any, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._closing = False
+        self._cancel_timer: Cancel | None = None
+        self._timer_at: int | None = None
+        self._tick_queued = False
+        self._retry_ms = FIRST_RETRY_MS
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._task = asyncio.create_task(self._run(), name=name)
+
+    # -- what a kind of actor says --------------------------------------------------------
+
+    def _core(self, state: State, command: Command, now: int) -> Step[State]:
+        raise NotImplementedError
+
+    def _tick(self) -> Command:
+        """The command that only applies what is due."""
+        raise NotImplementedError
+
+    def _deadline(self, state: State) -> int | None:
+        """The next instant ``state`` must be woken at (None: never)."""
+        raise NotImplementedError
+
+    async def _store(self, write: Any) -> None:
+        """Store one write (one transaction)."""
+        raise NotImplementedError
+
+    def _describe(self, write: Any) -> str:
+        """What ``write`` is, for the log."""
+        return f"{type(write).__name__} of {self.name}"
+
+    def _message(self, event: Any) -> dict[str, Any]:
+        """``event`` as it goes on the wire (its ``seq`` is numbered by the history)."""
+        raise NotImplementedError
+
+    def _after(self, step: Any) -> None:
+        """Do what ``step`` asks for besides its writes, events and timer (once they are
+        stored and said): start a task, tell another actor."""
+
+    def _not_stored(self, error: Exception) -> bool:
+        """Whether a first write that failed with ``error`` is refused as not stored
+        (``storage_unavailable``: send it again) rather than as a bug."""
+        return is_transient(error)
+
+    def _answer(self, reply: Any) -> Any:
+        """The answer to the command from the step's ``reply``."""
+        return reply
+
+    # -- what others read and ask -----------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """The state as last stored (never changed in place)."""
+        return self._state
+
+    async def ask(self, command: Command) -> Any:
+        """Post ``command`` and wait for its answer (or its refusal, raised)."""
+        return await self._post(command)
+
+    def tell(self, command: Command) -> None:
+        """Post ``command`` without waiting for it (dropped once shutting down)."""
+        if not self._closing:
+            self._mailbox.put_nowait((command, None))
+
+    async def read(self, answer: Callable[[State, int], Result]) -> Result:
+        """``answer(state, now)``, in mailbox order, once what is due at ``now`` is
+        applied (if it cannot be stored yet, the state as it is)."""
+        return await self._post(_Read(answer))  # type: ignore[no-any-return]
+
+    async def _post(self, mail: Any) -> Any:
+        if self._closing:
+            raise self._shutting_down()
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._mailbox.put_nowait((mail, waiter))
+        return await waiter
+
+    def spawn(self, coroutine: Awaitable[Any]) -> None:
+        """Run ``coroutine`` beside the actor (cancelled at shutdown; a failure logged)."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    async def shutdown(self, *, timeout_s: float = 10.0) -> None:
+        """Stop the actor: what is queued is processed and answered, what comes later is
+        refused (``shutting_down``); its timer is cancelled. Nothing is ended: the next
+        start rebuilds the state from what is stored."""
+        if not self._closing:
+            self._closing = True
+            self._mailbox.put_nowait((_Stop(), None))
+        self._disarm()
+        try:
+            # An I/O deadline (the queue's commits), not the server's clock.
+            await asyncio.wait_for(asyncio.shield(self._task), timeout_s)
+        except TimeoutError:
+            self._task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(self._task, *self._tasks, return_exceptions=True)
+        while not self._mailbox.empty():
+            _, waiter = self._mailbox.get_nowait()
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(self._shutting_down())
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    @property
+    def timer_at(self) -> int | None:
+        """The instant the actor's one timer is armed at (None: none is)."""
+        return self._timer_at
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            mail, waiter = await self._mailbox.get()
+            if isinstance(mail, _Stop):
+                return
+            try:
+                if isinstance(mail, _Read):
+                    reply = await self._read(mail)
+                else:
+                    if mail == self._tick():
+                        self._tick_queued = False
+                    reply = await self._step(mail)
+            except Exception as error:
+                if waiter is None:
+                    # A write that failed was logged, and is retried; a refusal is no fault.
+                    if not isinstance(error, ServerError) and not is_transient(error):
+                        log.error("actor step failed", exc_info=error, extra={"actor": self.name})
+                elif not waiter.done():
+                    waiter.set_exception(error)
+            else:
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(reply)
+
+    async def _read(self, read: _Read[State, Any]) -> Any:
+        deadline = self._deadline(self._state)
+        if deadline is not None and deadline <= self._clock.now_ms():
+            # What is due is said before the state is shown.
+            try:
+                await self._step(self._tick())
+            except Exception as error:
+                if not is_transient(error) and not isinstance(error, ServerError):
+                    raise
+        return read.answer(self._state, self._clock.now_ms())
+
+    async def _step(self, command: Command) -> Any:
+        step = self._core(self._state, command, self._clock.now_ms())
+        if step.writes:
+            try:
+                await self._store_all(step.writes)
+            except Exception as error:
+                retry_in_s = self._retry_later() / 1000
+                if not self._not_stored(error):
+                    raise
+                for write in step.writes:  # each of them is tried again
+                    storage_log.warning(
+                        "storing failed; retrying",
+                        extra={
+                            "what": self._describe(write),
+                            "error": repr(error)[:300],
+                            "retry_in_s": retry_in_s,
+                        },
+                    )
+                raise ServerError(
+                    "storage_unavailable",
+                    "the database could not store this: it was not applied, send it again",
+                ) from None
+        self._retry_ms = FIRST_RETRY_MS
+        self._state = step.state
+        for event in step.events:
+            await self.publish(self._message(event))
+        self._arm(step.wake_at)
+        self._after(step)
+        if isinstance(step.reply, ServerError):
+            raise step.reply
+        return self._answer(step.reply)
+
+    async def _store_all(self, writes: Sequence[Any]) -> None:
+        """Store ``writes`` in order. If the first fails, nothing is stored and the error
+        is raised; once one is stored, the rest are stored whatever it takes."""
+        await self._store(writes[0])
+        for write in writes[1:]:
+            await until_stored(
+                lambda write=write: self._store(write),  # type: ignore[misc]
+                what=self._describe(write),
+                sleep=self._clock.sleep,
+            )
+
+    async def publish(self, message: dict[str, Any]) -> None:
+        """Number ``message``, keep it for resyncs and publish it on the channel."""
+        self.history.append(message)
+        try:
+            await self._broker.publish(self.channel, encode(message))
+        except BrokerError:
+            # Kept in the history: followers see the gap and resync.
+            log.warning(
+                "event not published", extra={"actor": self.name, "event": message.get("event")}
+            )
+
+    # -- the timer --------------------------------------------------------------------------
+
+    def _arm(self, wake_at: int | None) -> None:
+        """The one timer, at ``wake_at`` (none if None)."""
+        if wake_at is not None and wake_at == self._timer_at:
+            return  # most steps leave the next deadline where it was
+        self._disarm()
+        if wake_at is not None and not self._closing:
+            self._cancel_timer = self._clock.call_at(wake_at, self._wake)
+            self._timer_at = wake_at
+
+    def _disarm(self) -> None:
+        if self._cancel_timer is not None:
+            self._cancel_timer()
+            self._cancel_timer = None
+            self._timer_at = None
+
+    def _retry_later(self) -> int:
+        """Wake the actor after a backoff, so that what is due is applied once the
+        database takes it; the backoff, in ms."""
+        delay_ms = self._retry_ms
+        self._arm(self._clock.now_ms() + delay_ms)
+        self._retry_ms = min(MAX_RETRY_MS, self._retry_ms * 2)
+        return delay_ms
+
+    def _wake(self) -> None:
+        self._cancel_timer = self._timer_at = None
+        if not self._tick_queued and not self._closing:
+            self._tick_queued = True
+            self._mailbox.put_nowait((self._tick(), None))
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("actor task failed", exc_info=task.exception(), extra={"actor": self.name})
+
+    def _shutting_down(self) -> ServerError:
+        return ServerError(
+            "shutting_down", f"the server is shutting down: {self.name} resumes after"
+        )

@@ -1,0 +1,783 @@
+"""The rules of a tournament, without I/O: a state, commands, and what each one does.
+
+A tournament is in the duplicate format: every entrant plays the same deals, round by
+round; each round is one match of every entrant still in. ``handle(state, command, now)``
+returns a :class:`Step`: the new state, the reply (or the ``ServerError`` refusing the
+command), the events to publish in order, the rows to store first, the next instant to
+be woken at, and what the actor is to do besides: deal a round (create its match) or
+check in the database whether the round's match has ended. Nothing here reads a clock,
+sleeps, stores or logs; ``now`` is wall-clock milliseconds since the Unix epoch.
+
+Deadlines are state: a scheduled start (``start_at``), the end of a break
+(``next_round_at``) and the next check of the round being played (``check_at``). Every
+``handle`` first applies what is due at ``now``, in time order.
+
+A scheduled tournament whose start comes with nobody to play is cancelled (``if_empty:
+"cancel"``, the default) or, if its organiser chose ``if_empty: "wait"`` at creation,
+starts as soon as its first entrant joins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from server.clock import iso
+from server.errors import ServerError, bots_not_allowed
+from server.records import Ms
+
+#: The rows ranked 1 to this many (and still in) are the podium.
+PODIUM: Final = 3
+
+#: Why a scheduled tournament with nobody to play is cancelled.
+NOBODY_ENTERED: Final = "nobody entered before the start time"
+
+STATUSES: Final = ("open", "running", "finished", "cancelled")
+
+
+# -- state ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TournamentOptions:
+    """What the organiser chose at creation (and the server's timings)."""
+
+    name: str
+    ruleset: str
+    rounds: int
+    max_players: int
+    round_time_limit_s: int
+    start_at: Ms | None = None
+    bots: bool = False
+    if_empty: str = "cancel"
+    countdown_s: int = 10
+    break_s: float = 15.0
+
+
+@dataclass(frozen=True)
+class Entrant:
+    player_id: int
+    name: str
+    bot: bool = False
+    #: Why the host removed them (None: still in).
+    removed_reason: str | None = None
+
+    @property
+    def removed(self) -> bool:
+        return self.removed_reason is not None
+
+
+@dataclass(frozen=True)
+class RoundScore:
+    """One entrant's result in one round: what the standings add up."""
+
+    player_id: int
+    score: int
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round dealt: its match, and once counted, its scores and when it ended."""
+
+    number: int
+    code: str
+    scores: tuple[RoundScore, ...] | None = None
+    ended_at: Ms | None = None
+
+    @property
+    def counted(self) -> bool:
+        return self.scores is not None
+
+
+@dataclass(frozen=True)
+class TournamentState:
+    id: int
+    code: str
+    host_id: int
+    options: TournamentOptions
+    status: str = "open"
+    entrants: tuple[Entrant, ...] = ()
+    #: The rounds dealt, in order (the last one may be being played).
+    rounds: tuple[Round, ...] = ()
+    #: The round whose match is being created (None: none).
+    dealing: int | None = None
+    #: When the next round is dealt (running, between rounds).
+    next_round_at: Ms | None = None
+    #: When the round being played is next looked for in the database (its match may
+    #: end on another process); None while a check is under way.
+    check_at: Ms | None = None
+    #: How long between two checks of the round being played.
+    check_ms: int = 1000
+    #: The round's match ended here while a look was under way: look again after it.
+    look_again: bool = False
+    #: The scheduled start passed with nobody to play (``if_empty: "wait"``): the first
+    #: entrant starts it.
+    start_due: bool = False
+    cancel_reason: str | None = None
+
+    @property
+    def current_round(self) -> int:
+        """The last round dealt or being dealt (0 before the first)."""
+        return self.dealing if self.dealing is not None else len(self.rounds)
+
+    @property
+    def playing(self) -> bool:
+        """A round is being dealt or played (from its deal to its count)."""
+        return self.dealing is not None or (bool(self.rounds) and not self.rounds[-1].counted)
+
+    @property
+    def round_code(self) -> str | None:
+        """The match of the round being played."""
+        if self.rounds and not self.rounds[-1].counted:
+            return self.rounds[-1].code
+        return None
+
+    def entrant(self, player_id: int) -> Entrant | None:
+        for entrant in self.entrants:
+            if entrant.player_id == player_id:
+                return entrant
+        return None
+
+    def seated(self) -> tuple[Entrant, ...]:
+        """The entrants a round seats: all but those removed, in joining order."""
+        return tuple(e for e in self.entrants if not e.removed)
+
+    @property
+    def over(self) -> bool:
+        return self.status in ("finished", "cancelled")
+
+
+def new_tournament(
+    *, tournament_id: int, code: str, host_id: int, options: TournamentOptions, check_ms: int
+) -> TournamentState:
+    """A tournament just stored: open, with no entrant."""
+    return TournamentState(
+        id=tournament_id, code=code, host_id=host_id, options=options, check_ms=check_ms
+    )
+
+
+# -- records to store ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntrantAdded:
+    player_id: int
+    at: Ms
+    #: Their place in the joining order (1 for the first): rounds seat them in it.
+    position: int
+
+
+@dataclass(frozen=True)
+class EntrantRemoved:
+    player_id: int
+    reason: str
+    at: Ms
+
+
+@dataclass(frozen=True)
+class TournamentStarted:
+    at: Ms
+
+
+@dataclass(frozen=True)
+class RoundBegun:
+    """Round ``number`` is dealt next (stored before its match is)."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class StandingsRecorded:
+    rows: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class TournamentFinished:
+    at: Ms
+
+
+@dataclass(frozen=True)
+class TournamentCancelled:
+    reason: str
+    at: Ms
+
+
+Write = (
+    EntrantAdded
+    | EntrantRemoved
+    | TournamentStarted
+    | RoundBegun
+    | StandingsRecorded
+    | TournamentFinished
+    | TournamentCancelled
+)
+
+
+# -- commands --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Join:
+    player_id: int
+    name: str
+    bot: bool = False
+
+
+@dataclass(frozen=True)
+class Remove:
+    """The host (``by``) removes the entrant named ``player`` (any case) for ``reason``."""
+
+    by: int
+    player: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Start:
+    """The host (``by``) starts the tournament now."""
+
+    by: int
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Apply what is due."""
+
+
+@dataclass(frozen=True)
+class RoundDealt:
+    """Round ``number``'s match ``code`` is stored, its seats reserved."""
+
+    number: int
+    code: str
+
+
+@dataclass(frozen=True)
+class CheckRound:
+    """The round being played may have ended (its match ended on this process): look."""
+
+
+@dataclass(frozen=True)
+class RoundRunning:
+    """A check found round ``number``'s match still running."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class RoundLost:
+    """Round ``number``'s match ``code`` was abandoned unplayed (it could not be taken
+    back after a crash): the round is dealt again, with a new deal."""
+
+    number: int
+    code: str
+
+
+@dataclass(frozen=True)
+class RoundEnded:
+    """Round ``number``'s match ``code`` has ended (or was abandoned: no scores)."""
+
+    number: int
+    code: str
+    scores: tuple[RoundScore, ...]
+    ended_at: Ms
+
+
+Command = (
+    Join | Remove | Start | Tick | RoundDealt | CheckRound | RoundRunning | RoundEnded | RoundLost
+)
+
+
+# -- what to do besides -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealRound:
+    """Create round ``number``'s match for ``seats`` (player id, name, declared bot),
+    then say ``RoundDealt`` and start it."""
+
+    number: int
+    seats: tuple[tuple[int, str, bool], ...]
+
+
+@dataclass(frozen=True)
+class LookForRound:
+    """Look in the database whether round ``number``'s match ``code`` has ended; say
+    ``RoundEnded``, ``RoundLost`` (abandoned) or ``RoundRunning``."""
+
+    number: int
+    code: str
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Entered:
+    """The reply to a join or a removal: the view and the last event's seq."""
+
+
+@dataclass(frozen=True)
+class Viewed:
+    """The reply to a start: the view."""
+
+
+Reply = Entered | Viewed | ServerError | None
+
+
+@dataclass(frozen=True)
+class Step:
+    state: TournamentState
+    reply: Reply
+    events: tuple[Event, ...] = ()
+    writes: tuple[Write, ...] = ()
+    wake_at: Ms | None = None
+    deal: DealRound | None = None
+    look: LookForRound | None = None
+    #: The tournament is over for good (finished or cancelled).
+    closed: bool = False
+
+
+@dataclass
+class _Out:
+    events: list[Event] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    deal: DealRound | None = None
+    look: LookForRound | None = None
+    closed: bool = False
+
+    def emit(self, name: str, /, **data: Any) -> None:
+        self.events.append(Event(name, data))
+
+
+def handle(state: TournamentState, command: Command, now: Ms) -> Step:
+    """Apply what is due at ``now``, then ``command``. A refused command changes nothing
+    itself: its step carries only what was due (and the refusal as ``reply``)."""
+    out = _Out()
+    state = advance(state, now, out)
+    reply: Reply
+    try:
+        state, reply = _command(state, command, now, out)
+    except ServerError as error:
+        reply = error
+    state = advance(state, now, out)
+    return Step(
+        state=state,
+        reply=reply,
+        events=tuple(out.events),
+        writes=tuple(out.writes),
+        wake_at=next_deadline(state),
+        deal=out.deal,
+        look=out.look,
+        closed=out.closed,
+    )
+
+
+def _command(
+    state: TournamentState, command: Command, now: Ms, out: _Out
+) -> tuple[TournamentState, Reply]:
+    match command:
+        case Join(player_id=player_id, name=name, bot=bot):
+            return _join(state, player_id, name, bot, now, out), Entered()
+        case Remove(by=by, player=player, reason=reason):
+            return _remove(state, by, player, reason, now, out), Entered()
+        case Start(by=by):
+            if by != state.host_id:
+                raise ServerError("not_host", f"only the host starts tournament {state.code}")
+            require_open(state)
+            if not state.seated():
+                raise ServerError("bad_message", f"tournament {state.code} has no entrants")
+            return _begin(state, now, out), Viewed()
+        case Tick():
+            return state, None
+        case RoundDealt(number=number, code=code):
+            return _dealt(state, number, code, now, out), None
+        case CheckRound():
+            if state.round_code is not None:
+                if state.check_at is None:  # a look is under way: look again after it
+                    state = replace(state, look_again=True)
+                else:
+                    state = replace(state, check_at=now)  # looked for at once: ``advance``
+            return state, None
+        case RoundRunning(number=number):
+            if state.round_code is not None and state.current_round == number:
+                delay = 0 if state.look_again else state.check_ms
+                state = replace(state, check_at=now + delay, look_again=False)
+            return state, None
+        case RoundEnded():
+            return _round_ended(state, command, now, out), None
+        case RoundLost(number=number, code=code):
+            if state.round_code == code and state.current_round == number:
+                # Dealt again at once: the round is not counted, nobody played it.
+                state = replace(
+                    state, rounds=state.rounds[:-1], check_at=None, look_again=False,
+                    next_round_at=now,
+                )
+            return state, None
+    raise AssertionError(f"unknown command {command!r}")
+
+
+# -- entrants --------------------------------------------------------------------------
+
+
+def require_open(state: TournamentState) -> None:
+    if state.status == "running":
+        raise ServerError("already_started", f"tournament {state.code} has started")
+    if state.status == "finished":
+        raise ServerError(
+            "tournament_finished", f"tournament {state.code} is over", status="finished"
+        )
+    if state.status == "cancelled":
+        raise ServerError(
+            "tournament_finished",
+            f"tournament {state.code} was cancelled: {state.cancel_reason}",
+            status="cancelled",
+            reason=state.cancel_reason,
+        )
+
+
+def _join(
+    state: TournamentState, player_id: int, name: str, bot: bool, now: Ms, out: _Out
+) -> TournamentState:
+    entrant = state.entrant(player_id)
+    if entrant is not None:
+        if entrant.removed:
+            raise ServerError(
+                "removed",
+                f"the host removed you from tournament {state.code}: {entrant.removed_reason}",
+                reason=entrant.removed_reason,
+            )
+        return state  # they follow it again (from another connection)
+    require_open(state)
+    if bot and not state.options.bots:
+        raise bots_not_allowed(
+            f"the host of tournament {state.code} lets no bot enter", refused_by="tournament"
+        )
+    if len(state.seated()) >= state.options.max_players:
+        raise ServerError(
+            "tournament_full",
+            f"tournament {state.code} has its {state.options.max_players} players",
+        )
+    out.writes.append(EntrantAdded(player_id, now, len(state.entrants) + 1))
+    out.emit("entrant_joined", player_id=player_id, name=name, bot=bot)
+    state = replace(state, entrants=(*state.entrants, Entrant(player_id, name, bot)))
+    if state.start_due:
+        state = _begin(state, now, out)
+    return state
+
+
+def _remove(
+    state: TournamentState, by: int, player: str, reason: str, now: Ms, out: _Out
+) -> TournamentState:
+    if by != state.host_id:
+        raise ServerError("not_host", f"only the host removes entrants of {state.code}")
+    if state.over:
+        raise ServerError(
+            "tournament_finished", f"tournament {state.code} is over", status=state.status
+        )
+    found = [e for e in state.entrants if e.name.lower() == player.lower()]
+    if not found or found[0].removed:
+        raise ServerError(
+            "not_an_entrant", f"{player!r} is not in tournament {state.code}", player=player
+        )
+    if state.playing:
+        raise ServerError(
+            "round_in_play",
+            f"round {state.current_round} of {state.code} is being played: "
+            "remove an entrant once it has ended",
+            round=state.current_round,
+        )
+    entrant = found[0]
+    out.writes.append(EntrantRemoved(entrant.player_id, reason, now))
+    out.emit(
+        "entrant_removed",
+        player_id=entrant.player_id,
+        name=entrant.name,
+        reason=reason,
+        after_round=state.current_round,
+    )
+    removed = replace(entrant, removed_reason=reason)
+    return replace(
+        state,
+        entrants=tuple(removed if e is entrant else e for e in state.entrants),
+    )
+
+
+# -- running ---------------------------------------------------------------------------
+
+
+def _begin(state: TournamentState, now: Ms, out: _Out) -> TournamentState:
+    """The start: the first round is dealt at once."""
+    out.writes.append(TournamentStarted(now))
+    out.emit(
+        "tournament_started",
+        rounds=state.options.rounds,
+        entrants=[entrant_view(e) for e in state.entrants],
+    )
+    return replace(state, status="running", start_due=False, next_round_at=now)
+
+
+def _deal(state: TournamentState, at: Ms, out: _Out) -> TournamentState:
+    """Deal the next round (or finish, if nobody is left to play it)."""
+    seats = state.seated()
+    if not seats:  # the host removed everyone
+        return _finish(state, at, out)
+    number = len(state.rounds) + 1
+    out.writes.append(RoundBegun(number))
+    out.deal = DealRound(number, tuple((e.player_id, e.name, e.bot) for e in seats))
+    return replace(state, dealing=number, next_round_at=None)
+
+
+def _dealt(
+    state: TournamentState, number: int, code: str, now: Ms, out: _Out
+) -> TournamentState:
+    if state.dealing != number:
+        return state
+    out.emit(
+        "round_starting",
+        round=number,
+        match=code,
+        countdown_ms=state.options.countdown_s * 1000,
+    )
+    return replace(
+        state,
+        dealing=None,
+        rounds=(*state.rounds, Round(number, code)),
+        check_at=now + state.check_ms,
+    )
+
+
+def _round_ended(
+    state: TournamentState, ended: RoundEnded, now: Ms, out: _Out
+) -> TournamentState:
+    if state.round_code != ended.code or state.current_round != ended.number:
+        return state  # counted already (a check and the lobby's word both came)
+    counted = replace(state.rounds[-1], scores=ended.scores, ended_at=ended.ended_at)
+    state = replace(
+        state, rounds=(*state.rounds[:-1], counted), check_at=None, look_again=False
+    )
+    rows = standings(state)
+    out.writes.append(StandingsRecorded(tuple(rows)))
+    last = ended.number >= state.options.rounds
+    next_round_at = None if last else ended.ended_at + round(state.options.break_s * 1000)
+    out.emit(
+        "round_ended",
+        round=ended.number,
+        match=ended.code,
+        standings=rows,
+        next_round_at=None if next_round_at is None else iso(next_round_at),
+    )
+    if last:
+        return _finish(state, now, out, rows=rows)
+    return replace(state, next_round_at=next_round_at)
+
+
+def _finish(
+    state: TournamentState, now: Ms, out: _Out, *, rows: list[dict[str, Any]] | None = None
+) -> TournamentState:
+    rows = standings(state) if rows is None else rows
+    out.writes.append(TournamentFinished(now))
+    out.emit(
+        "tournament_ended",
+        standings=rows,
+        podium=[row for row in rows if row["rank"] <= PODIUM and not row["removed"]],
+    )
+    out.closed = True
+    return replace(state, status="finished", next_round_at=None, check_at=None)
+
+
+def _cancel(state: TournamentState, reason: str, now: Ms, out: _Out) -> TournamentState:
+    out.writes.append(TournamentCancelled(reason, now))
+    out.emit("tournament_cancelled", reason=reason)
+    out.closed = True
+    return replace(state, status="cancelled", cancel_reason=reason, next_round_at=None)
+
+
+# -- deadlines --------------------------------------------------------------------------
+
+
+def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
+    """(instant, kind) of every deadline of ``state``: 0 the scheduled start, 1 the end
+    of a break, 2 the next check of the round being played."""
+    start_at = state.options.start_at
+    if state.status == "open" and start_at is not None and not state.start_due:
+        yield start_at, 0
+    if state.status == "running" and state.dealing is None:
+        if state.next_round_at is not None:
+            yield state.next_round_at, 1
+        if state.check_at is not None and state.round_code is not None:
+            yield state.check_at, 2
+
+
+def next_deadline(state: TournamentState) -> Ms | None:
+    return min((at for at, _ in _deadlines(state)), default=None)
+
+
+def advance(state: TournamentState, now: Ms, out: _Out | None = None) -> TournamentState:
+    """Apply every deadline due at ``now``, in time order."""
+    out = out if out is not None else _Out()
+    while True:
+        due = min((d for d in _deadlines(state) if d[0] <= now), default=None)
+        if due is None:
+            return state
+        at, kind = due
+        if kind == 0:
+            if state.seated():
+                state = _begin(state, at, out)
+            elif state.options.if_empty == "wait":
+                state = replace(state, start_due=True)
+            else:
+                state = _cancel(state, NOBODY_ENTERED, at, out)
+        elif kind == 1:
+            if len(state.rounds) >= state.options.rounds:
+                state = _finish(state, at, out)
+            else:
+                state = _deal(state, at, out)
+        else:
+            round_ = state.rounds[-1]
+            out.look = LookForRound(round_.number, round_.code)
+            state = replace(state, check_at=None)
+
+
+# -- views ------------------------------------------------------------------------------
+
+
+def entrant_view(entrant: Entrant) -> dict[str, Any]:
+    """An entrant as shown: a declared bot or not, removed by the host or not."""
+    return {
+        "player_id": entrant.player_id,
+        "name": entrant.name,
+        "bot": entrant.bot,
+        "removed": entrant.removed,
+        "removed_reason": entrant.removed_reason,
+    }
+
+
+def view(state: TournamentState) -> dict[str, Any]:
+    """The tournament view (docs/protocol.md): ``entrant_count`` counts those still in,
+    the one count every client shows."""
+    options = state.options
+    return {
+        "id": state.id,
+        "code": state.code,
+        "name": options.name,
+        "host_id": state.host_id,
+        "ruleset": options.ruleset,
+        "rounds": options.rounds,
+        "max_players": options.max_players,
+        "round_time_limit_s": options.round_time_limit_s,
+        "start_at": None if options.start_at is None else iso(options.start_at),
+        "if_empty": options.if_empty,
+        "status": state.status,
+        "cancel_reason": state.cancel_reason,
+        "current_round": state.current_round,
+        "round_match": state.round_code,
+        "bots": options.bots,
+        "entrant_count": len(state.seated()),
+        "entrants": [entrant_view(e) for e in state.entrants],
+    }
+
+
+def standings(state: TournamentState) -> list[dict[str, Any]]:
+    """Totals over the counted rounds: score (higher first), then time (less first), the
+    entrants the host removed after everyone still in; equal rows share a rank."""
+    totals: dict[int, list[int]] = {}
+    for round_ in state.rounds:
+        for result in round_.scores or ():
+            total = totals.setdefault(result.player_id, [0, 0, 0])
+            total[0] += result.score
+            total[1] += result.time_ms
+            total[2] += 1
+    rows: list[dict[str, Any]] = []
+    for entrant in state.entrants:
+        score, time_ms, played = totals.get(entrant.player_id, (0, 0, 0))
+        rows.append(
+            {
+                **entrant_view(entrant),
+                "total_score": score,
+                "total_time_ms": time_ms,
+                "rounds_played": played,
+            }
+        )
+    rows.sort(key=lambda r: (r["removed"], -r["total_score"], r["total_time_ms"], r["player_id"]))
+    for position, row in enumerate(rows, start=1):
+        previous = rows[position - 2] if position > 1 else None
+        same = previous is not None and (
+            previous["removed"],
+            previous["total_score"],
+            previous["total_time_ms"],
+        ) == (row["removed"], row["total_score"], row["total_time_ms"])
+        row["rank"] = previous["rank"] if same and previous else position
+    return rows
+
+
+# -- restore ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """A round's match as stored: the last one dealt for that round number."""
+
+    number: int
+    code: str
+    status: str
+    ended_at: Ms | None
+    scores: tuple[RoundScore, ...]
+
+
+def rebuild(
+    *,
+    tournament_id: int,
+    code: str,
+    host_id: int,
+    options: TournamentOptions,
+    status: str,
+    current_round: int,
+    entrants: Sequence[Entrant],
+    rounds: Sequence[StoredRound],
+    cancel_reason: str | None,
+    now: Ms,
+    check_ms: int,
+) -> TournamentState:
+    """The tournament as the database holds it, after a restart or a new leader.
+
+    Rounds before the current one are counted from their stored results. The current
+    round goes on: if its match is stored (unfinished, or finished while nobody ran the
+    tournament) it is looked for at once, and counted once it has ended (``round_ended``
+    is said again); if its match was never stored (or was abandoned), it is dealt again.
+    A break goes on from the end of the last round counted, on the wall clock."""
+    state = TournamentState(
+        id=tournament_id,
+        code=code,
+        host_id=host_id,
+        options=options,
+        status=status,
+        entrants=tuple(entrants),
+        check_ms=check_ms,
+        cancel_reason=cancel_reason,
+    )
+    by_number = {r.number: r for r in rounds}
+    # Every round before the current one was counted before the next was dealt; once the
+    # tournament is over, the last one too.
+    last_counted = current_round if status in ("finished", "cancelled") else current_round - 1
+    counted = []
+    for number in range(1, last_counted + 1):
+        stored = by_number.get(number)
+        counted.append(
+            Round(number, stored.code, stored.scores, stored.ended_at)
+            if stored is not None
+            else Round(number, "", (), None)
+        )
+    state = replace(state, rounds=tuple(counted))
+    if status != "running":
+        return state
+    current = by_number.get(current_round)
+    if current is None or current.status == "abandoned":
+        # Never dealt (or dealt and lost): deal it (again) now.
+        return replace(state, next_round_at=now)
+    return replace(state, rounds=(*state.rounds, Round(current_round, current.code)), check_at=now)
