@@ -10,12 +10,12 @@ import logging
 import os
 import signal
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 from server import logs
 from server.app import Server
+from server.clock import SystemClock
 from server.config import Settings, add_arguments, from_arguments
 from server.errors import ServerError
 from server.heap import Collector, freeze_start_up
@@ -159,7 +159,7 @@ async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace)
     database = Database(database_url(url, data_dir=data_dir))
     await database.migrate()
     reviews = Reviews(database)
-    now = datetime.now(UTC)
+    now = SystemClock().now()
     try:
         match options.command:
             case "reviews":
@@ -210,7 +210,9 @@ async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     server = Server(settings)
     await server.start(reuse_port=reuse_port)
     freeze_start_up()
-    collecting = asyncio.create_task(Collector().run(), name="collector")
+    collecting = asyncio.create_task(
+        Collector(clock=server.clock.monotonic, sleep=server.clock.sleep).run(), name="collector"
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

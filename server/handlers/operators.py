@@ -1,0 +1,50 @@
+"""Operators' requests: the results held for review, decisions on them, suspensions and
+the audit log (docs/fair-play.md). Anyone but an operator is refused."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from server.errors import ServerError
+from server.handlers.context import Connection, Handler
+from server.protocol import DecideReview, GetAuditLog, ListReviews, Suspend
+
+log = logging.getLogger("gaps.server")
+
+
+async def operate(
+    session: Connection, request: ListReviews | DecideReview | Suspend | GetAuditLog
+) -> dict[str, Any]:
+    player = session.require_player()
+    services = session.services
+    if not services.is_operator(player.name):
+        raise ServerError("not_operator", f"{player.name} is not an operator of this server")
+    reviews = services.store.reviews
+    now = services.clock.now()
+    match request:
+        case ListReviews():
+            return {"type": "reviews", "reviews": await reviews.held()}
+        case DecideReview(decision="clear", code=code, name=name, reason=reason):
+            await reviews.clear(code=code, name=name, operator=player.name, reason=reason, at=now)
+        case DecideReview(code=code, name=name, reason=reason):
+            await reviews.void(code=code, name=name, operator=player.name, reason=reason, at=now)
+        case Suspend(name=name, reason=reason):
+            await reviews.suspend(name=name, operator=player.name, reason=reason, at=now)
+        case GetAuditLog():
+            return {
+                "type": "audit_log",
+                "entries": [entry.to_json() for entry in await reviews.audit_log()],
+            }
+    log.info(
+        "operator decision", extra={"operator": player.name, "request": type(request).__name__}
+    )
+    return {"type": "ok"}
+
+
+HANDLERS: Final[dict[type, Handler]] = {
+    ListReviews: operate,
+    DecideReview: operate,
+    Suspend: operate,
+    GetAuditLog: operate,
+}

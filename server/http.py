@@ -1,0 +1,189 @@
+"""Plain HTTP on the WebSocket's port: health checks, the web client's files and the
+read-only JSON resources (docs/protocol.md, HTTP).
+
+``Http.respond`` is websockets' ``process_request``: it answers every request that is
+not a WebSocket upgrade, and refuses an upgrade from an address with too many
+connections open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from server import protocol, web
+from server.config import Settings
+from server.errors import ServerError
+from server.forwarded import client_address
+from server.protocol import error_message
+from server.ratelimit import Budgets
+from server.reads import Reads
+from server.refusals import rate_limited
+
+_STATUS: Final = {
+    "rate_limited": HTTPStatus.TOO_MANY_REQUESTS,
+    "no_such_match": HTTPStatus.NOT_FOUND,
+    "no_such_player": HTTPStatus.NOT_FOUND,
+    "no_such_tournament": HTTPStatus.NOT_FOUND,
+    "no_such_resource": HTTPStatus.NOT_FOUND,
+    "not_finished": HTTPStatus.CONFLICT,
+}
+
+# Query values are text; the protocol's fields of these names are integers.
+_INTEGER_QUERY_FIELDS: Final = frozenset({"limit"})
+
+#: ``readiness()``: the names of the parts the server needs that do not answer now.
+Readiness = Callable[[], Awaitable[list[str]]]
+
+
+class Http:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        reads: Reads,
+        readiness: Readiness,
+        costly_by_address: Budgets[str],
+        connections_by_address: Counter[str],
+    ) -> None:
+        self._settings = settings
+        self._limits = settings.limits
+        self._reads = reads
+        self._readiness = readiness
+        self._costly_by_address = costly_by_address
+        self._connections_by_address = connections_by_address
+
+    async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
+        address = address_of(connection, self._settings)
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            if self._connections_by_address[address] >= self._limits.max_connections_per_ip:
+                return json_response(
+                    HTTPStatus.TOO_MANY_REQUESTS,
+                    error_message(
+                        ServerError(
+                            "rate_limited",
+                            f"{address} already has {self._limits.max_connections_per_ip} "
+                            "connections open: close one first",
+                        )
+                    ),
+                )
+            return None
+        if request.method != "GET":
+            response = json_response(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                error_message(
+                    ServerError("method_not_allowed", f"{request.method}: only GET is served")
+                ),
+            )
+            response.headers["Allow"] = "GET"
+            return response
+        path, _, query_text = request.path.partition("?")
+        match path.rstrip("/"):
+            case "/livez":
+                return json_response(HTTPStatus.OK, {"status": "alive"})
+            case "/healthz":
+                failing = await self._readiness()
+                if failing:
+                    return json_response(
+                        HTTPStatus.SERVICE_UNAVAILABLE,
+                        {"status": "unavailable", "failing": failing},
+                    )
+                return json_response(HTTPStatus.OK, {"status": "ok"})
+        page = web.response(path, request.headers)  # the web client (docs/web.md)
+        if page is not None:
+            return page
+        try:
+            wait_s = self._costly_by_address.take(address)
+            if wait_s:
+                raise rate_limited(wait_s)
+            resource = await self._resource(path, _query_fields(query_text))
+            return json_response(HTTPStatus.OK, resource)
+        except ServerError as error:
+            response = json_response(
+                _STATUS.get(error.code, HTTPStatus.BAD_REQUEST), error_message(error)
+            )
+            retry_after_ms = error.details.get("retry_after_ms")
+            if isinstance(retry_after_ms, int):
+                response.headers["Retry-After"] = str(-(-retry_after_ms // 1000))
+            return response
+
+    async def _resource(self, path: str, query: dict[str, Any]) -> dict[str, Any]:
+        """The read-only JSON resources (docs/protocol.md, HTTP)."""
+        reads = self._reads
+        parts = [part for part in path.split("/") if part]
+        match parts:
+            case ["matches"]:
+                return {"matches": await reads.open_matches()}
+            case ["matches", code, "replay"]:
+                return await reads.replay(code)
+            case ["leaderboards", ruleset]:
+                fields = protocol.parse_request(
+                    json.dumps({**query, "type": "leaderboard", "ruleset": ruleset})
+                )
+                assert isinstance(fields, protocol.GetLeaderboard)
+                around = await reads.player_id(query["player"]) if "player" in query else None
+                return await reads.leaderboard(
+                    ruleset=fields.ruleset.name,
+                    by=fields.by,
+                    period=fields.period,
+                    day=fields.day,
+                    cursor=fields.cursor,
+                    limit=fields.limit,
+                    around_player=around,
+                    kind=fields.kind,
+                )
+            case ["ratings", name]:
+                return await reads.rating(name)
+            case ["tournaments"]:
+                listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
+                assert isinstance(listing, protocol.ListTournaments)
+                return await reads.tournaments(listing.status)
+            case ["tournaments", code]:
+                return await reads.tournament_standings(code)
+            case ["daily", ruleset]:
+                board = protocol.parse_request(
+                    json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
+                )
+                assert isinstance(board, protocol.GetDailyBoard)
+                return await reads.daily_board(board.ruleset.name, board.day)
+        raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
+
+
+def _query_fields(text: str) -> dict[str, Any]:
+    """An HTTP query as protocol fields (the last value of a repeated name wins)."""
+    fields: dict[str, Any] = {}
+    for key, values in parse_qs(text).items():
+        value = values[-1]
+        fields[key] = int(value) if key in _INTEGER_QUERY_FIELDS and value.isdigit() else value
+    return fields
+
+
+def address_of(connection: ServerConnection, settings: Settings) -> str:
+    """Whom limits per address count ``connection`` against: its peer, or behind a trusted
+    load balancer the client the balancer forwards (server/forwarded.py)."""
+    peer = connection.remote_address
+    if not peer:
+        return "unknown"
+    request = connection.request
+    forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
+    return client_address(str(peer[0]), forwarded, trusted=settings.trusted_proxies)
+
+
+def json_response(status: HTTPStatus, body: dict[str, Any]) -> Response:
+    data = json.dumps(body).encode()
+    headers = Headers(
+        [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(data))),
+            ("Connection", "close"),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, data)

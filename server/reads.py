@@ -1,0 +1,96 @@
+"""The read-only queries clients make over the WebSocket and over HTTP alike: replays,
+leaderboards, ratings, the daily board, the open matches and the tournaments."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from server.clock import Clock
+from server.daily import Daily
+from server.errors import ServerError
+from server.leadership import Leadership
+from server.replays import replay_document
+from server.routes import Routes
+from server.storage.store import Store
+
+
+class Reads:
+    def __init__(
+        self, *, store: Store, clock: Clock, daily: Daily, routes: Routes, leadership: Leadership
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._daily = daily
+        self._routes = routes
+        self._leadership = leadership
+
+    async def replay(self, code: str) -> dict[str, Any]:
+        stored = await self._store.matches.replay(code.upper())
+        if stored is None:
+            raise ServerError("no_such_match", f"no match has code {code!r}")
+        match = stored["match"]
+        if match["status"] != "finished":
+            raise ServerError("not_finished", f"match {code} has not finished: its seed is secret")
+        if match["daily_date"] is not None and match["daily_date"] >= self._clock.today():
+            raise ServerError(
+                "not_finished",
+                f"match {code} is a daily challenge: its seed is secret until "
+                f"{match['daily_date']} is over",
+            )
+        return replay_document(stored)
+
+    async def leaderboard(
+        self,
+        *,
+        ruleset: str,
+        by: str,
+        period: str,
+        day: date | None,
+        cursor: str | None,
+        limit: int,
+        around_player: int | None,
+        kind: str = "people",
+    ) -> dict[str, Any]:
+        boards = self._store.boards
+        day = day or self._clock.today()
+        if around_player is not None:
+            return await boards.around(
+                ruleset=ruleset,
+                by=by,
+                period=period,
+                day=day,
+                player_id=around_player,
+                neighbours=limit // 2,
+                kind=kind,
+            )
+        return await boards.page(
+            ruleset=ruleset, by=by, period=period, day=day, cursor=cursor, limit=limit, kind=kind
+        )
+
+    async def player_id(self, name: str) -> int:
+        player = await self._store.players.named(name)
+        if player is None:
+            raise ServerError("no_such_player", f"no player is called {name!r}")
+        return player.id
+
+    async def rating(self, name: str) -> dict[str, Any]:
+        player = await self._store.players.named(name)
+        if player is None:
+            raise ServerError("no_such_player", f"no player is called {name!r}")
+        return {
+            "player": {"id": player.id, "name": player.name, "bot": player.bot},
+            **await self._store.ratings.of_player(player.id),
+        }
+
+    async def daily_board(self, ruleset: str, day: date | None) -> dict[str, Any]:
+        return await self._daily.board(ruleset, day or self._clock.today())
+
+    async def open_matches(self) -> list[dict[str, Any]]:
+        return await self._routes.open_public()
+
+    async def tournaments(self, status: str = "active") -> dict[str, Any]:
+        return dict(await self._leadership.ask("tournament_list", {"status": status}))
+
+    async def tournament_standings(self, code: str) -> dict[str, Any]:
+        return dict(await self._leadership.ask("tournament_standings", {"code": code}))
