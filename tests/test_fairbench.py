@@ -1,4 +1,4 @@
-"""``python -m server.fairbench``: the figures of the timing flags, rerun by anyone."""
+"""``python -m bench.fair``: the figures of the timing flags, rerun by anyone."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import random
 
 import pytest
 
-from client_cli import bot as bot_client
-from gaps import Move, Redeal, Seed, Stop
-from server.fairbench import (
+from bench.fair import (
     HUMAN_MODELS,
     PACES_S,
     HumanModel,
@@ -19,6 +17,8 @@ from server.fairbench import (
     play,
     think_time,
 )
+from client_cli import bot as bot_client
+from gaps import Move, Redeal, Seed, Stop
 from server.fairplay import judge
 
 

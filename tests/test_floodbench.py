@@ -1,5 +1,5 @@
 """The flood benchmark runs and prints its lines (tiny phases only, and no timing is
-checked: the figures come from ``python -m server.floodbench``)."""
+checked: the figures come from ``python -m bench.flood``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from server.floodbench import FloodReport, NotLoopback, Phase, check_loopback, percentile
+from bench.flood import FloodReport, NotLoopback, Phase, check_loopback, percentile
 
 ROUND_TRIPS = r"p50 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms"
 PINGS = r"\(10 pings at 20/s over 0\.5 s[^)]*\)"
@@ -36,7 +36,7 @@ def check_figures(lines: list[str]) -> None:
 
 def test_the_command_starts_its_own_server_and_prints_one_figure_a_line() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "server.floodbench", *TINY],
+        [sys.executable, "-m", "bench.flood", *TINY],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -48,7 +48,7 @@ def test_the_command_starts_its_own_server_and_prints_one_figure_a_line() -> Non
 async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -> None:
     # Asynchronous: the server under test answers from this very event loop.
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server.floodbench", "--url", ws_url, "--no-pin", *TINY,
+        sys.executable, "-m", "bench.flood", "--url", ws_url, "--no-pin", *TINY,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(), 120)
@@ -60,7 +60,7 @@ async def test_the_command_measures_a_running_server_given_by_url(ws_url: str) -
 
 def test_a_url_off_this_machine_is_refused_before_any_connection() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "server.floodbench", "--url", "ws://192.0.2.1:8765"],
+        [sys.executable, "-m", "bench.flood", "--url", "ws://192.0.2.1:8765"],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 1
@@ -71,7 +71,7 @@ def test_a_url_off_this_machine_is_refused_before_any_connection() -> None:
 def test_server_arguments_are_refused_with_a_url() -> None:
     done = subprocess.run(
         [
-            sys.executable, "-m", "server.floodbench", "--url", "ws://127.0.0.1:8765",
+            sys.executable, "-m", "bench.flood", "--url", "ws://127.0.0.1:8765",
             "--server-arg=--requests-per-s=5",
         ],
         capture_output=True, text=True, timeout=60, check=False,

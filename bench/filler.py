@@ -1,5 +1,5 @@
 """Filling a throwaway database with made-up results, for the leaderboard benchmark
-(``python -m server.bench``)."""
+(``python -m bench.boards``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Load benchmark: ``gaps-bench`` (or ``python -m server.loadbench``) races bot players
+"""Load benchmark: ``python -m bench.load`` races bot players
 against a live gaps-server and, in the same run, a bare websockets echo server, and
 prints one figure a line, ``ratio: X.XX`` last.
 
@@ -73,9 +73,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from gaps import RULESETS, Game, Seed
-from server.floodbench import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
+from bench.flood import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
 from server.heap import freeze_start_up
-from server.lobby import LEASE_LOST, TAKEN_OVER
 
 T = TypeVar("T")
 N = TypeVar("N", int, float)
@@ -196,6 +195,10 @@ def storage_errors(log_text: str) -> Counter[str]:
     return found
 
 
+#: The line gaps-server logs when it drops a match whose lease another process took.
+LEASE_LOST_LINE = "match lease lost: match dropped"
+
+
 def ownership_changes(log_text: str) -> Counter[str]:
     """How often a cluster's matches changed owner while serving, in a gaps-server log:
     leases another process took over, and matches dropped because their lease was lost
@@ -204,9 +207,9 @@ def ownership_changes(log_text: str) -> Counter[str]:
     for line in log_text.splitlines():
         with contextlib.suppress(ValueError):
             entry = json.loads(line)
-            if isinstance(entry, dict) and entry.get("message") == TAKEN_OVER:
-                found["matches taken over"] += len(entry.get("matches", ()))
-            elif isinstance(entry, dict) and entry.get("message") == LEASE_LOST:
+            if isinstance(entry, dict) and entry.get("message") == "match taken over":
+                found["matches taken over"] += 1
+            elif isinstance(entry, dict) and entry.get("message") == LEASE_LOST_LINE:
                 found["matches dropped"] += 1
     return found
 
@@ -1193,8 +1196,8 @@ def _warmup(warmup_s: float) -> str:
     return f" after a {warmup_s:g} s warm-up" if warmup_s else ""
 
 
-ECHO_COMMAND = "from server.loadbench import echo_main; echo_main()"
-FAN_OUT_COMMAND = "from server.loadbench import echo_main; echo_main({})"
+ECHO_COMMAND = "from bench.load import echo_main; echo_main()"
+FAN_OUT_COMMAND = "from bench.load import echo_main; echo_main({})"
 
 
 def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
@@ -1211,7 +1214,7 @@ def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gaps-bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
     add = parser.add_argument
     add(
         "--players",
@@ -1319,7 +1322,7 @@ def main(argv: list[str] | None = None) -> None:
             if collecting:
                 gc.enable()
     except LoadBenchError as error:
-        parser.exit(1, f"gaps-bench: {error}\n")
+        parser.exit(1, f"bench.load: {error}\n")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Flood benchmark: ``python -m server.floodbench`` prints a calm client's round trips
+"""Flood benchmark: ``python -m bench.flood`` prints a calm client's round trips
 with and without another connection flooding the server, one figure a line.
 
 One run, two phases of ``--seconds`` each. A calm client (registered) sends ``ping`` at a
@@ -510,7 +510,7 @@ async def measure(
     # Its own process: in the calm client's event loop the flood would delay the calm
     # client's reads, and that delay would count against the server.
     flooder = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "from server.floodbench import flooder_main; flooder_main()",
+        sys.executable, "-c", "from bench.flood import flooder_main; flooder_main()",
         url, str(max_flood_requests), "reconnect" if reconnect else "once",
         str(reply_timeout_s),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -598,7 +598,7 @@ def _bounded(low: float, high: float) -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m server.floodbench", description=__doc__.split("\n\n")[0]
+        prog="python -m bench.flood", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--seconds",

@@ -1,4 +1,4 @@
-"""Leaderboard benchmark: ``python -m server.bench --database-url URL`` fills a database
+"""Leaderboard benchmark: ``python -m bench.boards --database-url URL`` fills a database
 with recorded results (1,000,000 by default), builds the boards, and prints how long a
 leaderboard page takes, one figure a line.
 
@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from server.storage import filler
+from bench import filler
 from server.storage.boards import Boards
 from server.storage.database import Database, database_url
 
@@ -99,7 +99,7 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m server.bench", description=__doc__.split("\n")[0]
+        prog="python -m bench.boards", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--database-url",

@@ -1,4 +1,4 @@
-"""The figures of the timing flags: ``python -m server.fairbench`` (docs/fair-play.md).
+"""The figures of the timing flags: ``python -m bench.fair`` (docs/fair-play.md).
 
 It judges (``server.fairplay``) two sets of games, offline, the same every run but for
 the bots' own thinking time, which is measured:
@@ -202,7 +202,7 @@ def _seed(number: int) -> Seed:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m server.fairbench",
+        prog="python -m bench.fair",
         description="How many bot and human-paced games the timing flags flag.",
     )
     parser.add_argument("--games-per-level", type=int, default=20)
