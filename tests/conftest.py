@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
+from typing import Final
 
 import asyncpg
 import pytest
@@ -24,6 +25,7 @@ from server.config import Limits, Settings
 from server.storage.database import create_engine, migrate
 from server.storage.database import database_url as sqlalchemy_url
 from tests.client import Client
+from tests.fake_clock import FakeClock
 from tests.services import Postgres, Redis
 
 
@@ -156,11 +158,30 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(params=["postgres", "sqlite"])
+#: The backends a test runs on: both where the storage is what it checks (its module
+#: says ``pytestmark = pytest.mark.both_backends``); elsewhere the embedded default, where
+#: the rules of the server are the same (a test may ask for PostgreSQL by parametrizing
+#: ``database_url`` itself, as the cluster's tests do).
+BOTH_BACKENDS: Final = ("postgres", "sqlite")
+EMBEDDED: Final = ("sqlite",)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "database_url" not in metafunc.fixturenames:
+        return
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        if "database_url" in marker.args[0]:
+            return  # the test chose its backend
+    both = metafunc.definition.get_closest_marker("both_backends") is not None
+    metafunc.parametrize("database_url", BOTH_BACKENDS if both else EMBEDDED, indirect=True)
+
+
+@pytest.fixture
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh database, on each backend in turn: empty, or, for a test that uses
-    ``migrated_database_url`` (the test servers, ``migrated_engine``), a copy of the
-    session's migrated template. A PostgreSQL one is dropped after the test."""
+    """A fresh database, on the backend the test runs on (``pytest_generate_tests``):
+    empty, or, for a test that uses ``migrated_database_url`` (the test servers,
+    ``migrated_engine``), a copy of the session's migrated template. A PostgreSQL one is
+    dropped after the test."""
     migrated = "migrated_database_url" in request.fixturenames
     if request.param == "sqlite":
         path = tmp_path / "gaps.sqlite3"
@@ -238,7 +259,7 @@ def settings(
         grace_s=grace.args[0] if grace else 1.0,
         tournament_countdown_s=0,
         tournament_break_s=0.1,
-        quick_wait_s=0.3,
+        quick_wait_s=0,
         log_level="WARNING",
         limits=replace(GENEROUS_LIMITS, **(limits.kwargs if limits else {})),
         **({"par_workers": 0} | (par.kwargs if par else {})),
@@ -246,20 +267,28 @@ def settings(
 
 
 @pytest.fixture
-async def server(settings: Settings) -> AsyncIterator[Server]:
-    running = Server(settings)
+def clock() -> FakeClock:
+    """The test server's clock: time passes only when the test advances it."""
+    return FakeClock()
+
+
+@pytest.fixture
+async def server(settings: Settings, clock: FakeClock) -> AsyncIterator[Server]:
+    running = Server(settings, clock=clock)
     await running.start()
     yield running
     await running.close()
 
 
 @pytest.fixture
-async def pair(settings: Settings, redis_url: str) -> AsyncIterator[tuple[Server, Server]]:
-    """Two processes of one cluster (two servers on one PostgreSQL and Redis), the first
-    leading it; leases and leadership are checked when a test says (``keep_leases``,
-    ``leadership.campaign``), never by themselves."""
+async def pair(
+    settings: Settings, redis_url: str, clock: FakeClock
+) -> AsyncIterator[tuple[Server, Server]]:
+    """Two processes of one cluster (two servers on one PostgreSQL and Redis, and one
+    fake clock), the first leading it; leases and leadership are checked when a test says
+    (``keep_leases``, ``leadership.campaign``), never by themselves."""
     clustered = replace(settings, redis_url=redis_url, lease_s=7200.0, lease_renew_s=3600.0)
-    first, second = Server(clustered), Server(clustered)
+    first, second = Server(clustered, clock=clock), Server(clustered, clock=clock)
     await first.start()
     await second.start()
     yield first, second

@@ -6,27 +6,32 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from server.clock import Cancel, Clock
 
-class FakeClock:
+
+class FakeClock(Clock):
     """Time that passes only when the test says so: ``sleep`` returns, and a wake-up set
     with ``call_at`` runs, once ``advance`` has moved the clock past its end. Called, it
-    reads the time (seconds since it was made); ``now_ms`` reads it as the server's wall
-    clock (milliseconds since the epoch, starting at the real time it was made, so that
-    dates are today's)."""
+    reads the time (seconds since it was made, as ``monotonic``); ``now_ms`` reads it as
+    the server's wall clock (milliseconds since the epoch, starting at the real time it
+    was made, so that dates are today's)."""
 
     def __init__(self) -> None:
-        self.now = 0.0
+        self.now_s = 0.0
         self.epoch_ms = time.time_ns() // 1_000_000
         self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
         self._wakeups: list[tuple[int, Callable[[], None]]] = []
 
     def __call__(self) -> float:
-        return self.now
+        return self.now_s
+
+    def monotonic(self) -> float:
+        return self.now_s
 
     def now_ms(self) -> int:
-        return self.epoch_ms + round(self.now * 1000)
+        return self.epoch_ms + round(self.now_s * 1000)
 
-    def call_at(self, at_ms: int, callback: Callable[[], None]) -> Callable[[], None]:
+    def call_at(self, at_ms: int, callback: Callable[[], None]) -> Cancel:
         entry = (at_ms, callback)
         if at_ms <= self.now_ms():
             handle = asyncio.get_running_loop().call_soon(callback)
@@ -48,7 +53,7 @@ class FakeClock:
             await asyncio.sleep(0)
             return
         wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._sleepers.append((self.now + seconds, wake))
+        self._sleepers.append((self.now_s + seconds, wake))
         await wake  # cancelled with the sleeping task
 
     def sleeping(self) -> int:
@@ -63,9 +68,11 @@ class FakeClock:
                 await asyncio.sleep(0)
 
     def advance(self, seconds: float) -> None:
-        self.now += seconds
+        """Move the clock ``seconds`` on: every sleep and wake-up due by then runs (the
+        wake-ups in the order of their instants)."""
+        self.now_s += seconds
         for end, wake in self._sleepers:
-            if end <= self.now and not wake.done():
+            if end <= self.now_s and not wake.done():
                 wake.set_result(None)
         self._sleepers = [(end, wake) for end, wake in self._sleepers if not wake.done()]
         now_ms = self.now_ms()

@@ -10,10 +10,10 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from gaps import Ruleset, Seed
-from server import matchcore
 from server.broker import LocalBroker, Subscription
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
+from server.matchstate import new_match
 from server.storage.journal import Journal
 from server.storage.players import PlayerRecord
 from server.storage.store import Store
@@ -27,10 +27,9 @@ def new_lobby(store: Store, broker: LocalBroker, clock: FakeClock, **options: An
         store=store,
         journal=Journal(store.database),
         broker=broker,
+        clock=clock,
         grace_s=GRACE_S,
         max_history_events=512,
-        sleep=clock.sleep,
-        clock=clock,
         **options,
     )
 
@@ -115,7 +114,7 @@ async def clocked_match(
         commitment=seed.commitment,
         created_at=datetime.now(UTC),
     )
-    state = matchcore.new_match(
+    state = new_match(
         match_id=match_id,
         code=code,
         kind="race",
@@ -132,7 +131,6 @@ async def clocked_match(
         broker=broker,
         max_history_events=100_000,
         clock=clock,
-        sleep=clock.sleep,
     )
     for player in players:
         await match.join(player.id, player.name, bot=player.bot)

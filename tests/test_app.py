@@ -21,6 +21,7 @@ from server.app import Server
 from server.config import Settings
 from server.forwarded import parse_networks
 from tests.client import Client, http_get
+from tests.fake_clock import FakeClock
 from tests.proxy import proxied_server
 from tests.races import registered, start_race, stop_all
 from tests.services import Redis
@@ -276,7 +277,7 @@ async def test_an_address_may_keep_only_so_many_connections_open(
         async with websocket_connect(ws_url, local_addr=("127.0.0.2", 0)) as other_address:
             await other_address.send(json.dumps({"type": "ping"}))
             assert json.loads(await other_address.recv())["type"] == "pong"
-    await wait_until(lambda: not server.connections_by_address)
+    await wait_until(lambda: not server.services.connections_by_address)
     async with websocket_connect(ws_url) as again:
         await again.send(json.dumps({"type": "ping"}))
         assert json.loads(await again.recv())["type"] == "pong"
@@ -295,7 +296,7 @@ async def test_handshakes_at_the_same_instant_cannot_all_pass_the_connection_lim
     assert all(r.response.status_code == 429 for r in refused)
     for connection in opened:
         await connection.close()
-    await wait_until(lambda: not server.connections_by_address)
+    await wait_until(lambda: not server.services.connections_by_address)
 
 
 async def test_behind_a_trusted_balancer_each_forwarded_client_has_its_own_connection_limit(
@@ -324,12 +325,15 @@ async def test_behind_a_trusted_balancer_each_forwarded_client_has_its_own_conne
 
 
 @pytest.mark.limits(auth_timeout_s=0.3)
-async def test_a_connection_that_never_authenticates_is_closed(ws_url: str) -> None:
+async def test_a_connection_that_never_authenticates_is_closed(
+    ws_url: str, clock: FakeClock
+) -> None:
     async with websocket_connect(ws_url) as idle, websocket_connect(ws_url) as player:
         await player.send(json.dumps({"type": "register", "id": 1, "name": "ana"}))
         assert json.loads(await player.recv())["type"] == "registered"
         await idle.send(json.dumps({"type": "ping", "id": 1}))
         assert json.loads(await idle.recv())["type"] == "pong"  # answering pings is not enough
+        clock.advance(0.3)
         await asyncio.wait_for(idle.wait_closed(), 10)
         assert idle.close_code == 1008 and "within 0.3 s" in (idle.close_reason or "")
         await player.send(json.dumps({"type": "ping", "id": 2}))
@@ -368,7 +372,7 @@ async def test_a_client_that_never_reads_is_dropped_not_buffered_forever(
         await send_all(silent, [{"type": "list_matches", "id": n} for n in range(600)])
     except ConnectionClosed:
         pass  # dropped while still sending
-    await wait_until(lambda: server.connections_by_address.get("127.0.0.1") == 1)
+    await wait_until(lambda: server.services.connections_by_address.get("127.0.0.1") == 1)
     with pytest.raises(ConnectionClosed):
         while True:
             await asyncio.wait_for(silent.recv(), 10)

@@ -31,6 +31,9 @@ from server.storage.models import BoardEntry, Player, Rating
 from tests.client import Client, http_get
 from tests.races import registered, start_race, stop_all
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOV_30_LATE = datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC)
 DEC_1_EARLY = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
 NOV_30 = NOV_30_LATE.date()
@@ -426,7 +429,7 @@ def test_the_benchmark_fills_builds_and_times_a_small_database(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "server.bench",
+            "bench.boards",
             "--database-url",
             f"sqlite:///{tmp_path}/b.db",
             "--results",

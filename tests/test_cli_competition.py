@@ -356,15 +356,15 @@ async def test_a_whole_tournament_two_players_and_a_bot(
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "3",
         "--round-time", "2m", "--bots", "--join", frontend=driving(player_of(ana))))
-    await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
+    await wait_for(lambda: any(t.state.entrants for t in server.tournaments.live.values()))
     [live] = server.tournaments.live.values()
     code = live.code
-    assert live.bots  # the host let bots in (--bots)
+    assert live.state.options.bots  # the host let bots in (--bots)
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))  # ana's config is read
     joining = asyncio.create_task(gaps("tournament", "join", code.lower(),
                                        frontend=driving(player_of(bob))))
     bot = asyncio.create_task(gaps("bot", "--tournament", code, "--pace", "0", "--level", "1"))
-    await wait_for(lambda: len(live.entrants) == 3)
+    await wait_for(lambda: len(live.state.entrants) == 3)
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
     assert await gaps("tournament", "start", code) == 0
     for task in (hosting, joining, bot):
@@ -433,7 +433,7 @@ async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standing
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "1",
         "--round-time", "2m", "--join", frontend=driving(play)))
-    await wait_for(lambda: any(t.entrants for t in server.tournaments.live.values()))
+    await wait_for(lambda: any(t.state.entrants for t in server.tournaments.live.values()))
     [live] = server.tournaments.live.values()
     assert await gaps("tournament", "start", live.code) == 0
     assert await asyncio.wait_for(hosting, 40) == 0
@@ -530,10 +530,9 @@ async def test_quick_match_pairs_two_players_and_ctrl_c_leaves_the_queue(
     assert await gaps("register", ana, "--server", ws_url) == 0
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bob"))
     assert await gaps("register", bob, "--server", ws_url) == 0
-    queue = server.matchmaker.queues
-
     def waiting() -> list[str]:
-        return [w.name for w in queue.get("classic", [])]
+        assert server.matchmaker is not None
+        return [w.name for w in server.matchmaker.state.waiting("classic")]
 
     # Ctrl-C while waiting (the task is cancelled): out of the queue, exit 0
     capsys.readouterr()

@@ -238,7 +238,9 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
         ana._socket.transport.abort()
         await recorder.wait(lambda: any(m.get("state") == "restored" for m in recorder.messages))
         assert not [m for m in recorder.messages if m.get("type") == "tournament"]
-        assert [w.player_id for w in server.matchmaker.queues["spaces"]] == [ana.player["id"]]
+        assert server.matchmaker is not None
+        queue = server.matchmaker.state.waiting("spaces")
+        assert [w.player_id for w in queue] == [ana.player["id"]]
         assert await ana.quick_cancel() is True and ana.queued is None
 
         carol = await Connection.open(ws_url)

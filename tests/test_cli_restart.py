@@ -262,9 +262,9 @@ async def test_a_bot_whose_match_is_gone_after_a_restart_exits_at_once_saying_wh
         await ana.close()
     error = capsys.readouterr().err
     assert f"match {code} is gone: cannot rejoin match {code}: " in error
-    assert f"no live match has code '{code}'" in error
+    assert f"match {code} was abandoned before its end" in error
     assert state.gone == f"match {code} is gone: cannot rejoin match {code}: " \
-        f"no live match has code '{code}'"
+        f"match {code} was abandoned before its end"
 
 
 async def test_gaps_join_says_its_match_is_gone_after_a_restart_and_exits_1(
@@ -325,12 +325,12 @@ async def test_a_tournament_round_gone_in_a_restart_is_reported_and_the_next_is_
         "--round-time", "2m", "--bots", "--join", frontend=driving(play_round)))
     assert restartable.server is not None
     tournaments = restartable.server.tournaments
-    await wait_for(lambda: any(t.entrants for t in tournaments.live.values()))
+    await wait_for(lambda: any(t.state.entrants for t in tournaments.live.values()))
     [code] = [t.code for t in tournaments.live.values()]
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "bots"))
     bot = asyncio.create_task(gaps("bot", "--tournament", code, "--pace", "0.05",
                                    "--level", "2", "--server", url))
-    await wait_for(lambda: len(tournaments.live[code].entrants) == 2)
+    await wait_for(lambda: len(tournaments.live[code].state.entrants) == 2)
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "config"))
     assert await gaps("tournament", "start", code) == 0
     assert await asyncio.wait_for(hosting, 60) == 0
@@ -339,8 +339,8 @@ async def test_a_tournament_round_gone_in_a_restart_is_reported_and_the_next_is_
 
     gone = screens[0].state.code
     assert len(screens) >= 2 and gone not in {app.state.code for app in screens[1:]}
-    assert f"Round 1's match {gone} is gone (cannot rejoin match {gone}: no live match has " \
-        f"code '{gone}'); waiting for the next round." in out
+    assert f"Round 1's match {gone} is gone (cannot rejoin match {gone}: match {gone} was " \
+        "abandoned before its end); waiting for the next round." in out
     assert f"match {gone} is gone: cannot rejoin match {gone}" in out  # the bot's report
     assert "round 1 is lost, waiting for the next" in out
     assert f"Cup ({code}): final standings" in out and "Podium" in out

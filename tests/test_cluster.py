@@ -212,3 +212,92 @@ async def test_two_processes_starting_at_once_restore_each_unfinished_match_once
             await process.stop()
     # Taken once each after the first process released them: epoch 2, never more.
     assert sorted(epoch for epoch, _ in leases) == [2, 2, 2, 2]
+
+
+async def joined_when_served(client: Client, code: str, *, role: str = "player") -> dict:
+    """``join_match`` again while no process serves the match (``match_unavailable``)."""
+    deadline = time.monotonic() + TAKEOVER_S + 15
+    while True:
+        reply = await client.request("join_match", code=code, role=role)
+        if reply.get("code") != "match_unavailable":
+            return reply
+        assert time.monotonic() < deadline, reply
+        await asyncio.sleep(reply["retry_after_ms"] / 1000)
+
+
+async def test_a_follower_on_a_surviving_replica_rejoins_whoever_took_the_match_over(
+    cluster: Callable[[], ServerProcess],
+) -> None:
+    owner, survivor, third = cluster(), cluster(), cluster()
+    ana, bob = await Client.connect(owner.url), await Client.connect(survivor.url)
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0,
+                         seed=str(LONG_FIRST_MOVES)))["match"]["code"]
+    await bob.ok("join_match", code=code)  # through the survivor: a route to the owner
+    for client in (ana, bob):
+        await client.ok("ready", code=code)
+    started = await bob.event("started", match=code)
+    game = Game.from_layout("\n".join(started["grid"]))
+    await play(bob, code, game, 2)
+    # The survivor sleeps through the take-over, so that the third replica takes it.
+    assert survivor.process is not None
+    survivor.process.send_signal(signal.SIGSTOP)
+    owner.kill()
+    await ana.close()
+    watcher = await Client.connect(third.url)
+    await watcher.register("eve")
+    watching = await joined_when_served(watcher, code, role="spectator")
+    assert watching["type"] == "joined", watching
+    survivor.process.send_signal(signal.SIGCONT)
+    # The survivor's route to the dead owner is forgotten: bob is told to reconnect.
+    await asyncio.wait_for(bob.connection.wait_closed(), TAKEOVER_S + 10)
+    assert bob.connection.close_code == 1012
+    again = await back(survivor, str(bob.token))
+    rejoined_there = await joined_when_served(again, code)
+    assert rejoined_there["you"]["last_seq"] == 2
+    again.seq[code] = 2
+    await play(again, code, game, 1)
+    back_event = await watcher.event("presence", player_id=again.player_id, connected=True)
+    assert back_event["match"] == code
+    assert (await again.act(code, "stop"))["type"] == "action_ok"
+    await watcher.event("player_finished", player_id=again.player_id)
+    for client in (bob, again, watcher):
+        await client.close()
+
+
+async def test_a_finished_match_answers_alike_on_every_replica_and_after_a_restart(
+    cluster: Callable[[], ServerProcess],
+) -> None:
+    owner, other = cluster(), cluster()
+    ana, bob = await Client.connect(owner.url), await Client.connect(other.url)
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    await bob.ok("join_match", code=code)
+    for client in (ana, bob):
+        await client.ok("ready", code=code)
+    await bob.event("started", match=code)
+    for client in (ana, bob):
+        await client.act(code, "stop")
+    await bob.event("match_ended", match=code)
+
+    async def answers(replica: ServerProcess) -> list[tuple[str, str]]:
+        seated = await Client.connect(replica.url)  # ana again, on a new connection
+        await seated.ok("hello", token=str(ana.token))
+        seen = []
+        for role in ("player", "spectator"):
+            reply = await seated.request("join_match", code=code, role=role)
+            seen.append((reply["code"], reply["status"]))
+        await seated.close()
+        return seen
+
+    over = [("match_finished", "finished")] * 2
+    assert await answers(owner) == over and await answers(other) == over  # while kept
+    assert owner.replay(code) == other.replay(code)
+    for client in (ana, bob):
+        await client.close()
+    await owner.stop()
+    owner.start()
+    assert await answers(owner) == over and await answers(other) == over  # after a restart
+    assert owner.replay(code) == other.replay(code)

@@ -21,6 +21,9 @@ from server.storage.results import FinishedGame
 from server.storage.store import Store
 from tests.test_rebuild import Derived, assert_same_rows, derived_rows
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 PLAYERS = 20
 MATCHES_PER_ROUND = 100
 ROUNDS = 3

@@ -3,7 +3,12 @@ the review rule."""
 
 from __future__ import annotations
 
+import pytest
+
 from server.storage.counting import counted_seats, kept_by_bot_rule
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 
 def test_a_match_with_a_bot_in_it_counts_for_its_bots_only() -> None:

@@ -12,7 +12,7 @@ from gaps import Game, Ruleset
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
-from server.daily import Daily, daily_seed, today
+from server.daily import Daily, daily_seed
 from server.errors import ServerError
 from server.storage.store import Store
 from tests.client import Client
@@ -34,7 +34,16 @@ def test_the_daily_seed_depends_on_the_key_the_day_and_the_ruleset() -> None:
     assert daily_seed(key, "classic", day) not in others and len(others) == 3
 
 
-async def play_daily(client: Client, ruleset: str, moves: int) -> dict:
+async def play_daily(
+    client: Client,
+    ruleset: str,
+    moves: int,
+    *,
+    taking_s: float = 0.0,
+    clock: FakeClock | None = None,
+) -> dict:
+    """Play today's challenge: ``moves`` legal moves, then stop after ``taking_s`` on the
+    server's ``clock``."""
     started = await client.ok("daily", ruleset=ruleset)
     code = started["match"]["code"]
     assert started["match"]["kind"] == "daily" and started["match"]["max_players"] == 1
@@ -47,6 +56,8 @@ async def play_daily(client: Client, ruleset: str, moves: int) -> dict:
         reply = await client.act(code, str(legal[0]))
         assert reply["type"] == "action_ok", reply
         game.play(legal[0])
+    if clock is not None:
+        clock.advance(taking_s)
     await client.act(code, "stop")
     return {
         "code": code,
@@ -58,11 +69,12 @@ async def play_daily(client: Client, ruleset: str, moves: int) -> dict:
 
 async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
     connect: Connect,
+    clock: FakeClock,
 ) -> None:
     ana, bob = await connect(), await connect()
     await ana.register("ana")
     await bob.register("bob")
-    first = await play_daily(ana, "classic", moves=3)
+    first = await play_daily(ana, "classic", moves=3, taking_s=2.0, clock=clock)
     second = await play_daily(bob, "classic", moves=0)
     assert first["grid"] == second["grid"]
     again = await ana.request("daily", ruleset="classic")
@@ -70,7 +82,7 @@ async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
     other_rules = await play_daily(ana, "montana", moves=0)  # another ruleset: another deal
     assert other_rules["grid"] != first["grid"]
     board = await bob.ok("daily_board", ruleset="classic")
-    assert board["day"] == today().isoformat()
+    assert board["day"] == clock.today().isoformat()
     entries = board["entries"]
     assert {e["name"]: e["score"] for e in entries} == {
         "ana": first["score"],
@@ -111,8 +123,9 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
     migrated_engine: AsyncEngine,
 ) -> None:
     store = Store(migrated_engine)
-    lobby = new_lobby(store, LocalBroker(), FakeClock())
-    daily = Daily(store=store, lobby=lobby, countdown_s=0)
+    clock = FakeClock()
+    lobby = new_lobby(store, LocalBroker(), clock)
+    daily = Daily(store=store, lobby=lobby, clock=clock, countdown_s=0)
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         classic = Ruleset.named("classic")

@@ -15,6 +15,9 @@ from server.storage.matches import Matches
 from server.storage.models import DailyEntry, SeatReview
 from server.storage.players import Players
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DAY = date(2026, 3, 1)
 

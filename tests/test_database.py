@@ -24,6 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage import database
 from server.storage.models import ActionRecord, Base, Match, MatchPlayer, Player
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TABLES = {"players", "matches", "match_players", "actions"}
 

@@ -25,8 +25,12 @@ from server.storage.models import Match as MatchRow
 from server.storage.results import FinishedGame
 from server.storage.store import Store
 from tests.client import Client, http_get
+from tests.fake_clock import FakeClock
 from tests.lobbies import new_player
 from tests.races import registered, start_race
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 Connect = Callable[[], Awaitable[Client]]
 GRACE_S = 0.3
@@ -57,6 +61,16 @@ async def drop(clients: list[Client]) -> None:
     for client in clients:
         client.connection.transport.abort()
     await asyncio.gather(*(client.close() for client in clients))
+
+
+async def all_away(server: Server, codes: list[str]) -> None:
+    """Wait until the server has seen every player of ``codes`` go: each seat has no
+    connection left, and its grace period runs from now."""
+    async with asyncio.timeout(15):
+        while any(
+            seat.connections for code in codes for seat in server.lobby.get(code).state.seats
+        ):
+            await asyncio.sleep(0.01)
 
 
 async def replay_once_over(server: Server, code: str, *, timeout_s: float = 15.0) -> dict[str, Any]:
@@ -91,7 +105,11 @@ def errors(caplog: pytest.LogCaptureFixture) -> list[str]:
 @pytest.mark.grace_s(GRACE_S)
 @pytest.mark.parametrize("count", [4, 16])
 async def test_every_player_of_a_match_dropping_at_once_gets_a_whole_result(
-    connect: Connect, server: Server, caplog: pytest.LogCaptureFixture, count: int
+    connect: Connect,
+    server: Server,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    count: int,
 ) -> None:
     caplog.set_level(logging.WARNING)
     clients = await players(connect, count, "drop")
@@ -100,6 +118,8 @@ async def test_every_player_of_a_match_dropping_at_once_gets_a_whole_result(
         *(moved(client, code, 3, random.Random(n)) for n, client in enumerate(clients))
     )
     await drop(clients)
+    await all_away(server, [code])
+    clock.advance(GRACE_S)
     document = await replay_once_over(server, code)
     assert_dropped_and_whole(document, clients)
     assert errors(caplog) == []
@@ -126,7 +146,7 @@ async def play_flat_out(client: Client, until: asyncio.Event) -> int:
 
 @pytest.mark.grace_s(GRACE_S)
 async def test_twelve_matches_dropping_at_once_beside_a_busy_writer_all_end_whole(
-    connect: Connect, server: Server, caplog: pytest.LogCaptureFixture
+    connect: Connect, server: Server, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
     busy = (await players(connect, 1, "busy"))[0]
@@ -144,6 +164,8 @@ async def test_twelve_matches_dropping_at_once_beside_a_busy_writer_all_end_whol
         )
     )
     await drop([client for _, clients in matches for client in clients])
+    await all_away(server, [code for code, _ in matches])
+    clock.advance(GRACE_S)
     documents = await asyncio.gather(*(replay_once_over(server, code) for code, _ in matches))
     done.set()
     assert await writer > 0

@@ -33,7 +33,7 @@ def test_each_step_collects_the_young_generation_until_an_older_one_is_due() -> 
     clock, collected = FakeClock(), list[int]()
     collector = Collector(
         young_every_s=1, middle_every_s=10, full_every_s=35, collect=collected.append,
-        clock=clock,
+        clock=clock, sleep=clock.sleep,
     )
     for _ in range(40):
         clock.advance(1)
@@ -49,7 +49,7 @@ def test_a_late_step_collects_the_oldest_generation_due_once() -> None:
     clock, collected = FakeClock(), list[int]()
     collector = Collector(
         young_every_s=1, middle_every_s=10, full_every_s=30, collect=collected.append,
-        clock=clock,
+        clock=clock, sleep=clock.sleep,
     )
     clock.advance(95)  # the loop was held up: both older generations are long due
     assert collector.step() == 2
@@ -60,7 +60,8 @@ def test_a_late_step_collects_the_oldest_generation_due_once() -> None:
 
 def test_the_default_periods_grow_with_the_generation() -> None:
     assert 0 < YOUNG_EVERY_S < MIDDLE_EVERY_S < FULL_EVERY_S
-    assert Collector().young_every_s == YOUNG_EVERY_S
+    clock = FakeClock()
+    assert Collector(clock=clock, sleep=clock.sleep).young_every_s == YOUNG_EVERY_S
 
 
 @pytest.mark.parametrize(
@@ -70,7 +71,11 @@ def test_periods_that_are_not_positive_and_growing_are_refused(
     young: float, middle: float, full: float
 ) -> None:
     with pytest.raises(ValueError, match=f"young_every_s={young}, middle_every_s={middle}"):
-        Collector(young_every_s=young, middle_every_s=middle, full_every_s=full)
+        clock = FakeClock()
+        Collector(
+            young_every_s=young, middle_every_s=middle, full_every_s=full,
+            clock=clock, sleep=clock.sleep,
+        )
 
 
 async def test_running_turns_the_allocation_count_off_and_steps_on_its_tick() -> None:

@@ -22,6 +22,9 @@ from server.storage import database
 from server.storage.journal import Journal
 from server.storage.models import ActionRecord, Match, Player
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 

@@ -13,6 +13,7 @@ from server.leadership import Leadership
 from server.remote import RemoteMatch
 from server.storage.database import Database
 from tests.client import Client
+from tests.fake_clock import FakeClock
 
 on_postgres = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 
@@ -24,7 +25,7 @@ async def client_of(server: Server, name: str) -> Client:
 
 
 async def test_one_process_alone_on_sqlite_leads_from_its_start() -> None:
-    leadership = Leadership(lock=None, relay=None, renew_s=1.0)
+    leadership = Leadership(lock=None, relay=None, clock=FakeClock(), renew_s=1.0)
     started: list[str] = []
 
     async def elected() -> None:
@@ -95,7 +96,7 @@ async def test_players_queued_on_two_processes_are_matched_together(
     matched = [await client.event("matched", timeout=15) for client in (ana, bob)]
     code = matched[0]["match"]["code"]
     assert matched[1]["match"]["code"] == code and code in leader.lobby.matches
-    assert isinstance(await follower.lobby.find(code), RemoteMatch)
+    assert isinstance(await follower.routes.find(code), RemoteMatch)
     for client in (ana, bob):
         await client.event("started", match=code)
     for client in (ana, bob):
@@ -109,9 +110,11 @@ async def test_a_player_who_cancels_on_the_follower_is_not_matched(
     leader, follower = pair
     ana = await client_of(follower, "ana")
     await ana.ok("quick_match", ruleset="classic")
-    assert [w.player_id for w in leader.matchmaker.queues["classic"]] == [ana.player_id]
+    assert leader.matchmaker is not None
+    queue = leader.matchmaker.state
+    assert [w.player_id for w in queue.waiting("classic")] == [ana.player_id]
     assert (await ana.ok("quick_cancel"))["cancelled"] is True
-    assert leader.matchmaker.queues["classic"] == []
+    assert leader.matchmaker.state.waiting("classic") == ()
     await ana.close()
 
 
@@ -147,9 +150,11 @@ async def test_an_entrant_removed_through_the_follower_stays_out_under_the_next_
     assert (event["name"], event["reason"]) == ("bob", "asked to leave")
     await leader.leadership.close()  # as at a shutdown: the lock is let go
     await follower.leadership.campaign()
-    resumed = follower.tournaments.live[code]
-    assert resumed.removed == {bob.player_id: "asked to leave"}
-    assert [name for _, name, _ in resumed.seated()] == ["ana"]
+    resumed = follower.tournaments.live[code].state
+    assert [(e.name, e.removed_reason) for e in resumed.entrants] == [
+        ("ana", None), ("bob", "asked to leave")
+    ]
+    assert [e.name for e in resumed.seated()] == ["ana"]
     again = await ana.request("tournament_remove", code=code, player="bob", reason="twice")
     assert again["code"] == "not_an_entrant"
     for client in (ana, bob):

@@ -83,7 +83,6 @@ def leased_lobby(
         broker=LocalBroker(),
         grace_s=30.0,
         max_history_events=512,
-        sleep=clock.sleep,
         clock=clock,
         leases=leases or leases_of(store, owner),
     )

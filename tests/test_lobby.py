@@ -216,7 +216,7 @@ async def test_creations_at_once_cannot_pass_the_cap_together(
 
 
 async def test_a_public_match_is_unlisted_once_its_host_has_been_gone_the_grace_period(
-    connect: Callable[[], Awaitable[Client]],
+    connect: Callable[[], Awaitable[Client]], clock: FakeClock
 ) -> None:
     ana, bob = await registered(connect, "ana", "bob")
     code = (await ana.ok("create_match", max_players=2, public=True))["match"]["code"]
@@ -224,10 +224,30 @@ async def test_a_public_match_is_unlisted_once_its_host_has_been_gone_the_grace_
     listed = await bob.ok("list_matches")
     assert code in [match["code"] for match in listed["matches"]]
     await ana.close()  # the test server's grace period is 1 s
-    await bob.event("match_abandoned", match=code, timeout=5)
+    await bob.event("presence", player_id=ana.player_id, connected=False)
+    clock.advance(1)
+    await bob.event("match_abandoned", match=code)
     listed = await bob.ok("list_matches")
     assert code not in [match["code"] for match in listed["matches"]]
     assert (await bob.request("join_match", code=code))["code"] == "match_finished"
+
+
+async def test_the_host_leaving_a_lobby_of_ready_players_starts_the_match_and_hands_it_on(
+    connect: Callable[[], Awaitable[Client]],
+) -> None:
+    ana, bob, cid = await registered(connect, "ana", "bob", "cid")
+    code = (await ana.ok("create_match", max_players=3, countdown_s=0))["match"]["code"]
+    for client in (bob, cid):
+        await client.ok("join_match", code=code)
+        await client.ok("ready", code=code)
+    await ana.ok("leave_match", code=code)
+    handed = await bob.event("host_changed", match=code)
+    assert handed["host_id"] == bob.player_id
+    for client in (bob, cid):
+        await client.event("started", match=code)
+    joined = await cid.ok("join_match", code=code)
+    assert joined["match"]["host_id"] == bob.player_id
+    assert [p["name"] for p in joined["players"]] == ["bob", "cid"]
 
 
 @pytest.mark.limits(max_open_matches_per_player=2)
@@ -269,7 +289,7 @@ async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
     tournament_id = await new_tournament(store, ana.id)
     first = Lobby(
         store=store, journal=journal, broker=broker, grace_s=GRACE_S, max_history_events=512,
-        sleep=clock.sleep, clock=clock,
+        clock=clock,
     )
     try:
         match = await first.create(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from gaps import Action, Game, Move, Redeal, Ruleset, Seed, Stop, parse_action
 from gaps.ranking import Finish, rank
-from server import matchcore
+from server import matchcore, matchstate, matchviews
 from server.errors import ServerError
 from server.matchcore import (
     Abandon,
@@ -27,8 +27,6 @@ from server.matchcore import (
     Ended,
     Join,
     Leave,
-    MatchOptions,
-    MatchState,
     OfferRematch,
     Ready,
     Snap,
@@ -38,6 +36,8 @@ from server.matchcore import (
     Unwatch,
     Watch,
 )
+from server.matchrestore import rebuild
+from server.matchstate import MatchOptions, MatchState
 from server.records import (
     ActionRow,
     GameEnded,
@@ -68,7 +68,7 @@ def options(*, countdown_s: int = 0, max_players: int = 4, win_by: str = "score"
 
 
 def fresh(**kwargs: Any) -> MatchState:
-    return matchcore.new_match(
+    return matchstate.new_match(
         match_id=7,
         code="ABCDEF",
         kind=kwargs.pop("kind", "race"),
@@ -156,7 +156,7 @@ def test_a_declared_bot_sits_only_where_the_host_lets_bots_sit() -> None:
     step = ok(open_to_bots, Join(2, "beep", bot=True), T0)
     [joined] = step.events
     assert joined.data["player"]["bot"] is True
-    snapshot = matchcore.snapshot(step.state, 1, T0, seq=2)
+    snapshot = matchviews.snapshot(step.state, 1, T0, seq=2)
     assert [p["bot"] for p in snapshot["players"]] == [False, True]
     assert snapshot["match"]["bots"] is True
 
@@ -247,6 +247,68 @@ def test_a_seated_player_who_asks_to_watch_is_a_spectator_and_their_seat_stays_a
     assert step.state.seat(1) == state.seat(1)
 
 
+def test_a_lobby_whose_seated_players_are_all_ready_starts_however_its_seats_changed() -> None:
+    state = seated(3, countdown_s=5)
+    for player_id in (2, 3):
+        state = ok(state, Ready(player_id, True), T0).state
+    # The host, not ready, leaves: the next seat hosts, and everyone left is ready.
+    left = ok(state, Leave(1), T0 + 5)
+    assert names(left) == ["player_left", "host_changed", "countdown"]
+    assert left.writes == (SeatRemoved(1), HostSet(2))
+    assert (left.state.status, left.state.host_id) == ("countdown", 2)
+    assert left.wake_at == T0 + 5 + 5000
+    # ...and the same when the host's seat is given up at the end of its grace period.
+    away = ok(state, Disconnect(1), T0).state
+    given_up = ok(away, Tick(), T0 + GRACE_MS + 1000)
+    assert names(given_up) == ["player_left", "host_changed", "countdown"]
+    # The countdown runs from the instant the seat was given up.
+    assert given_up.state.deal_at == T0 + GRACE_MS + 5000
+    # A player who was not ready leaving the others ready starts it too.
+    state = seated(3)
+    for player_id in (1, 2):
+        state = ok(state, Ready(player_id, True), T0).state
+    assert names(ok(state, Leave(3), T0)) == ["player_left", "countdown"]
+    # Nobody ready: a seat given up starts nothing.
+    assert names(ok(seated(3), Leave(3), T0)) == ["player_left"]
+
+
+def test_a_player_going_away_and_coming_back_is_said_to_everyone_once() -> None:
+    state = dealt(2)
+    away = ok(state, Disconnect(2), T0 + 100)
+    assert names(away) == ["presence"] and away.writes == ()
+    assert away.events[0].data == {"player_id": 2, "connected": False}
+    back = ok(away.state, Join(2, "p2"), T0 + 200)
+    assert names(back) == ["presence"] and back.events[0].data == {
+        "player_id": 2, "connected": True
+    }
+    assert back.events[0].t_ms == 200
+    second = ok(back.state, Join(2, "p2"), T0 + 300)  # another connection of theirs
+    assert second.events == ()
+    one_of_two = ok(second.state, Disconnect(2), T0 + 400)
+    assert one_of_two.events == ()
+    seat = one_of_two.state.seat(2)
+    assert seat is not None and seat.connections == 1
+    # After a restart nobody is connected: each first connection says so.
+    rebuilt = replace(state, seats=tuple(replace(s, connections=0) for s in state.seats))
+    assert names(ok(rebuilt, Join(1, "p1"), T0 + 500)) == ["presence"]
+
+
+def test_a_match_over_refuses_joins_and_watches_saying_how_it_ended() -> None:
+    state = dealt(1)
+    stopped = ok(state, Act(1, 1, Stop()), T0 + 10).state
+    ending = ok(stopped, Tick(), T0 + 10).state
+    finished = ok(ending, Ended("2026-12-02T00:00:00+00:00"), T0 + 20).state
+    assert finished.phase == "finished"
+    for command in (Join(1, "p1"), Watch(9)):
+        error = refused(finished, command, T0 + 30)
+        assert (error.code, error.details) == ("match_finished", {"status": "finished"})
+        assert "get_replay" in error.message
+    abandoned = ok(seated(1), Abandon(), T0).state
+    for command in (Join(1, "p1"), Watch(9)):
+        error = refused(abandoned, command, T0)
+        assert (error.code, error.details) == ("match_finished", {"status": "abandoned"})
+
+
 # -- play -----------------------------------------------------------------------------
 
 
@@ -279,13 +341,13 @@ def test_a_resent_action_gets_its_ack_again_and_an_old_uncached_one_is_stale() -
     line = Game(seed, "classic").random_playout(random.Random(0))
     state = replace(dealt(1), seed=seed)
     state = replace(state, seats=(replace(state.seats[0], game=Game(seed, "classic")),))
-    for seq, action in enumerate(line[: matchcore.CACHED_ACKS + 1], start=1):
+    for seq, action in enumerate(line[: matchstate.CACHED_ACKS + 1], start=1):
         state = ok(state, Act(1, seq, action), T0 + seq).state
     assert ok(state, Act(1, 2, Stop()), T0 + 100).reply["duplicate"] is True  # type: ignore[index]
     error = refused(state, Act(1, 1, Stop()), T0 + 100)
     assert (error.code, error.message) == (
         "stale_seq",
-        f"seq 1 is older than your last action ({matchcore.CACHED_ACKS + 1})",
+        f"seq 1 is older than your last action ({matchstate.CACHED_ACKS + 1})",
     )
 
 
@@ -582,7 +644,7 @@ def test_a_played_match_rebuilds_as_it_was_live_acks_and_last_seq_included() -> 
             step = ok(state, Act(player_id, seq, action), now)
             memory.store(step.writes, names_of)
             state = step.state
-    rebuilt = matchcore.rebuild(memory.stored(), now=now, grace_ms=GRACE_MS, default_countdown_s=0)
+    rebuilt = rebuild(memory.stored(), now=now, grace_ms=GRACE_MS, default_countdown_s=0)
     assert comparable(rebuilt) == comparable(state)
     assert rebuilt.started_at == state.started_at and rebuilt.status == "running"
     # Nobody is connected after a restart: each seat still playing has the grace period.
@@ -595,7 +657,7 @@ def test_a_lobby_rebuilds_with_its_ready_flags_and_a_grace_period_from_now() -> 
     step = ok(memory.state, Join(1, "p1"), T0)
     memory.store(step.writes, {1: "p1"})
     memory.store(ok(step.state, Ready(1, True), T0).writes, {})
-    rebuilt = matchcore.rebuild(memory.stored(), now=T0 + 99, grace_ms=GRACE_MS,
+    rebuilt = rebuild(memory.stored(), now=T0 + 99, grace_ms=GRACE_MS,
                                 default_countdown_s=4)
     seat = rebuilt.seat(1)
     assert seat is not None and seat.ready and rebuilt.status == "lobby"
@@ -689,17 +751,17 @@ def test_any_interleaving_ends_every_game_once_then_the_match_ranked_by_gaps_ran
     assert {row.player_id: row.rank for row in table} == {
         f.player_id: position for position, f in rank(finishes, win_by)
     }
-    rebuilt = matchcore.rebuild(memory.stored(), now=now, grace_ms=GRACE_MS, default_countdown_s=0)
+    rebuilt = rebuild(memory.stored(), now=now, grace_ms=GRACE_MS, default_countdown_s=0)
     assert comparable(rebuilt) == comparable(state)
 
 
 @pytest.mark.parametrize("phase", ["lobby", "running"])
 def test_the_views_take_the_time_as_a_parameter(phase: str) -> None:
     state = seated(2) if phase == "lobby" else dealt(2)
-    summary = matchcore.summary(state, T0 + 4321)
+    summary = matchviews.summary(state, T0 + 4321)
     assert summary["status"] == phase
     assert summary["t_ms"] == (4321 if phase == "running" else 0)
-    snapshot = matchcore.snapshot(state, 1, T0 + 4321, seq=17)
+    snapshot = matchviews.snapshot(state, 1, T0 + 4321, seq=17)
     assert snapshot["seq"] == 17 and snapshot["you"]["role"] == "player"
     assert ("game" in snapshot["you"]) == (phase == "running")
 
@@ -707,7 +769,7 @@ def test_the_views_take_the_time_as_a_parameter(phase: str) -> None:
 # -- rebuilding a state ---------------------------------------------------------------------
 
 #: The function that runs (mypy is shown ``dataclasses.replace`` under its name).
-evolve: Callable[..., Any] = matchcore._evolve  # type: ignore[attr-defined]
+evolve: Callable[..., Any] = matchstate.evolve  # type: ignore[attr-defined]
 
 
 def test_evolve_builds_what_dataclasses_replace_builds_and_leaves_the_original_whole() -> None:
@@ -715,7 +777,7 @@ def test_evolve_builds_what_dataclasses_replace_builds_and_leaves_the_original_w
     seat = state.seats[0]
     changed = evolve(seat, last_seq=9, score_ms=120)
     assert changed == replace(seat, last_seq=9, score_ms=120)
-    assert type(changed) is matchcore.Seat and changed is not seat
+    assert type(changed) is matchstate.Seat and changed is not seat
     assert (seat.last_seq, seat.score_ms) == (0, 0)
     assert evolve(state, phase="ending") == replace(state, phase="ending")
     with pytest.raises(AttributeError):  # still frozen

@@ -14,6 +14,9 @@ from server.storage.matches import Matches, StoredPar
 from server.storage.models import ActionRecord, Match, MatchPlayer
 from server.storage.players import PlayerRecord, Players
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 

@@ -18,12 +18,14 @@ from client_cli.verify import verify
 from gaps import Game
 from server.app import Server
 from server.config import Settings
-from server.daily import today
 from server.par_worker import PAR_NICENESS, ParWorker, _process_pool, solve_par
 from server.storage.database import Database
 from server.storage.matches import Matches
 from server.storage.players import Players
 from tests.client import Client
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 Connect = Callable[[], Awaitable[Client]]
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -336,7 +338,7 @@ async def test_the_daily_board_shows_the_par_of_the_days_deal(connect: Connect) 
     while (board := await ana.ok("daily_board", ruleset="classic"))["par"] is None:
         assert asyncio.get_running_loop().time() < deadline, "par never came"
         await asyncio.sleep(0.1)
-    assert board["day"] == today().isoformat()
+    assert board["day"] == datetime.now(UTC).date().isoformat()
     assert board["par"]["exact"] is False
     assert board["par"]["score"] >= max(entry["score"] for entry in board["entries"])
 

@@ -10,6 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage.database import Database
 from server.storage.players import NameTaken, Players, bots_among
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.ratelimit import Budgets, TokenBucket
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fake_clock import FakeClock
 
 
 def test_a_full_bucket_serves_its_burst_at_once_then_refuses() -> None:
@@ -36,7 +29,7 @@ def test_a_refused_request_takes_nothing() -> None:
     bucket.take()
     for _ in range(10):
         assert bucket.take() > 0
-    clock.now += 1.0
+    clock.advance(1.0)
     assert bucket.take() == 0
 
 
@@ -44,19 +37,19 @@ def test_tokens_come_back_at_the_rate_and_never_beyond_the_burst() -> None:
     clock = FakeClock()
     bucket = TokenBucket(burst=5, per_s=10, clock=clock)
     bucket.take(5)
-    clock.now += 0.2  # two tokens
+    clock.advance(0.2)  # two tokens
     assert [bucket.take() for _ in range(2)] == [0, 0]
     assert bucket.take() > 0
-    clock.now += 3600
+    clock.advance(3600)
     assert bucket.full
     assert sum(bucket.take() == 0 for _ in range(10)) == 5
 
 
 def test_a_bucket_without_burst_or_rate_is_refused() -> None:
     with pytest.raises(ValueError, match="burst > 0"):
-        TokenBucket(burst=0, per_s=1)
+        TokenBucket(burst=0, per_s=1, clock=FakeClock())
     with pytest.raises(ValueError, match="per_s > 0"):
-        TokenBucket(burst=1, per_s=0)
+        TokenBucket(burst=1, per_s=0, clock=FakeClock())
 
 
 def test_budgets_keep_one_bucket_per_key() -> None:
@@ -72,7 +65,7 @@ def test_budgets_forget_keys_whose_buckets_have_refilled() -> None:
     budgets: Budgets[int] = Budgets(burst=1, per_s=1, clock=clock)
     for key in range(1000):
         budgets.take(key)
-    clock.now += 10  # every bucket is full again: nothing to remember
+    clock.advance(10)  # every bucket is full again: nothing to remember
     for key in range(1000, 1100):
         budgets.take(key)
     assert len(budgets) <= 100
@@ -82,7 +75,7 @@ def test_forgetting_a_refilled_key_gives_it_no_more_than_a_full_bucket() -> None
     clock = FakeClock()
     budgets: Budgets[str] = Budgets(burst=3, per_s=1, clock=clock)
     for step in range(5000):
-        clock.now += 0.001
+        clock.advance(0.001)
         budgets.take(f"other-{step}")
     served = sum(budgets.take("me") == 0 for _ in range(10))
     assert served == 3

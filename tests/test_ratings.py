@@ -15,6 +15,9 @@ from server.storage.ratings import PROVISIONAL_GAMES, Ratings, rating_of, update
 from tests.client import Client
 from tests.races import registered, start_race, stop_all
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -18,6 +19,9 @@ from server.storage.models import BoardEntry, Rating, RatingChange
 from server.storage.rebuild import rebuild_boards_and_ratings
 from tests.client import Client
 from tests.races import registered, start_race
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 Connect = Callable[[], Awaitable[Client]]
 #: Floats equal to this: a fold in the same order computes the very same numbers, but a

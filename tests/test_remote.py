@@ -162,7 +162,7 @@ async def test_a_connection_following_a_match_that_moved_is_closed_to_rejoin_it(
     owner, other = pair
     ana, bob = await client_of(owner, "ana"), await client_of(other, "bob")
     code, game = await dealt(ana, bob)
-    handle = await other.lobby.find(code)
+    handle = await other.routes.find(code)
     assert isinstance(handle, RemoteMatch) and handle.node != other.relay.node  # type: ignore[union-attr]
     # The owner stops renewing and its lease runs out: the other process takes over.
     database = Database(owner.url)

@@ -19,13 +19,13 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bench.fair import HumanModel
 from gaps import Action, Game, Seed, Stop
 from gaps.bots import bot_for_level
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
 from server.errors import ServerError
-from server.fairbench import HumanModel
 from server.match import Match
 from server.replays import replay_document
 from server.storage.journal import Journal
@@ -39,12 +39,15 @@ from tests.lobbies import Watcher, clocked_match, new_player
 from tests.test_cli_bot import race_bots
 from tests.test_rebuild import assert_same_rows, derived_rows
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = Seed(bytes(range(10)))
 #: Actions each test game makes before it stops: past the rules' minimum of 30 intervals.
 ACTIONS = 40
 #: Intervals, seconds: a bot at no pace (a network round trip), and a person (the model
-#: of server.fairbench).
+#: of bench.fair).
 Pace = Callable[[Action, random.Random], float]
 
 

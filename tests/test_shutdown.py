@@ -16,6 +16,9 @@ from gaps import Game
 from tests.client import Client
 from tests.server_process import ServerProcess, back
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 #: The tests send as fast as they can: no rate limit may answer in the shutdown's place.
 UNLIMITED = ("--requests-per-s", "100000", "--request-burst", "100000")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage.database import Database
@@ -12,6 +13,9 @@ from server.storage.journal import Journal
 from server.storage.players import NameTaken
 from server.storage.results import FinishedGame
 from server.storage.store import Store
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

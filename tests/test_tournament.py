@@ -10,7 +10,7 @@ import asyncio
 import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Game, Move, Redeal, Ruleset, parse_action
 from gaps.bots import bot_for_level
+from server import tournamentcore as core
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
@@ -29,7 +30,8 @@ from server.storage.journal import Journal
 from server.storage.models import Match, MatchPlayer
 from server.storage.players import PlayerRecord
 from server.storage.store import Store
-from server.tournament import LiveTournament, Tournaments
+from server.storage.tournaments import StoredRound
+from server.tournament import Tournament, Tournaments, tournament_channel
 from tests.client import Client, http_get
 from tests.fake_clock import FakeClock
 from tests.lobbies import GRACE_S, Watcher, new_player
@@ -113,6 +115,7 @@ async def round_scores(server: Server, tournament_id: int) -> dict[int, list[int
 async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
     connect: Connect,
     server: Server,
+    clock: FakeClock,
 ) -> None:
     host, ana, bot_one, bot_two = await entrants(connect, ["host", "ana", "bot-one", "bot-two"])
     created = await host.ok("tournament_create", name="Sunday cup", rounds=3, max_players=4)
@@ -140,6 +143,7 @@ async def test_a_three_round_tournament_of_four_with_bots_runs_to_its_podium(
         assert [row["rounds_played"] for row in ended["standings"]] == [number] * 4
         # When the next round starts (a countdown for the clients); none after the last.
         assert (ended["next_round_at"] is None) == (number == 3)
+        clock.advance(server.settings.tournament_break_s)
     final = await ana.event("tournament_ended")
     standings = final["standings"]
     scores = await round_scores(server, created["tournament"]["id"])
@@ -264,15 +268,18 @@ async def test_a_round_cut_by_a_restart_goes_on_in_its_own_match_and_the_tournam
         await second.close()
 
 
-async def test_a_tournament_with_a_start_time_starts_by_itself(connect: Connect) -> None:
+async def test_a_tournament_with_a_start_time_starts_by_itself(
+    connect: Connect, clock: FakeClock
+) -> None:
     ana, bob = await entrants(connect, ["ana", "bob"])
-    start_at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    start_at = (clock.now() + timedelta(seconds=1)).isoformat()
     created = await ana.ok("tournament_create", rounds=1, start_at=start_at)
     code = created["tournament"]["code"]
     assert created["tournament"]["start_at"] is not None
     for client in (ana, bob):
         await client.ok("tournament_join", code=code)
-    started = await bob.event("tournament_started", timeout=10)
+    clock.advance(1)
+    started = await bob.event("tournament_started")
     assert started["rounds"] == 1 and len(started["entrants"]) == 2
     past = await ana.request("tournament_create", start_at="2000-01-01T00:00:00Z")
     assert (past["code"], past["field"]) == ("bad_message", "start_at")
@@ -397,7 +404,7 @@ async def test_a_finished_tournament_and_its_standings_are_there_after_a_restart
         latecomer = await Client.connect(f"ws://127.0.0.1:{second.port}")
         await latecomer.register("bob")
         late = await latecomer.request("tournament_join", code=code)
-        assert late["code"] == "already_started"
+        assert (late["code"], late["status"]) == ("tournament_finished", "finished")
         await latecomer.close()
         listed = await again.ok("tournament_list")
         assert code not in [t["code"] for t in listed["tournaments"]]  # listed: open ones
@@ -417,66 +424,47 @@ BREAK_S = 15.0
 STOP = parse_action("stop")
 
 
-class Wall:
-    """A wall clock that moves only when the test says so, for breaks and start times."""
-
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 class Process:
     """What one server process runs of tournaments: a lobby and the tournaments, on the
     shared storage, their timers on the fake clock. ``crash`` drops them where they are,
     as kill -9 would (nothing more is stored); ``restarted`` is the next process."""
 
     def __init__(
-        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
     ) -> None:
         self.lobby = Lobby(
             store=store,
             journal=journal,
             broker=broker,
+            clock=clock,
             grace_s=GRACE_S,
             max_history_events=512,
-            sleep=clock.sleep,
-            clock=clock,
         )
         self.tournaments = Tournaments(
             repository=store.tournaments,
             lobby=self.lobby,
             broker=broker,
+            clock=clock,
             countdown_s=COUNTDOWN_S,
             break_s=BREAK_S,
             max_history_events=512,
-            sleep=clock.sleep,
-            now=wall,
         )
 
     @classmethod
     async def restarted(
-        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
     ) -> Process:
-        process = cls(store, journal, broker, clock, wall)
+        process = cls(store, journal, broker, clock)
         await process.lobby.restore(default_countdown_s=COUNTDOWN_S)
         await process.tournaments.resume()
         return process
 
+    def live(self, code: str) -> Tournament:
+        return self.tournaments.live[code]
+
     async def crash(self) -> None:
         await self.lobby.close()
         await self.tournaments.close()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def wall() -> Wall:
-    return Wall(datetime.now(UTC))
 
 
 @pytest.fixture
@@ -499,7 +487,7 @@ async def journal(store: Store) -> AsyncIterator[Journal]:
 
 @pytest.fixture
 async def processes(
-    store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock, wall: Wall
+    store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
 ) -> AsyncIterator[Callable[[], Awaitable[Process]]]:
     """``await processes()``: the first process, then each call the next one, restarted
     on what the previous one stored (crash it first); the last is crashed after the test."""
@@ -507,9 +495,9 @@ async def processes(
 
     async def next_process() -> Process:
         if started:
-            process = await Process.restarted(store, journal, broker, clock, wall)
+            process = await Process.restarted(store, journal, broker, clock)
         else:
-            process = Process(store, journal, broker, clock, wall)
+            process = Process(store, journal, broker, clock)
         started.append(process)
         return process
 
@@ -527,30 +515,38 @@ async def until(condition: Callable[[], bool]) -> None:
 
 async def counted_down(clock: FakeClock, match: ServerMatch) -> None:
     """Deal ``match``: its countdown, on the fake clock, runs out."""
-    await until(lambda: match.status == "countdown" and clock.wakeups() > 0)
+    await until(lambda: match.status == "countdown" and match.timer_at is not None)
     clock.advance(COUNTDOWN_S)
     await until(lambda: match.status == "running")
 
 
+async def break_over(clock: FakeClock, tournament: Tournament) -> None:
+    """The break after a round, on the fake clock, runs out."""
+    await until(lambda: tournament.state.next_round_at is not None and tournament.timer_at
+                is not None)
+    clock.advance(BREAK_S)
+
+
 async def a_tournament(
     process: Process, store: Store, broker: LocalBroker, *, rounds: int
-) -> tuple[LiveTournament, list[PlayerRecord], Watcher]:
+) -> tuple[Tournament, list[PlayerRecord], Watcher]:
     """A tournament of ana and bob, started, and a follower of its events."""
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
-    tournament = await process.tournaments.create(
+    created = await process.tournaments.create(
         ana.id,
         name="Cup",
         ruleset=Ruleset.named("classic"),
         rounds=rounds,
         max_players=2,
         round_time_limit_s=600,
-        start_at=None,
+        start_at_ms=None,
     )
-    follower = Watcher(await broker.subscribe(tournament.channel))
+    code = created["tournament"]["code"]
+    follower = Watcher(await broker.subscribe(tournament_channel(code)))
     for player in (ana, bob):
-        await process.tournaments.join(tournament.code, player.id, player.name)
-    await process.tournaments.start_by(tournament.code, ana.id)
-    return tournament, [ana, bob], follower
+        await process.tournaments.join(code, player.id, player.name, bot=False)
+    await process.tournaments.start_by(code, ana.id)
+    return process.live(code), [ana, bob], follower
 
 
 async def round_played(
@@ -565,6 +561,11 @@ async def round_played(
     return scores
 
 
+async def stored_round(store: Store, tournament_id: int, number: int) -> StoredRound:
+    [stored] = await store.tournaments.rounds(tournament_id, number)
+    return stored
+
+
 async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_counts_once(
     processes: Callable[[], Awaitable[Process]],
     store: Store,
@@ -575,8 +576,7 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     tournament, (ana, bob), follower = await a_tournament(first, store, broker, rounds=2)
     round_one = await round_played(first, clock, follower, [ana, bob])
     await follower.event("round_ended")
-    await clock.until_sleeping(1)  # the break
-    clock.advance(BREAK_S)
+    await break_over(clock, tournament)
     cut = first.lobby.get((await follower.event("round_starting"))["match"])
     await counted_down(clock, cut)
     ana_seat, bob_seat = cut.state.seat(ana.id), cut.state.seat(bob.id)
@@ -589,11 +589,11 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     await first.crash()
 
     second = await processes()
-    resumed = second.tournaments.live[tournament.code]
+    resumed = second.live(tournament.code).state
     restored = second.lobby.round_match(tournament.id, 2)
     assert restored is not None and resumed.round_code == restored.code
     assert (restored.code, restored.seed.data) == (cut.code, cut.seed.data)
-    assert resumed.view()["round_match"] == cut.code and resumed.current_round == 2
+    assert core.view(resumed)["round_match"] == cut.code and resumed.current_round == 2
     back = await restored.join(bob.id, bob.name)  # bob comes back to his seat
     assert back["you"]["game"]["grid"] == deal.splitlines()
     ana_restored = restored.state.seat(ana.id)
@@ -609,8 +609,8 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     assert [row["rounds_played"] for row in final["standings"]] == [2, 2]
     keys = [(-row["total_score"], row["total_time_ms"]) for row in final["standings"]]
     assert keys == sorted(keys)
-    stored = await store.tournaments.round(tournament.id, 2)
-    assert stored is not None and (stored.code, stored.status) == (cut.code, "finished")
+    stored = await stored_round(store, tournament.id, 2)
+    assert (stored.code, stored.status) == (cut.code, "finished")
     served = await second.tournaments.standings(tournament.code)
     assert served["standings"] == final["standings"]
     assert served["tournament"]["status"] == "finished"
@@ -637,11 +637,10 @@ async def test_a_round_whose_games_all_ended_before_a_crash_is_ended_at_restore_
     ended = await follower.event("round_ended")
     assert (ended["round"], ended["match"]) == (1, match.code)
     assert [row["rounds_played"] for row in ended["standings"]] == [1, 1]
-    await clock.until_sleeping(1)  # the break, then round 2
-    clock.advance(BREAK_S)
+    await break_over(clock, second.live(tournament.code))  # the break, then round 2
     starting = await follower.event("round_starting")
     assert starting["round"] == 2 and starting["match"] != match.code
-    assert second.tournaments.live[tournament.code].current_round == 2
+    assert second.live(tournament.code).state.current_round == 2
 
 
 def within_a_ms(said: str, moment: datetime) -> bool:
@@ -653,7 +652,6 @@ async def test_the_break_between_rounds_goes_on_after_a_restart_with_the_time_it
     store: Store,
     broker: LocalBroker,
     clock: FakeClock,
-    wall: Wall,
 ) -> None:
     first = await processes()
     tournament, players, follower = await a_tournament(first, store, broker, rounds=2)
@@ -661,20 +659,21 @@ async def test_the_break_between_rounds_goes_on_after_a_restart_with_the_time_it
     ended = await follower.event("round_ended")
     # The next round starts after the break, on the wall clock: a countdown for clients.
     # (to the millisecond, as the protocol's times are)
-    assert within_a_ms(ended["next_round_at"], wall.at + timedelta(seconds=BREAK_S))
+    assert within_a_ms(ended["next_round_at"], clock.now() + timedelta(seconds=BREAK_S))
     await first.crash()
-    stored = await store.tournaments.round(tournament.id, 1)
-    assert stored is not None and stored.ended_at is not None
-    wall.at = stored.ended_at + timedelta(seconds=5)  # down 5 s into the 15 s break
+    stored = await stored_round(store, tournament.id, 1)
+    assert stored.ended_at is not None
+    clock.advance(5)  # down 5 s into the 15 s break
 
     second = await processes()
     again = await follower.event("round_ended")  # counted again, from the stored results
     # ...and the time the next round starts is the same: the break counts from the end.
     assert within_a_ms(again["next_round_at"], stored.ended_at + timedelta(seconds=BREAK_S))
-    await clock.until_sleeping(1)
+    resumed = second.live(tournament.code)
+    await until(lambda: resumed.timer_at is not None)
     clock.advance(BREAK_S - 5 - 0.5)
     await asyncio.sleep(0)
-    assert clock.sleeping() == 1 and second.tournaments.live[tournament.code].current_round == 1
+    assert resumed.state.current_round == 1
     clock.advance(0.5)
     starting = await follower.event("round_starting")
     assert starting["round"] == 2 and starting["match"] != ended["match"]
@@ -685,30 +684,31 @@ async def test_a_scheduled_start_keeps_its_time_across_a_restart(
     store: Store,
     broker: LocalBroker,
     clock: FakeClock,
-    wall: Wall,
 ) -> None:
     first = await processes()
     ana = await new_player(store, "ana")
-    tournament = await first.tournaments.create(
+    created = await first.tournaments.create(
         ana.id,
         name="Cup",
         ruleset=Ruleset.named("classic"),
         rounds=1,
         max_players=2,
         round_time_limit_s=600,
-        start_at=wall.at + timedelta(seconds=60),
+        start_at_ms=clock.now_ms() + 60_000,
     )
-    await first.tournaments.join(tournament.code, ana.id, ana.name)
-    follower = Watcher(await broker.subscribe(tournament.channel))
+    code = created["tournament"]["code"]
+    await first.tournaments.join(code, ana.id, ana.name, bot=False)
+    follower = Watcher(await broker.subscribe(tournament_channel(code)))
     await first.crash()
-    wall.at += timedelta(seconds=20)  # the server was down 20 s
+    clock.advance(20)  # the server was down 20 s
 
     second = await processes()
-    assert second.tournaments.live[tournament.code].status == "open"
-    await clock.until_sleeping(1)
+    resumed = second.live(code)
+    assert resumed.state.status == "open"
+    await until(lambda: resumed.timer_at is not None)
     clock.advance(39.5)
     await asyncio.sleep(0)
-    assert second.tournaments.live[tournament.code].status == "open"
+    assert resumed.state.status == "open"
     clock.advance(0.5)
     started = await follower.event("tournament_started")
     assert started["entrants"] == [
@@ -731,6 +731,7 @@ async def test_a_round_whose_match_was_never_stored_is_dealt_after_a_restart_and
     await first.crash()
     # Down between storing the round number and storing the round's match.
     await store.tournaments.update(tournament.id, current_round=2)
+    clock.advance(BREAK_S)
 
     caplog.set_level(logging.WARNING, logger="gaps.tournament")
     second = await processes()
@@ -760,7 +761,7 @@ async def test_a_round_cut_in_its_countdown_counts_down_again_in_the_same_match(
 
     second = await processes()
     match = second.lobby.get(code)
-    assert second.tournaments.live[tournament.code].round_code == match.code
+    assert second.live(tournament.code).state.round_code == match.code
     await counted_down(clock, match)
     for player in players:
         await match.play(player.id, 1, STOP)
@@ -776,22 +777,22 @@ async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_th
     store: Store,
     broker: LocalBroker,
     clock: FakeClock,
-    wall: Wall,
 ) -> None:
     first = await processes()
     ana, bob, cat = [await new_player(store, name) for name in ("ana", "bob", "cat")]
-    tournament = await first.tournaments.create(
+    created = await first.tournaments.create(
         ana.id,
         name="Cup",
         ruleset=Ruleset.named("classic"),
         rounds=2,
         max_players=3,
         round_time_limit_s=600,
-        start_at=None,
+        start_at_ms=None,
     )
+    tournament = first.live(created["tournament"]["code"])
     follower = Watcher(await broker.subscribe(tournament.channel))
     for player in (ana, bob, cat):
-        await first.tournaments.join(tournament.code, player.id, player.name)
+        await first.tournaments.join(tournament.code, player.id, player.name, bot=False)
     await first.tournaments.start_by(tournament.code, ana.id)
     match = first.lobby.get((await follower.event("round_starting"))["match"])
     with pytest.raises(ServerError) as live:
@@ -808,7 +809,9 @@ async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_th
     with pytest.raises(ServerError) as unknown:
         await first.tournaments.remove(tournament.code, ana.id, "dan", "slow")
     assert unknown.value.code == "not_an_entrant"
-    view = (await first.tournaments.remove(tournament.code, ana.id, "CAT", "left the table")).view()
+    view = (await first.tournaments.remove(tournament.code, ana.id, "CAT", "left the table"))[
+        "tournament"
+    ]
     removed = await follower.event("entrant_removed")
     assert removed | {"seq": 0} == {
         "type": "tournament_event", "tournament": tournament.code, "seq": 0,
@@ -822,14 +825,12 @@ async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_th
         await first.tournaments.remove(tournament.code, ana.id, "cat", "twice")
     assert again.value.code == "not_an_entrant"
     await first.crash()  # during the break: the next process deals round 2
-    stored = await store.tournaments.round(tournament.id, 1)
-    assert stored is not None and stored.ended_at is not None
-    wall.at = stored.ended_at  # back at once: the whole break is left
+    stored = await stored_round(store, tournament.id, 1)
+    assert stored.ended_at == clock.now()  # back at once: the whole break is left
 
     second = await processes()
     await follower.event("round_ended")  # round 1 counted again, from the stored results
-    await clock.until_sleeping(1)
-    clock.advance(BREAK_S)
+    await break_over(clock, second.live(tournament.code))
     round_two = second.lobby.get((await follower.event("round_starting"))["match"])
     assert round_two.players == [ana.id, bob.id]  # cat is seated no more
     await counted_down(clock, round_two)
@@ -905,12 +906,83 @@ async def test_a_tournament_whose_entrants_were_all_removed_ends_at_its_next_rou
     await follower.event("round_ended")
     for player in players:
         await first.tournaments.remove(tournament.code, players[0].id, player.name, "closed")
-    await clock.until_sleeping(1)
-    clock.advance(BREAK_S)
+    await break_over(clock, tournament)
     ended = await follower.event("tournament_ended")
     assert [row["removed"] for row in ended["standings"]] == [True, True]
-    assert ended["podium"] == [] and tournament.current_round == 1
-    assert tournament.status == "finished"
+    assert ended["podium"] == [] and tournament.state.current_round == 1
+    assert tournament.state.status == "finished"
     with pytest.raises(ServerError) as over:
         await first.tournaments.remove(tournament.code, players[0].id, "ana", "again")
     assert over.value.code == "tournament_finished"
+
+
+# -- one owner: the tournament's actor -------------------------------------------------
+
+
+async def test_five_joining_a_tournament_capped_at_two_at_once_leave_three_refused(
+    connect: Connect,
+) -> None:
+    host, *players = await entrants(connect, ["host", "p1", "p2", "p3", "p4", "p5"])
+    code = (await host.ok("tournament_create", rounds=1, max_players=2))["tournament"]["code"]
+    replies = await asyncio.gather(
+        *(client.request("tournament_join", code=code) for client in players)
+    )
+    joined = [r for r in replies if r["type"] == "tournament"]
+    refused = [r for r in replies if r["type"] == "error"]
+    assert len(joined) == 2 and {r["code"] for r in refused} == {"tournament_full"}
+    assert len(refused) == 3
+    view = (await host.ok("tournament_standings", code=code))["tournament"]
+    assert view["entrant_count"] == len(view["entrants"]) == 2
+    listed = (await host.ok("tournament_list"))["tournaments"]
+    assert [t["entrant_count"] for t in listed if t["code"] == code] == [2]
+    events = [e for e in host.events if e["event"] == "entrant_joined"]
+    assert len(events) == 2  # every follower hears each entrant once
+
+
+async def test_a_scheduled_tournament_nobody_entered_is_cancelled_and_says_why(
+    connect: Connect, clock: FakeClock
+) -> None:
+    ana, eve = await entrants(connect, ["ana", "eve"])
+    start_at = (clock.now() + timedelta(minutes=5)).isoformat()
+    code = (await ana.ok("tournament_create", rounds=1, start_at=start_at))["tournament"]["code"]
+    await eve.ok("tournament_resync", code=code, since=0)  # eve follows it
+    clock.advance(5 * 60)
+    cancelled = await eve.event("tournament_cancelled")
+    assert cancelled["reason"] == core.NOBODY_ENTERED
+    view = (await eve.ok("tournament_standings", code=code))["tournament"]
+    assert (view["status"], view["cancel_reason"]) == ("cancelled", core.NOBODY_ENTERED)
+    late = await eve.request("tournament_join", code=code)
+    assert (late["code"], late["status"], late["reason"]) == (
+        "tournament_finished", "cancelled", core.NOBODY_ENTERED
+    )
+    assert code not in [t["code"] for t in (await eve.ok("tournament_list"))["tournaments"]]
+    ended = (await eve.ok("tournament_list", status="ended"))["tournaments"]
+    assert [(t["code"], t["status"]) for t in ended] == [(code, "cancelled")]
+
+
+async def test_a_scheduled_tournament_that_waits_starts_with_its_first_entrant(
+    connect: Connect, clock: FakeClock
+) -> None:
+    ana, bob = await entrants(connect, ["ana", "bob"])
+    start_at = (clock.now() + timedelta(seconds=30)).isoformat()
+    created = await ana.ok("tournament_create", rounds=1, start_at=start_at, if_empty="wait")
+    code = created["tournament"]["code"]
+    assert created["tournament"]["if_empty"] == "wait"
+    clock.advance(60)
+    view = (await ana.ok("tournament_standings", code=code))["tournament"]
+    assert view["status"] == "open"  # past its start, waiting for an entrant
+    await bob.ok("tournament_join", code=code)
+    started = await bob.event("tournament_started")
+    assert [e["name"] for e in started["entrants"]] == ["bob"]
+    assert (await bob.event("round_starting"))["round"] == 1
+
+
+async def test_a_removed_entrant_joining_again_is_told_why(connect: Connect) -> None:
+    ana, bob = await entrants(connect, ["ana", "bob"])
+    code = (await ana.ok("tournament_create", rounds=1))["tournament"]["code"]
+    await bob.ok("tournament_join", code=code)
+    await ana.ok("tournament_remove", code=code, player="bob", reason="no phones at the table")
+    again = await bob.request("tournament_join", code=code)
+    assert (again["code"], again["reason"]) == ("removed", "no phones at the table")
+    view = (await ana.ok("tournament_standings", code=code))["tournament"]
+    assert view["entrant_count"] == 0 and len(view["entrants"]) == 1

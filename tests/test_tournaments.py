@@ -15,8 +15,11 @@ from server.storage.database import Database
 from server.storage.models import TournamentEntry
 from server.storage.players import PlayerRecord
 from server.storage.store import Store
-from server.storage.tournaments import StandingRow, Totals, TournamentRepository
+from server.storage.tournaments import RoundResult, StandingRow, TournamentRepository
 from tests.lobbies import new_player
+
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -94,7 +97,8 @@ async def test_a_tournament_comes_back_unfinished_with_its_entrants_in_joining_o
     )
     assert stored.start_at == NOW + timedelta(hours=1)  # with its zone, on SQLite too
     assert stored.entrants == [(bob.id, "bob"), (ana.id, "ana")]
-    assert await repository.finished("Q4M2ZK") is None  # not while it is open
+    assert (stored.if_empty, stored.cancel_reason) == ("cancel", None)
+    assert await repository.ended("Q4M2ZK") is None  # not while it is open
 
 
 async def test_entering_a_tournament_twice_is_refused_and_changes_nothing(
@@ -116,51 +120,59 @@ async def test_a_finished_tournament_is_found_by_its_code_and_no_longer_unfinish
     await repository.add_entrant(tournament_id, ana.id, at=NOW)
     await repository.update(tournament_id, status="finished", current_round=3, ended_at=NOW)
     assert await repository.unfinished() == []
-    found = await repository.finished("Q4M2ZK")
+    found = await repository.ended("Q4M2ZK")
     assert found is not None and (found.status, found.current_round) == ("finished", 3)
     assert found.entrants == [(ana.id, "ana")]
-    assert await repository.finished("ZZZZZZ") is None
+    assert await repository.ended("ZZZZZZ") is None
 
 
-async def test_totals_add_up_the_finished_rounds_only(
+async def test_a_cancelled_tournament_keeps_its_reason_and_what_it_would_do_if_empty(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana = await new_player(store, "ana")
+    waiting = await repository.create(
+        code="WAIT22", name="Cup", host_id=ana.id, ruleset="classic", rounds=1, max_players=2,
+        round_time_limit_s=60, start_at=NOW, created_at=NOW, if_empty="wait",
+    )
+    cancelled = await created(repository, ana, "GONE22")
+    await repository.update(
+        cancelled, status="cancelled", cancel_reason="nobody entered", ended_at=NOW
+    )
+    [open_one] = await repository.unfinished()
+    assert (open_one.id, open_one.if_empty) == (waiting, "wait")
+    found = await repository.ended("GONE22")
+    assert found is not None and (found.status, found.cancel_reason) == (
+        "cancelled", "nobody entered"
+    )
+
+
+async def test_rounds_are_their_last_dealt_matches_with_the_results_of_the_finished(
     store: Store, repository: TournamentRepository
 ) -> None:
     ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
     tournament_id = await created(repository, ana, "Q4M2ZK")
     other_id = await created(repository, ana, "OTHER2")
+    assert await repository.rounds(tournament_id) == []
     await round_match(store, tournament_id, 1, {ana: (20, 5000), bob: (31, 7000)},
                       status="finished")
     await round_match(store, tournament_id, 2, {ana: (9, 1000), bob: (4, 2000)},
                       status="abandoned")
-    await round_match(store, tournament_id, 2, {ana: (12, 3000), bob: (10, 4000)},
-                      status="finished")
-    await round_match(store, tournament_id, 3, {ana: (40, 100), bob: (40, 100)},
-                      status="running")
+    second = await round_match(store, tournament_id, 2, {ana: (12, 3000), bob: (10, 4000)},
+                               status="finished")
+    third = await round_match(store, tournament_id, 3, {ana: (40, 100), bob: (40, 100)},
+                              status="running")
     await round_match(store, other_id, 1, {ana: (50, 1)}, status="finished")
-    assert await repository.totals(tournament_id) == {
-        ana.id: Totals(score=32, time_ms=8000, rounds=2),
-        bob.id: Totals(score=41, time_ms=11000, rounds=2),
+    rounds = await repository.rounds(tournament_id)
+    assert [(r.number, r.status) for r in rounds] == [
+        (1, "finished"), (2, "finished"), (3, "running")
+    ]
+    assert rounds[1].match_id == second and rounds[2].match_id == third
+    assert set(rounds[0].results) == {
+        RoundResult(ana.id, 20, 5000), RoundResult(bob.id, 31, 7000)
     }
-
-
-async def test_a_round_is_its_last_dealt_match_and_only_an_unfinished_one_is_abandoned(
-    store: Store, repository: TournamentRepository
-) -> None:
-    ana = await new_player(store, "ana")
-    tournament_id = await created(repository, ana, "Q4M2ZK")
-    assert await repository.round(tournament_id, 1) is None
-    first = await round_match(store, tournament_id, 1, {ana: (1, 1)}, status="abandoned")
-    dealt_again = await round_match(store, tournament_id, 1, {ana: (1, 1)}, status="running")
-    stored = await repository.round(tournament_id, 1)
-    assert stored is not None and (stored.match_id, stored.status) == (dealt_again, "running")
-    assert stored.ended_at is None and first != dealt_again
-    await repository.abandon_round(dealt_again, at=NOW)
-    abandoned = await repository.round(tournament_id, 1)
-    assert abandoned is not None and (abandoned.status, abandoned.ended_at) == ("abandoned", NOW)
-    finished = await round_match(store, tournament_id, 2, {ana: (1, 1)}, status="finished")
-    await repository.abandon_round(finished, at=NOW)
-    kept = await repository.round(tournament_id, 2)
-    assert kept is not None and kept.status == "finished"
+    assert rounds[2].results == ()  # not finished: not counted yet
+    [only_third] = await repository.rounds(tournament_id, 3)
+    assert only_third.match_id == third
 
 
 async def test_recorded_standings_are_stored_on_the_entrants_rows(

@@ -31,6 +31,9 @@ from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.results import FinishedGame, Results
 from tests.test_rebuild import assert_same_rows, derived_rows
 
+#: The storage is what these tests check: on PostgreSQL and on SQLite.
+pytestmark = pytest.mark.both_backends
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CALLERS = 120
 #: How long a slow disk takes to commit.

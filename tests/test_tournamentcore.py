@@ -1,0 +1,929 @@
+"""The tournament core, pure: every command and refusal, rounds and breaks, scheduled
+starts, the end, deadlines, a rebuild from the stored rows, and any interleaving of them
+all. Time is passed explicitly: nothing sleeps."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server import tournamentcore
+from server.errors import ServerError
+from server.tournamentcore import (
+    NOBODY_ENTERED,
+    CheckRound,
+    Command,
+    DealRound,
+    Entered,
+    Entrant,
+    EntrantAdded,
+    EntrantRemoved,
+    Event,
+    Join,
+    LookForRound,
+    Remove,
+    RoundBegun,
+    RoundDealt,
+    RoundEnded,
+    RoundLost,
+    RoundRunning,
+    RoundScore,
+    StandingsRecorded,
+    Start,
+    Step,
+    StoredRound,
+    Tick,
+    TournamentCancelled,
+    TournamentFinished,
+    TournamentOptions,
+    TournamentStarted,
+    TournamentState,
+    Viewed,
+    Write,
+    advance,
+    handle,
+    next_deadline,
+    standings,
+    view,
+)
+
+T0: Final = 1_790_000_000_000  # a wall-clock instant, ms: 2026-09-21T14:13:20Z
+HOST: Final = 1  # organises; enters only if they join like anyone
+CHECK_MS: Final = 1000
+BREAK_MS: Final = 15_000
+COUNTDOWN_S: Final = 10
+ANA, BOB, CAT, DAN, BIP, BOP = 11, 12, 13, 14, 15, 16
+NAMES: Final = {ANA: "ana", BOB: "bob", CAT: "cat", DAN: "dan", BIP: "bip", BOP: "bop"}
+BOTS: Final = frozenset({BIP, BOP})
+
+
+def options(**chosen: Any) -> TournamentOptions:
+    fields: dict[str, Any] = {
+        "name": "Spring cup",
+        "ruleset": "classic",
+        "rounds": 2,
+        "max_players": 4,
+        "round_time_limit_s": 60,
+        "countdown_s": COUNTDOWN_S,
+        "break_s": BREAK_MS / 1000,
+    }
+    return TournamentOptions(**{**fields, **chosen})
+
+
+def fresh(**chosen: Any) -> TournamentState:
+    return tournamentcore.new_tournament(
+        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=options(**chosen), check_ms=CHECK_MS
+    )
+
+
+def join(player_id: int) -> Join:
+    return Join(player_id, NAMES[player_id], bot=player_id in BOTS)
+
+
+def ok(state: TournamentState, command: Command, now: int) -> Step:
+    step = handle(state, command, now)
+    assert not isinstance(step.reply, ServerError), step.reply
+    return step
+
+
+def refused(state: TournamentState, command: Command, now: int) -> ServerError:
+    step = handle(state, command, now)
+    assert isinstance(step.reply, ServerError), step.reply
+    assert_only_what_was_due(state, step, now)
+    return step.reply
+
+
+def assert_only_what_was_due(state: TournamentState, step: Step, now: int) -> None:
+    """A refused command changes nothing itself: its step is what was due at ``now`` (the
+    step a ``Tick`` makes) but for the reply."""
+    assert replace(step, reply=None) == handle(state, Tick(), now)
+    assert step.state == advance(state, now)
+
+
+def names(step: Step) -> list[str]:
+    return [event.name for event in step.events]
+
+
+def entered(*player_ids: int, at: int = T0, **chosen: Any) -> TournamentState:
+    state = fresh(**chosen)
+    for player_id in player_ids:
+        state = ok(state, join(player_id), at).state
+    return state
+
+
+def running(*player_ids: int, at: int = T0, **chosen: Any) -> TournamentState:
+    """Started by the host at ``at``, round 1 dealt at once as match ``R1``."""
+    state = ok(entered(*player_ids, at=at, **chosen), Start(HOST), at).state
+    return ok(state, RoundDealt(1, "R1"), at).state
+
+
+def scores(*rows: tuple[int, int, int]) -> tuple[RoundScore, ...]:
+    return tuple(RoundScore(*row) for row in rows)
+
+
+def seats(*player_ids: int) -> tuple[tuple[int, str, bool], ...]:
+    return tuple((p, NAMES[p], p in BOTS) for p in player_ids)
+
+
+# -- joining ------------------------------------------------------------------------------
+
+
+def test_a_join_stores_the_entrant_says_so_and_answers_entered() -> None:
+    step = ok(fresh(), join(ANA), T0)
+    assert step.writes == (EntrantAdded(ANA, T0, 1),)
+    assert step.events == (
+        Event("entrant_joined", {"player_id": ANA, "name": "ana", "bot": False}),
+    )
+    assert step.reply == Entered()
+    assert step.state.entrants == (Entrant(ANA, "ana"),)
+    assert view(step.state)["entrant_count"] == 1
+    assert (step.deal, step.look, step.wake_at, step.closed) == (None, None, None, False)
+
+
+def test_an_entrant_who_joins_again_only_follows_it_open_or_running() -> None:
+    for state in (entered(ANA), running(ANA)):
+        step = ok(state, join(ANA), T0 + 5)
+        assert step.reply == Entered()
+        assert (step.writes, step.events, step.state) == ((), (), state)
+
+
+def test_a_removed_entrant_who_joins_again_is_refused_with_the_hosts_reason() -> None:
+    state = ok(entered(ANA, BOB), Remove(HOST, "ana", "rude in chat"), T0).state
+    error = refused(state, join(ANA), T0 + 1)
+    assert error.code == "removed" and error.details == {"reason": "rude in chat"}
+    assert error.message == "the host removed you from tournament TQ4M2Z: rude in chat"
+    assert view(state)["entrant_count"] == 1
+
+
+def test_a_running_tournament_refuses_a_newcomer() -> None:
+    error = refused(running(ANA), join(BOB), T0 + 1)
+    assert (error.code, error.message) == ("already_started", "tournament TQ4M2Z has started")
+
+
+def test_a_finished_or_cancelled_tournament_refuses_a_newcomer_saying_which() -> None:
+    state = running(ANA, rounds=1)
+    finished = ok(state, RoundEnded(1, "R1", scores((ANA, 5, 900)), T0 + 9), T0 + 9).state
+    error = refused(finished, join(BOB), T0 + 10)
+    assert (error.code, error.details) == ("tournament_finished", {"status": "finished"})
+    cancelled = ok(fresh(start_at=T0 + 50), Tick(), T0 + 50).state
+    error = refused(cancelled, join(BOB), T0 + 60)
+    assert error.code == "tournament_finished"
+    assert error.details == {"status": "cancelled", "reason": NOBODY_ENTERED}
+    assert error.message == f"tournament TQ4M2Z was cancelled: {NOBODY_ENTERED}"
+
+
+def test_a_declared_bot_enters_only_where_the_host_lets_bots_in() -> None:
+    error = refused(entered(ANA), join(BIP), T0)
+    assert (error.code, error.details) == ("bots_not_allowed", {"refused_by": "tournament"})
+    step = ok(entered(ANA, bots=True), join(BIP), T0)
+    assert step.events[0].data == {"player_id": BIP, "name": "bip", "bot": True}
+    assert step.state.entrants[-1] == Entrant(BIP, "bip", bot=True)
+
+
+def test_a_full_tournament_refuses_and_a_removed_entrant_frees_a_place() -> None:
+    state = entered(ANA, BOB, max_players=2)
+    error = refused(state, join(CAT), T0)
+    assert (error.code, error.message) == (
+        "tournament_full",
+        "tournament TQ4M2Z has its 2 players",
+    )
+    state = ok(state, Remove(HOST, "BOB", "no show"), T0).state
+    step = ok(state, join(CAT), T0 + 1)
+    assert [e.player_id for e in step.state.seated()] == [ANA, CAT]
+    assert view(step.state)["entrant_count"] == 2 and len(step.state.entrants) == 3
+
+
+# -- removing -----------------------------------------------------------------------------
+
+
+def test_the_host_removes_an_entrant_by_name_in_any_case_stored_and_said() -> None:
+    step = ok(entered(ANA, BOB), Remove(HOST, "Bob", "no show"), T0 + 3)
+    assert step.reply == Entered()
+    assert step.writes == (EntrantRemoved(BOB, "no show", T0 + 3),)
+    assert step.events == (
+        Event(
+            "entrant_removed",
+            {"player_id": BOB, "name": "bob", "reason": "no show", "after_round": 0},
+        ),
+    )
+    assert step.state.entrant(BOB) == Entrant(BOB, "bob", removed_reason="no show")
+    assert view(step.state)["entrant_count"] == 1
+
+
+def test_a_removal_between_rounds_says_after_which_round() -> None:
+    state = running(ANA, BOB)
+    state = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10), (BOB, 4, 10)), T0 + 9), T0 + 9).state
+    step = ok(state, Remove(HOST, "ana", "cheating"), T0 + 10)
+    assert step.events[0].data["after_round"] == 1
+
+
+def test_removals_are_refused_by_who_whom_and_when() -> None:
+    state = entered(ANA, BOB)
+    error = refused(state, Remove(ANA, "bob", "x"), T0)
+    assert (error.code, error.message) == ("not_host", "only the host removes entrants of TQ4M2Z")
+    error = refused(state, Remove(HOST, "zed", "x"), T0)
+    assert (error.code, error.details) == ("not_an_entrant", {"player": "zed"})
+    gone = ok(state, Remove(HOST, "bob", "x"), T0).state
+    assert refused(gone, Remove(HOST, "bob", "again"), T0).code == "not_an_entrant"
+
+    dealing = ok(state, Start(HOST), T0).state
+    assert dealing.dealing == 1
+    error = refused(dealing, Remove(HOST, "bob", "x"), T0)
+    assert (error.code, error.details) == ("round_in_play", {"round": 1})
+    played = ok(dealing, RoundDealt(1, "R1"), T0).state
+    assert refused(played, Remove(HOST, "bob", "x"), T0 + 1).code == "round_in_play"
+
+    over = ok(entered(ANA, rounds=1, start_at=T0 + 5), Tick(), T0 + 5).state
+    over = ok(over, RoundDealt(1, "R1"), T0 + 5).state
+    over = ok(over, RoundEnded(1, "R1", scores((ANA, 1, 1)), T0 + 8), T0 + 8).state
+    error = refused(over, Remove(HOST, "ana", "x"), T0 + 9)
+    assert (error.code, error.details) == ("tournament_finished", {"status": "finished"})
+
+
+# -- starting -----------------------------------------------------------------------------
+
+
+def test_the_host_starts_and_round_one_is_dealt_in_the_same_step() -> None:
+    state = entered(ANA, BOB)
+    step = ok(state, Start(HOST), T0 + 7)
+    assert step.reply == Viewed()
+    assert step.writes == (TournamentStarted(T0 + 7), RoundBegun(1))
+    assert step.events == (
+        Event(
+            "tournament_started",
+            {"rounds": 2, "entrants": [tournamentcore.entrant_view(e) for e in state.entrants]},
+        ),
+    )
+    assert step.deal == DealRound(1, seats(ANA, BOB))
+    assert step.state.status == "running" and step.state.dealing == 1
+    assert step.state.current_round == 1 and step.wake_at is None  # dealing: no timer
+
+
+def test_only_the_host_starts_a_tournament_with_entrants_and_only_once() -> None:
+    state = entered(ANA)
+    assert refused(state, Start(ANA), T0).code == "not_host"
+    error = refused(fresh(), Start(HOST), T0)
+    assert (error.code, error.message) == ("bad_message", "tournament TQ4M2Z has no entrants")
+    nobody_left = ok(state, Remove(HOST, "ana", "x"), T0).state
+    assert refused(nobody_left, Start(HOST), T0).code == "bad_message"
+    assert refused(running(ANA), Start(HOST), T0).code == "already_started"
+
+
+def test_the_round_dealt_is_said_and_looked_for_after_a_while() -> None:
+    state = ok(entered(ANA, BOB), Start(HOST), T0).state
+    stale = ok(state, RoundDealt(2, "XX"), T0 + 1)
+    assert (stale.events, stale.state) == ((), state)
+    step = ok(state, RoundDealt(1, "R1"), T0 + 40)
+    assert step.events == (
+        Event("round_starting", {"round": 1, "match": "R1", "countdown_ms": COUNTDOWN_S * 1000}),
+    )
+    assert step.writes == () and step.state.round_code == "R1" and step.state.dealing is None
+    assert step.state.check_at == step.wake_at == T0 + 40 + CHECK_MS
+    again = ok(step.state, RoundDealt(1, "R1"), T0 + 41)
+    assert (again.events, again.state) == ((), step.state)
+
+
+# -- looking for the round ------------------------------------------------------------------
+
+
+def test_the_round_is_looked_for_at_each_check_and_at_once_on_the_lobbys_word() -> None:
+    state = running(ANA)
+    early = ok(state, Tick(), T0 + CHECK_MS - 1)
+    assert early.look is None and early.state == state
+    look = ok(state, Tick(), T0 + CHECK_MS)
+    assert look.look == LookForRound(1, "R1") and look.wake_at is None
+    still = ok(look.state, RoundRunning(1), T0 + 1500)
+    assert still.state.check_at == still.wake_at == T0 + 1500 + CHECK_MS
+    nudged = ok(still.state, CheckRound(), T0 + 1600)
+    assert nudged.look == LookForRound(1, "R1") and nudged.events == ()
+
+
+def test_the_lobbys_word_during_a_look_makes_another_look_right_after_it() -> None:
+    looking = ok(running(ANA), Tick(), T0 + CHECK_MS).state
+    nudged = ok(looking, CheckRound(), T0 + 1100)
+    assert nudged.look is None and nudged.state.look_again
+    after = ok(nudged.state, RoundRunning(1), T0 + 1200)
+    assert after.look == LookForRound(1, "R1") and not after.state.look_again
+
+
+def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> None:
+    state = running(ANA, BOB, CAT)
+    ended_at = T0 + 70_000
+    results = scores((ANA, 30, 50_000), (BOB, 41, 60_000), (CAT, 41, 60_000))
+    step = ok(state, RoundEnded(1, "R1", results, ended_at), ended_at + 300)
+    rows = standings(step.state)
+    assert [(r["player_id"], r["rank"], r["total_score"]) for r in rows] == [
+        (BOB, 1, 41),
+        (CAT, 1, 41),  # the same score and time: the same rank
+        (ANA, 3, 30),
+    ]
+    assert step.writes == (StandingsRecorded(tuple(rows)),)
+    assert step.events == (
+        Event(
+            "round_ended",
+            {
+                "round": 1,
+                "match": "R1",
+                "standings": rows,
+                "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
+            },
+        ),
+    )
+    assert step.state.next_round_at == step.wake_at == ended_at + BREAK_MS
+    assert step.state.round_code is None and not step.closed
+    deal = ok(step.state, Tick(), ended_at + BREAK_MS)
+    assert deal.writes == (RoundBegun(2),) and deal.events == ()
+    assert deal.deal == DealRound(2, seats(ANA, BOB, CAT))
+
+
+def test_a_round_is_counted_once_whatever_comes_after() -> None:
+    state = running(ANA)
+    counted = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10)), T0 + 9), T0 + 9).state
+    for late in (
+        RoundEnded(1, "R1", scores((ANA, 3, 10)), T0 + 9),
+        RoundEnded(1, "R1", scores((ANA, 9, 10)), T0 + 11),
+        RoundRunning(1),
+        CheckRound(),
+    ):
+        step = ok(counted, late, T0 + 12)
+        assert (step.events, step.writes, step.state, step.look) == ((), (), counted, None)
+    wrong_match = ok(state, RoundEnded(1, "OLD", scores((ANA, 3, 10)), T0 + 9), T0 + 9)
+    assert (wrong_match.events, wrong_match.state) == ((), state)
+
+
+def test_the_last_round_finishes_with_a_podium_of_those_still_in() -> None:
+    state = running(ANA, BOB, CAT)
+    first = scores((ANA, 10, 100), (BOB, 20, 100), (CAT, 99, 100))
+    state = ok(state, RoundEnded(1, "R1", first, T0 + 10), T0 + 10).state
+    state = ok(state, Remove(HOST, "cat", "two accounts"), T0 + 11).state
+    dealt = ok(state, Tick(), T0 + 10 + BREAK_MS)
+    assert dealt.deal == DealRound(2, seats(ANA, BOB))
+    state = ok(dealt.state, RoundDealt(2, "R2"), T0 + 20_000).state
+    step = ok(
+        state, RoundEnded(2, "R2", scores((ANA, 30, 100), (BOB, 5, 100)), T0 + 90_000), T0 + 90_500
+    )
+    rows = standings(step.state)
+    assert [(r["player_id"], r["rank"], r["removed"]) for r in rows] == [
+        (ANA, 1, False),
+        (BOB, 2, False),
+        (CAT, 3, True),  # 99 points, after everyone still in
+    ]
+    assert step.writes == (StandingsRecorded(tuple(rows)), TournamentFinished(T0 + 90_500))
+    assert names(step) == ["round_ended", "tournament_ended"]
+    assert step.events[0].data["next_round_at"] is None
+    assert step.events[1].data == {"standings": rows, "podium": rows[:2]}
+    assert step.closed and step.state.status == "finished" and step.wake_at is None
+
+
+def test_a_tournament_whose_entrants_were_all_removed_finishes_at_its_next_deal() -> None:
+    state = running(ANA, BOB)
+    state = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10)), T0 + 9), T0 + 9).state
+    state = ok(state, Remove(HOST, "ana", "x"), T0 + 10).state
+    state = ok(state, Remove(HOST, "bob", "y"), T0 + 11).state
+    step = ok(state, Tick(), T0 + 9 + BREAK_MS)
+    assert step.writes == (TournamentFinished(T0 + 9 + BREAK_MS),)
+    assert names(step) == ["tournament_ended"] and step.events[0].data["podium"] == []
+    assert step.deal is None and step.closed and step.state.status == "finished"
+
+
+# -- scheduled starts -----------------------------------------------------------------------
+
+
+def test_a_scheduled_start_with_entrants_starts_and_deals_at_its_own_instant() -> None:
+    state = entered(ANA, BOB, start_at=T0 + 60_000)
+    assert next_deadline(state) == T0 + 60_000
+    step = ok(state, Tick(), T0 + 95_000)  # woken late: it started at its time all the same
+    assert step.writes == (TournamentStarted(T0 + 60_000), RoundBegun(1))
+    assert names(step) == ["tournament_started"] and step.deal == DealRound(1, seats(ANA, BOB))
+
+
+def test_a_scheduled_start_with_nobody_cancels_and_says_why() -> None:
+    step = ok(fresh(start_at=T0 + 60_000), Tick(), T0 + 61_000)
+    assert step.writes == (TournamentCancelled(NOBODY_ENTERED, T0 + 60_000),)
+    assert step.events == (Event("tournament_cancelled", {"reason": NOBODY_ENTERED}),)
+    assert step.closed and step.state.status == "cancelled" and step.wake_at is None
+    shown = view(step.state)
+    assert (shown["status"], shown["cancel_reason"]) == ("cancelled", NOBODY_ENTERED)
+
+
+def test_a_scheduled_start_with_nobody_waits_if_chosen_and_the_first_entrant_starts_it() -> None:
+    state = fresh(start_at=T0 + 60_000, if_empty="wait")
+    step = ok(state, Tick(), T0 + 60_000)
+    assert (step.writes, step.events, step.closed) == ((), (), False)
+    assert step.state.status == "open" and step.wake_at is None
+    first = ok(step.state, join(ANA), T0 + 99_000)
+    assert first.writes == (
+        EntrantAdded(ANA, T0 + 99_000, 1),
+        TournamentStarted(T0 + 99_000),
+        RoundBegun(1),
+    )
+    assert names(first) == ["entrant_joined", "tournament_started"]
+    assert first.deal == DealRound(1, seats(ANA)) and first.state.status == "running"
+
+
+def test_a_command_refused_at_the_scheduled_start_stores_the_start_all_the_same() -> None:
+    state = entered(ANA, start_at=T0 + 100)
+    step = handle(state, join(BOB), T0 + 100)
+    assert isinstance(step.reply, ServerError) and step.reply.code == "already_started"
+    assert step.writes == (TournamentStarted(T0 + 100), RoundBegun(1))
+    assert names(step) == ["tournament_started"] and step.deal == DealRound(1, seats(ANA))
+
+
+def test_the_entrants_all_removed_before_a_scheduled_start_count_as_nobody() -> None:
+    state = ok(entered(ANA, start_at=T0 + 100), Remove(HOST, "ana", "x"), T0).state
+    assert ok(state, Tick(), T0 + 100).state.status == "cancelled"
+
+
+def test_the_next_deadline_at_each_stage() -> None:
+    assert next_deadline(entered(ANA)) is None  # started by its host
+    assert next_deadline(entered(ANA, start_at=T0 + 500)) == T0 + 500
+    dealing = ok(entered(ANA, start_at=T0 + 500), Tick(), T0 + 500).state
+    assert next_deadline(dealing) is None  # until the match is stored
+    played = ok(dealing, RoundDealt(1, "R1"), T0 + 600).state
+    assert next_deadline(played) == T0 + 600 + CHECK_MS
+    looking = ok(played, Tick(), T0 + 600 + CHECK_MS).state
+    assert next_deadline(looking) is None  # until the look answers
+    pause = ok(looking, RoundEnded(1, "R1", (), T0 + 2000), T0 + 2000).state
+    assert next_deadline(pause) == T0 + 2000 + BREAK_MS
+    last = ok(ok(pause, Tick(), T0 + 2000 + BREAK_MS).state, RoundDealt(2, "R2"), T0 + 20_000)
+    over = ok(last.state, RoundEnded(2, "R2", (), T0 + 30_000), T0 + 30_000).state
+    assert over.status == "finished" and next_deadline(over) is None
+    assert next_deadline(ok(fresh(start_at=T0 + 1), Tick(), T0 + 1).state) is None
+
+
+# -- rebuilding from the stored rows --------------------------------------------------------
+
+
+def rebuilt(
+    state: TournamentState,
+    *,
+    status: str,
+    current_round: int,
+    rounds: list[StoredRound],
+    now: int,
+) -> TournamentState:
+    """``state``'s tournament as the database would give it back."""
+    return tournamentcore.rebuild(
+        tournament_id=state.id,
+        code=state.code,
+        host_id=state.host_id,
+        options=state.options,
+        status=status,
+        current_round=current_round,
+        entrants=state.entrants,
+        rounds=rounds,
+        cancel_reason=state.cancel_reason,
+        now=now,
+        check_ms=CHECK_MS,
+    )
+
+
+def test_a_round_under_way_is_looked_for_at_once_after_a_rebuild() -> None:
+    live = running(ANA, BOB)
+    stored = [StoredRound(1, "R1", "running", None, ())]
+    state = rebuilt(live, status="running", current_round=1, rounds=stored, now=T0 + 5000)
+    step = ok(state, Tick(), T0 + 5000)
+    assert step.look == LookForRound(1, "R1") and step.writes == () and step.events == ()
+    assert step.state.round_code == "R1" and step.state.entrants == live.entrants
+
+
+def test_a_round_whose_match_was_never_stored_is_dealt_again_after_a_rebuild() -> None:
+    live = ok(entered(ANA, BOB), Start(HOST), T0).state  # dealing; then the process died
+    state = rebuilt(live, status="running", current_round=1, rounds=[], now=T0 + 5000)
+    step = ok(state, Tick(), T0 + 5000)
+    assert step.writes == (RoundBegun(1),) and step.deal == DealRound(1, seats(ANA, BOB))
+    assert step.state.dealing == 1 and step.events == ()
+
+
+def test_a_break_goes_on_after_a_rebuild_from_the_stored_end_of_the_round() -> None:
+    live = running(ANA)
+    results = scores((ANA, 4, 40))
+    live = ok(live, RoundEnded(1, "R1", results, T0 + 9000), T0 + 9500).state
+    stored = [StoredRound(1, "R1", "finished", T0 + 9000, results)]
+    state = rebuilt(live, status="running", current_round=1, rounds=stored, now=T0 + 12_000)
+    look = ok(state, Tick(), T0 + 12_000)
+    counted = ok(look.state, RoundEnded(1, "R1", results, T0 + 9000), T0 + 12_001)
+    assert names(counted) == ["round_ended"]  # said again: the followers may have missed it
+    assert counted.state.next_round_at == live.next_round_at == T0 + 9000 + BREAK_MS
+    assert comparable(counted.state) == comparable(live)
+
+
+def test_a_finished_tournament_rebuilds_with_its_rounds_and_standings() -> None:
+    live = running(ANA, BOB, rounds=1)
+    results = scores((ANA, 4, 40), (BOB, 7, 50))
+    live = ok(live, RoundEnded(1, "R1", results, T0 + 9000), T0 + 9500).state
+    stored = [StoredRound(1, "R1", "finished", T0 + 9000, results)]
+    state = rebuilt(live, status="finished", current_round=1, rounds=stored, now=T0 + 99_000)
+    assert standings(state) == standings(live)
+    assert view(state) == view(live)
+    assert comparable(state) == comparable(live)
+
+
+def test_an_abandoned_round_goes_the_same_way_live_and_after_a_rebuild() -> None:
+    # Live, the look finds round 1's match abandoned: it is dealt again. Rebuilt from the
+    # same rows, the tournament must go on alike.
+    live = running(ANA, BOB)
+    lost = ok(live, RoundLost(1, "R1"), T0 + 9500)
+    assert lost.deal is not None and lost.deal.number == 1 and lost.writes == (RoundBegun(1),)
+    live = lost.state
+    stored = [StoredRound(1, "R1", "abandoned", T0 + 9000, ())]
+    state = rebuilt(live, status="running", current_round=1, rounds=stored, now=T0 + 10_000)
+    world = World(stored_matches={1: MatchRow(1, "R1", (ANA, BOB), "abandoned", T0 + 9000)})
+    assert comparable(settled(state, world, T0 + 10_000)) == comparable(
+        settled(live, world, T0 + 10_000)
+    )
+
+
+# -- any interleaving -----------------------------------------------------------------------
+
+
+def comparable(state: TournamentState) -> TournamentState:
+    """``state`` without when this process next looks for the round being played
+    (``check_at``) and whether it looks again right after the look under way
+    (``look_again``): those belong to the process, not to the tournament, and are not
+    stored; a rebuilt tournament looks at once. Everything else must come back."""
+    return replace(state, check_at=None, look_again=False)
+
+
+@dataclass
+class MatchRow:
+    """A round's match as stored, as the actor's ``_deal`` creates it and it then ends."""
+
+    number: int
+    code: str
+    seats: tuple[int, ...]
+    status: str = "running"
+    ended_at: int | None = None
+    scores: tuple[RoundScore, ...] = ()
+
+    def stored(self) -> StoredRound:
+        return StoredRound(self.number, self.code, self.status, self.ended_at, self.scores)
+
+
+@dataclass
+class World:
+    """The database as the actor leaves it: the rows each step's writes store (as
+    server/tournament.py's ``_store`` does) and the round matches it creates."""
+
+    status: str = "open"
+    current_round: int = 0
+    cancel_reason: str | None = None
+    #: player id -> removed reason, in joining order (the order the repository promises).
+    entrants: dict[int, str | None] = field(default_factory=dict)
+    standings: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: The last match dealt for each round.
+    stored_matches: dict[int, MatchRow] = field(default_factory=dict)
+
+    def store(self, write: Write) -> None:
+        match write:
+            case EntrantAdded(player_id=player_id):
+                assert player_id not in self.entrants
+                self.entrants[player_id] = None
+            case EntrantRemoved(player_id=player_id, reason=reason):
+                assert self.entrants[player_id] is None
+                self.entrants[player_id] = reason
+            case TournamentStarted():
+                self.status = "running"
+            case RoundBegun(number=number):
+                self.current_round = number
+            case StandingsRecorded(rows=rows):
+                for row in rows:
+                    assert row["player_id"] in self.entrants
+                    self.standings[row["player_id"]] = dict(row)
+            case TournamentFinished():
+                self.status = "finished"
+            case TournamentCancelled(reason=reason):
+                self.status, self.cancel_reason = "cancelled", reason
+
+    def part(self) -> tuple[Any, ...]:
+        """What ``stored_part`` reads of a state, as stored."""
+        entrants = tuple(self.entrants.items())
+        return (self.status, self.current_round, self.cancel_reason, entrants)
+
+    def answer(self, look: LookForRound) -> RoundRunning | RoundEnded | RoundLost:
+        """What the actor's ``_look`` says of ``look``."""
+        row = self.stored_matches.get(look.number)
+        if row is None or row.code != look.code or row.status == "running":
+            return RoundRunning(look.number)
+        if row.status == "abandoned":
+            return RoundLost(row.number, row.code)
+        assert row.ended_at is not None
+        return RoundEnded(row.number, row.code, row.scores, row.ended_at)
+
+    def rebuild(self, like: TournamentState, now: int) -> TournamentState:
+        return tournamentcore.rebuild(
+            tournament_id=like.id,
+            code=like.code,
+            host_id=like.host_id,
+            options=like.options,
+            status=self.status,
+            current_round=self.current_round,
+            entrants=[
+                Entrant(player_id, NAMES[player_id], player_id in BOTS, reason)
+                for player_id, reason in self.entrants.items()
+            ],
+            rounds=[row.stored() for _, row in sorted(self.stored_matches.items())],
+            cancel_reason=self.cancel_reason,
+            now=now,
+            check_ms=CHECK_MS,
+        )
+
+
+def settled(
+    state: TournamentState, world: World, now: int, *, dealt_code: str | None = None
+) -> TournamentState:
+    """``state`` once what is due at ``now`` is applied, its round being dealt is dealt if
+    its match is stored (``dealt_code``), and the round being played has been looked for
+    in ``world``: where a live tournament and its rebuild must agree."""
+    state = handle(state, Tick(), now).state
+    if state.dealing is not None and dealt_code is not None:
+        state = handle(state, RoundDealt(state.dealing, dealt_code), now).state
+    code = state.round_code
+    if code is not None:
+        if state.check_at is not None:  # no look under way: make one
+            state = handle(state, CheckRound(), now).state
+        state = handle(state, world.answer(LookForRound(state.current_round, code)), now).state
+    return state
+
+
+def event_key(event: Event) -> Hashable:
+    data = event.data
+    if event.name in ("entrant_joined", "entrant_removed"):
+        return (event.name, data["player_id"])
+    if event.name in ("round_starting", "round_ended"):
+        return (event.name, data["round"])
+    return (event.name,)
+
+
+def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable]:
+    """The events a follower of ``before`` must hear to know ``after``, one per change."""
+    said: Counter[Hashable] = Counter()
+    for entrant in after.entrants:
+        was = before.entrant(entrant.player_id)
+        if was is None:
+            said[("entrant_joined", entrant.player_id)] += 1
+        if entrant.removed and (was is None or not was.removed):
+            said[("entrant_removed", entrant.player_id)] += 1
+    if before.status == "open" and after.status in ("running", "finished"):
+        said[("tournament_started",)] += 1
+    old = {(r.number, r.code): r for r in before.rounds}
+    for round_ in after.rounds:
+        then = old.get((round_.number, round_.code))
+        if then is None:
+            said[("round_starting", round_.number)] += 1
+        if round_.counted and (then is None or not then.counted):
+            said[("round_ended", round_.number)] += 1
+    for status, name in (("finished", "tournament_ended"), ("cancelled", "tournament_cancelled")):
+        if after.status == status != before.status:
+            said[(name,)] += 1
+    return said
+
+
+def stored_part(state: TournamentState) -> tuple[Any, ...]:
+    """What the tournaments and entries rows hold of ``state``."""
+    removed = tuple((e.player_id, e.removed_reason) for e in state.entrants)
+    return (state.status, state.current_round, state.cancel_reason, removed)
+
+
+class Run:
+    """One tournament driven through its core, with the test playing the actor: it stores
+    each step's writes in ``world``, deals the rounds asked for, answers the looks, and
+    checks every step as it goes."""
+
+    def __init__(self, state: TournamentState) -> None:
+        self.state = state
+        self.world = World()
+        self.now = T0
+        self.deal: DealRound | None = None
+        self.dealt_code: str | None = None  # the deal's match, stored but not yet said
+        #: The looks under way, each with what it read when it was made: its answer may
+        #: come after the match has ended all the same.
+        self.looks: list[tuple[LookForRound, RoundRunning | RoundEnded]] = []
+        self.sent_ends: list[RoundEnded] = []
+        self.heard: list[Event] = []
+        self.restarts = 0
+        self.codes = 0
+
+    def commit(self, command: Command) -> Step:
+        before, now = self.state, self.now
+        step = handle(before, command, now)
+        after = step.state
+        if isinstance(step.reply, ServerError):
+            assert_only_what_was_due(before, step, now)  # (d)
+            if step.reply.code == "tournament_full":  # only those still in are counted
+                assert len(after.seated()) == after.options.max_players
+        assert len(after.seated()) <= after.options.max_players  # (a)
+        assert Counter(event_key(e) for e in step.events) == changes(before, after)  # (c)
+        for event in step.events:
+            if event.name == "round_starting":
+                assert event.data["match"] == after.rounds[event.data["round"] - 1].code
+            if event.name in ("round_ended", "tournament_ended"):
+                assert event.data["standings"] == standings(after)
+        for write in step.writes:
+            if isinstance(write, StandingsRecorded):
+                assert list(write.rows) == standings(after)
+                assert len(write.rows) == len(after.entrants)  # (b)
+            self.world.store(write)  # stored before the state changes
+        assert self.world.part() == stored_part(after)  # (d) the writes say every change
+        assert step.wake_at == next_deadline(after)
+        assert step.closed == (after.over and not before.over)
+        self.state = after
+        self.heard.extend(step.events)
+        shown = view(after)["entrant_count"]
+        assert shown == len(after.seated()) == sum(1 for e in after.entrants if not e.removed)
+        said = Counter(e.name for e in self.heard)
+        assert shown == said["entrant_joined"] - said["entrant_removed"]  # (b)
+        if step.deal is not None:
+            assert self.deal is None and after.dealing == step.deal.number
+            assert [p for p, _, _ in step.deal.seats] == [e.player_id for e in after.seated()]
+            self.deal, self.dealt_code = step.deal, None
+        if step.look is not None:
+            self.looks.append((step.look, self.world.answer(step.look)))
+        if isinstance(command, RoundEnded):
+            self.sent_ends.append(command)
+        return step
+
+    def advance_deal(self) -> None:
+        """The actor's ``_deal``, one stage at a time: store the match, then say it."""
+        if self.deal is None:
+            return
+        if self.dealt_code is None:
+            self.codes += 1
+            self.dealt_code = f"M{self.codes}"
+            number = self.deal.number
+            players = tuple(p for p, _, _ in self.deal.seats)
+            self.world.stored_matches[number] = MatchRow(number, self.dealt_code, players)
+            return
+        deal, code = self.deal, self.dealt_code
+        self.deal = self.dealt_code = None
+        self.commit(RoundDealt(deal.number, code))
+
+    def end_match(self, pick: int, *, abandoned: bool, nudge: bool) -> None:
+        """The round's match ends (here, with the lobby's word if ``nudge``)."""
+        code = self.state.round_code
+        row = self.world.stored_matches.get(self.state.current_round)
+        if code is None or row is None or row.code != code or row.status != "running":
+            return
+        rng = random.Random(pick)
+        row.status, row.ended_at = ("abandoned" if abandoned else "finished"), self.now
+        if not abandoned:
+            row.scores = tuple(
+                RoundScore(p, rng.randrange(0, 49), rng.randrange(1, 60_000)) for p in row.seats
+            )
+        if nudge:
+            self.commit(CheckRound())
+
+    def answer_look(self, pick: int) -> None:
+        """One look answers, with what it read when it was made (``pick`` odd) or now."""
+        if self.looks:
+            look, early = self.looks.pop(pick // 2 % len(self.looks))
+            self.commit(early if pick % 2 else self.world.answer(look))
+
+    def restart(self) -> None:
+        """The process dies (what it was doing is lost) and the next rebuilds the
+        tournament from the stored rows: once both have settled, it is the live one."""
+        live = self.state
+        rebuilt = self.world.rebuild(live, self.now)
+        code = self.dealt_code if self.deal is not None else None
+        assert comparable(settled(rebuilt, self.world, self.now)) == comparable(
+            settled(live, self.world, self.now, dealt_code=code)
+        )
+        self.state, self.deal, self.dealt_code = rebuilt, None, None
+        self.looks, self.sent_ends = [], []
+        self.restarts += 1
+        self.commit(Tick())  # what the actor does first (``Tournaments._live``)
+
+    def finish(self) -> None:
+        """Let the tournament run to its end: every round played, every timer run."""
+        for _ in range(300):
+            state = self.state
+            if state.over:
+                return
+            row = self.world.stored_matches.get(state.current_round)
+            played = row is not None and row.code == state.round_code
+            if self.deal is not None:
+                self.advance_deal()
+            elif played and row is not None and row.status == "running" and self.looks:
+                # It ends here while a look is under way: on the lobby's word the round
+                # is counted at once, whatever that look read before the end.
+                self.end_match(self.codes, abandoned=False, nudge=True)
+                while self.looks:
+                    self.answer_look(1)
+                assert self.state.round_code is None, "counted only at a later check"
+            elif self.looks:
+                self.answer_look(0)
+            elif state.round_code is not None:  # the check comes: a look is made
+                assert state.check_at is not None, "a round played, and no look under way or due"
+                self.now = max(self.now, state.check_at)
+                self.commit(Tick())
+                assert self.looks
+            else:
+                deadline = next_deadline(state)
+                if deadline is None:
+                    return  # open, waiting for its host or its first entrant
+                self.now = max(self.now, deadline)
+                self.commit(Tick())
+        raise AssertionError(f"not over after 300 steps: {self.state}")
+
+
+#: What may happen next, with how likely: the players' requests, the actor's work and
+#: answers. A tick comes first: a failing example shrinks its padding to ticks.
+WEIGHTS: Final = {
+    "tick": 1, "join": 3, "remove": 1, "start": 1, "scheduled": 1, "deal": 2, "end": 1,
+    "abandon": 1, "answer": 2, "check": 1, "resend": 1, "stale_deal": 1, "restart": 2,
+}  # fmt: skip
+OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rounds=st.integers(1, 3),
+    max_players=st.integers(1, 4),
+    start_in=st.one_of(st.none(), st.integers(1, 120_000)),
+    if_empty=st.sampled_from(["cancel", "wait"]),
+    bots=st.booleans(),
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(OPS),
+            st.integers(0, 5),
+            st.one_of(st.integers(0, 1500), st.integers(0, 1500), st.integers(0, 30_000)),
+            st.integers(0, 10**6),
+        ),
+        min_size=20,
+        max_size=80,
+    ),
+)
+def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_alike(
+    rounds: int,
+    max_players: int,
+    start_in: int | None,
+    if_empty: str,
+    bots: bool,
+    ops: list[tuple[str, int, int, int]],
+) -> None:
+    run = Run(
+        fresh(
+            rounds=rounds,
+            max_players=max_players,
+            start_at=None if start_in is None else T0 + start_in,
+            if_empty=if_empty,
+            bots=bots,
+        )
+    )
+    players = sorted(NAMES)
+    for op, who, dt, pick in ops:
+        run.now += dt
+        player_id = players[who]
+        name = NAMES[player_id]
+        if op == "join":
+            run.commit(join(player_id))
+        elif op == "remove":
+            by = HOST if pick % 5 else ANA
+            run.commit(Remove(by, name.upper() if pick % 2 else name, f"reason {pick}"))
+        elif op == "start":
+            run.commit(Start(HOST if pick % 5 else BOB))
+        elif op == "scheduled":
+            run.now = max(run.now, run.state.options.start_at or run.now)
+            run.commit(Tick())
+        elif op == "tick":
+            run.commit(Tick())
+        elif op == "deal":
+            run.advance_deal()
+        elif op in ("end", "abandon"):
+            # An abandoned match is rare: most draws of "abandon" end the match as usual.
+            run.end_match(pick, abandoned=op == "abandon" and pick % 4 == 0, nudge=who % 2 == 0)
+        elif op == "answer":
+            run.answer_look(pick)
+        elif op == "check":
+            run.commit(CheckRound())
+        elif op == "resend" and run.sent_ends:
+            run.commit(run.sent_ends[pick % len(run.sent_ends)])
+        elif op == "stale_deal" and run.state.dealing is None:
+            run.commit(RoundDealt(run.state.current_round, f"STALE{pick}"))
+        elif op == "restart":
+            run.restart()
+    run.finish()
+    state = run.state
+    # Over, or open with nothing due: waiting for its host's start or its first entrant.
+    assert state.over or (state.status == "open" and next_deadline(state) is None)
+    if state.status == "finished":
+        counted = [r.number for r in state.rounds if r.counted]
+        assert counted == list(range(1, len(state.rounds) + 1))
+        assert len(state.rounds) == rounds or not state.seated()
+        # The totals stored on the entries' rows are the final standings.
+        columns = ("total_score", "total_time_ms", "rounds_played", "rank")
+        assert {p: tuple(row[c] for c in columns) for p, row in run.world.standings.items()} == {
+            row["player_id"]: tuple(row[c] for c in columns) for row in standings(state)
+        }
+    if run.restarts == 0:
+        # Never restarted: every change was heard exactly once, nothing more.
+        heard = Counter(event_key(e) for e in run.heard)
+        assert set(heard.values()) <= {1}
+    run.now += 1
+    run.restart()  # the end is stored too: read back, it is the same tournament
