@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from gaps.bots import SearchBot
 from gaps.game import Game
 from gaps.move import Action
+from gaps.search_bot import SearchBot
 
 #: Positions the hint's search may visit: about 10-20 ms of work.
 HINT_NODES: Final = 1_500

@@ -1,6 +1,6 @@
 """The level-4 bot ``solver``: plays each deal by the solver's best line.
 
-``SolverBot`` is the ``search`` bot (``gaps.bots.SearchBot``) with another way to plan a
+``SolverBot`` is the ``search`` bot (``gaps.search_bot.SearchBot``) with another way to plan a
 deal: it asks ``gaps.solver.solve`` for the line that places the most cards, within a
 node and time budget per solve. When the solve finishes (``won`` or ``lost``) the line is
 the best there is, and the deal is not searched again; its tails are then shortened
@@ -21,18 +21,12 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from gaps.bots import (
-    REDEAL_SAMPLES,
-    ROLLOUT_NODES,
-    SEARCH_NODES,
-    Board,
-    Plan,
-    SearchBot,
-    search_deal,
-)
+from gaps.board import Board, Plan
 from gaps.frontier import COMPILED
 from gaps.game import Game
+from gaps.lookahead import REDEAL_SAMPLES, ROLLOUT_NODES, search_deal
 from gaps.move import Move
+from gaps.search_bot import SEARCH_NODES, SearchBot
 from gaps.shortest import shorten_tails
 from gaps.solver import Budget, solve
 
@@ -121,8 +115,7 @@ def _plan_of(board: Board, line: tuple[Move, ...]) -> Plan:
     plan: Plan = []
     undos = []
     for move in line:
-        # A move without a destination puts its card right of the card one rank below.
-        to = move.to_index if move.to_index >= 0 else board.where[move.code - 1] + 1
+        to = board.destination(move)
         plan.append((move.code, to))
         undos.append(board.play(move.code, to))
     for undo in reversed(undos):

@@ -10,19 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gaps import RULESETS, Game, Seed
+from gaps.board import Board, move_for
 from gaps.bots import (
     BOT_NAMES,
-    Board,
     Bot,
     GreedyBot,
     RandomBot,
     SearchBot,
     bot_for_level,
     bot_named,
-    move_for,
     play_game,
-    search_deal,
 )
+from gaps.lookahead import search_deal
 from gaps.move import REDEAL, STOP, Move
 from gaps.replay import replay
 
