@@ -4,18 +4,24 @@ A bot is anything with ``choose(game) -> Action``: for a game that is not over i
 returns a legal ``Move``, ``REDEAL`` or ``STOP`` (these bots never undo: they plan
 instead). ``play_game(bot, game)`` asks it until the game is over.
 
-* level 1, ``RandomBot``: a uniformly random legal move; when blocked, redeal if it can,
-  else stop.
+* level 1, ``RandomBot``: a uniformly random legal move to a position new to this deal;
+  when there is none, redeal if it can, else stop.
 * level 2, ``GreedyBot``: the move that looks best one ply ahead (extend a preserved
-  sequence, open the slot right after one, leave no dead gap, no idle 2-shuffles, never
-  back to a position already seen in this deal); when stuck, redeal only if sampled
-  redeals played greedily gain more than the redeal costs.
+  sequence, open the slot right after one, leave no dead gap, no idle 2-shuffles); when
+  blocked, redeal only if sampled redeals played greedily gain more than the redeal
+  costs.
 * level 3, ``gaps.search_bot.SearchBot``: a depth-first search of the current deal for
   the reachable position with the most placed cards; it plays its way there, then
   redeals or stops, whichever has the higher expected score, estimated by playing out
   redeals it samples itself.
 * level 4, ``gaps.solver_bot.SolverBot``: the same, but each deal is searched by the exact
   solver (``gaps.solver``) within a budget.
+
+No bot comes back to a position it has been in since the last redeal: level 1 keeps the
+positions it has been in and moves only to new ones; levels 2 and 3 make onward moves
+only (``gaps.board`` shows that no sequence of them repeats a position, whatever the bot
+remembers); level 4 plays the solver's lines cut short of any position it has been in,
+and onward moves otherwise. So every bot ends every game.
 
 No bot ever reads ``game.seed``: the seed decides future redeals and is the server's
 secret. To guess what a redeal brings, a bot redeals the position under seeds of its
@@ -57,8 +63,8 @@ def play_game(bot: Bot, game: Game, *, max_actions: int = MAX_ACTIONS) -> list[A
     """Let ``bot`` play ``game`` until it is over; returns the actions taken.
 
     Every action goes through ``Game.push``, so an illegal one raises ``IllegalAction``.
-    A game still going after ``max_actions`` is stopped (a safety net for a random
-    walk that keeps shuffling 2s; the other bots never revisit a position).
+    A game still going after ``max_actions`` is stopped: a safety net for a bot of
+    someone else's, since no bot here repeats a position.
     """
     actions: list[Action] = []
     while not game.is_over():
@@ -69,15 +75,28 @@ def play_game(bot: Bot, game: Game, *, max_actions: int = MAX_ACTIONS) -> list[A
 
 
 class RandomBot:
-    """Level 1: a uniformly random legal move; when blocked, redeal if it can, else stop."""
+    """Level 1: a uniformly random legal move to a position new to this deal; when there
+    is none, redeal if it can, else stop."""
 
     name = "random"
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
+        self._deal = -1
+        #: The Zobrist keys of the positions this deal has been in, the current one too.
+        self._seen: set[int] = set()
 
     def choose(self, game: Game) -> Action:
-        moves = game.legal_moves()
+        if game.redeals_used != self._deal:
+            self._deal, self._seen = game.redeals_used, set()
+        board = Board.of(game)
+        self._seen.add(board.key)
+        moves = []
+        for move in game.legal_moves():
+            undo = board.play(move.code, board.destination(move))
+            if board.key not in self._seen:
+                moves.append(move)
+            board.take_back(undo)
         if moves:
             return moves[int(self.rng.random() * len(moves))]
         return REDEAL if game.can_redeal() else STOP
@@ -91,15 +110,9 @@ class GreedyBot:
     def __init__(self, seed: int = 0, *, samples: int = REDEAL_SAMPLES) -> None:
         self.rng = random.Random(seed)
         self.samples = samples
-        self._seen: set[int] = set()
-        self._deal = -1
 
     def choose(self, game: Game) -> Action:
-        board = Board.of(game)
-        if game.redeals_used != self._deal:
-            self._seen, self._deal = set(), game.redeals_used
-        self._seen.add(board.key)
-        move = greedy_move(board, self.rng, self._seen)
+        move = greedy_move(Board.of(game), self.rng)
         if move is not None:
             return move_for(*move)
         if game.can_redeal() and redeal_pays(

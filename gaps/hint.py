@@ -5,6 +5,10 @@ with a budget that keeps it to a few milliseconds), or, when that search finds n
 better to reach, ``REDEAL`` or ``STOP``, whichever has the higher expected score. It
 is ``None`` once the game is over. It never reads ``game.seed`` (a client does not know
 the match seed) and gives the same hint for the same position every time.
+
+Following the hint never comes back to a position without a redeal in between, so it
+always ends the game: a hinted move is an onward move (``gaps.board``), and no sequence
+of onward moves repeats a position, however the hint chose each of them.
 """
 
 from __future__ import annotations

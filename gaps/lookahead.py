@@ -1,10 +1,14 @@
 """What the bots and the hint look ahead with: a search of one deal, a greedy walk, and
 the expected score of a redeal, estimated from redeals sampled under seeds of their own.
+
+Every move these play is an onward move (``gaps.board``): no walk here comes back to a
+position it has left.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Final, Protocol
 
 from gaps.board import ALL_PLACED, Board, Plan
@@ -78,28 +82,34 @@ def search_deal(board: Board, max_nodes: int) -> tuple[int, Plan]:
     return best_rank[0], best
 
 
-def greedy_move(board: Board, rng: random.Random, seen: set[int]) -> tuple[int, int] | None:
-    """The best-looking move to a position not in ``seen`` (ties broken by ``rng``)."""
+def greedy_move(
+    board: Board, rng: random.Random, avoid: Collection[int] = ()
+) -> tuple[int, int] | None:
+    """The best-looking onward move (ties broken by ``rng``), or None when blocked.
+
+    With ``avoid`` (Zobrist keys), a move to one of those positions is passed over: a
+    walk of onward moves never needs it, a walk that made other moves may.
+    """
     best: tuple[int, int] | None = None
     best_score = -(10**9)
     for code, to in board.moves():
         score = board.score_move(code, to) * 8 + rng.randrange(8)
         if score > best_score:
-            undo = board.play(code, to)
-            fresh = board.key not in seen
-            board.take_back(undo)
-            if fresh:
-                best, best_score = (code, to), score
+            if avoid:
+                undo = board.play(code, to)
+                fresh = board.key not in avoid
+                board.take_back(undo)
+                if not fresh:
+                    continue
+            best, best_score = (code, to), score
     return best
 
 
 def greedy_deal(board: Board, rng: random.Random) -> Plan:
-    """Play greedy moves on ``board`` until none leads to a new position; returns them."""
-    seen = {board.key}
+    """Play greedy moves on ``board`` until it is blocked; returns them."""
     made: Plan = []
-    while (move := greedy_move(board, rng, seen)) is not None:
+    while (move := greedy_move(board, rng)) is not None:
         board.play(*move)
-        seen.add(board.key)
         made.append(move)
     return made
 

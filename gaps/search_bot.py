@@ -1,5 +1,11 @@
 """The level-3 bot ``search``: it searches the deal for its best position, plays its way
-there, then redeals or stops by expected score (``gaps.solver_bot`` builds on it)."""
+there, then redeals or stops by expected score.
+
+It never comes back to a position it has been in since the last redeal: its search and
+its wandering make onward moves only (``gaps.board``), and it keeps the positions it has
+been in, for a planner that makes other moves too (``gaps.solver_bot`` plays the
+solver's lines, which may).
+"""
 
 from __future__ import annotations
 

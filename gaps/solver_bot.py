@@ -10,6 +10,10 @@ a race in fewer moves. When the budget runs out
 ``search`` bot's line, and solves again from where that line ends, until a solve finds
 nothing better.
 
+The solver tries every legal move, not only the onward ones (``gaps.board``), so the bot
+cuts a line short of any position it has been in since the last redeal, and plans again
+from there: like every bot, it never comes back to one.
+
 Once a deal is played out it redeals or stops exactly like the ``search`` bot: by
 expected score, from redeals it samples under seeds of its own drawing. It never reads
 ``game.seed`` (the server's secret): the solver reads only the grid.
@@ -107,7 +111,29 @@ class SolverBot(SearchBot):
                 plan, placed = line, searched
             if placed <= board.placed:
                 self._settled_deal = game.redeals_used  # neither finds anything better
-        return plan
+        onward = self._unseen_prefix(board, plan)
+        if len(onward) < len(plan):
+            # The line comes back to a position this deal has been in (the solver tries
+            # every legal move, not only onward ones): play up to there, plan again then.
+            self._settled_deal = -1
+        return onward
+
+    def _unseen_prefix(self, board: Board, plan: Plan) -> Plan:
+        """``plan`` up to its first move into a position this deal has been in, or one
+        the plan has passed; ``board`` is left as it was."""
+        passed = set(self._seen)
+        undos = []
+        for code, to in plan:
+            undo = board.play(code, to)
+            if board.key in passed:
+                board.take_back(undo)
+                break
+            undos.append(undo)
+            passed.add(board.key)
+        kept = len(undos)
+        while undos:
+            board.take_back(undos.pop())
+        return plan[:kept]
 
 
 def _plan_of(board: Board, line: tuple[Move, ...]) -> Plan:
