@@ -21,9 +21,9 @@ from __future__ import annotations
 from itertools import permutations
 from typing import Final
 
-from gaps.bots import CELLS as _CELLS
-from gaps.bots import COLUMNS as _COLUMNS
-from gaps.bots import TWOS as _TWOS
+from gaps.board import CELLS as _CELLS
+from gaps.board import COLUMNS as _COLUMNS
+from gaps.board import TWOS as _TWOS
 
 __all__ = ["reach", "upper_bound"]
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
-from gaps.bots import ALL_PLACED as _ALL_PLACED
-from gaps.bots import CELLS as _CELLS
-from gaps.bots import COLUMNS as _COLUMNS
-from gaps.bots import TWOS as _TWOS
+from gaps.board import ALL_PLACED as _ALL_PLACED
+from gaps.board import CELLS as _CELLS
+from gaps.board import COLUMNS as _COLUMNS
+from gaps.board import TWOS as _TWOS
 from gaps.bound import upper_bound
 from gaps.game import GAP
 

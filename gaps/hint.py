@@ -5,15 +5,19 @@ with a budget that keeps it to a few milliseconds), or, when that search finds n
 better to reach, ``REDEAL`` or ``STOP``, whichever has the higher expected score. It
 is ``None`` once the game is over. It never reads ``game.seed`` (a client does not know
 the match seed) and gives the same hint for the same position every time.
+
+Following the hint never comes back to a position without a redeal in between, so it
+always ends the game: a hinted move is an onward move (``gaps.board``), and no sequence
+of onward moves repeats a position, however the hint chose each of them.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from gaps.bots import SearchBot
 from gaps.game import Game
 from gaps.move import Action
+from gaps.search_bot import SearchBot
 
 #: Positions the hint's search may visit: about 10-20 ms of work.
 HINT_NODES: Final = 1_500

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Final
 
-from gaps.bots import ALL_PLACED, CELLS, COLUMNS, move_for
+from gaps.board import ALL_PLACED, CELLS, COLUMNS, move_for
 from gaps.bound import upper_bound
 from gaps.frontier import (
     CHECK_EVERY,

@@ -5,7 +5,8 @@
 
 Deal ``i`` is ``Seed(i.to_bytes(10, "big"))`` (deals 0 .. N-1) and the bot playing it is
 seeded with ``i``, so every figure is the same on every rerun, whatever ``--jobs``.
-Progress goes to stderr; the table to stdout.
+Progress goes to stderr; the table to stdout. Beside wins and scores the table counts
+the bots' revisits: moves back to a position the deal has already been in.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from gaps.bots import BOT_NAMES, bot_named, play_game
 from gaps.game import Game
-from gaps.move import Move
+from gaps.move import Action, Move
 from gaps.ruleset import RULESETS
 from gaps.seed import Seed
 
@@ -46,6 +47,7 @@ class Tally:
     score: int = 0
     redeals: int = 0
     won_moves: int = 0  # moves played in the games won (how fast a win is, in moves)
+    revisits: int = 0  # moves back to a position the deal had been in (since its redeal)
     seconds: float = 0.0  # time spent playing, summed over the deals (CPU-bound)
 
     def add(self, other: Tally) -> None:
@@ -54,6 +56,7 @@ class Tally:
         self.score += other.score
         self.redeals += other.redeals
         self.won_moves += other.won_moves
+        self.revisits += other.revisits
         self.seconds += other.seconds
 
     @property
@@ -82,6 +85,22 @@ class Results:
         return self.tallies.setdefault((ruleset, bot), Tally())
 
 
+def revisits(seed: Seed, ruleset: str, actions: Iterable[Action]) -> int:
+    """The moves of ``actions``, played from the deal of ``seed``, that come back to a
+    position the deal has been in since its last redeal."""
+    game = Game(seed, ruleset)
+    deal, positions = game.redeals_used, {game.grid_codes()}
+    count = 0
+    for action in actions:
+        game.push(action)
+        if game.redeals_used != deal:
+            deal, positions = game.redeals_used, set()
+        elif isinstance(action, Move) and game.grid_codes() in positions:
+            count += 1
+        positions.add(game.grid_codes())
+    return count
+
+
 def play_deals(ruleset: str, bot: str, numbers: Iterable[int]) -> Tally:
     """Let ``bot`` play deals ``numbers`` of ``ruleset``."""
     tally = Tally()
@@ -96,6 +115,7 @@ def play_deals(ruleset: str, bot: str, numbers: Iterable[int]) -> Tally:
             tally.won_moves += sum(isinstance(action, Move) for action in actions)
         tally.score += game.score
         tally.redeals += game.redeals_used
+        tally.revisits += revisits(deal_seed(number), ruleset, actions)
     return tally
 
 
@@ -153,7 +173,7 @@ def table(results: Results, *, markdown: bool = False) -> str:
     """The results as a table: one line per (ruleset, bot)."""
     header = [
         "ruleset", "bot", "deals", "win rate", "mean score", "redeals/game", "moves/win",
-        "ms/game", "human win rate",
+        "revisits/game", "ms/game", "human win rate",
     ]
     rows = []
     for ruleset in results.rulesets:
@@ -167,6 +187,7 @@ def table(results: Results, *, markdown: bool = False) -> str:
                 f"{tally.mean_score:.2f}",
                 f"{tally.redeals / tally.deals if tally.deals else 0:.2f}",
                 f"{tally.moves_per_win:.1f}" if tally.wins else "-",
+                f"{tally.revisits / tally.deals if tally.deals else 0:.2f}",
                 f"{1000 * tally.seconds / tally.deals if tally.deals else 0:.0f}",
                 HUMAN_WIN_RATES.get(ruleset, "-"),
             ])

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from gaps.bots import ALL_PLACED, CELLS, COLUMNS, KING, TWOS, Plan, move_for, run_end
+from gaps.board import ALL_PLACED, CELLS, COLUMNS, KING, TWOS, Plan, move_for, run_end
 from gaps.frontier import CHECK_EVERY, GAP_BYTE, best_first, cells_of
 from gaps.game import GAP, Game
 from gaps.move import Move

@@ -1,6 +1,6 @@
 """The level-4 bot ``solver``: plays each deal by the solver's best line.
 
-``SolverBot`` is the ``search`` bot (``gaps.bots.SearchBot``) with another way to plan a
+``SolverBot`` is the ``search`` bot (``gaps.search_bot.SearchBot``) with another way to plan a
 deal: it asks ``gaps.solver.solve`` for the line that places the most cards, within a
 node and time budget per solve. When the solve finishes (``won`` or ``lost``) the line is
 the best there is, and the deal is not searched again; its tails are then shortened
@@ -9,6 +9,10 @@ a race in fewer moves. When the budget runs out
 (``unknown``), it plays whichever places more of the solver's best line so far and the
 ``search`` bot's line, and solves again from where that line ends, until a solve finds
 nothing better.
+
+The solver tries every legal move, not only the onward ones (``gaps.board``), so the bot
+cuts a line short of any position it has been in since the last redeal, and plans again
+from there: like every bot, it never comes back to one.
 
 Once a deal is played out it redeals or stops exactly like the ``search`` bot: by
 expected score, from redeals it samples under seeds of its own drawing. It never reads
@@ -21,18 +25,12 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from gaps.bots import (
-    REDEAL_SAMPLES,
-    ROLLOUT_NODES,
-    SEARCH_NODES,
-    Board,
-    Plan,
-    SearchBot,
-    search_deal,
-)
+from gaps.board import Board, Plan
 from gaps.frontier import COMPILED
 from gaps.game import Game
+from gaps.lookahead import REDEAL_SAMPLES, ROLLOUT_NODES, search_deal
 from gaps.move import Move
+from gaps.search_bot import SEARCH_NODES, SearchBot
 from gaps.shortest import shorten_tails
 from gaps.solver import Budget, solve
 
@@ -113,7 +111,29 @@ class SolverBot(SearchBot):
                 plan, placed = line, searched
             if placed <= board.placed:
                 self._settled_deal = game.redeals_used  # neither finds anything better
-        return plan
+        onward = self._unseen_prefix(board, plan)
+        if len(onward) < len(plan):
+            # The line comes back to a position this deal has been in (the solver tries
+            # every legal move, not only onward ones): play up to there, plan again then.
+            self._settled_deal = -1
+        return onward
+
+    def _unseen_prefix(self, board: Board, plan: Plan) -> Plan:
+        """``plan`` up to its first move into a position this deal has been in, or one
+        the plan has passed; ``board`` is left as it was."""
+        passed = set(self._seen)
+        undos = []
+        for code, to in plan:
+            undo = board.play(code, to)
+            if board.key in passed:
+                board.take_back(undo)
+                break
+            undos.append(undo)
+            passed.add(board.key)
+        kept = len(undos)
+        while undos:
+            board.take_back(undos.pop())
+        return plan[:kept]
 
 
 def _plan_of(board: Board, line: tuple[Move, ...]) -> Plan:
@@ -121,8 +141,7 @@ def _plan_of(board: Board, line: tuple[Move, ...]) -> Plan:
     plan: Plan = []
     undos = []
     for move in line:
-        # A move without a destination puts its card right of the card one rank below.
-        to = move.to_index if move.to_index >= 0 else board.where[move.code - 1] + 1
+        to = board.destination(move)
         plan.append((move.code, to))
         undos.append(board.play(move.code, to))
     for undo in reversed(undos):

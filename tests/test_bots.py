@@ -1,8 +1,10 @@
-"""Bots: only legal actions, deterministic, blind to the seed, and ranked by strength."""
+"""Bots: only legal actions, deterministic, blind to the seed, ranked by strength, and
+never back to a position of the same deal."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from statistics import mean
 
 import pytest
@@ -10,23 +12,46 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gaps import RULESETS, Game, Seed
+from gaps.board import Board, move_for, shuffle_rank
 from gaps.bots import (
     BOT_NAMES,
-    Board,
     Bot,
     GreedyBot,
     RandomBot,
     SearchBot,
     bot_for_level,
     bot_named,
-    move_for,
     play_game,
-    search_deal,
 )
-from gaps.move import REDEAL, STOP, Move
+from gaps.lookahead import greedy_move, search_deal
+from gaps.move import REDEAL, STOP, Action, Move
 from gaps.replay import replay
 
 SEEDS = st.binary(min_size=10, max_size=10).filter(any)
+#: Every bot, and the hint, ends a game within this many actions (measured over 300 deals
+#: of each ruleset: at most 230, the random bot playing spaces).
+ACTIONS_BOUND = 1_000
+
+
+def play_to_the_end(choose: Callable[[Game], Action | None], game: Game) -> list[Action]:
+    """Play ``game`` with what ``choose`` says until it is over, failing if a move comes
+    back to a position of the same deal or the game takes ``ACTIONS_BOUND`` actions."""
+    deal_number, positions = game.redeals_used, {game.grid_codes()}
+    actions: list[Action] = []
+    while not game.is_over():
+        assert len(actions) < ACTIONS_BOUND, f"still playing after {len(actions)} actions"
+        action = choose(game)
+        assert action is not None
+        game.push(action)
+        actions.append(action)
+        if game.redeals_used != deal_number:
+            deal_number, positions = game.redeals_used, set()
+        elif isinstance(action, Move):
+            assert game.grid_codes() not in positions, (
+                f"action {len(actions)}, {action}, comes back to a position of this deal"
+            )
+        positions.add(game.grid_codes())
+    return actions
 
 
 def quick_bots(seed: int) -> list[Bot]:
@@ -184,3 +209,98 @@ def test_the_search_bot_redeals_a_blocked_position_with_few_cards_placed() -> No
     game.random_playout(random.Random(3), redeal=False)
     assert game.is_blocked() and game.placed < 20
     assert SearchBot(0, max_nodes=500, samples=4, rollout_nodes=50).choose(game) == REDEAL
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@settings(max_examples=40, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)))
+def test_a_random_or_greedy_bot_never_comes_back_to_a_position_and_ends_the_game(
+    level: int, data: bytes, ruleset: str
+) -> None:
+    play_to_the_end(bot_for_level(level, seed=len(data)).choose, Game(Seed(data), ruleset))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)))
+def test_the_search_bot_never_comes_back_to_a_position_and_ends_the_game(
+    data: bytes, ruleset: str
+) -> None:
+    for name in ("search", "search-win"):
+        play_to_the_end(bot_named(name, seed=data[0]).choose, Game(Seed(data), ruleset))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)), rng=st.randoms())
+def test_no_walk_of_onward_moves_comes_back_to_a_position_or_loses_a_card(
+    data: bytes, ruleset: str, rng: random.Random
+) -> None:
+    # The lemmas of gaps.board, on walks that shuffle 2s far more than a bot does.
+    game = Game(Seed(data), ruleset)
+    positions = {game.grid_codes()}
+    while True:
+        board = Board.of(game)
+        legal = game.legal_moves()
+        onward = [move for move in legal if board.is_onward(move.code, board.destination(move))]
+        # Onward moves are the moves the search tries, and none are left only when blocked.
+        assert {(move.code, board.destination(move)) for move in onward} >= set(board.moves())
+        assert bool(onward) == bool(board.moves()) == (not game.is_blocked())
+        if not onward:
+            break
+        twos = [move for move in onward if move.code % 13 == 1]
+        move = rng.choice(twos if twos and rng.random() < 0.7 else onward)
+        placed = game.placed
+        game.play(move)
+        assert game.placed >= placed
+        assert game.grid_codes() not in positions
+        positions.add(game.grid_codes())
+
+
+#: Deal XDY3-YQU5-ZCY2-5SN5 after 19 hinted moves: the hint of the code before the onward
+#: order moved the 2 of spades from row 4 to row 2 here, and back, for ever.
+SHUFFLED_TWO = """
+2H 2C QD KD -- TS 8S 7C 8C 6H 7H 3S KC
+2S 4S KH 2D -- JC 3C 9C TC QC 5D 6D 7D
+3D 8D 9D TD 3H JD 4C 5C 6C 8H 9H 4D 5S
+-- QS 5H TH JH QH 7S 9S 4H KS -- 6S JS
+"""
+
+
+def test_a_lone_2_moves_between_two_column_1_gaps_one_way_only() -> None:
+    board = Board.of(Game.from_layout(SHUFFLED_TWO, "classic"))
+    two_of_spades = Move.parse("2S>4").code
+    row_2, row_4 = 13, 39
+    assert board.where[two_of_spades] == row_2
+    assert not board.is_onward(two_of_spades, row_4)
+    assert (two_of_spades, row_4) not in board.moves()
+    board.play(two_of_spades, row_4)  # made anyway: back is then the onward way
+    assert board.is_onward(two_of_spades, row_2)
+    assert (two_of_spades, row_2) in board.moves()
+
+
+def test_a_2_shuffle_that_places_a_card_is_onward_whatever_the_order() -> None:
+    # The 3 of hearts waits in row 4's column 2; the 3 of spades hangs on the 2 in row 2.
+    layout = (
+        SHUFFLED_TWO.replace("2S 4S KH", "2S 3S KH").replace("7H 3S KC", "7H 4S KC")
+        .replace("-- QS 5H", "-- 3H 5H").replace("TD 3H JD", "TD QS JD")
+    )
+    board = Board.of(Game.from_layout(layout, "classic"))
+    two_of_hearts, two_of_spades = Move.parse("2H>4").code, Move.parse("2S>4").code
+    row_1, row_4 = 0, 39
+    assert board.where[two_of_hearts] == row_1
+    assert shuffle_rank(board.grid, row_1) < shuffle_rank(board.grid, row_4)
+    assert board.is_onward(two_of_hearts, row_4)  # against the order, but it places the 3
+    assert not board.is_onward(two_of_spades, row_4)  # it would leave the 3 of spades behind
+
+
+def test_a_greedy_move_passes_over_the_positions_it_is_told_to_avoid() -> None:
+    board = Board.of(Game.from_layout(SHUFFLED_TWO, "classic"))
+    after = {}
+    for code, to in board.moves():
+        undo = board.play(code, to)
+        after[code, to] = board.key
+        board.take_back(undo)
+    best = greedy_move(board, random.Random(1))
+    assert best is not None
+    second = greedy_move(board, random.Random(1), {after[best]})
+    assert second is not None and second != best
+    assert greedy_move(board, random.Random(1), set(after.values())) is None

@@ -1,4 +1,5 @@
-"""Hints: a legal, useful action, quick enough for an interactive client."""
+"""Hints: a legal, useful action, quick enough for an interactive client; following them
+ends the game without ever coming back to a position of the same deal."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import random
 import time
 
 import pytest
+from hypothesis import given, settings
 
 from gaps import RULESETS, Game, Seed
 from gaps.hint import hint
 from gaps.move import REDEAL, STOP, Move
+from tests.test_bots import SEEDS, play_to_the_end
 
 NEARLY_WON_BLOCKED = """
 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC --
@@ -87,3 +90,19 @@ def test_a_hint_comes_quickly() -> None:
         hint(game)
     per_hint = (time.perf_counter() - start) / len(games)
     assert per_hint < 0.25  # about 10-50 ms on an idle core; slack for a busy machine
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+@settings(max_examples=3, deadline=None)
+@given(data=SEEDS)
+def test_following_the_hint_ends_the_game_and_never_comes_back_to_a_position(
+    ruleset: str, data: bytes
+) -> None:
+    play_to_the_end(hint, Game(Seed(data), ruleset))
+
+
+def test_following_the_hint_from_the_deal_it_once_shuttled_a_2_on_ends_the_game() -> None:
+    # The hint used to move the 2 of spades between rows 2 and 4 for ever after 19 moves.
+    game = Game(Seed.parse("XDY3-YQU5-ZCY2-5SN5"), "classic")
+    play_to_the_end(hint, game)
+    assert game.is_over() and game.placed > 2

@@ -9,8 +9,8 @@ import pytest
 
 from gaps.bots import bot_named, play_game
 from gaps.game import Game
-from gaps.move import Move
-from gaps.simulate import deal_seed, main, simulate, table
+from gaps.move import Action, Move
+from gaps.simulate import deal_seed, main, revisits, simulate, table
 
 
 def test_a_simulation_counts_every_deal_and_gives_sane_rates_and_scores() -> None:
@@ -81,3 +81,17 @@ def test_the_command_explains_itself_with_help() -> None:
     )
     assert done.returncode == 0
     assert "--deals" in done.stdout and "--jobs" in done.stdout and "--markdown" in done.stdout
+
+
+def test_a_move_back_to_a_position_of_the_same_deal_is_a_revisit() -> None:
+    # Deal 4 of classic: the 2 of hearts stands alone in row 2, row 4 starts with a gap.
+    there, back = Move.parse("2H>4"), Move.parse("2H>2")
+    actions: list[Action] = [there, back, there, back]
+    assert revisits(deal_seed(4), "classic", actions) == 3
+    assert revisits(deal_seed(4), "classic", actions[:1]) == 0
+
+
+def test_the_table_counts_the_revisits_per_game() -> None:
+    results = simulate(["classic"], ["random"], 3)
+    results.tallies[("classic", "random")].revisits = 6
+    assert "| 2.00 |" in table(results, markdown=True).splitlines()[2]

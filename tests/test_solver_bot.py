@@ -6,13 +6,16 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gaps import Game, Seed
+from gaps import RULESETS, Game, Seed
 from gaps.bots import SearchBot, play_game
-from gaps.move import REDEAL, STOP, Action
+from gaps.move import REDEAL, STOP, Action, Move
 from gaps.replay import replay
-from gaps.solver import solve
-from gaps.solver_bot import SolverBot
+from gaps.solver import Verdict, solve
+from gaps.solver_bot import SOLVE_NODES, SolverBot
+from tests.test_bots import SEEDS, SHUFFLED_TWO, play_to_the_end
 
 
 def deal(number: int) -> Seed:
@@ -123,3 +126,48 @@ def test_a_deal_solved_exactly_is_won_in_fewer_moves_than_the_solvers_line() -> 
     assert game.is_won()
     assert len(moves) < solver_moves
     assert replay(WINNABLE, "no-redeal", actions).game.is_won()
+
+
+@settings(max_examples=3, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)))
+def test_the_solver_bot_never_comes_back_to_a_position_and_ends_the_game(
+    data: bytes, ruleset: str
+) -> None:
+    # A tenth of the level-4 budget (in nodes), to keep this to a few seconds.
+    bot = SolverBot(data[0], solve_nodes=SOLVE_NODES // 10, solve_time_s=UNTIMED_S)
+    play_to_the_end(bot.choose, Game(Seed(data), ruleset))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=SEEDS, ruleset=st.sampled_from(sorted(RULESETS)))
+def test_out_of_budget_at_every_solve_it_never_comes_back_to_a_position(
+    data: bytes, ruleset: str
+) -> None:
+    # Small solves run out: the bot plays lines of the solver and the search bot in
+    # turn, solving again after each, the case where a line might come back.
+    bot = SolverBot(data[0], solve_nodes=3_000, search_nodes=500, samples=2, rollout_nodes=30)
+    play_to_the_end(bot.choose, Game(Seed(data), ruleset))
+
+
+def test_a_line_of_the_solver_is_cut_short_of_a_position_the_deal_has_been_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A solver that answers with the 2 of spades going from row to row and back: the
+    # bot plays the first move only, and then neither that line's next move nor the
+    # onward move that would take the 2 back (its wandering passes over it too).
+    there, back = Move.parse("2S>4"), Move.parse("2S>2")
+
+    def shuttle(game: Game, **budget: object) -> Verdict:
+        if game.is_legal(there):
+            line = (there, back, there)
+        elif game.is_legal(back):
+            line = (back, there, back)
+        else:  # the 2 has nowhere to go any more
+            line = ()
+        return Verdict("unknown", 48, line, nodes=1, seconds=0.0, exhausted="nodes")
+
+    monkeypatch.setattr("gaps.solver_bot.solve", shuttle)
+    game = Game.from_layout(SHUFFLED_TWO, "classic")
+    actions = play_to_the_end(SolverBot(0, samples=2, rollout_nodes=30).choose, game)
+    assert actions[0] == there
+    assert back not in actions[1:]

@@ -1,5 +1,6 @@
-// The bots and the hint of gaps/bots.py and gaps/hint.py in JavaScript, for practice
-// offline: a hint on demand, and a bot to race or to watch on the same deal.
+// The bots and the hint of gaps/bots.py (with gaps/board.py, gaps/lookahead.py and
+// gaps/search_bot.py) and gaps/hint.py in JavaScript, for practice offline: a hint on
+// demand, and a bot to race or to watch on the same deal.
 // tests/test_web_bots.py holds them to the Python ones: the same position gets the same
 // hint, and a bot of the same seed plays the same game, action by action. So this is a
 // port line for line, down to Python's random generator (the Mersenne Twister of
@@ -11,6 +12,7 @@ import { GAP, RULESETS, redealtGrid } from './engine.js';
 const COLUMNS = 13;
 const CELLS = 52;
 const KING = 12; // code % 13 of a King
+const THREE = 2; // code % 13 of a 3
 const TWOS = [1, 14, 27, 40];
 const ROW_STARTS = [0, 13, 26, 39];
 const ALL_PLACED = 48;
@@ -122,7 +124,7 @@ export class PyRandom {
   }
 }
 
-// -- a flat board for fast look-ahead (gaps.bots.Board) ----------------------------------
+// -- a flat board for fast look-ahead (gaps.board) ------------------------------------------
 
 /** The index right after the preserved sequence of the row starting at ``start``. */
 function runEnd(grid, start) {
@@ -131,6 +133,14 @@ function runEnd(grid, start) {
   let end = start + 1;
   while (end - start < COLUMNS - 1 && grid[end] === grid[end - 1] + 1) end += 1;
   return end;
+}
+
+/** The rank of the row starting at ``start`` in the shuffle order (gaps.board.shuffle_rank):
+ * rows whose column 2 is a gap first, then another card, then a 3; within each, by row. */
+function shuffleRank(grid, start) {
+  const second = grid[start + 1];
+  const draw = second === GAP ? 0 : second % 13 === THREE ? 2 : 1;
+  return 4 * draw + Math.floor(start / COLUMNS);
 }
 
 /** A position as flat arrays, with fast moves and take-backs. ``ends[row]`` is the index
@@ -160,16 +170,25 @@ export class Board {
     return this.ends[0] + this.ends[1] + this.ends[2] + this.ends[3] - 78;
   }
 
-  /** The legal moves worth trying, as [card, destination]; see gaps.bots.Board.moves. */
+  /** Whether the legal move of card ``code`` into the gap at ``to`` is onward (see
+   * gaps/board.py: no sequence of onward moves comes back to a position). */
+  isOnward(code, to) {
+    if (code % 13 !== 1) return true;
+    const at = this.where[code];
+    if (at % COLUMNS !== 0) return true;
+    const grid = this.grid;
+    if (grid[at + 1] === code + 1) return false;
+    return grid[to + 1] === code + 1 || shuffleRank(grid, at) > shuffleRank(grid, to);
+  }
+
+  /** The onward moves, as [card, destination]; see gaps.board.Board.moves. */
   moves() {
-    const { grid, where, ends } = this;
+    const { grid, ends } = this;
     const found = [];
     for (const gap of this.gaps) {
       if (gap % COLUMNS === 0) {
         for (const two of TWOS) {
-          const at = where[two];
-          if (at % COLUMNS === 0 && grid[at + 1] === two + 1) continue;
-          found.push([two, gap]);
+          if (this.isOnward(two, gap)) found.push([two, gap]);
         }
       } else {
         const left = grid[gap - 1];
@@ -314,30 +333,31 @@ export function searchDeal(board, maxNodes) {
   return [bestPlaced, best];
 }
 
-/** The best-looking move to a position not in ``seen`` (ties broken by ``rng``), or null. */
-function greedyMove(board, rng, seen) {
+/** The best-looking onward move (ties broken by ``rng``), or null when blocked; a move
+ * to a position in ``avoid`` (keys) is passed over. */
+function greedyMove(board, rng, avoid = null) {
   let best = null;
   let bestScore = -(10 ** 9);
   for (const [code, to] of board.moves()) {
     const score = board.scoreMove(code, to) * 8 + rng.randrange(8);
     if (score > bestScore) {
-      const undo = board.play(code, to);
-      const fresh = !seen.has(board.key);
-      board.takeBack(undo);
-      if (fresh) {
-        best = [code, to];
-        bestScore = score;
+      if (avoid !== null) {
+        const undo = board.play(code, to);
+        const fresh = !avoid.has(board.key);
+        board.takeBack(undo);
+        if (!fresh) continue;
       }
+      best = [code, to];
+      bestScore = score;
     }
   }
   return best;
 }
 
+/** Greedy moves on ``board`` until it is blocked. */
 function greedyDeal(board, rng) {
-  const seen = new Set([board.key]);
-  for (let move = greedyMove(board, rng, seen); move !== null; move = greedyMove(board, rng, seen)) {
+  for (let move = greedyMove(board, rng); move !== null; move = greedyMove(board, rng)) {
     board.play(move[0], move[1]);
-    seen.add(board.key);
   }
 }
 
@@ -391,15 +411,29 @@ function moveText(code, to) {
   return code % 13 === 1 ? `${text}>${Math.floor(to / COLUMNS) + 1}` : text;
 }
 
-/** Level 1: a uniformly random legal move; when blocked, redeal if it can, else stop. */
+/** Level 1: a uniformly random legal move to a position new to this deal; when there is
+ * none, redeal if it can, else stop. */
 export class RandomBot {
   constructor(seed = 0) {
     this.name = 'random';
     this.rng = new PyRandom(seed);
+    this.deal = -1;
+    this.seen = new Set(); // the positions this deal has been in, the current one too
   }
 
   choose(game) {
-    const moves = game.legalMovesInGapOrder();
+    if (game.redealsUsed !== this.deal) {
+      this.deal = game.redealsUsed;
+      this.seen = new Set();
+    }
+    const board = Board.of(game);
+    this.seen.add(board.key);
+    const moves = game.legalMovesInGapOrder().filter((move) => {
+      const undo = board.play(move.card, move.to);
+      const fresh = !this.seen.has(board.key);
+      board.takeBack(undo);
+      return fresh;
+    });
     if (moves.length) {
       const move = moves[Math.floor(this.rng.random() * moves.length)];
       return moveText(move.card, move.to);
@@ -414,18 +448,10 @@ export class GreedyBot {
     this.name = 'greedy';
     this.rng = new PyRandom(seed);
     this.samples = samples;
-    this.seen = new Set();
-    this.deal = -1;
   }
 
   choose(game) {
-    const board = Board.of(game);
-    if (game.redealsUsed !== this.deal) {
-      this.seen = new Set();
-      this.deal = game.redealsUsed;
-    }
-    this.seen.add(board.key);
-    const move = greedyMove(board, this.rng, this.seen);
+    const move = greedyMove(Board.of(game), this.rng);
     if (move !== null) return moveText(move[0], move[1]);
     if (game.canRedeal && redealPays(game, this.rng, this.samples, rolloutGreedy)) return 'redeal';
     return 'stop';
@@ -447,7 +473,7 @@ export class SearchBot {
     this.plan = []; // the moves still to play, last first
     this.board = null; // the position the plan expects
     this.deal = -1;
-    this.seen = new Set();
+    this.seen = new Set(); // as gaps/search_bot.py keeps them (there for its solver bot)
     this.wander = null;
   }
 
@@ -503,7 +529,8 @@ export function botNamed(name, seed = 0) {
 /** The hint of gaps/hint.py: an action text, or null once the game is over. The first
  * step of a small search (1,500 positions); when it finds nothing better to reach, a
  * redeal or a stop, whichever has the higher expected score (6 greedy samples). The same
- * position always gets the same hint. */
+ * position always gets the same hint, and following it never comes back to a position
+ * without a redeal in between: every move it gives is onward. */
 export function hint(game) {
   if (game.isOver) return null;
   return new SearchBot(0, { maxNodes: HINT_NODES, samples: HINT_SAMPLES, rolloutNodes: 0 }).choose(game);
