@@ -39,7 +39,7 @@ from tests.web_support import (
     walk_to,
 )
 
-pytest_plugins = ["tests.web_support"]
+pytest_plugins = ["tests.web_fixtures"]
 pytestmark = WEB
 
 

@@ -12,6 +12,7 @@ from server.app import Server
 from tests.races import LONG_FIRST_MOVES, Connect, registered, start_race, stop_all
 from tests.web_support import (
     DESKTOP,
+    NARROW,
     NOT_FOR_PEOPLE,
     WEB,
     accessibility_violations,
@@ -22,11 +23,8 @@ from tests.web_support import (
     sign_up,
 )
 
-pytest_plugins = ["tests.web_support"]
+pytest_plugins = ["tests.web_fixtures"]
 pytestmark = WEB
-
-NARROW = {"width": 320, "height": 640}
-
 
 async def looks_right(page: Any, kind: str) -> None:
     """The page as it is, at 1280 and at 320 px: no axe violation, nothing raw, and no

@@ -21,7 +21,7 @@ from tests.web_support import (
     sign_up,
 )
 
-pytest_plugins = ["tests.web_support"]
+pytest_plugins = ["tests.web_fixtures"]
 pytestmark = WEB
 
 

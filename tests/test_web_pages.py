@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from gaps import Game, Move, Seed
 from gaps.bots import bot_named, play_game
 from gaps.hint import hint
+from server.app import Server
 from tests.races import Connect, registered
 from tests.web_support import (
     PHONE,
@@ -22,12 +25,15 @@ from tests.web_support import (
     layout,
     marking_bots,
     play_a_move,
+    race_alone,
     screenshot,
     shows,
     sign_up,
 )
 
-pytest_plugins = ["tests.web_support"]
+PUBLIC_REFRESH_MS = 10_000  # tournament.js: how often a projector with no account reads
+
+pytest_plugins = ["tests.web_fixtures"]
 pytestmark = WEB
 
 
@@ -110,7 +116,8 @@ async def test_a_tournament_is_hosted_joined_and_played_in_the_browser(
     assert (await eve.act(round_code, "stop"))["type"] == "action_ok"
     await page.keyboard.press("s")
     await page.wait_for_selector("#ranking")
-    await page.goto(f"/t/{code}")
+    await page.click("#back-to-tournament")  # the round's end leads back
+    await page.wait_for_url(re.compile(f"/t/{code}$"))
     await page.wait_for_selector("text=Final standings")
     standings = await page.inner_text("#standings")
     assert "hostess" in standings and "eve" in standings
@@ -227,6 +234,17 @@ async def test_boards_a_player_page_and_the_daily_challenge(
     await page.goto("/boards?ruleset=classic&by=score&period=all")
     await page.wait_for_selector("#leaderboard >> text=hal")
     await screenshot(page, "boards-phone")
+    # Named columns, times as minutes and seconds: no field name, no raw milliseconds.
+    headings = await page.eval_on_selector_all("#leaderboard th", "hs => hs.map(h => h.innerText)")
+    assert headings == ["Rank", "Player", "Best score", "Its time", "Games"]
+    assert re.fullmatch(r"\d+:\d\d", await page.inner_text("#leaderboard tbody td:nth-child(4)"))
+    await page.select_option("#by", "rating")
+    await page.wait_for_selector("#leaderboard th >> text=Skill (μ ± σ)")
+    assert await page.is_disabled("#period")  # a rating counts all time
+    rating = await page.inner_text("#leaderboard tbody td:nth-child(3)")
+    assert re.fullmatch(r"-?\d+\.\d \(provisional\)", rating)
+    skill = await page.inner_text("#leaderboard tbody td:nth-child(4)")
+    assert re.fullmatch(r"\d+\.\d ± \d+\.\d", skill)
     await page.click("#leaderboard >> text=gil")
     await page.wait_for_url(re.compile(r"/player/gil$"))
     gil_page = await open_page()  # gil comes back with his token, and finds himself
@@ -241,8 +259,196 @@ async def test_boards_a_player_page_and_the_daily_challenge(
     assert "hal" in await gil_page.inner_text("#leaderboard")
     await page.wait_for_selector("h1 >> text=gil")
     assert "classic" in await page.inner_text("main")
+    when = await page.inner_text("#rating-history tbody td:first-child")
+    assert re.fullmatch(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d", when)  # for people
     await page.goto("/today")
     await page.click("text=Play classic")
     await page.wait_for_url(re.compile(r"/m/[A-Z0-9]{6}$"))
     await page.wait_for_selector(".board .cell >> nth=51")
     assert "classic" in await page.inner_text("#match-info")
+
+
+async def test_quick_match_seats_the_browser_with_another_player(
+    open_page: Any, connect: Connect
+) -> None:
+    (quinn,) = await registered(connect, "quinn")
+    page = await open_page()
+    await sign_up(page, "rae")
+    await page.goto("/lobby")
+    await page.select_option("#quick-ruleset", "spaces")
+    await page.click("#quick-find")
+    await page.wait_for_selector("#quick-status >> text=Waiting for players of close rating")
+    await page.click("#quick-cancel")  # leaves the queue
+    await page.wait_for_selector("#quick-status >> text=Left the queue.")
+    await page.click("#quick-find")
+    await page.wait_for_selector("#quick-cancel")
+    await quinn.ok("quick_match", ruleset="spaces")
+    code = (await quinn.event("matched"))["match"]["code"]
+    await page.wait_for_url(re.compile(f"/m/{code}$"))  # seated: to the race
+    await page.wait_for_selector(".board .cell >> nth=51")
+    assert (await page.inner_text("#match-info")).startswith("spaces · quick match · fastest win")
+
+
+async def test_join_by_code_takes_a_code_or_a_link_with_spaces_around_it(
+    open_page: Any, connect: Connect
+) -> None:
+    (cid,) = await registered(connect, "cid")
+    code = (await cid.ok("create_match", max_players=3))["match"]["code"]
+    page = await open_page()
+    await sign_up(page, "joe")
+    for pasted in (f"  http://elsewhere.example/m/{code}  ", f"\t{code.lower()} "):
+        await page.goto("/lobby")
+        await page.fill("#code", pasted)
+        await page.click("#main button >> text=Join")
+        await page.wait_for_url(re.compile(f"/m/{code}$"))
+        await page.wait_for_selector("#players >> text=joe")
+    await page.goto("/lobby")
+    await page.fill("#code", "K7QX")
+    await page.click("#main button >> text=Join")
+    await page.wait_for_selector("#status.error >> text=A match code is 6 letters or digits")
+    assert page.url.endswith("/lobby")
+
+
+async def test_a_game_the_server_ends_says_how_and_takes_no_more_moves(
+    open_page: Any, connect: Connect, server: Server
+) -> None:
+    """Ended from outside its play: by the time limit, or after too long without a
+    connection (the test server's grace is 1 s). Never "playing" after that."""
+    page = await open_page()
+    await sign_up(page, "una")
+    await page.goto("/lobby")
+    await page.fill("#max-players", "1")
+    await page.fill("#time-limit", "1")
+    await page.fill("#countdown", "0")
+    await page.click("text=Create match")
+    await page.click("text=Ready")
+    await page.wait_for_selector("#ranking")  # a second later
+    assert (await page.inner_text("#my-game")).endswith(" · ended: time is up")
+    assert "ended: time is up" in await page.inner_text("#ranking")
+    # A connection lost for longer than the grace: the race goes on without this game.
+    (cid,) = await registered(connect, "cid")
+    code = (await cid.ok("create_match", max_players=2, countdown_s=0))["match"]["code"]
+    wire = Wire()
+    await wire.attach(page)
+    await page.goto(f"/m/{code}")
+    await page.click("text=Ready")
+    await cid.ok("ready", code=code)
+    await page.wait_for_selector(".board .cell >> nth=51")
+    wire.dead_lines = 2  # back after 0.5 + 1 + 2 s: past the grace
+    for session in list(server.sessions):
+        if session.player is not None and session.player.name == "una":
+            session.connection.transport.abort()
+    await cid.event("player_finished", match=code, end_reason="disconnected")
+    await page.wait_for_selector("#status >> text=Reconnected")
+    await page.wait_for_selector("#my-game >> text=ended: disconnected too long")
+    assert await page.is_disabled("button[data-action=stop]")
+    assert await page.is_disabled("button[data-action=redeal]")
+    before = await layout(page)
+    game = Game.from_layout(before, "classic")
+    move = next(m for m in game.legal_moves() if m.card.rank != 2)
+    await page.click(f'.board [data-slot="{game.slot_of(move.card)}"]')
+    assert await layout(page) == before and wire.requests("action") == []
+    row = page.locator("#players tr", has_text="una")
+    assert "ended: disconnected too long" in await row.inner_text()
+    assert (await cid.act(code, "stop"))["type"] == "action_ok"
+    await page.wait_for_selector("#ranking")
+
+
+def a_deal_with_a_dead_gap() -> Seed:
+    """A classic deal dealt with a gap right of a king (nothing can ever fill it)."""
+    for number in range(1000):
+        seed = Seed(number.to_bytes(16, "big"))
+        game = Game(seed, "classic")
+        if any(game.is_dead_gap(slot) for slot in game.gaps()):
+            return seed
+    raise AssertionError("no deal of the first 1000 has a dead gap")
+
+
+async def test_dead_gaps_differ_from_live_ones_in_shape_not_only_in_shade(
+    open_page: Any,
+) -> None:
+    seed = a_deal_with_a_dead_gap()
+    game = Game(seed, "classic")
+    page = await open_page()
+    await page.goto(f"/practice?ruleset=classic&seed={seed}")
+    await page.wait_for_selector(f"{PRACTICE} .cell >> nth=51")
+    looks = await page.eval_on_selector_all(
+        f"{PRACTICE} .cell.gap",
+        """cells => cells.map(c => [c.dataset.slot, c.getAttribute('aria-label').split(',')[0],
+             getComputedStyle(c, '::after').content, getComputedStyle(c).borderTopStyle,
+             getComputedStyle(c).backgroundImage.startsWith('repeating-linear-gradient')])""",
+    )
+    dead = {str(slot) for slot in game.gaps() if game.is_dead_gap(slot)}
+    assert dead and {str(slot) for slot in game.gaps()} == {slot for slot, *_ in looks}
+    for slot, label, mark, border, hatched in looks:
+        if slot in dead:
+            assert (label, mark, border, hatched) == ("dead gap", '"✕"', "solid", True)
+        else:
+            assert (label, mark, border, hatched) == ("gap", "none", "dashed", False)
+
+
+async def test_a_projector_with_no_account_reads_the_standings_again_by_itself(
+    open_page: Any, connect: Connect
+) -> None:
+    host, eve = await registered(connect, "host", "eve")
+    code = (await host.ok("tournament_create", name="Hall Cup", rounds=1))["tournament"]["code"]
+    projector = await open_page()  # nobody signs in on it
+    await projector.clock.install()
+    await projector.goto(f"/t/{code}")
+    await projector.wait_for_selector("#round >> text=Waiting to start · 0 entrants")
+    assert await projector.get_attribute("#tournament-actions a", "href") == "/"
+    assert (await projector.inner_text("#updated")).startswith("Updated at ")
+    await eve.ok("tournament_join", code=code)
+    assert await projector.locator("#entrants >> text=eve").count() == 0
+    await projector.clock.run_for(PUBLIC_REFRESH_MS)  # no real waiting
+    await projector.wait_for_selector("#entrants >> text=eve")
+    await projector.wait_for_selector("#round >> text=Waiting to start · 1 entrant")
+
+
+@pytest.mark.par(par_workers=1, par_max_nodes=200_000, par_time_budget_s=30)
+async def test_the_end_screen_and_the_replay_show_the_par_and_the_gap_to_it(
+    open_page: Any,
+) -> None:
+    # Deal 25 without redeal: the server's solver wins it at once, par 58 exact.
+    seed = Seed.parse("AAAA-AAAA-AAAA-AAAZ")
+    page = await open_page()
+    await race_alone(page, "pat", "no-redeal", seed=seed)
+    below = 58 - Game(seed, "no-redeal").score
+    await page.keyboard.press("s")  # stops at once: the score as dealt
+    await page.wait_for_selector("#ranking")
+    said = f"Par 58: the best score this deal allows. You: {below} below par."
+    await page.wait_for_selector(f"#par >> text={said}", timeout=60_000)
+    assert await page.inner_text("#ranking .to-par") == f"{below} below par"
+    await page.click("text=Replay")
+    await page.wait_for_selector("#replay-step")
+    assert await page.inner_text("#par") == (
+        f"Par 58: the best score this deal allows. pat: {below} below par."
+    )
+
+
+@pytest.mark.par(par_workers=1, par_max_nodes=1, par_time_budget_s=30)
+async def test_a_daily_challenge_says_when_its_replay_opens_and_its_par_is_a_lower_bound(
+    open_page: Any,
+) -> None:
+    page = await open_page()
+    await sign_up(page, "dai")
+    await page.goto("/today")
+    await page.click("text=Play classic")
+    await page.wait_for_selector(".board .cell >> nth=51")
+    score = Game.from_layout(await layout(page), "classic").score
+    await page.keyboard.press("s")
+    await page.wait_for_selector("#ranking")
+    # No replay link that would fail: when it opens, instead.
+    assert await page.locator("#next a[href^='/replay/']").count() == 0
+    opens = await page.inner_text("#replay-opens")
+    assert re.fullmatch(r"The replay and the seed are secret until the day is over: they open "
+                        r"at \d\d:\d\d your time \(midnight UTC\)\.", opens)
+    await page.wait_for_selector("#par >> text=Par: at least", timeout=60_000)
+    par = await page.inner_text("#par")
+    bound = int(re.search(r"at least (\d+)\.", par)[1])  # type: ignore[index]
+    gap = "at par or below it" if bound == score else f"at least {bound - score} below par"
+    assert par.endswith(f"so {bound} is a lower bound. You: {gap}.")
+    await page.goto("/today")
+    await page.wait_for_selector("#daily-board >> text=dai (you)")
+    assert (await page.inner_text("#par")).startswith(f"Par: at least {bound}.")
+    assert await page.inner_text("#daily-board tr.me td:nth-child(4)") == gap

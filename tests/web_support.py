@@ -2,11 +2,11 @@
 ``chromium`` driven by Playwright, a fresh browser profile per page, and helpers that read
 the board, play a move, or stand between the page and the server (``Wire``).
 
-A test module takes the fixtures with ``pytest_plugins = ["tests.web_support"]`` and marks
-itself ``pytestmark = WEB``: skipped, saying why, when ``/usr/bin/chromium`` is missing,
-and run on SQLite only (these tests are about the browser; the storage tests cover
-PostgreSQL). Set ``GAPS_WEB_SCREENSHOTS=docs/web`` to write the screenshots of
-docs/web.md while they run.
+A test module takes the fixtures (tests/web_fixtures.py) with ``pytest_plugins =
+["tests.web_fixtures"]`` and marks itself ``pytestmark = WEB``: skipped, saying why, when
+``/usr/bin/chromium`` is missing, and run on SQLite only (these tests are about the
+browser; the storage tests cover PostgreSQL). Set ``GAPS_WEB_SCREENSHOTS=docs/web`` to
+write the screenshots of docs/web.md while they run.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gaps import Game, Seed
-from server.app import Server
 
 CHROMIUM = "/usr/bin/chromium"
 playwright_api = pytest.importorskip("playwright.async_api", reason="playwright is not installed")
@@ -38,52 +37,11 @@ WEB = [
 SCREENSHOTS = os.environ.get("GAPS_WEB_SCREENSHOTS")
 PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 800}
+NARROW = {"width": 320, "height": 640}  # the narrowest phone the pages are made for
 UHD = {"width": 3840, "height": 2160}  # a 4K projector
 RANK_TEXT = {"10": "T"}
 SUIT_TEXT = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 PRACTICE = "#practice-board"
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            ],
-        )
-        yield launched
-        await launched.close()
-
-
-@pytest.fixture
-async def open_page(browser: Any, server: Server) -> AsyncIterator[Any]:
-    """``await open_page()`` opens a page in a fresh browser profile (its own storage);
-    every page accepts confirmation dialogs and fails the test on a script error."""
-    contexts = []
-    errors: list[str] = []
-
-    async def new_page(viewport: dict[str, int] = DESKTOP) -> Any:
-        context = await browser.new_context(
-            viewport=viewport, base_url=f"http://127.0.0.1:{server.port}"
-        )
-        contexts.append(context)
-        page = await context.new_page()
-        page.on("dialog", lambda dialog: dialog.accept())
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: errors.append(message.text) if message.type == "error" else None,
-        )
-        return page
-
-    yield new_page
-    for context in contexts:
-        await context.close()
-    assert errors == []
 
 
 async def screenshot(page: Any, name: str) -> None:
@@ -160,7 +118,8 @@ class Wire:
     """A page's WebSocket to the real server, through the test (Playwright's
     ``route_web_socket``): it records what the page sends, and can refuse or answer a
     request in the server's place, lose a request or its reply along with the connection,
-    mark what the server says, or say more."""
+    hold a request back (the server is slow) until ``release()``, mark what the server
+    says, or say more."""
 
     def __init__(self, mark: Callable[[Message], None] = lambda _: None) -> None:
         self.sent: list[Message] = []
@@ -171,6 +130,8 @@ class Wire:
         self.lose_reply: set[str] = set()  # the reply to the next of these, and the line
         self.mark = mark  # changes each message from the server in place
         self.dead_lines = 0  # how many of the next connections close at once, unserved
+        self.hold: set[str] = set()  # requests of these types wait for ``release()``
+        self._held: list[tuple[Any, str | bytes]] = []
         self.routes: list[Any] = []
         self._losing: int | None = None
 
@@ -179,6 +140,13 @@ class Wire:
 
     def requests(self, kind: str) -> list[Message]:
         return [message for message in self.sent if message.get("type") == kind]
+
+    def release(self) -> None:
+        """Let the requests held back go on to the server, and hold no more."""
+        self.hold.clear()
+        for server_side, raw in self._held:
+            server_side.send(raw)
+        self._held.clear()
 
     def say(self, message: Message) -> None:
         """Send ``message`` to the page as if the server had."""
@@ -205,6 +173,8 @@ class Wire:
             elif kind in self.lose_request:
                 self.lose_request.discard(kind)
                 asyncio.ensure_future(page_side.close(code=1001, reason="lost"))
+            elif kind in self.hold:
+                self._held.append((server_side, raw))
             else:
                 if kind in self.lose_reply:
                     self.lose_reply.discard(kind)
@@ -303,10 +273,12 @@ async def fits_the_width(page: Any) -> None:
 
 
 def card_name(card: Any) -> str:
-    """A card as the board labels it for screen readers: "10 of hearts"."""
+    """A card as the board labels it for screen readers: "10 of hearts", and an ace or a
+    face card with the letter it shows first: "J, jack of hearts"."""
     ranks = ["ace", *map(str, range(2, 11)), "jack", "queen", "king"]
     suits = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
-    return f"{ranks[card.rank - 1]} of {suits[str(card)[-1]]}"
+    name = f"{ranks[card.rank - 1]} of {suits[str(card)[-1]]}"
+    return name if 2 <= card.rank <= 10 else f"{'A23456789TJQK'[card.rank - 1]}, {name}"
 
 
 async def walk_to(page: Any, index: int) -> None:

@@ -1,7 +1,7 @@
 // `/`: sign up with a name, or come back with a token; once signed in, the token to
 // copy to another device, and signing out.
 import { el, link, say, show } from './dom.js';
-import { connection, signOut, storedToken, welcomed } from './net.js';
+import { connection, retrying, signOut, storedToken, welcomed } from './net.js';
 import { navigate } from './nav.js';
 
 /** Put the token on the clipboard; where the browser has none for this page (plain http
@@ -45,7 +45,7 @@ function signUp() {
     el('p', {}, 'Race the same deal of Gaps (Montana) against others. ', link('/practice', 'Practice'),
       ', the ', link('/boards', 'leaderboards'), ' and the ', link('/today', 'daily board'), ' need no account.'),
     form('Sign up', async () => {
-      const reply = await connection.request({ type: 'register', name: name.value.trim() });
+      const reply = await retrying(() => connection.request({ type: 'register', name: name.value.trim() }));
       welcomed(connection, reply, reply.token);
       say(`Signed up as ${reply.player.name}.`);
       navigate('/', true);
@@ -53,7 +53,7 @@ function signUp() {
     form('Come back', async () => {
       // A pasted token often carries a space or a line break around it: never inside.
       const token = tokenInput.value.trim();
-      const reply = await connection.request({ type: 'hello', token });
+      const reply = await retrying(() => connection.request({ type: 'hello', token }));
       welcomed(connection, reply, token);
       navigate('/', true);
     }, el('label', { for: 'token-input' }, 'Or paste your token'), tokenInput, el('span'), el('button', { type: 'submit' }, 'Come back')),

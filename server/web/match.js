@@ -246,7 +246,11 @@ export async function matchPage(code, role) {
     const reply = await retrying(() => connection.request({ type: 'resync', code, since: 0 }), { wanted });
     const ended = reply.type === 'events' ? reply.events.find((e) => e.event === 'match_ended') : null;
     if (ended) { showEnd(ended); return; }
-    // A daily challenge's replay is secret until its day is over: then no result here.
+    if (state.match.kind === 'daily' && !state.match.seed) {
+      // Its replay is secret until the day is over; its one player is its ranking.
+      showEnd({ ranking: [...state.players.values()].map((p) => ({ ...p, rank: 1 })), seed: null, commitment: state.match.commitment });
+      return;
+    }
     const replay = await retrying(() => getJson(`/matches/${code}/replay`), { wanted, what: 'the result' }).catch(() => null);
     if (replay) showEnd({ ranking: replay.players, seed: replay.match.seed, commitment: replay.match.commitment, par: replay.match.par, fromReplay: true });
   }
