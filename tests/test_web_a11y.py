@@ -45,7 +45,7 @@ async def test_every_kind_of_page_is_accessible_and_fits_a_phone(
     # Rated results for the boards and a player page; a public match and a tournament
     # for the lobby; a match running without the browser's player.
     await stop_all([cid, dee], await start_race([cid, dee]))
-    await cid.ok("create_match", max_players=3, public=True)
+    public = (await cid.ok("create_match", max_players=3, public=True))["match"]["code"]
     made = await cid.ok("tournament_create", name="Friday Cup", rounds=1)
     tournament = made["tournament"]["code"]
     await dee.ok("tournament_join", code=tournament)
@@ -69,7 +69,10 @@ async def test_every_kind_of_page_is_accessible_and_fits_a_phone(
     await page.fill("#countdown", "0")
     await page.click("text=Create match")
     await page.wait_for_selector("text=Invite:")
-    await looks_right(page, "a match's lobby")
+    await looks_right(page, "a match's lobby, for its host")
+    await page.goto(f"/m/{public}")
+    await page.wait_for_selector("#players >> text=ana")
+    await looks_right(page, "a match's lobby, for a player")
 
     await race_alone(page, "ana", seed=LONG_FIRST_MOVES, signed_up=True)
     await play_a_move(page)

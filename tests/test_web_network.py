@@ -25,6 +25,7 @@ from tests.web_support import (
     moves_made,
     play_a_move,
     race_alone,
+    screenshot,
     shows,
     sign_up,
 )
@@ -144,6 +145,7 @@ async def test_a_stalled_connection_is_noticed_within_10_s_and_the_move_made_mea
     noticed_after_ms = await page.evaluate("window.noticedAt") - stalled_at
     assert noticed_after_ms <= 10_000
     assert await in_view(page, "#status")  # where the player looks
+    await screenshot(page, f"stalled-{viewport}", full_page=False)
     pending = await page.inner_text("#pending")
     assert pending.startswith("Waiting for the server to confirm your last action: ")
     assert pending.endswith("(it is sent again once the connection is back).")

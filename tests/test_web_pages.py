@@ -403,6 +403,7 @@ async def test_a_projector_with_no_account_reads_the_standings_again_by_itself(
     await projector.clock.run_for(PUBLIC_REFRESH_MS)  # no real waiting
     await projector.wait_for_selector("#entrants >> text=eve")
     await projector.wait_for_selector("#round >> text=Waiting to start · 1 entrant")
+    await screenshot(projector, "tournament-public-desktop")
 
 
 @pytest.mark.par(par_workers=1, par_max_nodes=200_000, par_time_budget_s=30)
@@ -419,6 +420,7 @@ async def test_the_end_screen_and_the_replay_show_the_par_and_the_gap_to_it(
     said = f"Par 58: the best score this deal allows. You: {below} below par."
     await page.wait_for_selector(f"#par >> text={said}", timeout=60_000)
     assert await page.inner_text("#ranking .to-par") == f"{below} below par"
+    await screenshot(page, "end-par-desktop")
     await page.click("text=Replay")
     await page.wait_for_selector("#replay-step")
     assert await page.inner_text("#par") == (

@@ -44,9 +44,12 @@ SUIT_TEXT = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 PRACTICE = "#practice-board"
 
 
-async def screenshot(page: Any, name: str) -> None:
+async def screenshot(page: Any, name: str, *, full_page: bool = True) -> None:
+    """Write ``name``.png for docs/web.md, when GAPS_WEB_SCREENSHOTS names a folder."""
     if SCREENSHOTS:
-        await page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+        if full_page:  # from the top: a sticky status line is drawn where it sits
+            await page.evaluate("window.scrollTo(0, 0)")
+        await page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=full_page)
 
 
 async def sign_up(page: Any, name: str) -> None:

@@ -141,6 +141,7 @@ export async function matchPage(code, role) {
     state.ended = ended;
     controls.hidden = true; // nothing left to play: the board stays, as it ended
     renderGame();
+    homeStatus(); // the race is over: the board needs no notice over it any more
     say('The match is over.');
     const view = renderEnd(endScreen, { match: state.match, ended, me, role, rematch: askRematch, tournament: tournament(), offer: rematchOffer });
     endScreen.scrollIntoView({ block: 'start' }); // the result, not the board, on a phone
