@@ -1,7 +1,9 @@
 """A TCP proxy the tests can cut, as a network or a database outage would.
 
 The server under test connects to the proxy instead of the real service; ``cut()``
-drops every open connection and refuses new ones until ``restore()``.
+drops every open connection and refuses new ones until ``restore()``; ``stall()`` keeps
+every connection open but forwards nothing (nor does a new one get through) until
+``resume()``: a network that silently stops, with no close to notice.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class TcpProxy:
         self._target = (target_host, target_port)
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
         self.port = 0
 
     async def start(self) -> None:
@@ -44,6 +48,14 @@ class TcpProxy:
     async def restore(self) -> None:
         await self.start()
 
+    def stall(self) -> None:
+        """Forward nothing more, in either direction, and drop nothing."""
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        """Forward again, what was held first."""
+        self._flowing.set()
+
     async def close(self) -> None:
         await self.cut()
 
@@ -64,6 +76,7 @@ class TcpProxy:
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while data := await reader.read(65536):
+                await self._flowing.wait()
                 writer.write(data)
                 await writer.drain()
         finally:

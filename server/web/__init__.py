@@ -19,13 +19,15 @@ from websockets.http11 import Response
 
 ROOT: Final = Path(__file__).resolve().parent
 
-# The files a browser may fetch, under /web/, and their types.
+# The types of the files a browser may fetch under /web/: every module, the stylesheet
+# and the icon shipped in this package (app.js imports the page modules by name).
+TYPES: Final = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
 ASSETS: Final = {
-    "app.js": "text/javascript; charset=utf-8",
-    "engine.js": "text/javascript; charset=utf-8",
-    "bots.js": "text/javascript; charset=utf-8",
-    "style.css": "text/css; charset=utf-8",
-    "favicon.svg": "image/svg+xml",
+    path.name: TYPES[path.suffix] for path in sorted(ROOT.iterdir()) if path.suffix in TYPES
 }
 # The first segment of every client-side route, and how many segments follow it.
 PAGES: Final = {

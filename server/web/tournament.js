@@ -1,0 +1,227 @@
+// `/t/CODE`: a tournament in large type, for a projector. Signed in, it follows the
+// tournament's events live (join, start, remove an entrant, play or watch a round);
+// without an account it reads the public standings over HTTP now and then.
+import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
+import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
+import { onLeave } from './nav.js';
+import { roundKey } from './match.js';
+
+// How often a projector without an account reads the standings: each read is a costly
+// request of its address (docs/protocol.md, Limits: 30 a minute by default).
+export const PUBLIC_REFRESH_MS = 10000;
+
+/** Entrants the host removed come after everyone still in, as the server sends them. */
+const stillInFirst = (list) => [...list.filter((e) => e.removed !== true), ...list.filter((e) => e.removed === true)];
+const removedNote = (entry) => el('span', { class: 'removed-note' }, `removed: ${entry.removed_reason || 'by the host'}`);
+
+/** The page's parts, drawn from a tournament view and its standings. */
+function tournamentScreen() {
+  const title = el('h1', { id: 'tournament-name' });
+  const round = el('p', { id: 'round' });
+  const actions = el('p', { class: 'row', id: 'tournament-actions' });
+  const rows = el('tbody', { id: 'standings' });
+  const entrants = el('ul', { id: 'entrants', 'aria-labelledby': 'entrants-heading' });
+  const removing = el('div', { id: 'remove-entrant' }); // the host's form asking for a reason
+  // What happened that the standings do not say: who the host removed, and why.
+  const log = el('ul', { id: 'tournament-log', 'aria-live': 'polite' });
+  const updated = el('p', { id: 'updated', class: 'quiet' });
+  const standingsTable = scrolling('Standings', table('standings-table', ['Rank', 'Player', 'Score', 'Time', 'Rounds'], rows));
+  const noRound = el('p', { id: 'no-round', hidden: true }, 'No round has been played yet: the standings start after the first.');
+  show(el('div', { class: 'projector' }, title, round, actions, log, standingsTable, noRound,
+    el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing, updated));
+  const logged = new Set(); // the names whose removal the log shows already
+  return {
+    title, round, actions, entrants, removing, updated,
+    standings(standings) {
+      standingsTable.hidden = !standings;
+      noRound.hidden = Boolean(standings);
+      if (!standings) return;
+      put(rows, stillInFirst(standings).map((s) => el('tr', { class: s.removed === true ? 'removed' : null },
+        el('td', {}, s.rank), el('td', {}, named(s), s.removed === true ? [' · ', removedNote(s)] : null),
+        el('td', {}, s.total_score ?? s.score ?? 0), el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? 0))));
+    },
+    logRemoval(name, reason) {
+      if (logged.has(name)) return; // told by the reply and by the event: one line
+      logged.add(name);
+      log.append(el('li', {}, `${name} was removed by the host: ${reason}`));
+    },
+    heading(view, nextRoundAt = null) {
+      title.textContent = view.name;
+      const still = view.entrants.filter((e) => e.removed !== true);
+      let text = view.status === 'finished' ? 'Final standings'
+        : view.status === 'open' ? `Waiting to start · ${plural(still.length, 'entrant')}` : `Round ${view.current_round} of ${view.rounds}`;
+      if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClock(new Date(view.start_at))}`;
+      if (view.status === 'running' && !view.round_match && nextRoundAt) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
+      round.textContent = text;
+      // The rounds this browser opens from here link back to the tournament.
+      if (view.round_match) sessionStorage.setItem(roundKey(view.round_match), view.code);
+    },
+    entrantList(view, removeButton = () => null) {
+      put(entrants, stillInFirst(view.entrants).map((e) => el('li', { class: e.removed === true ? 'removed' : null },
+        named(e), e.removed === true ? [' · ', removedNote(e)] : null, e.removed === true ? null : removeButton(e))));
+    },
+  };
+}
+
+/** The tournament for anyone, signed in or not: the public standings, read again every
+ * PUBLIC_REFRESH_MS until it is over. */
+async function publicTournament(code) {
+  const screen = tournamentScreen();
+  let here = true;
+  let timer = null;
+  onLeave(() => { here = false; clearTimeout(timer); });
+  const wanted = () => here;
+  async function refresh() {
+    try {
+      const body = await readJson(`/tournaments/${encodeURIComponent(code)}`, 'the standings', wanted);
+      const view = body.tournament;
+      screen.heading(view);
+      put(screen.actions, view.status === 'finished' ? null
+        : [link('/', view.status === 'open' ? 'Sign up to enter' : 'Sign up to watch the rounds')]);
+      screen.entrantList(view);
+      screen.standings(view.current_round > 0 || view.status === 'finished' ? body.standings : null);
+      screen.updated.textContent = view.status === 'finished' ? ''
+        : `Updated at ${formatClock(new Date(), true)}; read again every ${PUBLIC_REFRESH_MS / 1000} s.`;
+      if (view.status === 'finished') return;
+    } catch (error) {
+      if (!here) return;
+      if (screen.title.textContent === '') throw error; // the first read: the page says why
+      say(`The standings could not be read again: ${error.message}`, true);
+    }
+    if (here) timer = setTimeout(() => refresh().catch((error) => say(error.message, true)), PUBLIC_REFRESH_MS);
+  }
+  await refresh();
+}
+
+export async function tournamentPage(code) {
+  if (!storedToken()) { await publicTournament(code); return; }
+  const me = await needPlayer();
+  const screen = tournamentScreen();
+  let seq = 0;
+  let view = null;
+  let nextRoundAt = null;
+  const early = []; // events that came before the first view: applied once it is here
+  const refreshStandings = () => retrying(() => connection.request({ type: 'tournament_standings', code }))
+    .then((reply) => screen.standings(reply.standings)).catch((error) => say(error.message, true));
+  const adopt = (reply) => {
+    if (!reply.tournament) return;
+    view = reply.tournament;
+    if (typeof reply.seq === 'number') seq = Math.max(seq, reply.seq);
+    renderView();
+  };
+  const ask = (request) => retrying(() => connection.request(request)).then(adopt).catch((error) => say(error.message, true));
+
+  /** The host's form for removing ``entrant``: the reason is asked for, shown to all. */
+  function askReason(entrant, button) {
+    const reason = el('input', { id: 'remove-reason', maxlength: 200, required: true, autocomplete: 'off' });
+    const cancel = () => { put(screen.removing); button.focus(); };
+    reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') cancel(); });
+    const form = el('form', { class: 'row', 'aria-label': `Remove ${entrant.name}`, on: { submit: async (event) => {
+      event.preventDefault();
+      const text = reason.value.trim();
+      if (!text) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+      try {
+        const reply = await retrying(() => connection.request({ type: 'tournament_remove', code, player: entrant.name, reason: text }));
+        put(screen.removing);
+        adopt(reply);
+        screen.logRemoval(entrant.name, text);
+        say(`${entrant.name} was removed.`);
+        await refreshStandings();
+      } catch (error) { say(`${entrant.name} was not removed: ${error.message}`, true); }
+    } } },
+    el('label', { for: 'remove-reason' }, `Why remove ${entrant.name}? (everyone sees it)`), reason,
+    el('button', { type: 'submit' }, 'Confirm removal'), el('button', { type: 'button', on: { click: cancel } }, 'Cancel'));
+    put(screen.removing, form);
+    reason.focus();
+  }
+
+  function renderView() {
+    screen.heading(view, nextRoundAt);
+    // Join, start, and the round to play or watch: a projector needs none of them.
+    const still = view.entrants.filter((e) => e.removed !== true);
+    const entered = still.some((e) => e.player_id === me.id);
+    const removed = view.entrants.some((e) => e.player_id === me.id && e.removed === true);
+    put(screen.actions,
+      view.status === 'open' && !entered && !removed
+        ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament') : null,
+      view.status === 'open' && view.host_id === me.id
+        ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_start', code }) } }, 'Start now') : null,
+      view.status === 'running' && view.round_match && entered ? link(`/m/${view.round_match}`, `Play round ${view.current_round}`) : null,
+      view.status === 'running' && view.round_match ? link(`/watch/${view.round_match}`, `Watch round ${view.current_round}`) : null);
+    // The host removes entrants before the start or between rounds, never while one is played.
+    const canRemove = view.host_id === me.id && (view.status === 'open' || (view.status === 'running' && !view.round_match));
+    if (!canRemove) put(screen.removing);
+    screen.entrantList(view, (e) => {
+      if (!canRemove) return null;
+      const button = el('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${e.name}` }, 'Remove');
+      button.addEventListener('click', () => askReason(e, button));
+      return [' ', button];
+    });
+  }
+
+  function apply(event) {
+    if (view === null) { early.push(event); return; }
+    if (event.seq <= seq) return;
+    if (event.seq !== seq + 1) { resync().catch((error) => say(error.message, true)); return; }
+    seq = event.seq;
+    const changed = absorb(event);
+    renderView();
+    if (changed === 'removed') refreshStandings();
+  }
+
+  /** Take ``event`` into the view and the standings; 'removed' when an entrant was. */
+  function absorb(event) {
+    // The view may have been read after the event (it came while loading): once.
+    if (event.event === 'entrant_joined' && !view.entrants.some((e) => e.player_id === event.player_id)) {
+      view.entrants.push({ player_id: event.player_id, name: event.name, bot: event.bot });
+    }
+    if (event.event === 'entrant_removed') {
+      const entrant = view.entrants.find((e) => e.player_id === event.player_id);
+      if (entrant) Object.assign(entrant, { removed: true, removed_reason: event.reason });
+      screen.logRemoval(event.name, event.reason);
+      return 'removed';
+    }
+    if (event.event === 'tournament_started') view.status = 'running';
+    if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
+    if (event.event === 'round_ended') { view.round_match = null; nextRoundAt = event.next_round_at; screen.standings(event.standings); }
+    if (event.event === 'tournament_ended') { view.status = 'finished'; screen.standings(event.standings); }
+    return null;
+  }
+
+  /** Catch up (the first time: all events, with the view of the tournaments running now,
+   * both free requests; the standings are a costly read only when neither gives them). */
+  async function resync() {
+    const reply = await retrying(() => connection.request({ type: 'tournament_resync', code, since: seq }));
+    if (reply.type === 'tournament') {
+      view = reply.tournament; seq = reply.seq; renderView();
+      screen.standings(view.current_round > 0 || view.status === 'finished' ? reply.standings : null);
+    } else if (view !== null) {
+      reply.events.forEach(apply);
+    } else {
+      const { tournaments } = await retrying(() => connection.request({ type: 'tournament_list' }));
+      view = tournaments.find((t) => t.code === code) ?? null;
+      let standings = null;
+      if (view === null) { // over, so not listed: read it
+        const read = await retrying(() => connection.request({ type: 'tournament_standings', code }));
+        view = read.tournament;
+        standings = read.standings;
+      }
+      for (const event of reply.events) {
+        seq = event.seq;
+        if (event.event === 'entrant_removed') screen.logRemoval(event.name, event.reason);
+        if (event.event === 'round_ended') nextRoundAt = event.next_round_at;
+        if (event.standings) standings = event.standings;
+      }
+      renderView();
+      screen.standings(standings);
+    }
+    early.splice(0).forEach(apply);
+  }
+
+  const listener = (message) => { if (message.type === 'tournament_event' && message.tournament === code) apply(message); };
+  const again = () => resync().catch((error) => say(error.message, true));
+  connection.listeners.add(listener);
+  connection.onReconnect.add(again);
+  onLeave(() => { connection.listeners.delete(listener); connection.onReconnect.delete(again); });
+  await resync();
+}
