@@ -10,27 +10,46 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.client import Client
+from tests.processes import cpu_seconds, marked
 
 
 class ServerProcess:
     """``gaps-server`` on a database, started and killed as a whole process, with
-    ``args`` added to its command line."""
+    ``args`` added to its command line (a later option overrides an earlier one), ``env``
+    added to its environment, and its log (stderr) appended to ``log`` if given."""
 
-    def __init__(self, database_url: str, data_dir: Path, *, args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        data_dir: Path,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        log: Path | None = None,
+    ) -> None:
         self.database_url = database_url
         self.data_dir = data_dir
         self.args = list(args)
+        self.env = dict(env or {})
+        self.log = log
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
     def start(self) -> None:
+        if self.log is None:
+            self._start(subprocess.DEVNULL)
+            return
+        with open(self.log, "a") as log:
+            self._start(log)
+
+    def _start(self, stderr: Any) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable, "-m", "server", "--port", "0",
@@ -40,9 +59,9 @@ class ServerProcess:
                 *self.args,
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             text=True,
-            env={**os.environ, "REDIS_URL": ""},
+            env={**os.environ, "REDIS_URL": "", **self.env},
         )
         assert self.process.stdout is not None
         banner = self.process.stdout.readline()
@@ -115,3 +134,39 @@ async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dic
         await asyncio.sleep(reply["retry_after_ms"] / 1000)
     assert reply["type"] != "error", reply
     return reply
+
+
+#: A classic deal whose solve outlasts any test (5 s of CPU leave its par a lower bound).
+HARD_DEAL = "JX5N-OFBH-UCXL-H7XJ"
+#: Solves that last: a match's solve runs for minutes unless its server dies.
+LONG_SOLVES = ("--par-workers", "1", "--par-max-nodes", "1000000000",
+               "--par-time-budget-s", "600")
+
+
+async def par_to_solve(url: str) -> None:
+    """A one-player match on ``HARD_DEAL``, played to its end: its par is to be solved."""
+    ana = await Client.connect(url)
+    try:
+        await ana.register("ana")
+        created = await ana.ok("create_match", max_players=1, countdown_s=0, seed=HARD_DEAL)
+        code = created["match"]["code"]
+        await ana.ok("ready", code=code)
+        await ana.event("started", match=code)
+        assert (await ana.act(code, "stop"))["type"] == "action_ok"
+        await ana.event("match_ended", match=code)
+    finally:
+        await ana.close()
+
+
+async def solving_par(server: ServerProcess, environment: dict[str, str]) -> None:
+    """Once a process the server started (carrying ``environment``'s mark) is busy: its
+    par solver, at work on the match that ended."""
+    assert server.process is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while loop.time() < deadline:
+        started = set(marked(environment)) - {server.process.pid}
+        if any(cpu_seconds(pid) > 0.3 for pid in started):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no par solver at work: {marked(environment)}")
