@@ -66,7 +66,8 @@ class ServerProcess:
         assert self.process.stdout is not None
         banner = self.process.stdout.readline()
         listening = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
-        assert listening, f"the server did not start: {banner!r}"
+        log = self.log.read_text()[-3000:] if self.log is not None else ""
+        assert listening, f"the server did not start: {banner!r}\n{log}"
         self.port = int(listening.group(1))
 
     @property
