@@ -21,6 +21,7 @@ last committed state without waiting for the writer.
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,12 +31,17 @@ from typing import Any, Final
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from server.storage.outage import is_outage
+
+log = logging.getLogger("gaps.storage")
 
 # The repository's top-level migrations/ directory, which pyproject.toml installs as this
 # package: found the same way in an editable install and in a wheel.
@@ -283,7 +289,7 @@ async def migrate(engine: AsyncEngine) -> None:
     changes stays held by another transaction (nothing is changed then: try again)."""
     try:
         async with Database.of(engine).write() as connection:
-            await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
+            ahead = await connection.run_sync(_upgrade)
     except DBAPIError as error:
         if getattr(error.orig, "sqlstate", None) != LOCK_NOT_AVAILABLE:
             raise
@@ -292,6 +298,38 @@ async def migrate(engine: AsyncEngine) -> None:
             "transaction holds (a long query, a pg_dump?) and changed nothing: run it again "
             "once that transaction ends"
         ) from error
+    if ahead:
+        log.warning(
+            "the database is at a revision this release does not know (a newer release "
+            "migrated it): not migrated, served as it is",
+            extra={"revision": ahead},
+        )
+
+
+def _upgrade(connection: Connection) -> list[str]:
+    """Upgrade to the newest migration, unless the database is at a revision this
+    release does not know: a newer release migrated it, and this one runs beside it
+    during a rolling upgrade or after a roll-back (docs/operations.md says which
+    changes it tolerates). Returns those revisions then, untouched."""
+    hold_migration_lock(connection)  # before the revision is read (env.py takes it again)
+    config = alembic_config(connection)
+    script = ScriptDirectory.from_config(config)
+    unknown = [
+        revision
+        for revision in MigrationContext.configure(connection).get_current_heads()
+        if not _known(script, revision)
+    ]
+    if not unknown:
+        command.upgrade(config, "head")
+    return unknown
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        script.get_revision(revision)
+    except CommandError:
+        return False
+    return True
 
 
 def hold_migration_lock(connection: Connection) -> None:
