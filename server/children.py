@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import os
 import signal
 import sys
 from typing import Final
+
+from server import logs
 
 #: prctl(2)'s option that sets the signal a process gets when its parent ends.
 PR_SET_PDEATHSIG: Final = 1
@@ -65,7 +68,9 @@ def main(argv: list[str]) -> None:
     try:
         die_with_parent(parent, signum)
     except ParentGone as gone:
-        sys.exit(str(gone))
+        logs.configure("WARNING")  # the parent's log is JSON lines
+        logging.getLogger("gaps.children").error(str(gone), extra={"command": command})
+        sys.exit(1)
     os.execvp(command[0], command)
 
 

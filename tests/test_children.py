@@ -3,6 +3,7 @@ gaps-server: tests/test_orphans.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -44,7 +45,9 @@ def test_a_child_whose_parent_ended_first_does_not_run_its_command() -> None:
         capture_output=True, text=True, timeout=30,
     )
     assert done.returncode == 1 and done.stdout == ""
-    assert "the parent process 1 ended before its child" in done.stderr
+    (said,) = [json.loads(line) for line in done.stderr.splitlines()]
+    assert said["message"].startswith("the parent process 1 ended before its child")
+    assert said["command"] == ["echo", "ran"]
 
 
 def test_guarded_names_this_process_as_the_parent() -> None:
