@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import kill_marked, left_after, marked_environment
 from tests.topologies import (
     SCRIPT,
+    START_TIMEOUT_S,
     TRUSTED,
     Topology,
     command,
@@ -271,3 +273,25 @@ async def until(holds: Callable[[], bool], *, timeout_s: float) -> None:
     while not await asyncio.to_thread(holds):
         assert time.monotonic() < deadline, "not within the deadline"
         await asyncio.sleep(0.02)
+
+
+def test_a_pinned_port_that_is_taken_is_named_and_nothing_is_left_running() -> None:
+    where = new_directory()
+    environment = marked_environment()
+    taken, free = unused_ports(2)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", taken))
+        holder.listen()
+        refused = subprocess.run(
+            command("up", where, replica_ports=[taken, free]),
+            capture_output=True, text=True, timeout=START_TIMEOUT_S,
+            env={**os.environ, **environment},
+        )
+    try:
+        skip_if_not_installable(refused.stdout + refused.stderr)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert f"server-1: port {taken} is taken: choose another" in refused.stderr
+        assert left_after(environment, timeout_s=10) == {}
+    finally:
+        kill_marked(environment)
+        shutil.rmtree(where, ignore_errors=True)
