@@ -35,13 +35,21 @@ def marked(environment: dict[str, str]) -> dict[int, str]:
         try:
             if entry not in (directory / "environ").read_bytes().split(b"\0"):
                 continue
-            stat = (directory / "stat").read_text()
             command = (directory / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:  # ended meanwhile, or another user's
             continue
-        if stat[stat.rindex(")") + 2] != "Z":
+        if running(int(directory.name)):
             found[int(directory.name)] = command.strip()
     return found
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def left_after(environment: dict[str, str], *, timeout_s: float) -> dict[int, str]:

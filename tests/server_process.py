@@ -11,6 +11,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +145,31 @@ LONG_SOLVES = ("--par-workers", "1", "--par-max-nodes", "1000000000",
                "--par-time-budget-s", "600")
 
 
-async def par_to_solve(url: str) -> None:
+@asynccontextmanager
+async def solving_par(
+    data_dir: Path,
+    environment: dict[str, str],
+    *,
+    args: Sequence[str] = (),
+    log: Path | None = None,
+) -> AsyncIterator[ServerProcess]:
+    """A gaps-server on a fresh SQLite file in ``data_dir``, with ``environment``'s mark
+    (tests/processes.py) and ``args``, once its par solver is at work on a match that
+    ended (on ``HARD_DEAL``: it outlasts the test). Stopped after the block if it runs."""
+    server = ServerProcess(
+        f"sqlite:///{data_dir / 'gaps.sqlite3'}", data_dir, args=[*LONG_SOLVES, *args],
+        env=environment, log=log,
+    )
+    server.start()
+    try:
+        await _match_ended(server.url)
+        await _solver_at_work(server, environment)
+        yield server
+    finally:
+        await server.stop()
+
+
+async def _match_ended(url: str) -> None:
     """A one-player match on ``HARD_DEAL``, played to its end: its par is to be solved."""
     ana = await Client.connect(url)
     try:
@@ -159,7 +184,7 @@ async def par_to_solve(url: str) -> None:
         await ana.close()
 
 
-async def solving_par(server: ServerProcess, environment: dict[str, str]) -> None:
+async def _solver_at_work(server: ServerProcess, environment: dict[str, str]) -> None:
     """Once a process the server started (carrying ``environment``'s mark) is busy: its
     par solver, at work on the match that ended."""
     assert server.process is not None

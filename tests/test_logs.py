@@ -18,7 +18,7 @@ import pytest
 from server import logs
 from server.logs import JsonFormatter
 from tests.processes import marked_environment
-from tests.server_process import LONG_SOLVES, ServerProcess, par_to_solve, solving_par
+from tests.server_process import solving_par
 
 
 @pytest.fixture
@@ -264,18 +264,11 @@ async def test_a_real_server_writes_only_json_lines_to_stderr_until_it_stops(
     match's par when SIGTERM comes: every line of its stderr is a JSON object."""
     log = tmp_path / "server.log"
     environment = marked_environment()
-    server = ServerProcess(
-        f"sqlite:///{tmp_path / 'gaps.sqlite3'}", tmp_path, log=log, env=environment,
-        args=[*LONG_SOLVES, "--log-level", "INFO"],
-    )
-    server.start()
-    try:
-        await par_to_solve(server.url)
-        await solving_par(server, environment)
+    async with solving_par(
+        tmp_path, environment, args=["--log-level", "INFO"], log=log
+    ) as server:
         server.terminate()
         assert await server.exited() == 0
-    finally:
-        await server.stop()
     lines = log.read_text().splitlines()
     logged = [json.loads(line) for line in lines]
     assert all(isinstance(entry, dict) for entry in logged)

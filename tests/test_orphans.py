@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import kill_marked, left_after, marked, marked_environment
-from tests.server_process import LONG_SOLVES, ServerProcess, par_to_solve, solving_par
+from tests.server_process import ServerProcess, solving_par
 from tests.services import free_port
 
 #: How soon every process of a dead server must be gone (the issue's bound).
@@ -28,35 +28,19 @@ def environment() -> Iterator[dict[str, str]]:
 async def test_a_server_killed_while_it_solves_par_leaves_no_process(
     tmp_path: Path, environment: dict[str, str]
 ) -> None:
-    server = ServerProcess(
-        f"sqlite:///{tmp_path / 'gaps.sqlite3'}", tmp_path, args=LONG_SOLVES, env=environment
-    )
-    server.start()
-    try:
-        await par_to_solve(server.url)
-        await solving_par(server, environment)
+    async with solving_par(tmp_path, environment) as server:
         server.kill()
         left = await asyncio.to_thread(left_after, environment, timeout_s=GONE_WITHIN_S)
         assert left == {}
-    finally:
-        await server.stop()
 
 
 async def test_a_server_stopped_while_it_solves_par_leaves_no_process(
     tmp_path: Path, environment: dict[str, str]
 ) -> None:
-    server = ServerProcess(
-        f"sqlite:///{tmp_path / 'gaps.sqlite3'}", tmp_path, args=LONG_SOLVES, env=environment
-    )
-    server.start()
-    try:
-        await par_to_solve(server.url)
-        await solving_par(server, environment)
+    async with solving_par(tmp_path, environment) as server:
         server.terminate()
         assert await server.exited() == 0
         assert await asyncio.to_thread(left_after, environment, timeout_s=GONE_WITHIN_S) == {}
-    finally:
-        await server.stop()
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)  # --workers needs it

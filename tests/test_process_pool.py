@@ -9,12 +9,12 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import BrokenExecutor, CancelledError, Future
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from server.process_pool import ProcessPool
+from tests.processes import running
 
 
 @pytest.fixture
@@ -22,14 +22,6 @@ def pool() -> Iterator[ProcessPool]:
     made = ProcessPool(1)
     yield made
     made.shutdown()
-
-
-def running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def under_way(future: Future[Any]) -> None:

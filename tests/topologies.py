@@ -27,7 +27,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from tests.client import Client
-from tests.processes import kill_marked, left_after, marked_environment
+from tests.processes import kill_marked, left_after, marked_environment, running
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "topology"
@@ -126,15 +126,6 @@ def command(
 def skip_if_not_installable(output: str) -> None:
     if "missing:" in output or "apt-get" in output:
         pytest.skip(f"the topology's packages cannot be installed:\n{output[-1500:]}")
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def wait_gone(pids: list[int], *, timeout_s: float = 30) -> list[int]:
