@@ -10,13 +10,15 @@ from pathlib import Path
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from server.storage.database import create_engine, database_url
+from server.storage.database import create_engine, database_url, hold_migration_lock
 from server.storage.models import Base
 
 target_metadata = Base.metadata
 
 
 def run_on(connection: Connection) -> None:
+    # Before alembic reads the revision: one migration at a time (replicas start at once).
+    hold_migration_lock(connection)
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from server import logs
+from server import children, logs
 from server.app import Server
 from server.clock import SystemClock
 from server.config import Settings, add_arguments, from_arguments
@@ -234,7 +234,10 @@ async def _supervise(settings: Settings, argv: list[str], *, workers: int) -> No
     any that exits, and on SIGTERM or SIGINT stop them all (SIGTERM: each shuts down
     gracefully) and wait for them."""
     await _migrate(settings.database_url, settings.data_dir)
-    command = [sys.executable, "-m", "server", *argv, "--workers", "1", "--reuse-port"]
+    # Guarded: a worker gets SIGTERM when the supervisor ends, however it ends.
+    command = children.guarded(
+        [sys.executable, "-m", "server", *argv, "--workers", "1", "--reuse-port"]
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

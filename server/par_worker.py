@@ -1,10 +1,11 @@
 """The par worker: the par of every finished match, solved by a pool of processes.
 
 When a match ends, the lobby's end listener queues its id; a few asyncio tasks take ids
-from the queue and hand each deal to a ``ProcessPoolExecutor`` (``gaps.par.par`` with the
-worker's budgets), so that a long solve neither blocks the event loop nor delays the end
-of the match. The result is stored with the match (``Matches.save_par``): its score, and
-whether it is exact or only a lower bound (the budget ran out: shown as "unknown").
+from the queue and hand each deal to a pool of processes (server/process_pool.py:
+``gaps.par.par`` with the worker's budgets), so that a long solve neither blocks the event
+loop nor delays the end of the match; the processes end with the server, however it
+ends. The result is stored with the match (``Matches.save_par``): its score, and whether
+it is exact or only a lower bound (the budget ran out: shown as "unknown").
 
 Par is never stored below a score a player recorded in the match: that score was reached
 by a real line, so it is a lower bound too. A match whose par is not stored (the server
@@ -16,24 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
-import os
 import time
 from collections.abc import Callable
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor
 from functools import partial
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from gaps.par import par
 from gaps.seed import Seed
-from server.storage.matches import Matches, Unsolved
+from server.process_pool import ProcessPool
+
+if TYPE_CHECKING:  # a solving process imports this module: it needs none of the storage
+    from server.storage.matches import Matches, Unsolved
 
 log = logging.getLogger("gaps.server.par")
 
 #: Default budgets of one match's solve: nodes over the deal and all its redeals, seconds.
 PAR_MAX_NODES: Final = 2_000_000
 PAR_TIME_BUDGET_S: Final = 10.0
-#: The solving processes' niceness (19 is the lowest priority): see _yield_to_the_server.
+#: The solving processes' niceness (19 is the lowest priority): par may wait, moves may
+#: not. A solve's time budget is CPU time, so at a low priority it takes longer on a busy
+#: machine but searches as far.
 PAR_NICENESS: Final = 19
 #: About the most memory one solve's tables may take.
 PAR_MAX_MEMORY_MB: Final = 200.0
@@ -209,32 +213,10 @@ def _floored(match: Unsolved, score: int, exact: bool) -> tuple[int, bool]:
 
 
 def _process_pool(workers: int) -> Executor:
-    # Spawned, not forked: the server has threads (the database driver's), and a fork
-    # copies their locks in whatever state they are in.
-    return ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_yield_to_the_server,
-    )
-
-
-def _yield_to_the_server() -> None:
-    """Lower a solving process's priority by ``PAR_NICENESS``: par may wait, moves may
-    not. A solve's time budget is CPU time, so at a low priority it takes longer on a
-    busy machine but searches as far."""
-    os.nice(PAR_NICENESS)
+    return ProcessPool(workers, niceness=PAR_NICENESS)
 
 
 def _stop(executor: Executor) -> None:
-    """Shut ``executor`` down without waiting for the solves under way."""
-    if not isinstance(executor, ProcessPoolExecutor):
-        executor.shutdown(wait=True, cancel_futures=True)
-        return
-    # A solve runs for up to its time budget; it is given up (solved again at the next
-    # start) rather than waited for. (Python 3.14 has terminate_workers for this.)
-    processes = list((executor._processes or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join()
+    """Shut ``executor`` down. A :class:`ProcessPool` gives up the solves under way
+    (solved again at the next start) rather than wait for them."""
+    executor.shutdown(wait=True, cancel_futures=True)

@@ -10,27 +10,47 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.client import Client
+from tests.processes import cpu_seconds, marked
 
 
 class ServerProcess:
     """``gaps-server`` on a database, started and killed as a whole process, with
-    ``args`` added to its command line."""
+    ``args`` added to its command line (a later option overrides an earlier one), ``env``
+    added to its environment, and its log (stderr) appended to ``log`` if given."""
 
-    def __init__(self, database_url: str, data_dir: Path, *, args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        data_dir: Path,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        log: Path | None = None,
+    ) -> None:
         self.database_url = database_url
         self.data_dir = data_dir
         self.args = list(args)
+        self.env = dict(env or {})
+        self.log = log
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
     def start(self) -> None:
+        if self.log is None:
+            self._start(subprocess.DEVNULL)
+            return
+        with open(self.log, "a") as log:
+            self._start(log)
+
+    def _start(self, stderr: Any) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable, "-m", "server", "--port", "0",
@@ -40,14 +60,15 @@ class ServerProcess:
                 *self.args,
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             text=True,
-            env={**os.environ, "REDIS_URL": ""},
+            env={**os.environ, "REDIS_URL": "", **self.env},
         )
         assert self.process.stdout is not None
         banner = self.process.stdout.readline()
         listening = re.search(r"ws://127\.0\.0\.1:(\d+)", banner)
-        assert listening, f"the server did not start: {banner!r}"
+        log = self.log.read_text()[-3000:] if self.log is not None else ""
+        assert listening, f"the server did not start: {banner!r}\n{log}"
         self.port = int(listening.group(1))
 
     @property
@@ -115,3 +136,63 @@ async def rejoined(client: Client, code: str, *, timeout_s: float = 15.0) -> dic
         await asyncio.sleep(reply["retry_after_ms"] / 1000)
     assert reply["type"] != "error", reply
     return reply
+
+
+#: A classic deal whose solve outlasts any test (5 s of CPU leave its par a lower bound).
+HARD_DEAL = "JX5N-OFBH-UCXL-H7XJ"
+#: Solves that last: a match's solve runs for minutes unless its server dies.
+LONG_SOLVES = ("--par-workers", "1", "--par-max-nodes", "1000000000",
+               "--par-time-budget-s", "600")
+
+
+@asynccontextmanager
+async def solving_par(
+    data_dir: Path,
+    environment: dict[str, str],
+    *,
+    args: Sequence[str] = (),
+    log: Path | None = None,
+) -> AsyncIterator[ServerProcess]:
+    """A gaps-server on a fresh SQLite file in ``data_dir``, with ``environment``'s mark
+    (tests/processes.py) and ``args``, once its par solver is at work on a match that
+    ended (on ``HARD_DEAL``: it outlasts the test). Stopped after the block if it runs."""
+    server = ServerProcess(
+        f"sqlite:///{data_dir / 'gaps.sqlite3'}", data_dir, args=[*LONG_SOLVES, *args],
+        env=environment, log=log,
+    )
+    server.start()
+    try:
+        await _match_ended(server.url)
+        await _solver_at_work(server, environment)
+        yield server
+    finally:
+        await server.stop()
+
+
+async def _match_ended(url: str) -> None:
+    """A one-player match on ``HARD_DEAL``, played to its end: its par is to be solved."""
+    ana = await Client.connect(url)
+    try:
+        await ana.register("ana")
+        created = await ana.ok("create_match", max_players=1, countdown_s=0, seed=HARD_DEAL)
+        code = created["match"]["code"]
+        await ana.ok("ready", code=code)
+        await ana.event("started", match=code)
+        assert (await ana.act(code, "stop"))["type"] == "action_ok"
+        await ana.event("match_ended", match=code)
+    finally:
+        await ana.close()
+
+
+async def _solver_at_work(server: ServerProcess, environment: dict[str, str]) -> None:
+    """Once a process the server started (carrying ``environment``'s mark) is busy: its
+    par solver, at work on the match that ended."""
+    assert server.process is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while loop.time() < deadline:
+        started = set(marked(environment)) - {server.process.pid}
+        if any(cpu_seconds(pid) > 0.3 for pid in started):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no par solver at work: {marked(environment)}")

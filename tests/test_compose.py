@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -121,12 +122,18 @@ def test_only_the_load_balancer_publishes_a_port(compose: dict[str, Any]) -> Non
     assert compose["services"]["lb"]["depends_on"]["server"]["condition"] == "service_healthy"
 
 
-def test_haproxy_accepts_the_compose_configuration() -> None:
+def test_haproxy_accepts_the_compose_configuration(tmp_path: Path) -> None:
     if shutil.which("haproxy") is None:
         pytest.skip("haproxy is not installed (scripts/topology --install, or .ci/run)")
+    # The `cert` service's certificate, as scripts/topology makes it.
+    made = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "topology"), "certificate", "--dir", str(tmp_path)],
+        capture_output=True, text=True, check=True,
+    )
     checked = subprocess.run(
         ["haproxy", "-c", "-f", str(LB_CONFIG), "-f", str(LB_COMPOSE_CONFIG)],
         capture_output=True,
         text=True,
+        env={**os.environ, "GAPS_LB_CERT": json.loads(made.stdout)["pem"]},
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -6,6 +6,7 @@ turn: a real PostgreSQL started for the session, and an SQLite file.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -186,6 +187,22 @@ async def test_migrating_again_from_any_engine_changes_nothing_and_keeps_the_dat
     async with engine.connect() as connection:
         names = (await connection.execute(select(Player.name))).scalars().all()
     assert names == ["ana"]
+
+
+async def test_a_database_a_newer_release_migrated_is_served_as_it_is(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An older replica beside a newer one (a rolling upgrade, a roll-back) finds the
+    database at a revision it does not know: it leaves it alone, and says so."""
+    await database.migrate(engine)
+    async with engine.begin() as connection:
+        await connection.execute(text("UPDATE alembic_version SET version_num = '0999'"))
+    with caplog.at_level(logging.WARNING, logger="gaps.storage"):
+        await database.migrate(engine)
+    assert await revision(engine) == ["0999"]
+    (record,) = [r for r in caplog.records if r.name == "gaps.storage"]
+    assert "a revision this release does not know" in record.getMessage()
+    assert record.revision == ["0999"]  # type: ignore[attr-defined]
 
 
 async def test_player_names_and_token_hashes_are_unique(engine: AsyncEngine) -> None:

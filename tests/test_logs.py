@@ -6,6 +6,8 @@ import io
 import json
 import logging
 import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +17,8 @@ import pytest
 
 from server import logs
 from server.logs import JsonFormatter
+from tests.processes import marked_environment
+from tests.server_process import solving_par
 
 
 @pytest.fixture
@@ -160,13 +164,25 @@ def test_every_level_is_written_in_lower_case(
 
 @pytest.fixture
 def restore_root_logging() -> Iterator[None]:
+    """What ``logs.configure`` changes, put back after the test."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     websockets_level = logging.getLogger("websockets").level
+    hooks = (warnings.showwarning, sys.excepthook, threading.excepthook, sys.unraisablehook)
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
     logging.getLogger("websockets").setLevel(websockets_level)
+    warnings.showwarning, sys.excepthook, threading.excepthook, sys.unraisablehook = hooks
+
+
+@pytest.fixture
+def stderr(restore_root_logging: None, monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What ``logs.configure("INFO")`` writes to stderr."""
+    captured = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", captured)
+    logs.configure("INFO")
+    return captured
 
 
 def test_configure_sends_json_lines_to_stderr_at_the_given_level(
@@ -190,3 +206,71 @@ def test_configure_quiets_the_websockets_library(restore_root_logging: None) -> 
     logs.configure("DEBUG")
     assert logging.getLogger().level == logging.DEBUG
     assert logging.getLogger("websockets").level == logging.WARNING
+
+
+def test_a_warning_of_a_library_is_a_json_line_with_its_category_and_source(
+    stderr: io.StringIO,
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = logs._log_warning  # catch_warnings put the default back
+        warnings.warn("an old call", DeprecationWarning, stacklevel=1)
+    (entry,) = entries(stderr)
+    assert entry["logger"] == "py.warnings" and entry["level"] == "warning"
+    assert entry["message"] == "an old call"
+    assert entry["category"] == "DeprecationWarning"
+    assert entry["source"].startswith(__file__ + ":")
+
+
+def test_an_exception_that_ends_a_thread_is_a_json_line(stderr: io.StringIO) -> None:
+    def fail() -> None:
+        raise LookupError("nothing there")
+
+    thread = threading.Thread(target=fail, name="doomed")
+    thread.start()
+    thread.join()
+    (entry,) = entries(stderr)
+    assert entry["level"] == "error" and entry["thread_name"] == "doomed"
+    assert "LookupError: nothing there" in entry["exception"]
+
+
+def test_an_uncaught_exception_is_a_json_line(stderr: io.StringIO) -> None:
+    try:
+        raise KeyError("gone")
+    except KeyError as error:
+        sys.excepthook(type(error), error, error.__traceback__)
+    (entry,) = entries(stderr)
+    assert (entry["level"], entry["message"]) == ("critical", "uncaught exception")
+    assert "KeyError: 'gone'" in entry["exception"]
+
+
+def test_an_exception_python_ignores_is_a_json_line(stderr: io.StringIO) -> None:
+    class Faulty:
+        def __del__(self) -> None:
+            raise OSError("cannot close")
+
+    Faulty()
+    (entry,) = entries(stderr)
+    assert entry["level"] == "error"
+    assert entry["message"].startswith("Exception ignored in")
+    assert "Faulty" in entry["object"]
+    assert "OSError: cannot close" in entry["exception"]
+
+
+async def test_a_real_server_writes_only_json_lines_to_stderr_until_it_stops(
+    tmp_path: Path,
+) -> None:
+    """A server on a fresh SQLite file (its migration makes SQLAlchemy warn), solving a
+    match's par when SIGTERM comes: every line of its stderr is a JSON object."""
+    log = tmp_path / "server.log"
+    environment = marked_environment()
+    async with solving_par(
+        tmp_path, environment, args=["--log-level", "INFO"], log=log
+    ) as server:
+        server.terminate()
+        assert await server.exited() == 0
+    lines = log.read_text().splitlines()
+    logged = [json.loads(line) for line in lines]
+    assert all(isinstance(entry, dict) for entry in logged)
+    assert any(entry["logger"] == "py.warnings" for entry in logged)
+    assert logged[-1]["message"] == "stopped"

@@ -21,6 +21,7 @@ last committed state without waiting for the writer.
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,11 +31,17 @@ from typing import Any, Final
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from server.storage.outage import is_outage
+
+log = logging.getLogger("gaps.storage")
 
 # The repository's top-level migrations/ directory, which pyproject.toml installs as this
 # package: found the same way in an editable install and in a wheel.
@@ -54,6 +61,16 @@ SQLITE_BUSY_TIMEOUT_S: Final = 10.0
 
 #: SQLite connections that serve reads, beside the one that writes.
 SQLITE_READ_CONNECTIONS: Final = 4
+
+#: The advisory lock that migrations take on PostgreSQL (:func:`hold_migration_lock`): any
+#: number no other user of the database takes (server/storage/leader.py takes another).
+MIGRATION_LOCK_KEY: Final = 0x6A704D
+
+#: How long a migration waits for a table that another transaction holds, in seconds.
+MIGRATION_LOCK_TIMEOUT_S: Final = 5.0
+
+#: PostgreSQL's SQLSTATE for a lock not granted within ``lock_timeout``.
+LOCK_NOT_AVAILABLE: Final = "55P03"
 
 _DATABASES: weakref.WeakKeyDictionary[AsyncEngine, Database] = weakref.WeakKeyDictionary()
 
@@ -262,8 +279,74 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+class MigrationBlocked(Exception):
+    """A migration waited too long for a table that another transaction holds."""
+
+
 async def migrate(engine: AsyncEngine) -> None:
-    """Bring the database to the newest migration."""
-    async with Database.of(engine).write() as connection:
-        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
+    """Bring the database to the newest migration (one process at a time: see
+    :func:`hold_migration_lock`). Raises :class:`MigrationBlocked` when a table it
+    changes stays held by another transaction (nothing is changed then: try again)."""
+    try:
+        async with Database.of(engine).write() as connection:
+            ahead = await connection.run_sync(_upgrade)
+    except DBAPIError as error:
+        if getattr(error.orig, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+            raise
+        raise MigrationBlocked(
+            f"the migration waited {MIGRATION_LOCK_TIMEOUT_S:g} s for a table that another "
+            "transaction holds (a long query, a pg_dump?) and changed nothing: run it again "
+            "once that transaction ends"
+        ) from error
+    if ahead:
+        log.warning(
+            "the database is at a revision this release does not know (a newer release "
+            "migrated it): not migrated, served as it is",
+            extra={"revision": ahead},
+        )
+
+
+def _upgrade(connection: Connection) -> list[str]:
+    """Upgrade to the newest migration, unless the database is at a revision this
+    release does not know: a newer release migrated it, and this one runs beside it
+    during a rolling upgrade or after a roll-back (docs/operations.md says which
+    changes it tolerates). Returns those revisions then, untouched."""
+    hold_migration_lock(connection)  # before the revision is read (env.py takes it again)
+    config = alembic_config(connection)
+    script = ScriptDirectory.from_config(config)
+    unknown = [
+        revision
+        for revision in MigrationContext.configure(connection).get_current_heads()
+        if not _known(script, revision)
+    ]
+    if not unknown:
+        command.upgrade(config, "head")
+    return unknown
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        script.get_revision(revision)
+    except CommandError:
+        return False
+    return True
+
+
+def hold_migration_lock(connection: Connection) -> None:
+    """Serialize migrations on PostgreSQL: wait for, and hold until ``connection``'s
+    transaction ends, an advisory lock that every migration takes before it reads the
+    database's revision. Of replicas that start at once, one migrates; each of the
+    others then finds the revision it would reach and has nothing left to do.
+
+    The wait for the lock and the migration have no statement deadline (a migration may
+    take long); a table the migration changes is waited for ``MIGRATION_LOCK_TIMEOUT_S``
+    at most, since every query of the live replicas on that table queues behind the
+    waiting migration. On SQLite the one writer already runs one migration at a time."""
+    if connection.dialect.name != "postgresql":
+        return
+    connection.execute(text("SET LOCAL statement_timeout = 0"))
+    connection.execute(text("SET LOCAL lock_timeout = 0"))
+    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+    timeout_ms = round(MIGRATION_LOCK_TIMEOUT_S * 1000)
+    connection.execute(text(f"SET LOCAL lock_timeout = {timeout_ms}"))
 
