@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from typing import Final, Protocol
 
-from gaps.board import ALL_PLACED, Board, move_for
+from gaps.board import Board, move_for
 from gaps.game import Game
 from gaps.lookahead import REDEAL_SAMPLES, greedy_move, redeal_pays, rollout_greedy
 from gaps.move import REDEAL, STOP, Action
@@ -41,10 +41,8 @@ from gaps.search_bot import SearchBot
 from gaps.solver_bot import SolverBot
 
 __all__ = [
-    # ALL_PLACED and move_for are gaps.board's, named here too for code that imports
-    # them from here (gaps.par).
-    "ALL_PLACED", "BOT_NAMES", "LEVELS", "MAX_ACTIONS", "Bot", "GreedyBot", "RandomBot",
-    "SearchBot", "SolverBot", "bot_for_level", "bot_named", "move_for", "play_game",
+    "BOT_NAMES", "LEVELS", "MAX_ACTIONS", "Bot", "GreedyBot", "RandomBot",
+    "SearchBot", "SolverBot", "bot_for_level", "bot_named", "play_game",
 ]
 
 #: Safety net: a game that has taken this many actions is stopped by ``play_game``.

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from gaps.bots import ALL_PLACED, SearchBot, play_game
-from gaps.bots import move_for as _move_for
+from gaps.board import ALL_PLACED
+from gaps.board import move_for as _move_for
+from gaps.bots import SearchBot, play_game
 from gaps.frontier import best_first
 from gaps.game import (
     _ROW_STARTS,

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gaps import Game, Move, Seed
-from gaps.bots import ALL_PLACED, move_for
+from gaps.board import ALL_PLACED, move_for
 from gaps.frontier import best_first, placed_in
 from gaps.solver import Budget, solve
 from tests.test_solver import WON, deal, most_placed, replayed

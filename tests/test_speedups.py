@@ -12,7 +12,7 @@ import pytest
 from gaps import Game, Move
 from gaps import frontier as frontier_module
 from gaps import shortest as shortest_module
-from gaps.bots import ALL_PLACED, move_for
+from gaps.board import ALL_PLACED, move_for
 from gaps.bound import upper_bound
 from gaps.frontier import COMPILED, Plan, best_first, placed_in
 from gaps.shortest import moves_to_win, shortest_line
