@@ -34,6 +34,7 @@ from client_cli.config import http_base
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.match_state import MatchState, Phase
+from client_cli.refusals import error_words
 from client_cli.render import (
     action_text,
     append_bot_mark,
@@ -98,7 +99,8 @@ def result_line(reply: Mapping[str, Any]) -> Text:
     elif kind == "stop":
         text = Text("Stopped: your score stands")
     elif kind == "undo":
-        text = printable_text(f"Took back {reply.get('card')}")
+        text = Text("Took back ")
+        text.append_text(action_text(str(reply.get("card", ""))))
     else:
         text = action_text(str(reply.get("card", reply.get("action", ""))))
         text.append(printable(f"  {reply.get('from')} → {reply.get('to')}"))
@@ -636,7 +638,7 @@ class MatchApp(BoardApp):
         try:
             await self.connection.ready(state.code, ready)
         except ClientError as error:
-            self.query_one(MessageLine).say(str(error), error=True)
+            self.query_one(MessageLine).say(error_words(error), error=True)
 
     @staticmethod
     def _starts_short(state: MatchState) -> bool:
@@ -658,7 +660,7 @@ class MatchApp(BoardApp):
         try:
             await self.connection.start_match(self.state.code)
         except ClientError as error:
-            self.query_one(MessageLine).say(str(error), error=True)
+            self.query_one(MessageLine).say(error_words(error), error=True)
 
     def action_undo(self) -> None:
         self.submit("undo")
@@ -708,7 +710,7 @@ class MatchApp(BoardApp):
             return
         except ClientError as error:
             self._said = None
-            line.say(str(error), error=True)
+            line.say(error_words(error), error=True)
             return
         self.state.apply_ack(reply)
         self._said = result_line(reply)  # shown with the next redraw, with the board

@@ -693,3 +693,9 @@ async def test_the_race_and_result_screens_look_as_they_did(
         await until(pilot, lambda: "^p" in screen_text(app))
         await pilot.pause()
         assert svg(name="ranking") == app.export_screenshot(title="ranking")
+
+
+def test_an_undo_says_which_card_it_took_back_in_the_boards_notation() -> None:
+    line = screen.result_line({"kind": "undo", "card": "TS", "from": "r1c6", "to": "r2c3",
+                               "score": 3, "placed": 3, "status": "playing"})
+    assert line.plain == "Took back 10♠ · score 3 · placed 3/48"
