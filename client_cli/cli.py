@@ -34,12 +34,14 @@ from textual.app import App
 
 from client_cli import arguments, http
 from client_cli.arguments import Parser, UsageError
+from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
+from client_cli.par import gap_words
 from client_cli.practice import PracticeApp, PracticeSession
 from client_cli.records import Records
 from client_cli.refusals import refusal_words
@@ -56,6 +58,7 @@ from client_cli.tables import (
     local_time,
     ranking_table,
     ratings_table,
+    replay_table,
     standings_table,
     tournament_end,
     tournament_status,
@@ -85,8 +88,21 @@ class CliError(Exception):
 class Context:
     options: argparse.Namespace
     out: Console
-    frontend: Frontend
+    #: What runs a screen (the terminal; a test's driver).
+    runs: Frontend
     _config: Config | None = None
+
+    async def frontend(self, app: App[Any]) -> Any:
+        """Run a screen in the colours of the config, and keep them when the player
+        switches them there."""
+        if isinstance(app, BoardApp):
+            app.use_colours(self.config.colours, remember=self._remember_colours)
+        return await self.runs(app)
+
+    def _remember_colours(self, name: str) -> None:
+        self.config.colours = name
+        with contextlib.suppress(ConfigError):  # a nicety: the screen goes on without it
+            self.config.save()
 
     @property
     def config(self) -> Config:
@@ -559,7 +575,8 @@ async def _play(
     the rematch asked for on the ranking screen, if any)."""
     state, rematch = await _screen(context, connection, snapshot, heading=heading)
     if state.phase is Phase.FINISHED and state.ranking is not None:
-        context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
+        context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}",
+                                        par=state.par))
         if state.seed is None:
             context.out.print(printable_text(
                 f"The seed stays secret for now. Replay: gaps replay {state.code}"))
@@ -817,7 +834,9 @@ async def cmd_daily(context: Context) -> int:
                 f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))
         if board:
-            out.print(printable_text(f"Today's deal: {daily_par_note(board)}."))
+            gap = gap_words(me.get("score"), board.get("par"))
+            out.print(printable_text(f"Today's deal: {daily_par_note(board)}"
+                                     f"{f'; your score is {gap}' if gap else ''}."))
         out.print(printable_text(f"The deal stays secret until the day is over (UTC); then: "
                                  f"gaps replay {state.code}"))
     else:
@@ -1112,10 +1131,12 @@ async def cmd_replay(context: Context) -> int:
         return 0
     Path(target).write_text(text, encoding="utf-8")
     players = document.get("players", [])
-    actions = sum(len(player.get("actions", [])) for player in players)
-    context.out.print(f"Saved the replay of match {code} ({len(players)} player(s), {actions} "
-                      f"actions) to {target}.")
-    context.out.print(f"Check every score: gaps verify {target}")
+    actions = sum(len(player.get("actions", [])) for player in players
+                  if isinstance(player, dict))
+    context.out.print(replay_table(document, you=_my_name(context)))
+    context.out.print(printable_text(f"Saved the replay of match {code} ({len(players)} "
+                                     f"player(s), {actions} actions) to {target}."))
+    context.out.print(printable_text(f"Check every score: gaps verify {target}"))
     return 0
 
 

@@ -311,7 +311,8 @@ class TournamentFollower:
         elif state.phase is Phase.FINISHED and state.ranking is not None:
             self.connection.forget(code)
             self.out.print(ranking_table(state.ranking, state.you_id,
-                                         title=f"Round {number}/{rounds} (match {code})"))
+                                         title=f"Round {number}/{rounds} (match {code})",
+                                         par=state.par))
         elif state.phase is not Phase.FINISHED and (
                 state.playing or state.phase in (Phase.LOBBY, Phase.COUNTDOWN)):
             raise Interrupted(f"left round {number} of tournament {self.code} during your "

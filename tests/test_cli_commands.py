@@ -40,6 +40,7 @@ from tests.cli_support import (
     gaps,
     lobby,
     racing,
+    screen_text,
     seated,
 )
 
@@ -294,7 +295,9 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
     capsys.readouterr()
 
     assert await gaps("replay", code) == 0
-    assert f"to gaps-replay-{code}.json" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"to gaps-replay-{code}.json" in out
+    assert "to par" in out and "par not solved yet" in out  # this server computes none
     path = tmp_path / f"gaps-replay-{code}.json"
     document = json.loads(path.read_text())
     assert document["match"]["seed"] == KNOWN_SEED
@@ -371,6 +374,26 @@ def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
     assert Config.load().path == config_dir / "config.json"
 
 
+async def test_the_colours_switched_on_a_screen_are_kept_for_the_next(config_dir: Path) -> None:
+    palettes = []
+
+    async def switch(app: PracticeApp, pilot: Pilot[Any]) -> None:
+        palettes.append(app.palette.name)
+        app.action_switch_colours()
+        await pilot.pause()
+        assert app.current_theme.name == "gaps-light"
+        await pilot.press("ctrl+q")
+
+    async def look(app: PracticeApp, pilot: Pilot[Any]) -> None:
+        palettes.append(app.palette.name)
+        await pilot.press("ctrl+q")
+
+    assert await gaps("practice", frontend=driving(switch)) == 0
+    assert json.loads((config_dir / "config.json").read_text())["colours"] == "light"
+    assert await gaps("practice", frontend=driving(look)) == 0
+    assert palettes == ["dark", "light"]
+
+
 # -- what a hostile server says is printed as typed ------------------------------------------
 
 
@@ -415,7 +438,7 @@ async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
 
         async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
             await pilot.press("ctrl+q")  # asks first: the seat would be given up
-            assert app.is_running and "press again to quit" in str(
+            assert app.is_running and "Press ctrl+q again to quit" in str(
                 app.query_one(MessageLine).text)
             await pilot.press("ctrl+q")
             await pilot.pause()
@@ -586,7 +609,7 @@ async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_k
         new_code = offered["match"]["code"]
         await until(pilot, lambda: same_deal in app.state.rematches)
         await pilot.pause()
-        reveal = str(app.screen.query_one("#reveal").render())
+        reveal = screen_text(app)
         what = "the same deal, unrated" if same_deal else "a new deal"
         assert f"offered a rematch ({what}): match {new_code}. {key} takes your seat in it." \
             in " ".join(reveal.split())
