@@ -155,7 +155,7 @@ class TournamentFollower:
                        timeout=30, markup=False)
         elif name == "tournament_ended":
             app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
-                       "q shows the final standings", title="The tournament is over",
+                       "ctrl+q shows the final standings", title="The tournament is over",
                        timeout=60, markup=False)
 
     def _join_soon(self, code: str) -> asyncio.Task[Message]:
