@@ -407,7 +407,8 @@ class MatchApp(BoardApp):
         if state.phase is Phase.LOBBY:
             code = printable(state.code)
             summary = state.summary
-            lines = [f"In the lobby of match {code}: others join with  gaps join {code}",
+            # Lines of at most 55 columns: the smallest board's room holds them.
+            lines = [f"Lobby: others join with  gaps join {code}",
                      printable(f"Seats {len(state.players)}/{summary.get('max_players', '?')}"
                                f" · clock {format_duration(state.time_limit_s)}"
                                f" · {state.ruleset.name} · win by {summary.get('win_by', 'time')}")]
@@ -416,7 +417,7 @@ class MatchApp(BoardApp):
                 lines.append("You are ready: waiting for the others." if ready
                              else "Press r when you are ready.")
                 if state.is_host:
-                    lines.append("You are the host: g starts the match with whoever is there.")
+                    lines.append("You host it: g starts it with whoever is there.")
             return "\n".join(lines)
         if state.phase is Phase.COUNTDOWN:
             left = max(0.0, (state.countdown_ends or 0) - time.monotonic())

@@ -268,7 +268,7 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
                 await pilot.pause()
                 assert_inert(screen_text(app), f"Gaps Arena {shown_code}  {SHOWN} · round 1/3",
                              "win by [b]x\ufffd[2J", f"  {shown_name}", "[i]9",
-                             f"In the lobby of match {shown_code}")
+                             f"Lobby: others join with  gaps join {shown_code}")
                 await pilot.press("r")  # refused, in the server's words
                 await until(pilot, lambda: message(app) == SHOWN)
                 await hostile.push({"type": "event", "match": code, "seq": 1,
