@@ -27,7 +27,7 @@ from client_cli.cli import run_async
 from client_cli.connection import Connection
 from client_cli.screen import MatchApp
 from client_cli.widgets import MessageLine
-from gaps import Game, Seed
+from gaps import Game, Seed, Slot
 
 Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
 Frontend = Callable[[App[Any]], Awaitable[None]]
@@ -221,6 +221,19 @@ def screen_text(app: App[Any]) -> str:
 # -- a race on a scripted server, the same on every run ------------------------------------
 
 DEAL = "AAAA-BBBB-CCCC-DDDD"
+#: A position with every kind of cell: preserved cards (rows 1 and 2), gaps, a dead gap
+#: (r1c6, right of a King), cards of both colours (``Game.from_layout``).
+EVERY_CELL = """
+    2C 3C 4C -- KH -- 5S 6S 7S 8S 9S TS JS
+    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
+    3H 4H 5H 6H 7H 8H 9H TH JH QH 2H 2S 3S
+    KC QC JC TC 9C 8C 7C 6C 5C -- 4S QS KS
+"""
+
+
+def at(text: str) -> int:
+    """The flat index of a slot written ``r1c6``."""
+    return Slot.parse(text).index
 BOB = seated(8, "bob", placed=20, score=20, status="stopped", finished=True,
              end_reason="stopped", finish_ms=240_800, moves_made=31)
 CAROL = seated(9, "carol-who-has-a-long-name", placed=12, score=12, status="playing",

@@ -21,21 +21,9 @@ from client_cli.board import (
 )
 from client_cli.palette import DARK, LIGHT
 from gaps import Game, Seed, Slot
+from tests.cli_support import EVERY_CELL, at
 
 KNOWN = Seed.parse("AAAA-BBBB-CCCC-DDDD")
-#: Gaps, a dead gap right of a King, preserved sequences in rows 1 and 2.
-LAYOUT = """
-    2C 3C 4C -- KH -- 5S 6S 7S 8S 9S TS JS
-    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
-    3H 4H 5H 6H 7H 8H 9H TH JH QH 2H 2S 3S
-    KC QC JC TC 9C 8C 7C 6C 5C -- 4S QS KS
-"""
-
-
-def at(text: str) -> int:
-    return Slot.parse(text).index
-
-
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=str)
 def test_every_geometry_draws_its_size_and_finds_each_cell_back(geometry: Geometry) -> None:
     lines = board_lines(Game(KNOWN, "classic"), geometry=geometry)
@@ -68,7 +56,7 @@ def test_a_compact_board_is_13_cells_of_4_and_its_rows_close_together() -> None:
 
 
 def test_the_board_shows_gaps_dead_gaps_targets_and_preserved_sequences() -> None:
-    game = Game.from_layout(LAYOUT)
+    game = Game.from_layout(EVERY_CELL)
     assert preserved_indices(game) == {0, 1, 2} | set(range(13, 25))
     lines = board_lines(game, cursor=0, targets={at("r1c4")})
     row_one = lines[1].plain
@@ -90,7 +78,7 @@ def test_marks_underline_exactly_the_cards_that_can_move() -> None:
 
 
 def test_tiles_have_a_face_and_the_light_setting_its_own_colours() -> None:
-    game = Game.from_layout(LAYOUT)
+    game = Game.from_layout(EVERY_CELL)
     tiles = GEOMETRIES[-1]
     lines = board_lines(game, geometry=tiles, palette=LIGHT)
     faces = " ".join(str(span.style) for line in lines for span in line.spans)

@@ -29,23 +29,10 @@ from client_cli.palette import (
     theme_of,
 )
 from client_cli.players import Look, players_table
-from gaps import Game, Slot
+from gaps import Game
+from tests.cli_support import EVERY_CELL, at
 
 SETTINGS = list(PALETTES.values())
-#: Every kind of cell: preserved cards (rows 1 and 2), gaps, a dead gap (r1c6, right of
-#: a King), cards of both colours.
-LAYOUT = """
-    2C 3C 4C -- KH -- 5S 6S 7S 8S 9S TS JS
-    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
-    3H 4H 5H 6H 7H 8H 9H TH JH QH 2H 2S 3S
-    KC QC JC TC 9C 8C 7C 6C 5C -- 4S QS KS
-"""
-
-
-def at(text: str) -> int:
-    return Slot.parse(text).index
-
-
 def theme_colours(palette: Palette) -> dict[str, str]:
     """The colours Textual computes from the setting's theme (``$background``, ...)."""
     return {name: value.upper() if value.startswith("#") else value
@@ -87,7 +74,7 @@ def test_each_setting_draws_on_its_themes_background(palette: Palette) -> None:
 def test_every_card_and_gap_reads_against_its_ground(palette: Palette, geometry: object) -> None:
     """Every cell kind, and the cursor on each (its colours swapped), the selection, the
     targets, the marks: every mark drawn reads at 4.5:1 or more."""
-    game = Game.from_layout(LAYOUT)
+    game = Game.from_layout(EVERY_CELL)
     drawn: set[tuple[str, str, str]] = set()
     for cursor in (at("r1c1"), at("r1c4"), at("r1c5"), at("r1c6"), at("r3c1"), at("r3c12"),
                    at("r4c10"), at("r2c13")):
