@@ -10,6 +10,7 @@ question ("press again to ...") goes away when its time to answer is over.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, ClassVar
@@ -20,6 +21,7 @@ from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
@@ -178,6 +180,10 @@ class BoardApp(App[int]):
             self.query_one(BoardView).palette = self.palette
             self.query_one(MessageLine).clear()  # drawn in the other setting's colours
             self.refresh_view()
+            self.colours_changed()
+
+    def colours_changed(self) -> None:
+        """Draw again in the new colours what ``refresh_view`` does not draw."""
 
     def action_switch_colours(self) -> None:
         name = OTHER[self.palette.name]
@@ -216,9 +222,10 @@ class BoardApp(App[int]):
         if self._armed != armed:
             return
         self._armed = ("", 0.0)
-        line = self.query_one(MessageLine)
-        if isinstance(line.text, Text) and line.text.plain == question:
-            line.clear()
+        with contextlib.suppress(NoMatches):  # the app is closing: nothing to clear
+            line = self.query_one(MessageLine)
+            if isinstance(line.text, Text) and line.text.plain == question:
+                line.clear()
 
     # -- size --------------------------------------------------------------------------------
 

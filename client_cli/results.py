@@ -215,14 +215,18 @@ class RankingScreen(Screen[Rematch | None]):
     RankingScreen #reveal { padding: 1 1 0 1; height: auto; }
     """
 
-    def __init__(self, state: MatchState, server: str, *, palette: Palette = DARK,
-                 fetching: bool = False) -> None:
+    def __init__(self, state: MatchState, server: str, *, fetching: bool = False) -> None:
         """``fetching``: the deal's par is being asked for (it is drawn once it comes)."""
         super().__init__()
         self.state = state
         self.server = server
-        self.palette = palette
         self.fetching = fetching
+
+    @property
+    def palette(self) -> Palette:
+        """The app's colours (they may be switched while this screen is shown)."""
+        palette = getattr(self.app, "palette", DARK)
+        return palette if isinstance(palette, Palette) else DARK
 
     @property
     def par(self) -> object:
@@ -302,10 +306,12 @@ class RankingScreen(Screen[Rematch | None]):
         return Group(*lines, text)
 
     def redraw(self, *, fetching: bool | None = None) -> None:
-        """Draw the par, the ranking and the offers again (the par or an offer came)."""
+        """Draw the par, the ranking and the offers again (the par or an offer came, or
+        the colours were switched)."""
         if fetching is not None:
             self.fetching = fetching
         with contextlib.suppress(NoMatches):
+            self.query_one("#headline", Static).update(self._headline())
             self.query_one("#par", Static).update(self._par())
             self.query_one(RankingView).refresh()
             self.query_one("#reveal", Static).update(self._reveal())

@@ -263,8 +263,8 @@ class MatchApp(BoardApp):
             self._show_replay()
 
     def _show_replay(self) -> None:
-        if not self.is_running:
-            return
+        if not self.is_running or not self.screen_stack:
+            return  # the app is closing
         screen = self.screen
         if isinstance(screen, RankingScreen):
             screen.redraw(fetching=self.fetching_replay)
@@ -570,7 +570,6 @@ class MatchApp(BoardApp):
     def action_ranking(self) -> None:
         if self.state.ranking is not None:
             self.push_screen(RankingScreen(self.state, self.connection.url,
-                                           palette=self.palette,
                                            fetching=self.fetching_replay),
                              callback=self._ranking_closed)
 
@@ -580,6 +579,9 @@ class MatchApp(BoardApp):
             self.exit(0)
             return
         self.call_after_refresh(self._back_on_board)
+
+    def colours_changed(self) -> None:
+        self._show_replay()
 
     def _back_on_board(self) -> None:
         """The board's screen again: draw what came while the ranking was shown."""

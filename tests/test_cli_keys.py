@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Input, Static
 
 from client_cli.match_state import Phase
+from client_cli.palette import LIGHT
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView
 from gaps import Card, Game, Seed
@@ -246,3 +247,16 @@ def test_the_docs_key_table_is_the_screens_bindings() -> None:
              if isinstance(binding, Binding) for key in binding.key.split(",")}
     assert documented == bound | {"Enter", "Esc"}, (documented, bound)
     assert {"Enter", "Esc", "up", "down", "left", "right"} <= board
+
+
+async def test_the_colours_switch_on_any_screen() -> None:
+    async with race((80, 24)) as (app, pilot, hostile):
+        await hostile.push(ENDED)
+        await until(pilot, lambda: isinstance(app.screen, RankingScreen))
+        app.action_switch_colours()  # from the command palette, over the ranking
+        await pilot.pause()
+        assert app.palette is LIGHT and app.current_theme.name == "gaps-light"
+        assert isinstance(app.screen, RankingScreen) and app.screen.palette is LIGHT
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.query_one(BoardView).palette is LIGHT
