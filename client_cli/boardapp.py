@@ -346,7 +346,8 @@ class BoardApp(App[int]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):
-            if command.callback != self.action_change_theme:  # two colour settings only
+            # Two colour settings only (below), and one screenshot: ours says where it went.
+            if command.title not in ("Theme", "Screenshot"):
                 yield command
         yield SystemCommand("Help", "The keys and the notation (?)", self.action_help)
         yield SystemCommand("Marks", "Mark every card that can move now (m)", self.action_marks)

@@ -179,6 +179,9 @@ async def test_ctrl_s_saves_the_screen_and_ctrl_p_opens_the_command_palette(
         [saved] = tmp_path.glob("*.svg")
         assert saved.read_text().startswith("<svg") and "AAAA-BBBB-CCCC-DDDD" in \
             saved.read_text().replace("&#45;", "-")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert titles.count("Screenshot") == 1 and "Theme" not in titles
+        assert "Colours: light" in titles
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
