@@ -22,7 +22,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -32,15 +32,19 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import App
 
-from client_cli import http
+from client_cli import arguments, http
+from client_cli.arguments import Parser, UsageError
+from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
-from client_cli.duration import DurationError, format_duration, format_ms, parse_duration
+from client_cli.duration import format_duration, format_ms
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
+from client_cli.par import gap_words
 from client_cli.practice import PracticeApp, PracticeSession
 from client_cli.records import Records
+from client_cli.refusals import refusal_words
 from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp, Rematch, rematch_options
 from client_cli.tables import (
@@ -54,6 +58,7 @@ from client_cli.tables import (
     local_time,
     ranking_table,
     ratings_table,
+    replay_table,
     standings_table,
     tournament_end,
     tournament_status,
@@ -61,7 +66,7 @@ from client_cli.tables import (
 )
 from client_cli.tournament import follow, intro, print_final
 from client_cli.verify import Report, verify
-from gaps import RULESETS, NotationError, Seed
+from gaps import RULESETS, Seed
 
 Frontend = Callable[[App[Any]], Awaitable[Any]]
 
@@ -83,8 +88,21 @@ class CliError(Exception):
 class Context:
     options: argparse.Namespace
     out: Console
-    frontend: Frontend
+    #: What runs a screen (the terminal; a test's driver).
+    runs: Frontend
     _config: Config | None = None
+
+    async def frontend(self, app: App[Any]) -> Any:
+        """Run a screen in the colours of the config, and keep them when the player
+        switches them there."""
+        if isinstance(app, BoardApp):
+            app.use_colours(self.config.colours, remember=self._remember_colours)
+        return await self.runs(app)
+
+    def _remember_colours(self, name: str) -> None:
+        self.config.colours = name
+        with contextlib.suppress(ConfigError):  # a nicety: the screen goes on without it
+            self.config.save()
 
     @property
     def config(self) -> Config:
@@ -113,102 +131,20 @@ class Context:
             if refusal.code == "bad_token":
                 raise CliError(
                     f"{self.server} does not know {account.name}'s token any more: "
-                    "register again with `gaps register NAME --force`"
+                    f"`gaps register {account.name}` registers that name again"
                 ) from None
             raise
-
-
-# -- argument types -----------------------------------------------------------------------
-
-
-def _duration(text: str) -> int:
-    try:
-        return parse_duration(text)
-    except DurationError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _countdown(text: str) -> int:
-    return 0 if text.strip() in ("0", "0s") else _duration(text)
-
-
-def _pace(text: str) -> float:
-    cleaned = text.strip().lower().removesuffix("s")
-    try:
-        value = float(cleaned)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a pace: expected seconds per move, like 1.5 or 0"
-        ) from None
-    if not 0 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a pace: expected 0 to 600 seconds")
-    return value
-
-
-def _bounded(low: int, high: int, what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {what}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} {what} is not in {low}..{high}")
-        return value
-
-    return parse
-
-
-def _seed(text: str) -> str:
-    try:
-        return str(Seed.parse(text))
-    except NotationError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _code(text: str) -> str:
-    code = text.strip().upper()
-    if not code or not code.isalnum():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a match code (like K7QX2M)")
-    return code
-
-
-def _tournament_code(text: str) -> str:
-    code = text.strip().upper()
-    if not code or not code.isalnum():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a tournament code (like Q4M2ZK)")
-    return code
-
-
-def _day(text: str) -> str:
-    try:
-        return date.fromisoformat(text.strip()).isoformat()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a day: expected YYYY-MM-DD") from None
-
-
-def _time(text: str) -> datetime:
-    """An ISO 8601 time; without an offset it is the user's local time."""
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a time: expected ISO 8601, like 2026-11-29T18:00 or "
-            "2026-11-29T18:00:00Z"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # local time
-    return moment.astimezone(UTC)
 
 
 # -- the parser --------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--server", metavar="URL",
                         help="the server, like ws://HOST:8765 (default: $GAPS_SERVER, then the "
                              "server you registered on, then ws://127.0.0.1:8765)")
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="gaps", description="Gaps Arena from the terminal: race people and bots at Gaps.",
         epilog="Start with `gaps register NAME`, then `gaps create` or `gaps practice`. "
                "See docs/client.md.",
@@ -232,20 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
                                              "the match screen.")
     create.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                         help="the ruleset (default classic)")
-    create.add_argument("--players", type=_bounded(1, 16, "players"), default=2, metavar="N",
-                        help="seats, 1-16 (default 2)")
-    create.add_argument("--time", type=_duration, default=600, metavar="DURATION",
-                        help="the match clock, like 10m, 90s, 1h (default 10m)")
+    create.add_argument("--players", type=arguments.bounded(1, 16, "players"), default=2,
+                        metavar="N", help="seats, 1-16 (default 2)")
+    create.add_argument("--time", type=arguments.match_clock, default=600, metavar="DURATION",
+                        help="the match clock, like 10m, 90s, 1h, at most 24h (default 10m)")
     create.add_argument("--win-by", choices=("time", "score"), default="time",
                         help="time: the fastest winner; score: the best score (default time)")
     create.add_argument("--public", action="store_true", help="list it in `gaps matches`")
     create.add_argument("--bots", action="store_true",
                         help="let declared bots sit (`gaps bot --join CODE`); they are "
                              "refused otherwise")
-    create.add_argument("--seed", type=_seed, metavar="CODE",
+    create.add_argument("--seed", type=arguments.seed, metavar="CODE",
                         help="deal this share code (the match is then unrated)")
-    create.add_argument("--countdown", type=_countdown, metavar="DURATION",
-                        help="countdown before the deal (default: the server's)")
+    create.add_argument("--countdown", type=arguments.countdown, metavar="DURATION",
+                        help="countdown before the deal, at most 60s (default: the server's)")
     create.add_argument("--detach", action="store_true",
                         help="only create it and print the code; `gaps join CODE` takes "
                              "your seat back within the server's grace period (30 s by "
@@ -253,14 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     create.set_defaults(handler=cmd_create)
 
     join = commands.add_parser("join", parents=[common], help="join a match by its code")
-    join.add_argument("code", type=_code, help="the match's join code")
+    join.add_argument("code", type=arguments.match_code, help="the match's join code")
     join.set_defaults(handler=cmd_join)
 
     matches = commands.add_parser("matches", parents=[common], help="list open public matches")
     matches.set_defaults(handler=cmd_matches)
 
     watch = commands.add_parser("watch", parents=[common], help="watch a match as a spectator")
-    watch.add_argument("code", type=_code, help="the match's join code")
+    watch.add_argument("code", type=arguments.match_code, help="the match's join code")
     watch.set_defaults(handler=cmd_watch)
 
     play = commands.add_parser("play", parents=[common], help="quick match: race whoever is "
@@ -269,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "match screen. Ctrl-C while waiting leaves the queue.")
     play.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                       help="the ruleset (default classic)")
-    play.add_argument("--bot-after", type=_duration, metavar="DURATION",
+    play.add_argument("--bot-after", type=arguments.duration, metavar="DURATION",
                       help="if nobody comes within this long, race a bot instead (a new "
                            "2-seat match, rated, win by time)")
     play.set_defaults(handler=cmd_play)
@@ -281,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     daily.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                        help="the ruleset (default classic)")
     daily.add_argument("--board", action="store_true", help="show the day's board instead")
-    daily.add_argument("--day", type=_day, metavar="YYYY-MM-DD",
+    daily.add_argument("--day", type=arguments.day, metavar="YYYY-MM-DD",
                        help="with --board: that day's board (default today, UTC)")
     daily.set_defaults(handler=cmd_daily)
 
@@ -295,10 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default score)")
     board.add_argument("--period", choices=("all", "month", "day"), default="all",
                        help="all time, or the UTC month or day holding --day (default all)")
-    board.add_argument("--day", type=_day, metavar="YYYY-MM-DD",
+    board.add_argument("--day", type=arguments.day, metavar="YYYY-MM-DD",
                        help="picks the month or day (default today, UTC)")
-    board.add_argument("--limit", type=_bounded(1, 100, "rows"), default=20, metavar="N",
-                       help="rows per page, 1-100 (default 20)")
+    board.add_argument("--limit", type=arguments.bounded(1, 100, "rows"), default=20,
+                       metavar="N", help="rows per page, 1-100 (default 20)")
     where = board.add_mutually_exclusive_group()
     where.add_argument("--around-me", action="store_true",
                        help="your rank and the rows around it (needs your account)")
@@ -311,8 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  description="A player's rating in each ruleset, and its "
                                              "recent changes.")
     rating.add_argument("name", nargs="?", help="the player (default: you)")
-    rating.add_argument("--history", type=_bounded(0, 200, "rows"), default=10, metavar="N",
-                        help="how many recent changes to show (default 10)")
+    rating.add_argument("--history", type=arguments.bounded(0, 200, "rows"), default=10,
+                        metavar="N", help="how many recent changes to show (default 10)")
     rating.set_defaults(handler=cmd_rating)
 
     tournament = commands.add_parser("tournament", parents=[common], help="tournaments",
@@ -324,20 +260,22 @@ def build_parser() -> argparse.ArgumentParser:
                                   description="Create a tournament and print its code. You "
                                               "organise it; to play too, enter it with --join "
                                               "(or `gaps tournament join CODE`).")
-    t_create.add_argument("--name", default="Tournament", help="shown in lists")
+    t_create.add_argument("--name", type=arguments.tournament_name, default="Tournament",
+                          help="shown in lists, at most 64 characters")
     t_create.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                           help="the ruleset (default classic)")
-    t_create.add_argument("--rounds", type=_bounded(1, 20, "rounds"), default=3, metavar="N",
-                          help="deals to play, 1-20 (default 3)")
-    t_create.add_argument("--players", type=_bounded(1, 64, "players"), default=16,
+    t_create.add_argument("--rounds", type=arguments.bounded(1, 20, "rounds"), default=3,
+                          metavar="N", help="deals to play, 1-20 (default 3)")
+    t_create.add_argument("--players", type=arguments.bounded(1, 64, "players"), default=16,
                           metavar="N", help="entrants, 1-64 (default 16)")
-    t_create.add_argument("--round-time", type=_duration, default=600, metavar="DURATION",
-                          help="each round's clock, like 10m (default 10m)")
+    t_create.add_argument("--round-time", type=arguments.round_clock, default=600,
+                          metavar="DURATION",
+                          help="each round's clock, like 10m, at most 24h (default 10m)")
     when = t_create.add_mutually_exclusive_group()
-    when.add_argument("--start-at", type=_time, metavar="TIME",
+    when.add_argument("--start-at", type=arguments.moment, metavar="TIME",
                       help="starts by itself then: ISO 8601, like 2026-11-29T18:00 (your local "
                            "time) or 2026-11-29T17:00Z")
-    when.add_argument("--start-in", type=_duration, metavar="DURATION",
+    when.add_argument("--start-in", type=arguments.duration, metavar="DURATION",
                       help="starts by itself after this long, like 5m")
     t_create.add_argument("--bots", action="store_true",
                           help="let declared bots enter (`gaps bot --tournament CODE`)")
@@ -347,24 +285,26 @@ def build_parser() -> argparse.ArgumentParser:
     t_join = actions.add_parser("join", parents=[common], help="enter a tournament and play it",
                                 description="Enter a tournament (or follow yours again) and "
                                             "play its rounds: each opens the match screen.")
-    t_join.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_join.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
     t_join.set_defaults(handler=cmd_tournament_join)
     t_list = actions.add_parser("list", parents=[common], help="open and running tournaments")
     t_list.set_defaults(handler=cmd_tournament_list)
     t_standings = actions.add_parser("standings", parents=[common],
                                      help="a tournament's standings")
-    t_standings.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_standings.add_argument("code", type=arguments.tournament_code,
+                             help="the tournament's code")
     t_standings.set_defaults(handler=cmd_tournament_standings)
     t_start = actions.add_parser("start", parents=[common], help="start your tournament now")
-    t_start.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_start.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
     t_start.set_defaults(handler=cmd_tournament_start)
     t_remove = actions.add_parser(
         "remove", parents=[common], help="remove an entrant from your tournament",
         description="Remove an entrant from a tournament you host, before it starts or "
                     "between rounds; every follower is told the reason.")
-    t_remove.add_argument("code", type=_tournament_code, help="the tournament's code")
+    t_remove.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
     t_remove.add_argument("player", help="the entrant's name")
-    t_remove.add_argument("--reason", required=True, help="why, shown to everyone")
+    t_remove.add_argument("--reason", type=arguments.reason, required=True,
+                          help="why, shown to everyone (at most 200 characters)")
     t_remove.set_defaults(handler=cmd_tournament_remove)
 
     bot = commands.add_parser("bot", parents=[common], help="send bots to a match or tournament",
@@ -372,18 +312,18 @@ def build_parser() -> argparse.ArgumentParser:
                                           "players; they play through the real protocol at a "
                                           "human-like pace.")
     target = bot.add_mutually_exclusive_group(required=True)
-    target.add_argument("--join", type=_code, metavar="CODE", dest="code",
+    target.add_argument("--join", type=arguments.match_code, metavar="CODE", dest="code",
                         help="the match's join code")
-    target.add_argument("--tournament", type=_tournament_code, metavar="CODE",
+    target.add_argument("--tournament", type=arguments.tournament_code, metavar="CODE",
                         help="a tournament's code: the bots enter it and play every round")
     target.add_argument("--quick", choices=sorted(RULESETS), metavar="RULES",
                         help="the bots wait in the quick-match queue of these rules and race "
                              "the bots they are grouped with (when the server lets bots in)")
     bot.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=2,
                      help="1 random, 2 greedy, 3 search, 4 solver (default 2)")
-    bot.add_argument("--count", type=_bounded(1, 16, "bots"), default=1, metavar="N",
+    bot.add_argument("--count", type=arguments.bounded(1, 16, "bots"), default=1, metavar="N",
                      help="how many bots (default 1)")
-    bot.add_argument("--pace", type=_pace, default=1.2, metavar="SECONDS",
+    bot.add_argument("--pace", type=arguments.pace, default=1.2, metavar="SECONDS",
                      help="average seconds per move (default 1.2; 0: as fast as it can)")
     bot.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)
     bot.set_defaults(handler=cmd_bot)
@@ -392,12 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
                                    description="Play offline, with hints and undo.")
     practice.add_argument("--rules", default="classic", choices=sorted(RULESETS),
                           help="the ruleset (default classic)")
-    practice.add_argument("--seed", type=_seed, metavar="CODE", help="play this deal again")
+    practice.add_argument("--seed", type=arguments.seed, metavar="CODE",
+                          help="play this deal again")
     practice.set_defaults(handler=cmd_practice)
 
     replay = commands.add_parser("replay", parents=[common],
                                  help="download a finished match's replay")
-    replay.add_argument("code", type=_code, help="the match's code")
+    replay.add_argument("code", type=arguments.match_code, help="the match's code")
     replay.add_argument("-o", "--output", metavar="FILE",
                         help="where to write it (default gaps-replay-CODE.json; - for stdout)")
     replay.set_defaults(handler=cmd_replay)
@@ -431,7 +372,9 @@ async def run_async(
     parser = build_parser()
     try:
         options = parser.parse_args(argv)
-    except SystemExit as exit_:
+    except UsageError as error:
+        return _fail(str(error), 2)
+    except SystemExit as exit_:  # --help, --version
         return exit_.code if isinstance(exit_.code, int) else 2
     out = out or Console(file=sys.stdout, highlight=False, soft_wrap=True)
     try:
@@ -441,7 +384,7 @@ async def run_async(
     except CliError as error:
         return _fail(str(error), error.code)
     except ServerRefused as refusal:
-        return _fail(str(refusal))
+        return _fail(refusal_words(refusal))
     except (ClientError, ConfigError) as error:
         return _fail(str(error))
     except OSError as error:
@@ -472,14 +415,29 @@ def main(argv: Sequence[str] | None = None) -> None:
 async def cmd_register(context: Context) -> int:
     server, name = context.server, context.options.name
     existing = context.config.account(server)
-    if existing is not None and not context.options.force:
+    again = existing is not None and existing.name.casefold() == name.strip().casefold()
+    if existing is not None and again:
+        player = await _known(server, existing)
+        if player is not None:  # the name is already this account's: nothing to do
+            context.out.print(printable_text(
+                f"You are already {player.get('name')} (player #{player.get('id')}) on "
+                f"{server}."))
+            return 0
+    elif existing is not None and not context.options.force:
         raise CliError(
             f"you are already {existing.name} on {server}; `gaps register {name} --force` "
-            f"replaces that account here (its token is then forgotten)"
+            f"replaces that account here ({existing.name}'s token is then forgotten)"
         )
     connection = await Connection.open(server, reconnect=False)
     try:
         reply = await connection.register(name)
+    except ServerRefused as refusal:
+        if again and refusal.code == "name_taken":
+            raise CliError(
+                f"{server} no longer knows this config's token for {name}, and that name "
+                "is registered there: choose another one with "
+                "`gaps register NAME --force`") from None
+        raise
     finally:
         await connection.close()
     player = reply["player"]
@@ -490,6 +448,21 @@ async def cmd_register(context: Context) -> int:
     context.out.print(Text(f"Your token is saved in {context.config.path}; keep that file "
                            "private."))
     return 0
+
+
+async def _known(server: str, account: Account) -> dict[str, Any] | None:
+    """The player ``account``'s token authenticates as on ``server``, or None if the
+    server no longer knows the token (its database was reset, say)."""
+    try:
+        connection = await Connection.open(server, token=account.token, reconnect=False)
+    except ServerRefused as refusal:
+        if refusal.code == "bad_token":
+            return None
+        raise
+    try:
+        return dict(connection.player or {})
+    finally:
+        await connection.close()
 
 
 async def cmd_whoami(context: Context) -> int:
@@ -602,7 +575,8 @@ async def _play(
     the rematch asked for on the ranking screen, if any)."""
     state, rematch = await _screen(context, connection, snapshot, heading=heading)
     if state.phase is Phase.FINISHED and state.ranking is not None:
-        context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}"))
+        context.out.print(ranking_table(state.ranking, state.you_id, title=f"Match {state.code}",
+                                        par=state.par))
         if state.seed is None:
             context.out.print(printable_text(
                 f"The seed stays secret for now. Replay: gaps replay {state.code}"))
@@ -860,7 +834,9 @@ async def cmd_daily(context: Context) -> int:
                 f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))
         if board:
-            out.print(printable_text(f"Today's deal: {daily_par_note(board)}."))
+            gap = gap_words(me.get("score"), board.get("par"))
+            out.print(printable_text(f"Today's deal: {daily_par_note(board)}"
+                                     f"{f'; your score is {gap}' if gap else ''}."))
         out.print(printable_text(f"The deal stays secret until the day is over (UTC); then: "
                                  f"gaps replay {state.code}"))
     else:
@@ -892,6 +868,11 @@ def _my_name(context: Context) -> str | None:
 
 async def cmd_leaderboard(context: Context) -> int:
     options = context.options
+    if options.by == "rating" and (options.period != "all" or options.day is not None):
+        # The server keeps one rating per player, not one per period: it would answer
+        # with today's ratings, as if the period were all time.
+        raise CliError("leaderboard: a rating has no period: --by rating shows today's "
+                       "ratings; --period and --day go with --by score, time or wins", 2)
     around = options.around
     if options.around_me:
         around = context.account().name
@@ -973,8 +954,12 @@ async def cmd_tournament_create(context: Context) -> int:
     if options.bots:
         request["bots"] = True
     start_at: datetime | None = options.start_at
+    now = datetime.now(UTC)
+    if start_at is not None and start_at <= now:
+        raise CliError(f"tournament create: --start-at {local_time(start_at.isoformat())} has "
+                       "passed: a tournament starts by itself at a time to come", 2)
     if options.start_in is not None:
-        start_at = datetime.now(UTC) + timedelta(seconds=options.start_in)
+        start_at = now + timedelta(seconds=options.start_in)
     if start_at is not None:
         request["start_at"] = start_at.isoformat(timespec="seconds")
     connection = await context.connect()
@@ -1146,10 +1131,12 @@ async def cmd_replay(context: Context) -> int:
         return 0
     Path(target).write_text(text, encoding="utf-8")
     players = document.get("players", [])
-    actions = sum(len(player.get("actions", [])) for player in players)
-    context.out.print(f"Saved the replay of match {code} ({len(players)} player(s), {actions} "
-                      f"actions) to {target}.")
-    context.out.print(f"Check every score: gaps verify {target}")
+    actions = sum(len(player.get("actions", [])) for player in players
+                  if isinstance(player, dict))
+    context.out.print(replay_table(document, you=_my_name(context)))
+    context.out.print(printable_text(f"Saved the replay of match {code} ({len(players)} "
+                                     f"player(s), {actions} actions) to {target}."))
+    context.out.print(printable_text(f"Check every score: gaps verify {target}"))
     return 0
 
 

@@ -25,6 +25,8 @@ DEFAULT_SERVER: Final = "ws://127.0.0.1:8765"
 SERVER_ENV: Final = "GAPS_SERVER"
 CONFIG_DIR_ENV: Final = "GAPS_CONFIG_DIR"
 CONFIG_FILE: Final = "config.json"
+#: The colour settings of the screens (client_cli.palette).
+COLOUR_SETTINGS: Final = ("dark", "light")
 
 
 class ConfigError(Exception):
@@ -94,6 +96,8 @@ class Config:
     server: str | None = None
     accounts: dict[str, Account] = field(default_factory=dict)
     bots: dict[str, list[Account]] = field(default_factory=dict)
+    #: The screens' colour setting: ``dark`` or ``light`` (client_cli.palette).
+    colours: str = "dark"
 
     @staticmethod
     def load(path: Path | None = None) -> Config:
@@ -120,13 +124,18 @@ class Config:
                 str(url): [Account.from_json(bot) for bot in list(entries)]
                 for url, entries in dict(data.get("bots") or {}).items()
             }
+            colours = data.get("colours", "dark")
+            if colours not in COLOUR_SETTINGS:
+                raise ConfigError(f"'colours' is {colours!r}, not one of "
+                                  f"{', '.join(COLOUR_SETTINGS)}")
         except (ConfigError, TypeError, ValueError, AttributeError) as error:
             raise ConfigError(f"{path} is damaged ({error}); fix or delete it") from None
-        return Config(path, server, accounts, bots)
+        return Config(path, server, accounts, bots, colours)
 
     def save(self) -> None:
         data = {
             "server": self.server,
+            "colours": self.colours,
             "accounts": {url: account.to_json() for url, account in self.accounts.items()},
             "bots": {url: [bot.to_json() for bot in bots] for url, bots in self.bots.items()},
         }

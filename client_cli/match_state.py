@@ -167,6 +167,9 @@ class MatchState:
     #: The rematches offered once the match is over (``rematch_offered``), by whether
     #: they deal the same seed: ``{"code", "by", "by_id"}`` (who offered it).
     rematches: dict[bool, dict[str, Any]] = field(default_factory=dict)
+    #: The finished match's replay document (``get_replay``), once fetched: every action
+    #: and the seed, and the deal's par once the server has solved it.
+    replay: dict[str, Any] | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -191,6 +194,12 @@ class MatchState:
             self.role == "player" and self.phase is Phase.RUNNING and self.own is not None
             and not self.own.over and not (me is not None and me.get("finished"))
         )
+
+    @property
+    def par(self) -> object:
+        """The deal's par from the replay (``{"score", "exact"}``), None until known."""
+        match = self.replay.get("match") if isinstance(self.replay, dict) else None
+        return match.get("par") if isinstance(match, dict) else None
 
     def remaining_ms(self) -> int:
         return max(0, self.time_limit_s * 1000 - self.clock.now_ms())

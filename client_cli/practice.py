@@ -8,18 +8,35 @@ as the match screen. Every deal shows its share code, so a good deal can be repl
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Hashable
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
+from client_cli.boardapp import BOARD_APP_CSS, BoardApp, command_line
+from client_cli.layout import board_alone
+from client_cli.palette import DARK, Palette
 from client_cli.records import Records
 from client_cli.render import action_text
-from client_cli.widgets import COMMAND_LINE_CSS, BoardApp, BoardView, MessageLine, command_line
+from client_cli.widgets import BoardView, MessageLine
 from client_cli.wording import board_words, typed_error
-from gaps import Action, Game, IllegalAction, Move, NotationError, Ruleset, Seed, Undo, parse_action
+from gaps import (
+    Action,
+    Game,
+    IllegalAction,
+    Move,
+    NotationError,
+    Redeal,
+    Ruleset,
+    Seed,
+    Stop,
+    Undo,
+    parse_action,
+)
 from gaps.bots import bot_for_level
 
 
@@ -72,31 +89,46 @@ class PracticeSession:
     def hint(self) -> Action | None:
         return suggest(self.game)
 
-    def status_line(self) -> Text:
+    def refusal(self, action: Action) -> str | None:
+        """Why the rules refuse ``action`` now, in the board's words, if they do."""
+        if isinstance(action, Undo):
+            return None if self.history else "Nothing to take back"
+        try:
+            self.game.copy().push(action)
+        except IllegalAction as error:
+            return f"{board_words(str(error))} [{error.reason}]"
+        return None
+
+    def status_line(self, palette: Palette = DARK) -> Text:
+        """The score and counts; how the game ended, as a headline, and what to do next."""
         game = self.game
         text = Text()
-        text.append(f"Score {game.score}", style="bold")
-        text.append(f" · placed {game.placed}/48 · redeals left {game.redeals_left}"
-                    f" · moves {game.moves_made} · ")
         result = game.result()
-        style = {"won": "bold #4fb86b", "lost": "bold #ff6b6b", "blocked": "bold #e0c040",
-                 "stopped": "bold #e0c040"}.get(result, "")
-        text.append(result, style=style)
-        if result == "blocked":
-            text.append("\nBlocked: r redeals (-5), s stops, u takes back", style="#e0c040")
+        if result == "won":
+            text.append(f"You won! Score {game.score}", style=Style(color=palette.good,
+                                                                    bold=True))
+        else:
+            text.append(f"Score {game.score}", style=Style(color=palette.text, bold=True))
+        text.append(f" · placed {game.placed}/48 · redeals left {game.redeals_left}"
+                    f" · moves {game.moves_made}", style=palette.text)
+        if result == "won":
+            text.append("\nn deals a new game · u takes back the last move", style=palette.text)
+        elif result == "blocked":
+            text.append(" · blocked", style=Style(color=palette.warning, bold=True))
+            text.append("\nr redeals (-5), s stops, u takes back", style=palette.warning)
         elif game.is_over():
-            text.append("\nGame over: n deals a new game, u takes back", style="dim")
+            text.append(f" · {result}", style=Style(color=palette.warning, bold=True))
+            text.append("\nn deals a new game · u takes back the last move", style=palette.text)
+        else:
+            text.append(" · playing", style=palette.text)
         return text
-
-
 class PracticeApp(BoardApp):
     """The practice board: ``PracticeApp(PracticeSession(...)).run()``."""
 
     TITLE = "Gaps practice"
     CSS = """
-    #title { height: 1; padding: 0 1; background: $primary-darken-3; }
     #stats { height: 2; padding: 0 1; }
-    """ + COMMAND_LINE_CSS
+    """ + BOARD_APP_CSS
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("h", "hint", "hint"),
         Binding("u", "undo", "undo"),
@@ -108,6 +140,10 @@ class PracticeApp(BoardApp):
         Binding("colon,slash", "type", "type", key_display=":"),
         Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
+    FOOTER_KEEP = ("quit", "send_typed", "drop_typed", "take_suggestion", "hint", "new",
+                   "undo", "redeal", "stop", "pick", "clear")
+    #: What the keys whose action the rules may refuse would do.
+    KEY_ACTIONS: ClassVar[dict[str, Action]] = {"r": Redeal(), "u": Undo(), "s": Stop()}
 
     def __init__(self, session: PracticeSession, *, records: Records | None = None) -> None:
         """``records``: where finished games count (none: they are not kept)."""
@@ -122,54 +158,63 @@ class PracticeApp(BoardApp):
         yield Static(id="stats")
         yield MessageLine(id="message")
         yield from command_line()
-        yield Footer()
+        yield self.footer()
 
     def on_mount(self) -> None:
+        self.query_one(BoardView).palette = self.palette
         self.fit(self.size.width, self.size.height)
         self.query_one(BoardView).focus()
-        self.query_one(MessageLine).say(
-            "Practice: nothing is scored. h for a hint, u to take back, ? for help.")
         self.refresh_view()
+        self.say("Practice: nothing is scored. h for a hint, u to take back, ? for help.")
+
+    def lay_out(self, columns: int, lines: int) -> None:
+        self.query_one(BoardView).set_geometry(board_alone(columns, lines))
+
+    def situation(self) -> Hashable:
+        game = self.session.game
+        return (self.session.share_code, game.is_over())
 
     def refresh_view(self) -> None:
-        session = self.session
+        session, palette = self.session, self.palette
         title = Text()
         title.append("Gaps practice", style="bold")
         title.append(f" · {session.game.ruleset.name} · deal ")
-        title.append(session.share_code, style="bold #8fd3ff")
+        title.append(session.share_code, style="bold")
         if self.records is not None:
             record = self.records.of(session.game.ruleset.name)
-            title.append(f" · your {session.game.ruleset.name} record: {record}", style="dim")
-        self.query_one("#title", Static).update(title, layout=False)
+            title.append(f" · your {session.game.ruleset.name} record: {record}")
+        self.put("#title", title)
         board = self.query_one(BoardView)
         board.typing = self.can_type()
         board.show(session.game)
         self.show_mode()
-        self.query_one("#stats", Static).update(session.status_line(), layout=False)
+        self.put("#stats", session.status_line(palette))
+        self.expire_message()
+        self.refresh_bindings()
 
     def submit(self, text: str) -> None:
-        line = self.query_one(MessageLine)
         if text.strip().lower() in ("?", "help"):
             self.action_help()
             return
         try:
             action = self.session.play(text)
         except NotationError as error:
-            line.say(typed_error(text, error), error=True)
+            self.say(typed_error(text, error), error=True)
             return
         except IllegalAction as error:
-            line.say(f"{board_words(str(error))} [{error.reason}]", error=True)
+            self.say(f"{board_words(str(error))} [{error.reason}]", error=True)
             return
         self.last_hint = None
-        if isinstance(action, Move):
-            line.say(action_text(str(action)))
-        else:
-            line.say(f"{action}: done")
-        if self.session.game.is_won():
-            line.say(Text(f"You won! Score {self.session.game.score}. n for a new deal.",
-                          style="bold #4fb86b"))
         self._record()
         self.refresh_view()
+        game = self.session.game
+        if game.is_won():
+            self.say(Text(f"You won! Score {game.score}. n deals a new game.",
+                          style=Style(color=self.palette.good, bold=True)))
+        elif isinstance(action, Move):
+            self.say(action_text(str(action), self.palette))
+        else:
+            self.say(f"{action}: done")
 
     def _record(self) -> None:
         """Count the deal in the records once it is over (once per deal)."""
@@ -183,34 +228,65 @@ class PracticeApp(BoardApp):
             records.save()
 
     async def action_hint(self) -> None:
-        line = self.query_one(MessageLine)
-        line.say("Thinking…")
+        self.say("Thinking…")
         game = self.session.game.copy()
         worker = self.run_worker(lambda: suggest(game), thread=True, exit_on_error=False)
         try:
             hint = await worker.wait()
         except Exception as error:  # a hint is a nicety: never crash for it
-            line.say(f"No hint: {error}", error=True)
+            self.say(f"No hint: {error}", error=True)
             return
         self.last_hint = hint
         if hint is None:
-            line.say("No hint: the game is over.")
+            self.say(self.over_words())
             return
-        text = Text("Hint: ")
-        text.append_text(action_text(str(hint)) if isinstance(hint, Move) else Text(str(hint)))
-        if isinstance(hint, Move) and game.grid_codes() == self.session.game.grid_codes():
+        if game.grid_codes() != self.session.game.grid_codes():
+            return  # the player moved meanwhile: the hint is for a position gone
+        board = self.query_one(BoardView)
+        board.focus()
+        text = Text("Hint: ", style=self.palette.text)
+        if isinstance(hint, Move):
             # On the board too: the card selected, its destination marked; Enter plays it.
-            board = self.query_one(BoardView)
-            board.focus()
-            board.choose(game.slot_of(hint.card).index, game.destination(hint).index)
-            text.append("  (Enter plays it)", style="dim")
-        line.say(text)
+            board.suggest(str(hint), game.slot_of(hint.card).index,
+                          game.destination(hint).index)
+            text.append_text(action_text(str(hint), self.palette))
+            text.append("  (Enter plays it)", style=self.palette.muted)
+        else:
+            board.suggest(str(hint))
+            text.append(str(hint), style=Style(color=self.palette.text, bold=True))
+            text.append("  (Enter " + {"redeal": "redeals: -5 points", "stop": "stops: your "
+                        "score stands"}.get(str(hint), "plays it") + ")",
+                        style=self.palette.muted)
+        self.say(text)
 
     def can_type(self) -> bool:
         return not self.session.game.is_over()
 
     def leave_warning(self) -> str | None:
-        return "Quitting throws this game away" if self._in_game() else None
+        return "this game is thrown away" if self._in_game() else None
+
+    def over_words(self) -> str:
+        game = self.session.game
+        if game.is_won():
+            return f"You won this deal (score {game.score}): n deals a new one."
+        return (f"This game is over ({game.result()}, score {game.score}): n deals a new "
+                "one, u takes back the last action.")
+
+    def unavailable(self, character: str) -> str | None:
+        action = self.KEY_ACTIONS.get(character)
+        return self.session.refusal(action) if action is not None else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if super().check_action(action, parameters) is False:
+            return False
+        game = self.session.game
+        if action == "redeal":
+            return game.can_redeal()
+        if action == "undo":
+            return bool(self.session.history)
+        if action in ("stop", "hint", "marks"):
+            return not game.is_over()
+        return True
 
     def _in_game(self) -> bool:
         game = self.session.game
@@ -220,20 +296,17 @@ class PracticeApp(BoardApp):
         self.submit("undo")
 
     def action_redeal(self) -> None:
-        # A redeal the rules refuse costs nothing: the engine says why at once.
-        if not self.session.game.can_redeal() or self.confirmed(
-                "redeal", "Redeal (-5 points)? Press r again to confirm (u takes it back)."):
+        if self.confirmed("redeal", "Press r again to redeal: -5 points (u takes it back)."):
             self.submit("redeal")
 
     def action_stop(self) -> None:
-        if self.confirmed("stop", "Stop this game? Press s again to confirm "
-                                  "(u takes it back)."):
+        if self.confirmed("stop", "Press s again to stop this game (u takes it back)."):
             self.submit("stop")
 
     def action_new(self) -> None:
         if self._in_game() and not self.confirmed(
-                "new", "A new deal throws this game away: press n again to confirm."):
+                "new", "Press n again for a new deal: this game is thrown away."):
             return
         self.session = PracticeSession(None, self.session.game.ruleset)
-        self.query_one(MessageLine).say(f"New deal {self.session.share_code}")
         self.refresh_view()
+        self.say(f"New deal {self.session.share_code}")

@@ -1,9 +1,12 @@
 """The match screen: a Textual app on a live ``Connection``.
 
 It shows the lobby, the countdown, the board with the server's clock, every player's
-progress as it happens, and the final ranking with the revealed seed. Moves are typed
-(``8c``, ``2h>3``) or picked on the board with the keyboard or the mouse; the server
-answers each one, and a refusal shows its reason on the message line.
+progress as it happens, and the final ranking with the revealed seed (``results``).
+Moves are typed (``8c``, ``2h>3``) or picked on the board with the keyboard or the mouse;
+the server answers each one, and a refusal shows its reason on the message line. The
+screen is laid out for the terminal's size (``layout``): every player's row is on it.
+A spectator sees each player's progress live and, once the match is over, every final
+board, replayed from the match's replay (``finals``).
 
 Whatever the server says (names, codes, reasons, the heading's tournament name) is drawn
 as ``Text`` of ``printable`` characters: never markup, never a control sequence.
@@ -14,72 +17,63 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from rich.table import Table
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container, Vertical, VerticalScroll
+from textual.containers import Container, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
-from client_cli.config import http_base
+from client_cli.boardapp import BOARD_APP_CSS, BoardApp, command_line
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.duration import format_duration, format_ms, starts_in
+from client_cli.finals import FinalBoards, final_boards
+from client_cli.layout import Layout, plan
 from client_cli.match_state import MatchState, Phase
-from client_cli.render import (
-    action_text,
-    append_bot_mark,
-    par_text,
-    printable,
-    printable_text,
-    result_words,
-    review_words,
-)
-from client_cli.widgets import (
-    COMMAND_LINE_CSS,
-    BoardApp,
-    BoardView,
-    MessageLine,
-    command_line,
-    players_table,
-)
+from client_cli.palette import DARK, TITLE_ALERT, TITLE_HEADING, TITLE_WATCHING, Palette
+from client_cli.players import Look, PlayersPanel, panel_needs
+from client_cli.refusals import error_words
+from client_cli.render import action_text, printable
+from client_cli.results import RankingScreen, Rematch, headline, rematch_options
+from client_cli.widgets import BoardView, MessageLine
 from client_cli.wording import board_words, typed_error
-from gaps import NotationError, parse_action
+from gaps import IllegalAction, NotationError, Redeal, parse_action
+from gaps.ruleset import UndoPolicy
 
-#: From this terminal width on, the players panel goes right of the board, not below.
-WIDE_COLUMNS = 128
+__all__ = ["MatchApp", "RankingScreen", "Rematch", "rematch_options", "result_line"]
+
 #: Redraws wait this long, so that a burst of updates makes one redraw.
 REDRAW_DELAY_S = 0.05
 #: What the title says a match is part of when whoever opened it did not say.
 KIND_HEADINGS = {"quick": "quick match", "daily": "daily challenge", "tournament": "tournament"}
-#: The result screen asks for the deal's par (in the replay) at once, then again after
-#: each of these pauses until it has it: the server solves it after the match, within its
-#: budget (10 s by default). Few requests: a replay costs from the player's budget of
-#: costly requests, which a rematch needs too.
+#: The screen asks for the finished match's replay (its boards, and the deal's par) at
+#: once, then again after each of these pauses until it has the par: the server solves it
+#: after the match, within its budget (10 s by default). Few requests: a replay costs
+#: from the player's budget of costly requests, which a rematch needs too.
 PAR_RETRIES_S = (1.0, 2.0, 3.0, 5.0, 8.0, 13.0)
+#: The shortest a tournament's name is cut to in the title before it is left out.
+LEAST_HEADING: Final = 8
 
 SCREEN_CSS = """
 Screen { layout: vertical; }
-#title { height: 1; padding: 0 1; background: $primary-darken-3; color: $text; }
 #main { width: 100%; height: 1fr; layout: vertical; overflow-y: auto; scrollbar-size-vertical: 1; }
 #main.wide { layout: horizontal; }
-#main.narrow #log { display: none; }
 #left { width: auto; height: auto; }
-#right { width: 1fr; height: auto; min-height: 5; }
-#main.spectator #left { display: none; }
+#main.spectator #left { width: 100%; }
+#right { width: 1fr; height: auto; }
+#main.spectator #board, #main.spectator #stats { display: none; }
 #stats { height: 2; padding: 0 1; }
-#players { width: auto; max-width: 100%; height: auto; max-height: 18;
-           border: round $primary-darken-2; padding: 0 1; }
-#log { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
-""" + COMMAND_LINE_CSS
+#boards { display: none; }
+#log { height: auto; padding: 0 1; }
+""" + BOARD_APP_CSS
 
 
 def _utc_now() -> datetime:
@@ -90,209 +84,66 @@ class ServerUpdate(Message):
     """The match state changed (an event, a snapshot, a connection notice)."""
 
 
-def result_line(reply: Mapping[str, Any]) -> Text:
+def result_line(reply: Mapping[str, Any], colours: Palette = DARK) -> Text:
     """What an ``action_ok`` did, in words: ``8♣ r3c7 → r1c5 · score 3``."""
     kind = reply.get("kind")
     if kind == "redeal":
-        text = printable_text(f"Redealt: {reply.get('redeals_left')} redeal(s) left")
+        text = Text(printable(f"Redealt: {reply.get('redeals_left')} redeal(s) left"))
     elif kind == "stop":
         text = Text("Stopped: your score stands")
     elif kind == "undo":
-        text = printable_text(f"Took back {reply.get('card')}")
+        text = Text("Took back ")
+        text.append_text(action_text(str(reply.get("card", "")), colours))
     else:
-        text = action_text(str(reply.get("card", reply.get("action", ""))))
+        text = action_text(str(reply.get("card", reply.get("action", ""))), colours)
         text.append(printable(f"  {reply.get('from')} → {reply.get('to')}"))
     text.append(printable(f" · score {reply.get('score')} · placed {reply.get('placed')}/48"))
+    text.stylize(colours.text)
     if reply.get("status") == "blocked":
-        text.append(" · blocked: r to redeal, s to stop", style="bold #e0c040")
+        text.append(" · blocked: r to redeal, s to stop",
+                    style=Style(color=colours.warning, bold=True))
     elif reply.get("status") == "won":
-        text.append(" · you won!", style="bold #4fb86b")
+        text.append(" · you won!", style=Style(color=colours.good, bold=True))
     return text
 
 
-class Rematch(StrEnum):
-    """What the player asked for on the ranking screen."""
+@dataclass(frozen=True)
+class TitlePart:
+    """A piece of the title, and a shorter form for a narrow terminal (None: dropped)."""
 
-    NEW_DEAL = "new deal"  # the same options, a new secret seed (rated as the first was)
-    SAME_DEAL = "same deal"  # the same options and the revealed seed (unrated)
-
-
-def rematch_options(state: MatchState, rematch: Rematch) -> dict[str, Any]:
-    """The ``create_match`` options of a rematch of ``state``'s match: its rules, seats,
-    clock and ranking; a match of a kind that starts by itself (quick, daily, tournament)
-    becomes a race for as many as played it."""
-    summary = state.summary
-    options: dict[str, Any] = {
-        "ruleset": state.ruleset.name, "time_limit_s": state.time_limit_s,
-        "win_by": summary.get("win_by", "time"), "public": bool(summary.get("public", False)),
-        "max_players": int(summary.get("max_players") or max(1, len(state.players))),
-    }
-    if state.kind != "race":
-        options["max_players"] = max(1, len(state.players))
-    if rematch is Rematch.SAME_DEAL and state.seed is not None:
-        options["seed"] = state.seed
-    return options
+    text: str
+    style: Style
+    short: str | None = ""  # "": the same
 
 
-class RankingScreen(Screen[None]):
-    """The final table, the revealed seed and where to get the replay."""
+def fit_title(parts: list[TitlePart], heading: TitlePart | None, width: int, *,
+              heading_at: int = 0) -> Text:
+    """The title in ``width`` columns: the parts, then shorter forms of them one by one,
+    the ``heading`` (what the match is part of, put before part ``heading_at``) cut with
+    … before it is left out."""
+    stages = [[part.text for part in parts]]
+    for index, part in enumerate(parts):
+        if part.short != "":
+            stages.append([*stages[-1][:index], part.short or "", *stages[-1][index + 1:]])
+    whole = heading.text if heading else ""
+    for forms in stages:  # the heading whole, with as few parts shortened as can be
+        if len(whole) <= width - sum(len(form) for form in forms):
+            return _assemble(parts, forms, heading, whole, heading_at)
+    for forms in stages[1:]:  # then cut, once the least needed part has given way
+        room = width - sum(len(form) for form in forms)
+        if room >= LEAST_HEADING:
+            return _assemble(parts, forms, heading, whole[:room - 1] + "…", heading_at)
+    return _assemble(parts, stages[-1], heading, "", heading_at)
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q,escape,enter", "app.quit", "quit"),
-        Binding("b", "back", "the board"),
-        Binding("n", "rematch(False)", "rematch"),
-        Binding("d", "rematch(True)", "same deal"),
-    ]
-    DEFAULT_CSS = """
-    RankingScreen { align: center top; padding: 1 2; }
-    RankingScreen #ranking { border: round $accent; padding: 0 1; height: auto; }
-    RankingScreen #reveal { padding: 1 1; height: auto; }
-    """
 
-    def __init__(
-        self, state: MatchState, server: str, *, connection: Connection | None = None
-    ) -> None:
-        """With ``connection``, the deal's par is asked for (``get_replay``) until the
-        server has solved it, and shown beside each score."""
-        super().__init__()
-        self.state = state
-        self.server = server
-        self.connection = connection
-        #: The deal's par (``{"score", "exact"}``) once the server has it.
-        self.par: dict[str, Any] | None = None
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(self._table(), id="ranking")
-            yield Static(self._reveal(), id="reveal")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        # A daily challenge's replay is withheld until its day is over: `gaps daily`
-        # prints its par from the day's board instead.
-        if self.connection is not None and self.state.seed is not None:
-            self.run_worker(self._fetch_par(), exit_on_error=False)
-
-    async def _fetch_par(self) -> None:
-        """Ask for the replay until it has the par: the server solves it after the end."""
-        assert self.connection is not None
-        for pause_s in (*PAR_RETRIES_S, None):
-            try:
-                document = await self.connection.get_replay(self.state.code)
-            except (ClientError, ServerRefused):
-                return
-            par = document.get("match", {}).get("par") if isinstance(document, dict) else None
-            if isinstance(par, dict):
-                self.par = par
-                with contextlib.suppress(NoMatches):
-                    self.query_one("#ranking", Static).update(self._table())
-                return
-            if pause_s is None:
-                return  # the server computes no par, or is far behind: the replay has it later
-            await asyncio.sleep(pause_s)
-
-    def _table(self) -> Table:
-        state = self.state
-        table = Table(title=printable_text(f"Match {state.code}: final ranking"), expand=True,
-                      title_style="bold", box=None, padding=(0, 1))
-        for column, justify in (("#", "right"), ("player", "left"), ("score", "right"),
-                                ("par", "right"), ("placed", "right"), ("redeals", "right"),
-                                ("moves", "right"), ("result", "left"), ("time", "right")):
-            table.add_column(column, justify=justify)  # type: ignore[arg-type]
-        par = printable_text(par_text(self.par), "dim")
-        for row in state.ranking or []:
-            name = append_bot_mark(printable_text(row.get("name")), row)
-            if row.get("player_id") == state.you_id:
-                name.stylize("bold #8fd3ff")
-                name.append(" (you)", style="dim")
-            medal = {1: "bold #e0c040", 2: "bold #c0c0c0", 3: "bold #c08040"}.get(
-                int(row.get("rank", 0)), "")
-            table.add_row(
-                printable_text(row.get("rank"), medal), name, printable_text(row.get("score")),
-                par, printable_text(f"{row.get('placed')}/48"),
-                printable_text(row.get("redeals_used")), printable_text(row.get("moves_made")),
-                printable_text(result_words(row)),
-                printable_text(format_ms(row.get("finish_ms"))),
-            )
-        mine = next((r for r in state.ranking or [] if r.get("player_id") == state.you_id), None)
-        if mine is not None and mine.get("review") == "held":
-            table.caption = ("Your result is under review (its timing was flagged): it counts on "
-                             "no board or rating until an operator clears it.")
-        elif mine is not None and review_words(mine):
-            table.caption = f"Your result: {review_words(mine)} (docs/fair-play.md)."
-        return table
-
-    def _reveal(self) -> Text:
-        state = self.state
-        code, commitment = printable(state.code), printable(state.commitment)
-        text = Text()
-        if state.seed is None:  # a daily challenge: secret until its day is over
-            text.append("The seed stays secret until the day is over (UTC): ", style="bold")
-            text.append("then ")
-            text.append(f"gaps replay {code}", style="bold")
-            text.append(" gets the replay, to check with ")
-            text.append("gaps verify", style="bold")
-            text.append(".\n")
-            text.append(f"Commitment {commitment}\n", style="dim")
-            text.append("\nq quit · b the board (b there brings this back)", style="dim")
-            return text
-        text.append("Seed ", style="bold")
-        text.append(printable(state.seed), style="bold #8fd3ff")
-        verified = state.verified_commitment()
-        if verified:
-            text.append("  ✓ its SHA-256 is the commitment published at the start",
-                        style="#4fb86b")
-        elif verified is False:
-            text.append("  ✗ its SHA-256 is NOT the commitment published at the start",
-                        style="bold #ff6b6b")
-        text.append(f"\nCommitment {commitment}\n", style="dim")
-        text.append("\nReplay: ", style="bold")
-        text.append(f"gaps replay {code}", style="bold")
-        text.append(f"   (or {http_base(self.server)}/matches/{code}/replay)\n", style="dim")
-        text.append("Check every score: ", style="bold")
-        text.append(f"gaps verify gaps-replay-{code}.json\n")
-        text.append("Par: the best score this deal allowed, solved after the match "
-                    "(≥: the solver ran out of budget).\n", style="dim")
-        if state.role == "player":
-            for same_seed, key in ((False, "n"), (True, "d")):
-                offer = state.rematches.get(same_seed)
-                if offer is None:
-                    continue
-                what = "the same deal, unrated" if same_seed else "a new deal"
-                by = "You" if offer.get("by_id") == state.you_id else offer.get("by")
-                text.append(printable(f"{by} offered a rematch ({what}): match "
-                                      f"{offer.get('code')}."), style="bold #4fb86b")
-                text.append(f" {key} takes your seat in it.\n", style="bold")
-        if state.kind == "tournament":  # the tournament deals the next round itself
-            text.append("\nq quit · b the board (b there brings this back)", style="dim")
-        else:
-            text.append("\nq quit · b the board (b there brings this back) · n rematch (a "
-                        "new deal) · d the same deal again (unrated)", style="dim")
-        return text
-
-    def refresh_reveal(self) -> None:
-        """Draw the seed and the rematches offered again (one came)."""
-        with contextlib.suppress(NoMatches):
-            self.query_one("#reveal", Static).update(self._reveal())
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "rematch":
-            # The same deal only once its seed is out (a daily's is not, until its day
-            # ends); none in a tournament, whose next round comes by itself.
-            return (self.state.role == "player" and self.state.kind != "tournament"
-                    and (parameters != (True,) or self.state.seed is not None))
-        return True
-
-    def action_rematch(self, same_deal: bool) -> None:
-        """Close the screen asking for a rematch: ``gaps`` takes a seat in the one offered,
-        or creates it (the others are told), and prints its code."""
-        app = self.app
-        if isinstance(app, MatchApp):
-            app.rematch = Rematch.SAME_DEAL if same_deal else Rematch.NEW_DEAL
-        app.exit(0)
+def _assemble(parts: list[TitlePart], forms: list[str], heading: TitlePart | None,
+              shown: str, heading_at: int) -> Text:
+    text = Text()
+    for index, (part, form) in enumerate(zip(parts, forms, strict=True)):
+        if index == heading_at and heading is not None:
+            text.append(shown, style=heading.style)
+        text.append(form, style=part.style)
+    return text
 
 
 class MatchApp(BoardApp):
@@ -308,11 +159,13 @@ class MatchApp(BoardApp):
         Binding("s", "stop", "stop"),
         Binding("m", "marks", "marks"),
         Binding("b", "ranking", "ranking"),
-        Binding("q", "close", "quit"),
         Binding("question_mark", "help", "help"),
         Binding("colon,slash", "type", "type", key_display=":"),
         Binding("ctrl+q,ctrl+c", "quit", "quit", key_display="^q"),
     ]
+    FOOTER_KEEP = ("quit", "ready", "start", "send_typed", "drop_typed", "ranking", "pick",
+                   "redeal", "stop", "undo", "take_suggestion", "clear", "type", "marks",
+                   "leave_input")
 
     def __init__(
         self, connection: Connection, snapshot: Mapping[str, Any], *, heading: str | None = None,
@@ -335,15 +188,18 @@ class MatchApp(BoardApp):
         self.connection_note: tuple[str, bool] | None = None
         self._ranking_shown = False
         self._binding_keys: tuple[object, ...] = ()
-        self._heights = (-1, -1)
         self._refresh_pending = False
         self._said: Text | None = None
         #: Whether the ranking of a match that ended unseen is being fetched.
         self._fetching = False
+        #: Whether the finished match's replay (boards, par) is being asked for.
+        self.fetching_replay = False
         #: What the player asked for on the ranking screen, if anything.
         self.rematch: Rematch | None = None
         #: The rematches offered that the screen has shown: (same seed?, code).
         self._offers_seen: tuple[tuple[bool, str], ...] = ()
+        self._layout: Layout | None = None
+        self._layout_for: tuple[object, ...] = ()
         connection.add_listener(self._on_server, replay=self.state.code)
 
     # -- layout --------------------------------------------------------------------------
@@ -354,21 +210,22 @@ class MatchApp(BoardApp):
             with Vertical(id="left"):
                 yield BoardView(id="board")
                 yield Static(id="stats")
+                yield FinalBoards(id="boards")
             with Vertical(id="right"):
-                yield Static(id="players")
+                yield PlayersPanel(id="players")
                 yield Static(id="log")
         yield MessageLine(id="message")
         yield from command_line()
-        yield Footer()
+        yield self.footer()
 
     def on_mount(self) -> None:
-        self._layout(self.size.width)
+        self.query_one(BoardView).palette = self.palette
         self.fit(self.size.width, self.size.height)
         self.query_one(BoardView).focus()
-        if self.state.role != "player":
-            self.query_one(MessageLine).say("Watching: you see every player's progress live.")
         self.set_interval(0.25, self._tick)
         self.refresh_view()
+        if self.state.role != "player":
+            self.say("Watching: every player's progress, live; their boards come at the end.")
         if self.state.phase is Phase.FINISHED and self.state.ranking is None:
             self._fetching = True
             self.run_worker(self._fetch_ranking(), exit_on_error=False)
@@ -385,17 +242,62 @@ class MatchApp(BoardApp):
                 self.state.apply(event)
         self.schedule_refresh()
 
-    def on_resize(self, event: events.Resize) -> None:
-        # The event's size: ``self.size`` is not updated yet while it is handled.
-        self._layout(event.size.width)
-        super().on_resize(event)
+    async def _fetch_replay(self) -> None:
+        """Ask for the replay until it has the par: the server solves it after the end.
+        The first one already has every board."""
+        state = self.state
+        try:
+            for pause_s in (*PAR_RETRIES_S, None):
+                try:
+                    document = await self.connection.get_replay(state.code)
+                except (ClientError, ServerRefused):
+                    return
+                if isinstance(document, dict):
+                    state.replay = document
+                    self._show_replay()
+                if state.par is not None or pause_s is None:
+                    return  # the par is in, or the server is far behind: later, `gaps replay`
+                await asyncio.sleep(pause_s)
+        finally:
+            self.fetching_replay = False
+            self._show_replay()
 
-    def _layout(self, columns: int) -> None:
+    def _show_replay(self) -> None:
+        if not self.is_running or not self.screen_stack:
+            return  # the app is closing
+        screen = self.screen
+        if isinstance(screen, RankingScreen):
+            screen.redraw(fetching=self.fetching_replay)
+        if self.state.role != "player" and self.state.replay is not None:
+            with contextlib.suppress(NoMatches):
+                self.query_one(FinalBoards).show(final_boards(self.state.replay),
+                                                 self.state.par, self.palette)
+
+    def lay_out(self, columns: int, lines: int) -> None:
+        state = self.state
+        look = self._look()
+        players = list(state.players.values())
+        key = (columns, lines, panel_needs(players, look), state.role)
+        if key == self._layout_for:
+            return
+        self._layout_for = key
+        layout = self._layout = plan(columns, lines, key[2], board=state.role == "player")
         main = self.query_one("#main")
-        wide = columns >= WIDE_COLUMNS
-        main.set_class(wide, "wide")
-        main.set_class(not wide, "narrow")
-        main.set_class(self.state.role != "player", "spectator")
+        main.set_class(layout.wide, "wide")
+        main.set_class(state.role != "player", "spectator")
+        self.query_one(BoardView).set_geometry(layout.geometry)
+        panel = self.query_one(PlayersPanel)
+        panel.set_class(layout.framed, "framed")
+        panel.show(players, look, layout.columns)
+        log = self.query_one("#log", Static)
+        log.display = layout.log > 0
+        log.styles.max_height = max(1, layout.log)
+
+    def _look(self) -> Look:
+        state = self.state
+        return Look(you_id=state.you_id, host_id=state.summary.get("host_id"),
+                    started=state.phase not in (Phase.LOBBY, Phase.COUNTDOWN),
+                    palette=self.palette)
 
     # -- what the server says -------------------------------------------------------------
 
@@ -422,8 +324,7 @@ class MatchApp(BoardApp):
         if self.connection_note is not None:
             text, error = self.connection_note
             self.connection_note = None
-            with contextlib.suppress(NoMatches):
-                self.query_one(MessageLine).say(text, error=error)
+            self.say(text, error=error)
         offers = tuple(sorted((same, str(o.get("code"))) for same, o in state.rematches.items()))
         if offers != self._offers_seen:
             self._offers_seen = offers
@@ -439,7 +340,7 @@ class MatchApp(BoardApp):
         """A rematch was offered: the ranking shows it, and a notice says how to accept."""
         screen = self.screen
         if isinstance(screen, RankingScreen):
-            screen.refresh_reveal()
+            screen.redraw()
         state = self.state
         for same_seed, offer in state.rematches.items():
             if offer.get("by_id") == state.you_id or state.role != "player":
@@ -460,10 +361,14 @@ class MatchApp(BoardApp):
     def _redraw(self) -> None:
         self._refresh_pending = False
         with contextlib.suppress(NoMatches):  # the app is closing: nothing to draw on
-            if self._said is not None:
-                self.query_one(MessageLine).say(self._said)
-                self._said = None
             self.refresh_view()
+            if self._said is not None:
+                self.say(self._said)
+                self._said = None
+
+    def situation(self) -> Hashable:
+        state = self.state
+        return (state.phase, state.playing, state.ranking is not None)
 
     def refresh_view(self) -> None:
         state = self.state
@@ -472,28 +377,28 @@ class MatchApp(BoardApp):
         board.waiting = self._waiting_text()
         board.typing = self.can_type()
         board.show(own.game() if own is not None else None)
+        self.lay_out(self.size.width, self.size.height)
         self.show_mode()
-        # Widgets of a fixed height skip the (costly) layout pass; the others need it only
-        # when their height changes.
-        self.query_one("#stats", Static).update(self._stats(), layout=False)
-        self.query_one("#players", Static).update(players_table(
-            state.players.values(), you_id=state.you_id, host_id=state.summary.get("host_id"),
-            started=state.phase not in (Phase.LOBBY, Phase.COUNTDOWN),
-        ), layout=len(state.players) != self._heights[0])
-        log = state.log[-4:]
-        self.query_one("#log", Static).update(Text("\n".join(printable(line) for line in log)),
-                                              layout=len(log) != self._heights[1])
-        self._heights = (len(state.players), len(log))
+        self.put("#stats", self._stats())
+        self.query_one(PlayersPanel).show(state.players.values(), self._look(),
+                                          self._layout.columns if self._layout else 1)
+        shown = self._layout.log if self._layout else 0
+        log = state.log[-shown:] if shown else []
+        self.put("#log", Text("\n".join(printable(line) for line in log),
+                              style=self.palette.muted), layout=True)
         self._tick()
+        self.expire_message()
         keys = (state.phase, state.playing, state.is_host, own is not None and own.can_undo,
-                state.ranking is not None)
+                own is not None and own.game().can_redeal(), state.ranking is not None)
         if keys != self._binding_keys:  # the footer is costly to redraw: only on a change
             self._binding_keys = keys
             self.refresh_bindings()
         if state.phase is Phase.FINISHED and state.ranking is not None and not self._ranking_shown:
             self._ranking_shown = True
-            self.push_screen(RankingScreen(state, self.connection.url,
-                                           connection=self.connection))
+            if state.seed is not None:  # a daily's replay is withheld until its day is over
+                self.fetching_replay = True
+                self.run_worker(self._fetch_replay(), exit_on_error=False)
+            self.action_ranking()
 
     def _waiting_text(self) -> str:
         state = self.state
@@ -502,7 +407,8 @@ class MatchApp(BoardApp):
         if state.phase is Phase.LOBBY:
             code = printable(state.code)
             summary = state.summary
-            lines = [f"In the lobby of match {code}: others join with  gaps join {code}",
+            # Lines of at most 55 columns: the smallest board's room holds them.
+            lines = [f"Lobby: others join with  gaps join {code}",
                      printable(f"Seats {len(state.players)}/{summary.get('max_players', '?')}"
                                f" · clock {format_duration(state.time_limit_s)}"
                                f" · {state.ruleset.name} · win by {summary.get('win_by', 'time')}")]
@@ -511,7 +417,7 @@ class MatchApp(BoardApp):
                 lines.append("You are ready: waiting for the others." if ready
                              else "Press r when you are ready.")
                 if state.is_host:
-                    lines.append("You are the host: g starts the match with whoever is there.")
+                    lines.append("You host it: g starts it with whoever is there.")
             return "\n".join(lines)
         if state.phase is Phase.COUNTDOWN:
             left = max(0.0, (state.countdown_ends or 0) - time.monotonic())
@@ -523,11 +429,11 @@ class MatchApp(BoardApp):
         return "waiting for the deal…"
 
     def _stats(self) -> Text:
-        state = self.state
+        state, palette = self.state, self.palette
         own = state.own
         if own is None:
             return Text("")
-        text = Text()
+        text = Text(style=palette.text)
         text.append(f"Score {own.score}", style="bold")
         text.append(f" · placed {own.placed}/48 · redeals left {own.redeals_left}"
                     f" · moves {own.moves_made}")
@@ -535,17 +441,25 @@ class MatchApp(BoardApp):
         reason = own.end_reason or me.get("end_reason")
         # How the game ended goes on a line of its own: on the board's width it never wraps.
         text.append("\n")
-        if reason:
+        if state.phase is Phase.FINISHED and state.ranking:
+            text.append(headline(state.ranking, state.you_id),
+                        style=Style(color=palette.good, bold=True))
+            text.append(" · b: the ranking")
+        elif reason == "won":
+            text.append(f"You won in {format_ms(me.get('finish_ms'))}!",
+                        style=Style(color=palette.good, bold=True))
+            text.append(" · waiting for the others…")
+        elif reason:
             text.append(printable(f"Finished: {reason} at {format_ms(me.get('finish_ms'))}"),
-                        style="bold #4fb86b" if reason == "won" else "bold #e0c040")
-            if state.phase is not Phase.FINISHED:
-                text.append(" · waiting for the others…", style="dim")
+                        style=Style(color=palette.warning, bold=True))
+            text.append(" · waiting for the others…")
         else:
-            status_style = "bold #e0c040" if own.status == "blocked" else ""
-            text.append(printable(own.status.capitalize()), style=status_style)
-            if own.status == "blocked":
+            blocked = own.status == "blocked"
+            text.append(printable(own.status.capitalize()),
+                        style=Style(color=palette.warning, bold=True) if blocked else "")
+            if blocked:
                 hint = "r redeals (-5), s stops" if own.redeals_left else "s stops"
-                text.append(f": {hint}", style="#e0c040")
+                text.append(f": {hint}", style=palette.warning)
         return text
 
     def _tick(self) -> None:
@@ -554,52 +468,81 @@ class MatchApp(BoardApp):
 
     def _draw_title(self) -> None:
         state = self.state
-        title = Text()
-        title.append(f"Gaps Arena {printable(state.code)}", style="bold")
-        # The clock first: on a narrow terminal the end of the line is cut off.
+        bold, plain = Style(bold=True), Style()
+        heading_style = Style(color=TITLE_HEADING, bold=True)
+        parts = [TitlePart("Gaps Arena ", bold, short=None),
+                 TitlePart(printable(state.code), bold)]
         if state.phase is Phase.RUNNING or state.phase is Phase.FINISHED:
-            now = state.clock.now_ms()
-            left = state.remaining_ms()
-            title.append(f"  clock {format_duration(now / 1000)}", style="bold")
-            title.append(f" · {format_duration(left / 1000)} left",
-                         style="bold #ff6b6b" if left < 60_000 else "")
+            now = format_duration(state.clock.now_ms() / 1000)
+            left_ms = state.remaining_ms()
+            parts.append(TitlePart(f"  clock {now}", bold, short=f"  {now}"))
+            parts.append(TitlePart(f" · {format_duration(left_ms / 1000)} left",
+                                   Style(color=TITLE_ALERT, bold=True) if left_ms < 60_000
+                                   else plain))
         elif state.phase is Phase.COUNTDOWN:
             seconds = max(0.0, (state.countdown_ends or 0) - time.monotonic())
-            title.append(f"  starting in {seconds:.0f} s", style="bold #e0c040")
-            self.query_one(BoardView).waiting = self._waiting_text()
-            self.query_one(BoardView).refresh()
-        heading = self.heading or KIND_HEADINGS.get(state.kind)
-        if heading:
-            title.append(f"  {printable(heading)}", style="bold #e0c040")
+            parts.append(TitlePart(f"  starting in {seconds:.0f} s", heading_style))
+            board = self.query_one(BoardView)
+            board.waiting = self._waiting_text()
+            board.refresh()
+        heading_at = len(parts)
         if self.next_round_at is not None:
             seconds = (self.next_round_at - self.wall()).total_seconds()
-            title.append(f"  next round {starts_in(seconds)}", style="bold #e0c040")
-        title.append(printable(f"  ·  {state.ruleset.name} · win by "
-                               f"{state.summary.get('win_by', 'time')}"
-                               f"{'' if state.summary.get('rated', True) else ' · unrated'}"),
-                     style="dim")
+            parts.append(TitlePart(f"  next round {starts_in(seconds)}", heading_style,
+                                   short=f"  next {starts_in(seconds)}"))
+        win_by = printable(state.summary.get("win_by", "time"))
+        unrated = "" if state.summary.get("rated", True) else " · unrated"
+        parts.append(TitlePart(f"  ·  {state.ruleset.name} · win by {win_by}{unrated}",
+                               plain, short=f" · {state.ruleset.name} · win by {win_by}"
+                                            f"{unrated}"))
         if state.role != "player":
-            title.append(f" · watching ({state.spectators} spectating)", style="#8fd3ff")
-        self.query_one("#title", Static).update(title, layout=False)
+            parts.append(TitlePart(f" · watching ({state.spectators} spectating)",
+                                   Style(color=TITLE_WATCHING), short=" · watching"))
+        heading = self.heading or KIND_HEADINGS.get(state.kind)
+        shown = TitlePart(f"  {printable(heading)}", heading_style) if heading else None
+        self.put("#title", fit_title(parts, shown, max(1, self.size.width - 2),
+                                     heading_at=heading_at))
 
     # -- keys ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if super().check_action(action, parameters) is False:
+            return False
         state = self.state
         if action == "ready":  # other kinds of match start by themselves
             return state.role == "player" and state.phase is Phase.LOBBY and state.kind == "race"
         if action == "start":
             return state.phase is Phase.LOBBY and state.is_host and state.kind == "race"
         if action in ("redeal", "undo", "stop", "marks"):
-            if not state.playing:
+            if not state.playing or state.own is None:
                 return False
             if action == "undo":
-                return state.own is not None and state.own.can_undo
+                return state.own.can_undo
+            if action == "redeal":
+                return state.own.game().can_redeal()
         if action == "ranking":
             return state.ranking is not None
-        if action == "close":  # ``q`` is a Queen while the player plays; ctrl+q always quits
-            return not state.playing
         return True
+
+    def unavailable(self, character: str) -> str | None:
+        state = self.state
+        own = state.own
+        if character == "r" and state.playing and own is not None:
+            try:
+                own.game().copy().push(Redeal())
+            except IllegalAction as error:
+                return f"No redeal: {board_words(str(error))} [{error.reason}]"
+        if character == "u" and state.playing:
+            if state.ruleset.undo is UndoPolicy.NONE:
+                return f"No undo in {state.ruleset.name} (docs/rules.md)."
+            return "Nothing to take back now."
+        if character in "rg" and state.phase is Phase.LOBBY and state.kind != "race":
+            return "This match starts by itself: nothing to press."
+        if character == "g" and state.phase is Phase.LOBBY:
+            return "Only the host starts the match (g); r says you are ready."
+        if character == "b" and state.phase is not Phase.FINISHED:
+            return "The ranking comes once every game has ended."
+        return None
 
     def can_type(self) -> bool:
         return self.state.playing
@@ -609,34 +552,54 @@ class MatchApp(BoardApp):
         if state.role != "player":
             return None
         if state.phase in (Phase.LOBBY, Phase.COUNTDOWN):
-            return "Quitting gives up your seat in this match"
+            return "it gives up your seat in this match"
         if state.playing:
-            return ("Quitting leaves your seat: your game ends if you stay away past the "
-                    "grace period")
+            return "your game ends unless you come back soon"
         if state.phase is Phase.RUNNING:
-            return "Your game is over; the others still play, and the ranking comes after"
+            return "the others still play; the ranking comes after"
         return None
 
-    async def action_close(self) -> None:
-        await self.action_quit()
+    def over_words(self) -> str:
+        state = self.state
+        me = state.me or {}
+        reason = (state.own.end_reason if state.own else None) or me.get("end_reason") or "over"
+        if state.phase is Phase.FINISHED:
+            return "The match is over: b shows the ranking."
+        return f"Your game is over ({reason}): waiting for the others."
 
     def action_ranking(self) -> None:
         if self.state.ranking is not None:
             self.push_screen(RankingScreen(self.state, self.connection.url,
-                                           connection=self.connection))
+                                           fetching=self.fetching_replay),
+                             callback=self._ranking_closed)
+
+    def _ranking_closed(self, rematch: Rematch | None) -> None:
+        if rematch is not None:
+            self.rematch = rematch
+            self.exit(0)
+            return
+        self.call_after_refresh(self._back_on_board)
+
+    def colours_changed(self) -> None:
+        self._show_replay()
+
+    def _back_on_board(self) -> None:
+        """The board's screen again: draw what came while the ranking was shown."""
+        with contextlib.suppress(NoMatches):
+            self.refresh_view()
+            self._show_replay()
 
     async def action_ready(self) -> None:
         state = self.state
         ready = not bool(state.me and state.me.get("ready"))
         if ready and self._starts_short(state) and not self.confirmed(
-                "ready", f"Everyone else is ready: the match starts now with "
-                f"{len(state.players)} of {state.summary.get('max_players')} seats taken. "
-                "Press r again to start, or wait for the others."):
+                "ready", f"Press r again to start now with {len(state.players)} of "
+                f"{state.summary.get('max_players')} seats taken (the others are ready)."):
             return
         try:
             await self.connection.ready(state.code, ready)
         except ClientError as error:
-            self.query_one(MessageLine).say(str(error), error=True)
+            self.say(error_words(error), error=True)
 
     @staticmethod
     def _starts_short(state: MatchState) -> bool:
@@ -648,24 +611,21 @@ class MatchApp(BoardApp):
 
     def action_redeal(self) -> None:
         own = self.state.own
-        # A redeal the rules refuse costs nothing: the server says why at once.
-        if own is None or not own.game().can_redeal() or self.confirmed(
-                "redeal", f"Redeal ({own.redeals_left} left, -5 points)? Press r again to "
-                          "confirm."):
+        if own is not None and self.confirmed(
+                "redeal", f"Press r again to redeal: -5 points ({own.redeals_left} left)."):
             self.submit("redeal")
 
     async def action_start(self) -> None:
         try:
             await self.connection.start_match(self.state.code)
         except ClientError as error:
-            self.query_one(MessageLine).say(str(error), error=True)
+            self.say(error_words(error), error=True)
 
     def action_undo(self) -> None:
         self.submit("undo")
 
     def action_stop(self) -> None:
-        if self.confirmed(
-                "stop", "Stop now? Your game ends and the score stands: press s again to confirm."):
+        if self.confirmed("stop", "Press s again to stop: your game ends, your score stands."):
             self.submit("stop")
 
     # -- moves -----------------------------------------------------------------------------
@@ -673,7 +633,6 @@ class MatchApp(BoardApp):
     def submit(self, text: str) -> None:
         """Check what the player typed or picked, and send it to the server."""
         words = text.strip().lower()
-        line = self.query_one(MessageLine)
         if words in ("?", "help"):
             self.action_help()
             return
@@ -683,33 +642,36 @@ class MatchApp(BoardApp):
         try:
             action = parse_action(text)
         except NotationError as error:
-            line.say(typed_error(text, error), error=True)
+            self.say(typed_error(text, error), error=True)
             return
         state = self.state
         if state.role != "player":
-            line.say("Spectators watch: only players act.", error=True)
+            self.say("Spectators watch: only players act.", error=True)
             return
         if state.phase in (Phase.LOBBY, Phase.COUNTDOWN):
-            line.say("The match has not started yet.", error=True)
+            self.say("The match has not started yet.", error=True)
             return
         if not state.playing:
-            line.say("Your game in this match is over.", error=True)
+            self.say(self.over_words(), error=True)
             return
         self.run_worker(self._send(str(action)), group="actions")
 
     async def _send(self, action: str) -> None:
-        line = self.query_one(MessageLine)
         try:
             reply = await self.connection.act(self.state.code, action)
         except ServerRefused as refusal:
             self._said = None  # an older move's news must not cover this
-            line.say(f"{board_words(refusal.message)} [{refusal.reason or refusal.code}]",
-                     error=True)
+            self.say(f"{board_words(refusal.message)} [{refusal.reason or refusal.code}]"
+                     if refusal.code == "illegal_action" else error_words(refusal), error=True)
             return
         except ClientError as error:
             self._said = None
-            line.say(str(error), error=True)
+            self.say(error_words(error), error=True)
             return
         self.state.apply_ack(reply)
-        self._said = result_line(reply)  # shown with the next redraw, with the board
+        self._said = result_line(reply, self.palette)  # shown with the next redraw
         self.schedule_refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self._tick()

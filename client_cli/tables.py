@@ -18,10 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from client_cli.duration import format_duration, format_ms
+from client_cli.par import gap_words, par_words
 from client_cli.render import (
     append_bot_mark,
     bot_mark,
-    par_text,
     printable,
     printable_text,
     result_words,
@@ -341,39 +341,72 @@ def standings_line(rows: Iterable[Row], *, limit: int = 5) -> str:
 
 
 def daily_table(reply: Row, *, you: str | None = None) -> Table:
+    """A day's board, each score with its gap to the deal's par (``3 below par``)."""
+    par = reply.get("par")
     table = _table(f"Daily challenge · {reply.get('ruleset')} · {reply.get('day')}",
                    [("#", "right"), ("player", "left"), ("score", "right"),
-                    ("finished at", "right")], caption=daily_par_note(reply))
+                    ("to par", "left"), ("finished at", "right")],
+                   caption=daily_par_note(reply))
     for entry in reply.get("entries", []):
         table.add_row(rank_text(entry.get("rank")), name_text(entry, you),
-                      cell(entry.get("score"), "bold"), cell(format_ms(entry.get("finish_ms"))))
+                      cell(entry.get("score"), "bold"),
+                      cell(gap_words(entry.get("score"), par) or "-"),
+                      cell(format_ms(entry.get("finish_ms"))))
     return table
 
 
 def daily_par_note(reply: Row) -> str:
-    """What the board says of the deal's par (the best score it allows): short, as the
-    table's caption is no wider than the table."""
-    par = reply.get("par")
-    if par is None:
-        return "par: not solved yet"
-    shown = par_text(par)
-    return f"par {shown} (unknown)" if shown.startswith("≥") else f"par {shown} (exact)"
+    """What the board says of the deal's par (the best score it allows): ``par 38``, or
+    that 31 is only a lower bound, or that it is not solved yet."""
+    return par_words(reply.get("par"))
 
 
 # -- one match -------------------------------------------------------------------------------
 
 
-def ranking_table(rows: Iterable[Row], you_id: int | None, *, title: str) -> Table:
-    """A match's final ranking (``match_ended``'s ``ranking``), as left in the terminal."""
-    table = _table(f"{title}: final ranking", [
-        ("#", "right"), ("player", "left"), ("score", "right"), ("placed", "right"),
-        ("redeals", "right"), ("moves", "right"), ("result", "left"), ("time", "right"),
-    ])
-    for row in rows:
+def ranking_table(rows: Iterable[Row], you_id: int | None, *, title: str,
+                  par: object = None) -> Table:
+    """A match's final ranking (``match_ended``'s ``ranking``), as left in the terminal;
+    with the deal's par when known, each score's gap to it."""
+    listed = list(rows)
+    gaps = [gap_words(row.get("score"), par) for row in listed]
+    columns = [("#", "right"), ("player", "left"), ("score", "right")]
+    if any(gaps):
+        columns.append(("to par", "left"))
+    columns += [("placed", "right"), ("redeals", "right"), ("moves", "right"),
+                ("result", "left"), ("time", "right")]
+    table = _table(f"{title}: final ranking", columns,
+                   caption=par_words(par) if any(gaps) else None)
+    for row, gap in zip(listed, gaps, strict=True):
         reason = printable(row.get("end_reason"))
-        table.add_row(rank_text(row.get("rank")), name_text(row, you_id),
-                      cell(row.get("score"), "bold"), cell(row.get("placed")),
-                      cell(row.get("redeals_used")), cell(row.get("moves_made")),
-                      cell(result_words(row), GOOD if reason == "won" else ""),
-                      cell(format_ms(row.get("finish_ms"))))
+        cells = [rank_text(row.get("rank")), name_text(row, you_id),
+                 cell(row.get("score"), "bold")]
+        if any(gaps):
+            cells.append(cell(gap or "-"))
+        cells += [cell(row.get("placed")), cell(row.get("redeals_used")),
+                  cell(row.get("moves_made")),
+                  cell(result_words(row), GOOD if reason == "won" else ""),
+                  cell(format_ms(row.get("finish_ms")))]
+        table.add_row(*cells)
+    return table
+
+
+def replay_table(document: Row, *, you: str | None = None) -> Table:
+    """What a replay document says of each player: rank, score and its gap to the deal's
+    par, how the game ended and when (``gaps replay``)."""
+    found = document.get("match")
+    match: Row = found if isinstance(found, Mapping) else {}
+    par = match.get("par")
+    players = sorted((p for p in document.get("players", []) if isinstance(p, Mapping)),
+                     key=lambda p: p["rank"] if isinstance(p.get("rank"), int) else 99)
+    table = _table(f"Match {match.get('code')} · {match.get('ruleset')} · seed "
+                   f"{match.get('seed')}",
+                   [("#", "right"), ("player", "left"), ("score", "right"),
+                    ("to par", "left"), ("result", "left"), ("time", "right")],
+                   caption=par_words(par))
+    for player in players:
+        table.add_row(rank_text(player.get("rank")), name_text(player, you),
+                      cell(player.get("score"), "bold"),
+                      cell(gap_words(player.get("score"), par) or "-"),
+                      cell(result_words(player)), cell(format_ms(player.get("finish_ms"))))
     return table

@@ -155,7 +155,7 @@ class TournamentFollower:
                        timeout=30, markup=False)
         elif name == "tournament_ended":
             app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
-                       "q shows the final standings", title="The tournament is over",
+                       "ctrl+q shows the final standings", title="The tournament is over",
                        timeout=60, markup=False)
 
     def _join_soon(self, code: str) -> asyncio.Task[Message]:
@@ -311,7 +311,8 @@ class TournamentFollower:
         elif state.phase is Phase.FINISHED and state.ranking is not None:
             self.connection.forget(code)
             self.out.print(ranking_table(state.ranking, state.you_id,
-                                         title=f"Round {number}/{rounds} (match {code})"))
+                                         title=f"Round {number}/{rounds} (match {code})",
+                                         par=state.par))
         elif state.phase is not Phase.FINISHED and (
                 state.playing or state.phase in (Phase.LOBBY, Phase.COUNTDOWN)):
             raise Interrupted(f"left round {number} of tournament {self.code} during your "

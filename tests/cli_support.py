@@ -4,20 +4,30 @@ attack the terminal."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
+import io
 import json
+import random
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from client_cli.boardapp import BoardApp
 from client_cli.cli import run_async
-from gaps import Game
+from client_cli.connection import Connection
+from client_cli.screen import MatchApp
+from client_cli.widgets import MessageLine
+from gaps import Game, Seed, Slot
 
 Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
 Frontend = Callable[[App[Any]], Awaitable[None]]
@@ -182,3 +192,89 @@ def racing(code: str, game: Game, *players: Message, t_ms: int = 61_000, **match
     snapshot["players"][0].update(placed=game.placed, score=game.score, ready=True,
                                   moves_made=game.moves_made, status=game.result())
     return snapshot
+
+
+@functools.cache
+def winning_line() -> tuple[str, tuple[str, ...]]:
+    """A classic deal's share code and a line of actions that wins it."""
+    for number in range(10_000):
+        seed = Seed(number.to_bytes(10, "big"))
+        game = Game(seed, "classic")
+        actions = game.random_playout(random.Random(number))
+        if game.is_won():
+            return str(seed), tuple(str(action) for action in actions)
+    raise AssertionError("no winning random game in 10,000 deals")
+
+
+def screen_text(app: App[Any]) -> str:
+    """What the screen shows, as plain text (as ``export_screenshot`` renders it), with
+    what the app holds drawn now rather than at its next (debounced) redraw."""
+    if isinstance(app, MatchApp) and app.screen is app.default_screen:
+        app.refresh_view()
+    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(),
+                      record=True, force_terminal=True)
+    console.print(app.screen._compositor.render_update(
+        full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+# -- a race on a scripted server, the same on every run ------------------------------------
+
+DEAL = "AAAA-BBBB-CCCC-DDDD"
+#: A position with every kind of cell: preserved cards (rows 1 and 2), gaps, a dead gap
+#: (r1c6, right of a King), cards of both colours (``Game.from_layout``).
+EVERY_CELL = """
+    2C 3C 4C -- KH -- 5S 6S 7S 8S 9S TS JS
+    2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD --
+    3H 4H 5H 6H 7H 8H 9H TH JH QH 2H 2S 3S
+    KC QC JC TC 9C 8C 7C 6C 5C -- 4S QS KS
+"""
+
+
+def at(text: str) -> int:
+    """The flat index of a slot written ``r1c6``."""
+    return Slot.parse(text).index
+BOB = seated(8, "bob", placed=20, score=20, status="stopped", finished=True,
+             end_reason="stopped", finish_ms=240_800, moves_made=31)
+CAROL = seated(9, "carol-who-has-a-long-name", placed=12, score=12, status="playing",
+               moves_made=15)
+DAVE = seated(10, "dave-the-bot-of-the-night", bot=True, placed=33, score=33,
+              status="blocked", moves_made=40)
+
+
+def dealt(ruleset: str = "classic") -> Game:
+    return Game(Seed.parse(DEAL), ruleset)
+
+
+@contextlib.asynccontextmanager
+async def race(
+    size: tuple[int, int], *, game: Game | None = None, heading: str | None = None,
+    answers: dict[str, list[dict[str, Any]]] | None = None, snapshot: dict[str, Any] | None = None,
+) -> AsyncIterator[tuple[MatchApp, Pilot[Any], Hostile]]:
+    """A match screen on a scripted server: ``ME`` racing bob (stopped at 4:00.8) and
+    carol, the clock frozen at 1:01 so that every drawing is the same."""
+    snapshot = snapshot or racing("K7QX2M", game or dealt(), BOB, CAROL)
+    async with Hostile({"join_match": [snapshot], **(answers or {})}) as hostile:
+        connection = await Connection.open(hostile.url, token="t")
+        try:
+            app = MatchApp(connection, await connection.join_match("K7QX2M"), heading=heading)
+            app.state.clock.freeze(61_000)
+            async with app.run_test(size=size) as pilot:
+                await pilot.pause()
+                yield app, pilot, hostile
+        finally:
+            await connection.close()
+
+
+async def until(pilot: Pilot[Any], found: Callable[[], Any], timeout: float = 10) -> None:
+    """Let the app run until ``found()`` is true (the server answers asynchronously)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not found():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.002)  # the app runs in this loop: let it work
+
+
+def message(app: BoardApp) -> str:
+    """What the message line says, as plain text."""
+    text = app.query_one(MessageLine).text
+    return text if isinstance(text, str) else text.plain

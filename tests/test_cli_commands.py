@@ -21,9 +21,10 @@ from textual.pilot import Pilot
 from client_cli import http
 from client_cli.cli import build_parser
 from client_cli.config import Config
-from client_cli.connection import Connection
+from client_cli.connection import Connection, ServerRefused
 from client_cli.match_state import Phase
 from client_cli.practice import PracticeApp
+from client_cli.refusals import refusal_words
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import MessageLine
 from gaps import Game, Seed
@@ -39,6 +40,7 @@ from tests.cli_support import (
     gaps,
     lobby,
     racing,
+    screen_text,
     seated,
 )
 
@@ -80,13 +82,30 @@ async def test_register_stores_the_token_and_whoami_checks_it(
     assert await gaps("whoami") == 0  # the server comes from the config now
     assert capsys.readouterr().out.startswith(f"{ana} (player #")
 
-    assert await gaps("register", name("again")) == 1
-    assert f"you are already {ana}" in capsys.readouterr().err
+    other = name("again")
+    assert await gaps("register", other) == 1
+    err = capsys.readouterr().err
+    assert f"you are already {ana}" in err and f"`gaps register {other} --force`" in err
 
-    assert await gaps("register", ana, "--force") == 1  # one line, the server's words
-    assert capsys.readouterr().err == f"gaps: '{ana}' is taken: choose another name\n"
-    assert await gaps("register", "x", "--force") == 1
+    # The name is already this account's: nothing to replace, with or without --force.
+    for argv in ((ana,), (ana.upper(), "--force")):
+        assert await gaps("register", *argv) == 0
+        assert capsys.readouterr().out.startswith(f"You are already {ana} (player #")
+    assert await gaps("register", "x", "--force") == 1  # one line, the server's words
     assert capsys.readouterr().err.startswith("gaps: 'x': a name is 2-24 letters")
+
+    # The server no longer knows the token: each command says what to run, and that
+    # command says why the name cannot be had again (someone holds it on the server).
+    stored = json.loads((config_dir / "config.json").read_text())
+    stored["accounts"][ws_url]["token"] = "forgotten"
+    (config_dir / "config.json").write_text(json.dumps(stored))
+    assert await gaps("whoami") == 1
+    assert f"`gaps register {ana}` registers that name again" in capsys.readouterr().err
+    assert await gaps("register", ana) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "choose another one with `gaps register NAME --force`" in err
+    assert await gaps("register", other, "--force") == 0
+    assert f"Registered {other}" in capsys.readouterr().out
 
     monkeypatch.setenv("GAPS_SERVER", "ws://127.0.0.1:9")  # the environment wins over the file
     assert await gaps("whoami") == 1
@@ -125,13 +144,42 @@ async def test_an_unreachable_server_or_no_account_is_a_one_line_error(
     (["tournament", "join", "Q4-M2"], "'Q4-M2' is not a tournament code"),
     (["daily", "--board", "--day", "yesterday"], "'yesterday' is not a day"),
     (["play", "--rules", "poker"], "invalid choice: 'poker'"),
+    (["create", "--time", "25h"], "create: argument --time: '25h': the time limit is at most "
+                                  "24 hours (`gaps create --help` lists the options)"),
+    (["create", "--countdown", "90s"], "the countdown is at most 60 seconds"),
+    (["tournament", "create", "--round-time", "24h1s"], "a round's time limit is at most 24 hours"),
+    (["tournament", "create", "--name", "x" * 65], "a tournament's name is at most 64 characters"),
+    (["tournament", "create", "--start-at", "2020-01-01T00:00Z"], "has passed"),
+    (["tournament", "remove", "Q4M2ZK", "bob", "--reason", " "], "the reason must be printable"),
+    (["leaderboard", "--by", "rating", "--period", "day"], "a rating has no period"),
+    (["leaderboard", "--by", "rating", "--day", "2026-01-01"], "a rating has no period"),
     ([], "the following arguments are required: COMMAND"),
 ])
 async def test_usage_errors_exit_2_and_say_what_is_wrong(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert await gaps(*argv) == 2
-    assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert says in err
+    assert err.startswith("gaps: ") and err.count("\n") == 1, err  # one line, no usage block
+
+
+async def test_the_server_refusing_an_option_is_worded_for_people(ws_url: str) -> None:
+    """A server with other limits than the client's: the refusal names the option and the
+    limits in its units, never the protocol's field."""
+    connection = await Connection.open(ws_url)
+    try:
+        await connection.register(name("ana"))
+        with pytest.raises(ServerRefused) as refused:
+            await connection.create_match(time_limit_s=90_000)
+        assert refusal_words(refused.value) == (
+            "the server refused --time: the time limit is 1 second to 24 hours there")
+        with pytest.raises(ServerRefused) as refused:
+            await connection.create_match(countdown_s=90)
+        assert refusal_words(refused.value) == (
+            "the server refused --countdown: the countdown is 0 seconds to 60 seconds there")
+    finally:
+        await connection.close()
 
 
 # The host detaches and comes back later: within the grace period, or the lobby gives the
@@ -247,7 +295,9 @@ async def test_replay_downloads_a_finished_match_and_verify_checks_it(
     capsys.readouterr()
 
     assert await gaps("replay", code) == 0
-    assert f"to gaps-replay-{code}.json" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"to gaps-replay-{code}.json" in out
+    assert "to par" in out and "par not solved yet" in out  # this server computes none
     path = tmp_path / f"gaps-replay-{code}.json"
     document = json.loads(path.read_text())
     assert document["match"]["seed"] == KNOWN_SEED
@@ -324,6 +374,26 @@ def test_the_config_file_is_where_the_docs_say(config_dir: Path) -> None:
     assert Config.load().path == config_dir / "config.json"
 
 
+async def test_the_colours_switched_on_a_screen_are_kept_for_the_next(config_dir: Path) -> None:
+    palettes = []
+
+    async def switch(app: PracticeApp, pilot: Pilot[Any]) -> None:
+        palettes.append(app.palette.name)
+        app.action_switch_colours()
+        await pilot.pause()
+        assert app.current_theme.name == "gaps-light"
+        await pilot.press("ctrl+q")
+
+    async def look(app: PracticeApp, pilot: Pilot[Any]) -> None:
+        palettes.append(app.palette.name)
+        await pilot.press("ctrl+q")
+
+    assert await gaps("practice", frontend=driving(switch)) == 0
+    assert json.loads((config_dir / "config.json").read_text())["colours"] == "light"
+    assert await gaps("practice", frontend=driving(look)) == 0
+    assert palettes == ["dark", "light"]
+
+
 # -- what a hostile server says is printed as typed ------------------------------------------
 
 
@@ -368,7 +438,7 @@ async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
 
         async def leave(app: MatchApp, pilot: Pilot[Any]) -> None:
             await pilot.press("ctrl+q")  # asks first: the seat would be given up
-            assert app.is_running and "press again to quit" in str(
+            assert app.is_running and "Press ctrl+q again to quit" in str(
                 app.query_one(MessageLine).text)
             await pilot.press("ctrl+q")
             await pilot.pause()
@@ -539,7 +609,7 @@ async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_k
         new_code = offered["match"]["code"]
         await until(pilot, lambda: same_deal in app.state.rematches)
         await pilot.pause()
-        reveal = str(app.screen.query_one("#reveal").render())
+        reveal = screen_text(app)
         what = "the same deal, unrated" if same_deal else "a new deal"
         assert f"offered a rematch ({what}): match {new_code}. {key} takes your seat in it." \
             in " ".join(reveal.split())

@@ -101,3 +101,15 @@ def test_the_file_is_plain_json(tmp_path: Path) -> None:
     config.save()
     data = json.loads((tmp_path / "config.json").read_text())
     assert data["accounts"]["ws://a:1"] == {"name": "ana", "token": "t", "player_id": 4}
+
+
+def test_the_colour_setting_is_kept_and_a_wrong_one_refused(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    assert Config.load(path).colours == "dark"
+    config = Config.load(path)
+    config.colours = "light"
+    config.save()
+    assert Config.load(path).colours == "light"
+    path.write_text(json.dumps({"colours": "sepia"}))
+    with pytest.raises(ConfigError, match="'colours' is 'sepia', not one of dark, light"):
+        Config.load(path)

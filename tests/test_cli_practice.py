@@ -10,9 +10,12 @@ import pytest
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
+from client_cli.help import HelpScreen
+from client_cli.layout import board_alone
 from client_cli.practice import PracticeApp, PracticeSession, suggest
-from client_cli.widgets import BoardView, HelpScreen, MessageLine
+from client_cli.widgets import BoardView, MessageLine
 from gaps import Game, IllegalAction, Move, NotationError, Seed
+from tests.cli_support import screen_text, winning_line
 
 KNOWN = Seed.parse("AAAA-BBBB-CCCC-DDDD")
 
@@ -101,9 +104,12 @@ async def test_the_practice_board_fits_every_size_and_follows_resizes(
         for columns, lines in (size, (200, 50), (60, 20), size):
             await pilot.resize_terminal(columns, lines)
             await pilot.pause()
-            assert board.cell_width == (5 if columns >= 76 else 4)
-            assert board.spaced is (lines >= 24)
+            assert board.geometry == board_alone(columns, lines)
             assert board.region.right <= columns  # all 13 columns, and the border
+            assert board.region.bottom <= lines - 4  # the stats, message, input, footer
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert board.geometry.tiles and board.region.width > 150  # it grows with the terminal
 
 
 async def test_a_hint_selects_its_card_and_marks_where_it_goes() -> None:
@@ -138,7 +144,7 @@ async def test_throwing_a_game_away_asks_first() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("3", "h", "enter")
         await pilot.press("n")
-        assert said(app) == "A new deal throws this game away: press n again to confirm."
+        assert said(app) == "Press n again for a new deal: this game is thrown away."
         assert app.session.share_code == str(KNOWN)
         await pilot.press("n")
         assert app.session.share_code != str(KNOWN)
@@ -148,7 +154,8 @@ async def test_throwing_a_game_away_asks_first() -> None:
         await pilot.press("z")
         assert said(app).startswith("'z' is not a key here")
         await pilot.press("ctrl+q")
-        assert app.is_running and "Quitting throws this game away" in said(app)
+        assert app.is_running and said(app) == ("Press ctrl+q again to quit: this game is "
+                                                "thrown away.")
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running
@@ -172,9 +179,74 @@ async def test_ctrl_s_saves_the_screen_and_ctrl_p_opens_the_command_palette(
         [saved] = tmp_path.glob("*.svg")
         assert saved.read_text().startswith("<svg") and "AAAA-BBBB-CCCC-DDDD" in \
             saved.read_text().replace("&#45;", "-")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert titles.count("Screenshot") == 1 and "Theme" not in titles
+        assert "Colours: light" in titles
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"marks", "enter")
         await pilot.pause(0.3)
         assert app.query_one(BoardView).marks
+
+
+def blocked(session: PracticeSession) -> PracticeSession:
+    """``session`` played on until no move is left: any move but a 2's from column 1 to
+    another row's column 1 (which could go back and forth for ever)."""
+    for _ in range(200):
+        game = session.game
+        moves = [move for move in game.legal_moves()
+                 if not (move.card.rank == 2 and game.slot_of(move.card).column == 1)]
+        if not moves:
+            break
+        session.play(str(moves[0]))
+    assert session.game.result() == "blocked" and session.game.can_redeal()
+    return session
+
+
+async def test_enter_plays_a_hint_that_is_no_move_and_moving_the_cursor_drops_it() -> None:
+    """Issue 31: after "Hint: redeal", Enter acted on the cursor's cell instead."""
+    app = PracticeApp(blocked(PracticeSession(KNOWN, "classic")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        before = list(app.session.actions)
+        await pilot.press("h")
+        await wait_for_hint(app, pilot)
+        hint = str(app.last_hint)
+        assert hint in ("redeal", "stop") and said(app).startswith(f"Hint: {hint}")
+        assert "⏎ play the hint" in screen_text(app)
+        await pilot.press("right")  # looking elsewhere: Enter picks the cell again
+        assert "⏎ play the hint" not in screen_text(app)
+        app.last_hint = None
+        await pilot.press("h")
+        await wait_for_hint(app, pilot)
+        await pilot.press("enter")
+        assert app.session.actions == [*before, hint]
+
+
+async def test_a_won_practice_game_has_a_headline_and_says_what_next() -> None:
+    """Issue 31: a practice win said "this game is over"."""
+    seed, line = winning_line()
+    session = PracticeSession(Seed.parse(seed), "classic")
+    for action in line[:-1]:
+        session.play(action)
+    app = PracticeApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.submit(line[-1])
+        await pilot.pause()
+        score = app.session.game.score
+        assert said(app) == f"You won! Score {score}. n deals a new game."
+        assert f"You won! Score {score}" in screen_text(app)
+        await pilot.press("enter")
+        assert said(app) == f"You won this deal (score {score}): n deals a new one."
+        await pilot.press("8")  # no move can be typed: the key says what the screen does
+        assert said(app) == "'8' does nothing now: ? lists the keys, ctrl+q quits"
+
+
+async def test_a_key_whose_action_the_rules_refuse_says_why_and_is_not_in_the_footer() -> None:
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert "r redeal" not in screen_text(app) and "u undo" not in screen_text(app)
+        await pilot.press("u")
+        assert said(app) == "Nothing to take back"
+        await pilot.press("r")
+        assert said(app).endswith("[redeal_not_allowed]")

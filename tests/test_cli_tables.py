@@ -29,6 +29,7 @@ from client_cli.tables import (
     rank_text,
     ranking_table,
     ratings_table,
+    replay_table,
     standings_line,
     standings_table,
     tournament_end,
@@ -218,12 +219,15 @@ def test_the_daily_board_and_a_match_ranking() -> None:
         {"rank": 1, "player_id": 1, "name": "ana", "score": 30, "finish_ms": 412_300}]}
     shown = text(daily_table(daily, you="ana"))
     assert shown.startswith("Daily challenge · classic · 2026-11-29")
-    assert any(row(line, "1", "ana (you)", "30", "6:52.3") for line in shown.splitlines())
-    assert "par: not solved yet" in shown
-    exact = text(daily_table({**daily, "par": {"score": 38, "exact": True}}))
-    assert "par 38 (exact)" in exact
-    bound = text(daily_table({**daily, "par": {"score": 31, "exact": False}}))
-    assert "par ≥31 (unknown)" in bound
+    assert any(row(line, "1", "ana (you)", "30", "-", "6:52.3") for line in shown.splitlines())
+    assert "par not solved yet" in shown
+    exact = text(daily_table({**daily, "par": {"score": 38, "exact": True}}, you="ana"))
+    assert "par 38" in exact
+    assert any(row(line, "1", "ana (you)", "30", "8 below par", "6:52.3")
+               for line in exact.splitlines())
+    bound = " ".join(text(daily_table({**daily, "par": {"score": 31, "exact": False}})).split())
+    assert "par at least 31 (a lower bound: the solver ran out of budget)" in bound
+    assert "at least 1 below par" in bound
 
     ranking = [{"rank": 1, "player_id": 1, "name": "ana", "score": 48, "placed": 48,
                 "redeals_used": 0, "moves_made": 60, "end_reason": "won", "finish_ms": 100_000}]
@@ -231,6 +235,12 @@ def test_the_daily_board_and_a_match_ranking() -> None:
     assert shown.startswith("Match K7QX2M: final ranking")
     assert any(row(line, "1", "ana (you)", "48", "48", "0", "60", "won", "1:40.0")
                for line in shown.splitlines())
+    assert "to par" not in shown  # not known: no column
+    solved = text(ranking_table(ranking, 1, title="Match K7QX2M",
+                                par={"score": 58, "exact": True}))
+    assert any(row(line, "1", "ana (you)", "48", "10 below par", "48", "0", "60", "won",
+                   "1:40.0") for line in solved.splitlines())
+    assert "par 58" in solved
 
 
 # --- bots ----------------------------------------------------------------------------------
@@ -397,3 +407,21 @@ def test_an_entrant_the_host_removed_is_marked_with_the_reason_in_the_standings(
     ]
     shown = " ".join(text(standings_table(standings, title="Standings")).split())
     assert "robo (removed: left the table)" in shown and "cy (removed" not in shown
+
+
+def test_a_replays_summary_gives_each_score_its_gap_to_par() -> None:
+    document = {"match": {"code": "K7QX2M", "ruleset": "classic", "seed": "AAAA-BBBB-CCCC-DDDD",
+                          "par": {"score": 38, "exact": True}},
+                "players": [{"rank": 2, "name": "bob", "score": 20, "end_reason": "stopped",
+                             "finish_ms": 240_800},
+                            {"rank": 1, "name": "ana", "score": 38, "end_reason": "won",
+                             "finish_ms": 200_000}]}
+    lines = text(replay_table(document, you="ana")).splitlines()
+    assert lines[0].startswith("Match K7QX2M · classic · seed AAAA-BBBB-CCCC-DDDD")
+    rows = [line for line in lines if "ana" in line or "bob" in line]
+    assert row(rows[0], "1", "ana (you)", "38", "at par", "won", "3:20.0")
+    assert row(rows[1], "2", "bob", "20", "18 below par", "stopped", "4:00.8")
+    assert "par 38" in " ".join(lines)
+    bound = text(replay_table({**document, "match": {**document["match"],
+                                                     "par": {"score": 38, "exact": False}}}))
+    assert "at least 18 below par" in bound and "a lower bound" in " ".join(bound.split())

@@ -1,0 +1,166 @@
+"""What ``gaps`` accepts on its command line, checked before anything is sent.
+
+Each argument type turns what people type into what the protocol takes, in the client's
+own units and within the server's limits (docs/protocol.md), so that a bad value is a
+usage error that says what is wrong in the words of the option (``--time 25h``: "the
+time limit is at most 24 hours"), never a refusal in the protocol's words after a
+connection. ``Parser`` makes every usage error one ``gaps:`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Final, NoReturn
+
+from client_cli.duration import DurationError, format_duration, parse_duration
+from gaps import NotationError, Seed
+
+#: The server's limits (docs/protocol.md): a match's or a round's clock, the countdown,
+#: a tournament's name and a removal's reason.
+MAX_TIME_LIMIT_S: Final = 24 * 3600
+MAX_COUNTDOWN_S: Final = 60
+MAX_TOURNAMENT_NAME: Final = 64
+MAX_REASON: Final = 200
+
+
+class UsageError(Exception):
+    """A command line ``gaps`` cannot run: the message is the whole ``gaps:`` line."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (no usage block): ``gaps create:
+    argument --time: ... (gaps create --help lists the options)``. Its subcommands'
+    parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("gaps").strip()
+        raise UsageError(f"{command + ': ' if command else ''}{message} "
+                         f"(`{self.prog} --help` lists the options)")
+
+
+def duration_within(what: str, most_s: int) -> Callable[[str], int]:
+    """A duration of at most ``most_s`` seconds; ``what`` names it in the error."""
+    def parse(text: str) -> int:
+        seconds = duration(text)
+        if seconds > most_s:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {what} is at most {spoken_duration(most_s)}")
+        return seconds
+
+    return parse
+
+
+def spoken_duration(seconds: int) -> str:
+    """``24 hours``, ``10 minutes``, ``60 seconds``: a limit as people say it (in
+    seconds up to two minutes, as a countdown is counted)."""
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= 2 * size and seconds % size == 0:
+            return f"{seconds // size} {unit}s"
+    if seconds < 120:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return format_duration(seconds)
+
+
+def duration(text: str) -> int:
+    try:
+        return parse_duration(text)
+    except DurationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+match_clock = duration_within("the time limit", MAX_TIME_LIMIT_S)
+round_clock = duration_within("a round's time limit", MAX_TIME_LIMIT_S)
+
+
+def countdown(text: str) -> int:
+    if text.strip() in ("0", "0s"):
+        return 0
+    return duration_within("the countdown", MAX_COUNTDOWN_S)(text)
+
+
+def pace(text: str) -> float:
+    cleaned = text.strip().lower().removesuffix("s")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a pace: expected seconds per move, like 1.5 or 0"
+        ) from None
+    if not 0 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a pace: expected 0 to 600 seconds")
+    return value
+
+
+def bounded(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {what}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} {what} is not in {low}..{high}")
+        return value
+
+    return parse
+
+
+def text_of_at_most(most: int, what: str) -> Callable[[str], str]:
+    """Printable text of 1 to ``most`` characters (spaces around it dropped)."""
+    def parse(text: str) -> str:
+        cleaned = " ".join(text.split())
+        if not cleaned or not cleaned.isprintable():
+            raise argparse.ArgumentTypeError(f"{what} must be printable text, not {text!r}")
+        if len(cleaned) > most:
+            raise argparse.ArgumentTypeError(
+                f"{what} is at most {most} characters, not {len(cleaned)}")
+        return cleaned
+
+    return parse
+
+
+tournament_name = text_of_at_most(MAX_TOURNAMENT_NAME, "a tournament's name")
+reason = text_of_at_most(MAX_REASON, "the reason")
+
+
+def seed(text: str) -> str:
+    try:
+        return str(Seed.parse(text))
+    except NotationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def match_code(text: str) -> str:
+    code = text.strip().upper()
+    if not code or not code.isalnum():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a match code (like K7QX2M)")
+    return code
+
+
+def tournament_code(text: str) -> str:
+    code = text.strip().upper()
+    if not code or not code.isalnum():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tournament code (like Q4M2ZK)")
+    return code
+
+
+def day(text: str) -> str:
+    try:
+        return date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day: expected YYYY-MM-DD") from None
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 time; without an offset it is the user's local time."""
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: expected ISO 8601, like 2026-11-29T18:00 or "
+            "2026-11-29T18:00:00Z"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.astimezone()  # local time
+    return parsed.astimezone(UTC)
