@@ -277,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "time) or 2026-11-29T17:00Z")
     when.add_argument("--start-in", type=arguments.duration, metavar="DURATION",
                       help="starts by itself after this long, like 5m")
+    t_create.add_argument("--if-empty", choices=("cancel", "wait"), default="cancel",
+                          help="what a start time with nobody entered does: cancel the "
+                               "tournament (default), or wait and start with the first entrant")
     t_create.add_argument("--bots", action="store_true",
                           help="let declared bots enter (`gaps bot --tournament CODE`)")
     t_create.add_argument("--join", action="store_true",
@@ -523,7 +526,7 @@ async def cmd_join(context: Context) -> int:
         await connection.close()
         if refusal.code in ("already_started", "match_full"):
             raise CliError(f"{refusal}: you can still watch it with `gaps watch {code}`") from None
-        raise
+        return await _over(context, code, refusal)
     except BaseException:
         await connection.close()
         raise
@@ -531,15 +534,35 @@ async def cmd_join(context: Context) -> int:
 
 
 async def cmd_watch(context: Context) -> int:
+    code = context.options.code
     connection = await context.connect()
     try:
-        reply = await connection.join_match(context.options.code, role="spectator")
+        reply = await connection.join_match(code, role="spectator")
+    except ServerRefused as refusal:
+        await connection.close()
+        return await _over(context, code, refusal)
     except BaseException:
         await connection.close()
         raise
     # A player who watches the match they sit in watches as a spectator (the server
     # says so); their seat is `gaps join CODE`.
     return await _play(context, connection, reply)
+
+
+async def _over(context: Context, code: str, refusal: ServerRefused) -> int:
+    """A match over is joined by nobody: print its result, read from its replay (a
+    daily challenge's is published once its day is over); any other refusal is said."""
+    if refusal.code != "match_finished" or refusal.reply.get("status") != "finished":
+        raise CliError(str(refusal)) from None
+    try:
+        document = await http.replay(context.server, code)
+    except (http.NotFound, http.Conflict):
+        raise CliError(f"match {code.upper()} is over; its replay is not published yet "
+                       "(a daily challenge's opens once its day is over)") from None
+    context.out.print(replay_table(document, you=_my_name(context)))
+    context.out.print(printable_text(f"Match {code.upper()} is over. Its replay: "
+                                     f"gaps replay {code.upper()}"))
+    return 0
 
 
 async def _open_screen(
@@ -962,6 +985,10 @@ async def cmd_tournament_create(context: Context) -> int:
         start_at = now + timedelta(seconds=options.start_in)
     if start_at is not None:
         request["start_at"] = start_at.isoformat(timespec="seconds")
+        request["if_empty"] = options.if_empty
+    elif options.if_empty != "cancel":
+        raise CliError("tournament create: --if-empty says what a start time does: give "
+                       "--start-at or --start-in too", 2)
     connection = await context.connect()
     try:
         view = (await connection.tournament_create(**request))["tournament"]
@@ -999,6 +1026,12 @@ async def cmd_tournament_join(context: Context) -> int:
             if refusal.code == "already_started":
                 raise CliError(f"{refusal}: only its entrants play it; see how it goes with "
                                f"`gaps tournament standings {code}`") from None
+            if refusal.code == "tournament_finished":
+                raise CliError(f"{refusal}; its final standings: "
+                               f"`gaps tournament standings {code}`") from None
+            if refusal.code == "removed":
+                raise CliError(f"the host removed you from tournament {code.upper()}: "
+                               f"{refusal.reason}") from None
             raise
         view = reply["tournament"]
         out = context.out

@@ -295,7 +295,15 @@ class MatchState:
                 self._note(f"{gone['name']} left")
         elif name == "host_changed":
             self.summary["host_id"] = event["host_id"]
-            self._note(f"{self.name_of(event['host_id'])} is the host now")
+            if self.is_host:
+                self._note("you are the host now: start the match when you like")
+            else:
+                self._note(f"{self.name_of(event['host_id'])} is the host now")
+        elif name == "presence":
+            seated = self.players.get(int(event["player_id"]))
+            if seated is not None:
+                seated["connected"] = bool(event["connected"])
+                self._note(f"{seated['name']} is {'back' if event['connected'] else 'away'}")
         elif name == "match_abandoned":
             self.phase = Phase.ABANDONED
             self._note("the match was abandoned")

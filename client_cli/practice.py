@@ -37,15 +37,13 @@ from gaps import (
     Undo,
     parse_action,
 )
-from gaps.bots import bot_for_level
+from gaps.hint import hint
 
 
 def suggest(game: Game) -> Action | None:
-    """A good next action for ``game`` (the level-3 bot's choice), or None when over."""
-    if game.is_over():
-        return None
-    # A fresh bot on a copy: the bot keeps plans keyed on the position it saw last.
-    return bot_for_level(3, seed=0).choose(game.copy())
+    """A good next action for ``game`` (the hint every client gives: ``gaps.hint``), or
+    None when over."""
+    return hint(game.copy())
 
 
 class PracticeSession:

@@ -258,12 +258,24 @@ def when(value: Any) -> str:
 # -- tournaments -------------------------------------------------------------------------------
 
 
+def entrant_count(view: Row) -> int:
+    """The entrants still in: the server's count (``entrant_count``), or, from a server
+    that gives none, the entrants not removed."""
+    count = view.get("entrant_count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    return len([e for e in view.get("entrants") or [] if not e.get("removed")])
+
+
 def tournament_status(view: Row) -> Text:
     status = view.get("status")
     if status == "running":
         return cell(f"round {view.get('current_round')}/{view.get('rounds')}", GOOD)
     if status == "finished":
         return Text("finished", style="dim")
+    if status == "cancelled":
+        return Text(printable(f"cancelled: {view.get('cancel_reason') or 'by the host'}"),
+                    style="dim")
     if view.get("start_at"):
         return Text(f"open, starts {when(view.get('start_at'))}", style=WARN)
     return Text("open", style=WARN)
@@ -271,7 +283,7 @@ def tournament_status(view: Row) -> Text:
 
 def tournament_summary(view: Row) -> str:
     """``classic, 3 rounds of 10:00, 2/16 entrants``."""
-    entrants = len([e for e in view.get("entrants") or [] if not e.get("removed")])
+    entrants = entrant_count(view)
     rounds = int(view.get("rounds") or 0)
     return printable(f"{view.get('ruleset')}, {rounds} round{'s' if rounds != 1 else ''} of "
                      f"{format_duration(int(view.get('round_time_limit_s') or 0))}, "
@@ -286,7 +298,7 @@ def tournaments_table(views: Iterable[Row], *, title: str) -> Table:
         table.add_row(cell(view.get("code"), "bold"), cell(view.get("name")),
                       cell(view.get("ruleset")), cell(view.get("rounds")),
                       cell(format_duration(int(view.get("round_time_limit_s") or 0))),
-                      cell(f"{len(view.get('entrants') or [])}/{view.get('max_players')}"),
+                      cell(f"{entrant_count(view)}/{view.get('max_players')}"),
                       tournament_status(view))
     return table
 

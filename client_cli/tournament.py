@@ -40,6 +40,7 @@ from client_cli.match_state import Phase
 from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
+    entrant_count,
     local_time,
     podium_text,
     ranking_table,
@@ -199,8 +200,12 @@ class TournamentFollower:
         """What the follower waits for, as the status line says it now."""
         view = self.view
         if view.get("status") == "open":
-            if view.get("start_at"):
-                return printable_text(f"Waiting for the start at {local_time(view['start_at'])} "
+            start_at = view.get("start_at")
+            if start_at and datetime.fromisoformat(start_at) <= self.now():
+                return Text("The start time has passed: it starts with its first entrant "
+                            "(Ctrl-C stops following)…")
+            if start_at:
+                return printable_text(f"Waiting for the start at {local_time(start_at)} "
                                       "(Ctrl-C stops following)…")
             return Text("Waiting for the host to start it (Ctrl-C stops following)…")
         if self.next_round_at is not None:
@@ -218,6 +223,9 @@ class TournamentFollower:
         if view.get("status") == "finished":
             rows = standings if standings is not None else await self._standings()
             self.final = tournament_end(rows)
+            return
+        if view.get("status") == "cancelled":
+            self.final = {"event": "tournament_cancelled", "reason": view.get("cancel_reason")}
             return
         if standings:
             self._show_standings(standings, max(int(r.get("rounds_played") or 0)
@@ -248,16 +256,21 @@ class TournamentFollower:
         name = message.get("event")
         out = self.out
         if name == "entrant_joined":
+            count = entrant_count(self.view)
             entrants = self.view.setdefault("entrants", [])
             entrants.append({"player_id": message.get("player_id"), "name": message.get("name"),
                              "bot": message.get("bot") is True})
+            self.view["entrant_count"] = count + 1
             out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
-                f"{bot_mark(message)} entered ({len(entrants)}/{self.view.get('max_players')})"
+                f"{bot_mark(message)} entered "
+                f"({entrant_count(self.view)}/{self.view.get('max_players')})"
             )))
         elif name == "entrant_removed":
+            count = entrant_count(self.view)
             for entrant in self.view.get("entrants", []):
                 if entrant.get("player_id") == message.get("player_id"):
                     entrant.update(removed=True, removed_reason=message.get("reason"))
+            self.view["entrant_count"] = max(0, count - 1)
             out.print(Text.assemble("  − ", (printable(message.get("name")), "bold"), printable(
                 f" was removed by the host: {message.get('reason')}"
             ), style="#ff6b6b"))
@@ -276,6 +289,9 @@ class TournamentFollower:
                                  int(message.get("round") or 0))
         elif name == "tournament_ended":
             self.view["status"] = "finished"
+            self.final = message
+        elif name == "tournament_cancelled":
+            self.view.update(status="cancelled", cancel_reason=message.get("reason"))
             self.final = message
 
     async def _play_round(self, number: int, code: str) -> None:
@@ -331,6 +347,10 @@ class TournamentFollower:
 
 def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],
                 you: str | int | None) -> None:
+    if final.get("event") == "tournament_cancelled":
+        out.print(printable_text(f"Tournament {view.get('name')} ({view.get('code')}) is "
+                                 f"cancelled: {final.get('reason') or 'by the host'}.", "bold"))
+        return
     out.print(standings_table(final.get("standings", []), you=you,
                               title=f"{view.get('name')} ({view.get('code')}): final standings"))
     podium = list(final.get("podium", []))

@@ -250,6 +250,7 @@ def settings(
     par = request.node.get_closest_marker("par")
     limits = request.node.get_closest_marker("limits")
     grace = request.node.get_closest_marker("grace_s")
+    pause = request.node.get_closest_marker("tournament_break_s")
     return Settings(
         port=0,
         max_history_events=history.args[0] if history else Settings.max_history_events,
@@ -258,7 +259,7 @@ def settings(
         countdown_s=0,
         grace_s=grace.args[0] if grace else 1.0,
         tournament_countdown_s=0,
-        tournament_break_s=0.1,
+        tournament_break_s=pause.args[0] if pause else 0,
         quick_wait_s=0,
         log_level="WARNING",
         limits=replace(GENEROUS_LIMITS, **(limits.kwargs if limits else {})),

@@ -230,14 +230,14 @@ async def test_create_join_matches_watch_and_leave_the_result_in_the_terminal(
     assert f"Match {code}: final ranking" in out and "stopped" in out
     assert f"Seed {KNOWN_SEED}. Replay: gaps replay {code}" in out
 
-    async def look_back(app: MatchApp, pilot: Pilot[Any]) -> None:
-        await until(pilot, lambda: isinstance(app.screen, RankingScreen))  # fetched at once
-        await pilot.press("q")
-
     with monkeypatch.context() as other_user:  # eve comes to watch after the end
         other_user.setenv("GAPS_CONFIG_DIR", str(tmp_path / "eve"))
-        assert await gaps("watch", code, frontend=driving(look_back)) == 0
-        assert f"Match {code}: final ranking" in capsys.readouterr().out
+        assert await gaps("watch", code) == 0  # over: its result, from its replay
+        out = capsys.readouterr().out
+        assert f"Match {code} · classic · seed {KNOWN_SEED}" in out and "stopped" in out
+        assert f"Match {code} is over. Its replay: gaps replay {code}" in out
+    assert await gaps("join", code) == 0  # a player of it too
+    assert f"Match {code} is over" in capsys.readouterr().out
 
     assert await gaps("join", "ZZZZZZ") == 1
     assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err

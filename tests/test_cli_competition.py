@@ -43,6 +43,7 @@ from tests.cli_support import (
     no_screen,
     seated,
 )
+from tests.fake_clock import FakeClock
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -403,13 +404,14 @@ async def test_a_whole_tournament_two_players_and_a_bot(
     monkeypatch.setenv("GAPS_CONFIG_DIR", str(tmp_path / "carol"))
     assert await gaps("register", name("carol"), "--server", ws_url) == 0
     assert await gaps("tournament", "join", code) == 1
-    assert f"has started: only its entrants play it; see how it goes with `gaps tournament " \
+    assert f"tournament {code} is over; its final standings: `gaps tournament " \
         f"standings {code}`" in capsys.readouterr().err
 
 
+@pytest.mark.tournament_break_s(15)
 async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standings_printed(
     server: Server, ws_url: str, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, clock: FakeClock,
 ) -> None:
     """Round 1's ``round_ended`` is lost on the way: the next event's seq shows the gap,
     the client fetches it with ``tournament_resync`` and prints its standings before
@@ -430,6 +432,8 @@ async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standing
     async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
         screens.append(app)
         await stop_and_see_the_ranking(app, pilot)
+        if len(screens) == 1:
+            clock.advance(15)  # the break: round 2 comes
 
     hosting = asyncio.create_task(gaps(
         "tournament", "create", "--name", "Cup", "--rounds", "2", "--players", "1",

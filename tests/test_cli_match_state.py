@@ -207,3 +207,18 @@ def test_rematches_offered_are_kept_by_deal_and_logged_and_a_bot_joining_is_name
                               "robo offers a rematch (a new deal): match R3MTCH",
                               "ana offers a rematch (the same deal): match S4MEDL"]
     assert state.last_seq == 4
+
+
+def test_a_player_away_and_back_and_the_host_handed_on_are_shown() -> None:
+    state = MatchState("K7QX2M", you_id=2)
+    snapshot = created() | {"players": [progress(1, "ana"), progress(2, "bob")], "seq": 2}
+    state.apply(snapshot)
+    assert not state.is_host
+    state.apply(event(3, "presence", player_id=1, connected=False))
+    assert state.players[1]["connected"] is False and state.log[-1] == "ana is away"
+    state.apply(event(4, "presence", player_id=1, connected=True))
+    assert state.players[1]["connected"] is True and state.log[-1] == "ana is back"
+    state.apply(event(5, "player_left", player_id=1))
+    state.apply(event(6, "host_changed", host_id=2))
+    assert state.is_host
+    assert state.log[-1] == "you are the host now: start the match when you like"

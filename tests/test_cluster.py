@@ -258,10 +258,10 @@ async def test_a_follower_on_a_surviving_replica_rejoins_whoever_took_the_match_
     assert rejoined_there["you"]["last_seq"] == 2
     again.seq[code] = 2
     await play(again, code, game, 1)
-    back_event = await watcher.event("presence", player_id=again.player_id, connected=True)
+    back_event = await watcher.event("presence", player_id=bob.player_id, connected=True)
     assert back_event["match"] == code
     assert (await again.act(code, "stop"))["type"] == "action_ok"
-    await watcher.event("player_finished", player_id=again.player_id)
+    await watcher.event("player_finished", player_id=bob.player_id)
     for client in (bob, again, watcher):
         await client.close()
 

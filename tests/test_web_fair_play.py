@@ -296,6 +296,7 @@ async def test_the_host_removes_an_entrant_with_a_reason_that_everyone_sees(
     for entrant in view["entrants"]:
         if entrant["name"] == target:
             entrant.update(removed=True, removed_reason=reason)
+    view["entrant_count"] -= 1
     host_wire.answers["tournament_remove"] = [
         lambda _: {"type": "tournament", "tournament": view, "seq": last}]
     removed[target] = reason
@@ -320,7 +321,7 @@ async def test_the_host_removes_an_entrant_with_a_reason_that_everyone_sees(
             "#entrants li", "items => items.map(item => item.textContent)")
         assert entries[1] == f"{target} · removed: {reason}"
         assert await page.locator("#tournament-log li").count() == 1  # once, not per telling
-        await page.wait_for_selector("#round >> text=Waiting to start · 1 entrant")
+        await page.wait_for_selector("#round >> text=Waiting to start · 1 entrant of")
         assert await page.locator("#tournament-log i, #standings i, #entrants i").count() == 0
     assert len(wall_wire.requests("tournament_standings")) >= 1
     # The host can remove only who is still in.

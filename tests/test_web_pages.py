@@ -14,6 +14,7 @@ from gaps import Game, Move, Seed
 from gaps.bots import bot_named, play_game
 from gaps.hint import hint
 from server.app import Server
+from tests.fake_clock import FakeClock
 from tests.races import Connect, registered
 from tests.web_support import (
     PHONE,
@@ -310,7 +311,7 @@ async def test_join_by_code_takes_a_code_or_a_link_with_spaces_around_it(
 
 
 async def test_a_game_the_server_ends_says_how_and_takes_no_more_moves(
-    open_page: Any, connect: Connect, server: Server
+    open_page: Any, connect: Connect, server: Server, clock: FakeClock
 ) -> None:
     """Ended from outside its play: by the time limit, or after too long without a
     connection (the test server's grace is 1 s). Never "playing" after that."""
@@ -322,7 +323,9 @@ async def test_a_game_the_server_ends_says_how_and_takes_no_more_moves(
     await page.fill("#countdown", "0")
     await page.click("text=Create match")
     await page.click("text=Ready")
-    await page.wait_for_selector("#ranking")  # a second later
+    await page.wait_for_selector(".board .cell >> nth=51")
+    clock.advance(1)  # the time limit
+    await page.wait_for_selector("#ranking")
     assert (await page.inner_text("#my-game")).endswith(" · ended: time is up")
     assert "ended: time is up" in await page.inner_text("#ranking")
     # A connection lost for longer than the grace: the race goes on without this game.
@@ -338,6 +341,8 @@ async def test_a_game_the_server_ends_says_how_and_takes_no_more_moves(
     for session in list(server.sessions):
         if session.player is not None and session.player.name == "una":
             session.connection.transport.abort()
+    await cid.event("presence", match=code, connected=False)
+    clock.advance(1)  # the grace period
     await cid.event("player_finished", match=code, end_reason="disconnected")
     await page.wait_for_selector("#status >> text=Reconnected")
     await page.wait_for_selector("#my-game >> text=ended: disconnected too long")

@@ -146,5 +146,5 @@ export async function lobbyPage() {
   put(tournaments, open.length === 0
     ? el('p', {}, 'No tournament is open or running: host one.')
     : el('ul', {}, open.map((t) => el('li', {}, link(`/t/${t.code}`, t.name),
-      ` (${t.ruleset}, ${t.status}, ${plural(t.entrants.filter((e) => e.removed !== true).length, 'entrant')})`))));
+      ` (${t.ruleset}, ${t.status}, ${plural(t.entrant_count ?? t.entrants.filter((e) => e.removed !== true).length, 'entrant')})`))));
 }

@@ -188,7 +188,16 @@ export async function matchPage(code, role) {
     switch (event.event) {
       case 'player_joined': state.players.set(event.player.player_id, event.player); break;
       case 'player_left': state.players.delete(event.player_id); break;
-      case 'host_changed': state.match.host_id = event.host_id; renderInfo(); break;
+      case 'host_changed':
+        state.match.host_id = event.host_id;
+        renderInfo();
+        if (event.host_id === me.id) say('You host this match now: start it when you like.');
+        break;
+      case 'presence': {
+        const p = state.players.get(event.player_id);
+        if (p) p.connected = event.connected;
+        break;
+      }
       case 'match_abandoned': state.match.status = 'abandoned'; renderInfo(); say('Everyone left: the match is abandoned.'); break;
       case 'ready': { const p = state.players.get(event.player_id); if (p) p.ready = event.ready; break; }
       case 'countdown': state.match.status = 'countdown'; renderInfo(); say(`Starting in ${Math.round(event.countdown_ms / 1000)} s`); break;
@@ -256,6 +265,19 @@ export async function matchPage(code, role) {
     if (replay) showEnd({ ranking: replay.players, seed: replay.match.seed, commitment: replay.match.commitment, par: replay.match.par, fromReplay: true });
   }
 
+  /** A match over is joined by nobody: its result, from its replay, as its end screen
+   * (false when the replay is not published: a daily challenge before its day is over). */
+  async function endFromReplay() {
+    const replay = await retrying(() => getJson(`/matches/${code}/replay`), { wanted, what: 'the result' }).catch(() => null);
+    if (!replay || !here) return false;
+    state.match = { ...replay.match, status: 'finished', kind: replay.match.kind ?? 'race', max_players: replay.players.length };
+    state.players = new Map(replay.players.map((p) => [p.player_id, { ...p, redeals_used: p.redeals, moves_made: p.moves, finished: true }]));
+    renderInfo();
+    renderPlayers();
+    showEnd({ ranking: replay.players, seed: replay.match.seed, commitment: replay.match.commitment, par: replay.match.par, fromReplay: true });
+    return true;
+  }
+
   /** Remember which tournament this round is part of, from the tournaments running now
    * (a free request), when the tournament page did not say. */
   async function findTournament() {
@@ -270,6 +292,7 @@ export async function matchPage(code, role) {
     try {
       reply = await retrying(() => connection.request({ type: 'join_match', code, role }), { wanted });
     } catch (error) {
+      if (error.code === 'match_finished' && error.status === 'finished' && await endFromReplay()) return;
       const refused = here ? refusedEntry(code, error) : null;
       if (!refused) throw error;
       homeStatus();

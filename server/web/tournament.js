@@ -47,9 +47,11 @@ function tournamentScreen() {
     },
     heading(view, nextRoundAt = null) {
       title.textContent = view.name;
-      const still = view.entrants.filter((e) => e.removed !== true);
+      const count = view.entrant_count ?? view.entrants.filter((e) => e.removed !== true).length;
       let text = view.status === 'finished' ? 'Final standings'
-        : view.status === 'open' ? `Waiting to start · ${plural(still.length, 'entrant')}` : `Round ${view.current_round} of ${view.rounds}`;
+        : view.status === 'cancelled' ? `Cancelled: ${view.cancel_reason || 'by the host'}`
+          : view.status === 'open' ? `Waiting to start · ${plural(count, 'entrant')} of ${view.max_players}`
+            : `Round ${view.current_round} of ${view.rounds}`;
       if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClock(new Date(view.start_at))}`;
       if (view.status === 'running' && !view.round_match && nextRoundAt) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
       round.textContent = text;
@@ -178,6 +180,7 @@ export async function tournamentPage(code) {
     if (event.event === 'entrant_removed') {
       const entrant = view.entrants.find((e) => e.player_id === event.player_id);
       if (entrant) Object.assign(entrant, { removed: true, removed_reason: event.reason });
+      view.entrant_count = view.entrants.filter((e) => e.removed !== true).length;
       screen.logRemoval(event.name, event.reason);
       return 'removed';
     }
@@ -185,6 +188,13 @@ export async function tournamentPage(code) {
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
     if (event.event === 'round_ended') { view.round_match = null; nextRoundAt = event.next_round_at; screen.standings(event.standings); }
     if (event.event === 'tournament_ended') { view.status = 'finished'; screen.standings(event.standings); }
+    if (event.event === 'tournament_cancelled') {
+      Object.assign(view, { status: 'cancelled', cancel_reason: event.reason });
+      say(`The tournament is cancelled: ${event.reason}.`);
+    }
+    if (event.event === 'entrant_joined') {
+      view.entrant_count = view.entrants.filter((e) => e.removed !== true).length;
+    }
     return null;
   }
 
