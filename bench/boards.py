@@ -43,7 +43,7 @@ def report(label: str, times: list[float]) -> None:
 
 
 async def run(url: str, *, results: int, players: int, days: int, repeats: int, seed: int) -> None:
-    database = Database(url)
+    database = Database(url, statement_timeout_s=None)  # a benchmark fills millions of rows
     await database.migrate()
     boards = Boards(database, provisional_games=10)
     if results:

@@ -130,14 +130,14 @@ def workers_refusal(settings: Settings, workers: int) -> str | None:
 
 
 async def _migrate(url: str | None, data_dir: Path) -> None:
-    database = Database(database_url(url, data_dir=data_dir))
+    database = Database(database_url(url, data_dir=data_dir), statement_timeout_s=None)
     await database.migrate()
     await database.dispose()
     log.info("migrated", extra={"database": "sqlite" if database.is_sqlite else "postgresql"})
 
 
 async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
-    database = Database(database_url(url, data_dir=data_dir))
+    database = Database(database_url(url, data_dir=data_dir), statement_timeout_s=None)
     await database.migrate()
     folded = await rebuild_boards_and_ratings(database)
     await database.dispose()
@@ -156,7 +156,7 @@ def _missing_operands(options: argparse.Namespace) -> list[str]:
 
 async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace) -> None:
     """An operator's task on the database, printed as text."""
-    database = Database(database_url(url, data_dir=data_dir))
+    database = Database(database_url(url, data_dir=data_dir), statement_timeout_s=None)
     await database.migrate()
     reviews = Reviews(database)
     now = SystemClock().now()

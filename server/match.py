@@ -22,7 +22,8 @@ from server import matchcore, matchviews
 from server.actor import Actor
 from server.broker import Broker
 from server.clock import Clock, datetime_of
-from server.matchstate import MatchOptions, MatchState
+from server.matchrestore import rebuild
+from server.matchstate import MatchOptions, MatchState, evolve
 from server.records import (
     ActionRow,
     GameEnded,
@@ -35,7 +36,7 @@ from server.records import (
     SeatRemoved,
     Write,
 )
-from server.storage.journal import Journal, LeaseLost
+from server.storage.journal import Journal, LeaseLost, StoredBefore
 from server.storage.outage import until_stored
 from server.storage.results import FinishedGame
 from server.storage.store import Store
@@ -200,6 +201,35 @@ class Match(Actor[MatchState, matchcore.Command]):
         await self.shutdown()
 
     # -- the core and its effects ---------------------------------------------------------
+
+    async def _step(self, command: matchcore.Command) -> Any:
+        try:
+            return await super()._step(command)
+        except StoredBefore:
+            # An earlier try of this action was stored though its answer was lost (the
+            # database stalled or restarted after taking it): the match is read again,
+            # as stored, and the command answered from there (a resend: its first ack).
+            await self._reload()
+            return await super()._step(command)
+
+    async def _reload(self) -> None:
+        """Take the state back from the database, keeping what is never stored (the
+        connections of each seat, the spectators)."""
+        [stored] = await self._storage.matches.unfinished(kinds=(self.kind,), ids=[self.id])
+        now = self._clock.now_ms()
+        state = rebuild(
+            stored, now=now, grace_ms=self._state.grace_ms,
+            default_countdown_s=self.options.countdown_s,
+        )
+        live = {seat.player_id: seat for seat in self._state.seats}
+        seats = tuple(
+            evolve(seat, connections=live[seat.player_id].connections,
+                   away_since=live[seat.player_id].away_since)
+            if seat.player_id in live and not seat.finished else seat
+            for seat in state.seats
+        )
+        self._state = evolve(state, seats=seats, spectators=self._state.spectators)
+        log.warning("match read again from the database", extra={"match": self.code})
 
     def _core(self, state: MatchState, command: matchcore.Command, now: int) -> matchcore.Step:
         return matchcore.handle(state, command, now)

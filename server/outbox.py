@@ -77,16 +77,18 @@ class Outbox:
         """Frames waiting for the socket to take them."""
         return len(self._waiting)
 
-    async def send(self, frame: str) -> None:
+    async def send(self, frame: str, *, apart: bool = False) -> None:
         """Send a reply: return once it is written (or buffered by the transport).
         Raises ``ConnectionClosed`` when the connection is closed, ``Dropped`` when the
-        client was dropped for not reading."""
+        client was dropped for not reading. A reply sent ``apart`` (to a read answered
+        while another request is being answered) leaves the events held back for that
+        other request's reply where they are."""
         if self._failed is not None:
             raise self._failed
         if not self._waiting:
             # The events the request caused, held back for the reply, go in its write:
             # one system call where each frame took its own.
-            held = self._held
+            held = None if apart else self._held
             if held and self._fits([frame, *held]):
                 self._write([frame, *held])
                 held.clear()

@@ -44,6 +44,20 @@ ABUSER_CLOSE_TIMEOUT_S: Final = 1.0
 #: is dropped (the client resyncs): as many as a broker keeps for a slow subscriber.
 MAX_PENDING_EVENTS: Final = 1024
 
+#: Requests that change nothing and follow nothing: answered as soon as they are ready,
+#: even while an earlier request of the connection waits (for the database, say).
+ANSWERED_APART: Final = (
+    protocol.Ping,
+    protocol.GetLeaderboard,
+    protocol.GetRating,
+    protocol.GetReplay,
+    protocol.GetDailyBoard,
+    protocol.ListMatches,
+    protocol.ListTournaments,
+    protocol.GetStandings,
+    protocol.Resync,
+)
+
 
 class Session:
     """One WebSocket connection."""
@@ -81,6 +95,11 @@ class Session:
         #: Clear while a request is being answered: a shutdown waits for it.
         self.idle = asyncio.Event()
         self.idle.set()
+        self._in_flight = 0
+        #: The requests that change something, answered one at a time, in order.
+        self._lane: asyncio.Queue[tuple[Any, protocol.Request]] = asyncio.Queue()
+        self._lane_worker: asyncio.Future[None] | None = None
+        self._apart: set[asyncio.Future[None]] = set()
         self._auth_deadline: Cancel | None = None
 
     async def run(self) -> None:
@@ -93,21 +112,17 @@ class Session:
         )
         try:
             async for frame in self.connection:
-                self.idle.clear()
-                self.outbox.hold()
-                try:
-                    await self.send_then_forward(await self.handle(frame))
-                finally:
-                    self.outbox.release()
-                    self.idle.set()
+                self._take(frame)
                 if self._abusive:
+                    # The refusal that made it so is sent first.
+                    await asyncio.gather(*self._apart, return_exceptions=True)
                     # Its unread requests keep the server from reading the close reply:
                     # do not wait the usual close timeout for it.
                     self.connection.close_timeout = ABUSER_CLOSE_TIMEOUT_S
                     await self.connection.close(1008, "too many requests")
                     break
                 # One connection's burst must not hold the loop: requests already read
-                # would otherwise be served back to back, and others wait.
+                # would otherwise be taken back to back, and others wait.
                 await asyncio.sleep(0)
         except (ConnectionClosed, Dropped):
             pass
@@ -118,7 +133,65 @@ class Session:
             connections[self.address] -= 1
             if not connections[self.address]:
                 del connections[self.address]
+            await self._finish_lanes()
             await self._cleanup()
+
+    def _take(self, frame: str | bytes) -> None:
+        """Take one frame: a request that changes something joins the ordered lane (its
+        reply comes after those of the requests before it, and before the events it
+        causes); a read, a ping or a refusal is answered apart, at once, even while an
+        earlier request waits (for the database, say)."""
+        taken = self._prepare(frame)
+        self._busy(+1)
+        if isinstance(taken, dict) or isinstance(taken[1], ANSWERED_APART):
+            task = asyncio.ensure_future(self._answer_apart(taken))
+            self._apart.add(task)
+            task.add_done_callback(self._apart.discard)
+            return
+        self._lane.put_nowait(taken)
+        if self._lane_worker is None:
+            self._lane_worker = asyncio.ensure_future(self._answer_in_order())
+
+    async def _answer_in_order(self) -> None:
+        while True:
+            request_id, request = await self._lane.get()
+            self.outbox.hold()
+            try:
+                await self.send_then_forward(await self._answer(request_id, request))
+            except (ConnectionClosed, Dropped):
+                pass  # the reader sees the connection go: nothing more is sent
+            finally:
+                self.outbox.release()
+                self._busy(-1)
+
+    async def _answer_apart(self, taken: dict[str, Any] | tuple[Any, Any]) -> None:
+        try:
+            if isinstance(taken, dict):
+                reply = taken
+            else:
+                reply = await self._answer(*taken)
+            await self.outbox.send(encode(reply), apart=True)
+        except (ConnectionClosed, Dropped):
+            pass
+        finally:
+            self._busy(-1)
+
+    def _busy(self, change: int) -> None:
+        """Count the requests taken and not yet answered: a shutdown waits for them."""
+        self._in_flight += change
+        if self._in_flight:
+            self.idle.clear()
+        else:
+            self.idle.set()
+
+    async def _finish_lanes(self) -> None:
+        """Let the requests already taken be carried out (their replies go nowhere once
+        the connection is closed), then stop the lane."""
+        await self.idle.wait()
+        if self._lane_worker is not None:
+            self._lane_worker.cancel()
+            await asyncio.gather(self._lane_worker, return_exceptions=True)
+            self._lane_worker = None
 
     def _auth_expired(self) -> None:
         if self.player is None and self._closing is None:
@@ -128,17 +201,19 @@ class Session:
                 self.connection.close(1008, f"send hello or register within {seconds:g} s")
             )
 
-    async def handle(self, frame: str | bytes) -> dict[str, Any]:
-        """The reply to one frame (an error message for a refused request)."""
+    def _prepare(self, frame: str | bytes) -> dict[str, Any] | tuple[Any, protocol.Request]:
+        """Parse ``frame`` and take it from the budgets: (its id, the request) to answer,
+        or the error message that refuses it at once."""
         request_id = None
         wait_s = self._requests.take()
         try:
+            request: protocol.Request | None = None
             try:
                 request = parse_request(frame)
             except ServerError as error:
                 if not wait_s:
                     raise
-                request_id = error.details.get("id")
+                request_id = error.details.get("id")  # refused for the rate, below
             else:
                 request_id = request.id
             if self.services.draining:
@@ -147,7 +222,22 @@ class Session:
                 )
             if wait_s:
                 raise self._refuse(wait_s)
+            assert request is not None
             self._charge(request)
+        except ServerError as error:
+            return error_message(error, request_id)
+        return request_id, request
+
+    async def handle(self, frame: str | bytes) -> dict[str, Any]:
+        """The reply to one frame (an error message for a refused request)."""
+        taken = self._prepare(frame)
+        if isinstance(taken, dict):
+            return taken
+        return await self._answer(*taken)
+
+    async def _answer(self, request_id: Any, request: protocol.Request) -> dict[str, Any]:
+        """The reply to a request taken (an error message if it is refused)."""
+        try:
             return {"id": request_id, **await handlers.dispatch(self, request)}
         except ServerError as error:
             return error_message(error, request_id)
@@ -156,7 +246,7 @@ class Session:
             if refusal is not None:
                 log.warning(refusal.code, extra={"error": repr(error)[:300]})
                 return error_message(refusal, request_id)
-            log.exception("request failed", extra={"frame": str(frame)[:200]})
+            log.exception("request failed", extra={"request": type(request).__name__})
             return error_message(
                 ServerError("internal_error", "the server failed on this request"), request_id
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -151,6 +152,8 @@ class Postgres:
             log=self.directory / "postgres.log",
             ready="database system is ready to accept connections",
         )
+        # The options it runs with, for pg_ctl to start it again with (after a stop).
+        self._options = command(self.port)[len(self._as_postgres) + 3:]
         self._databases = 0
 
     def _run(self, command: list[str]) -> None:
@@ -182,7 +185,42 @@ class Postgres:
 
     def stop(self) -> None:
         _terminate(self.process, timeout_s=20)
+        # A cluster restarted with pg_ctl runs apart from the process started here.
+        subprocess.run([*self._as_postgres, str(PG_BIN / "pg_ctl"), "stop", "-D",
+                        str(self.directory / "data"), "-m", "immediate"],
+                       capture_output=True, check=False)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+    def pids(self) -> list[int]:
+        """The postmaster and every backend of the cluster."""
+        postmaster = int((self.directory / "data" / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if parent == postmaster:
+                    found.append(int(entry.name))
+        return found
+
+    def halt(self) -> None:
+        """Stop the cluster's processes where they are (SIGSTOP): a stalled database."""
+        for pid in self.pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in self.pids():
+            os.kill(pid, signal.SIGCONT)
+
+    def pg_ctl(self, action: str, *arguments: str) -> None:
+        """``pg_ctl ACTION ARGUMENTS`` on the cluster (``stop -m fast``, ``start``,
+        ``restart -m fast``), waiting for it to be done; it starts again on its port, with
+        its options."""
+        options = ["-o", " ".join(self._options)] if action in ("start", "restart") else []
+        self._run([str(PG_BIN / "pg_ctl"), action, *arguments, *options, "-D",
+                   str(self.directory / "data"), "-w", "-l", str(self.directory / "pg_ctl.log")])
 
 
 class Redis:

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import database
-from server.storage.journal import Journal
+from server.storage.journal import Journal, StoredBefore
 from server.storage.models import ActionRecord, Match, Player
 
 #: The storage is what these tests check: on PostgreSQL and on SQLite.
@@ -159,10 +159,15 @@ async def test_a_refused_row_fails_alone_and_the_rows_of_its_batch_are_committed
     assert setup.journal.rows_committed == 20
 
 
-async def test_a_duplicate_seq_is_refused_and_the_first_row_stands(setup: Setup) -> None:
+async def test_a_seq_stored_before_is_refused_as_such_and_the_first_row_stands(
+    setup: Setup,
+) -> None:
+    """A row whose key is stored already (an earlier try taken by the database though
+    its answer was lost) says so: its writer reads the match again."""
     await setup.journal.append(setup.row(1, action="3H"))
-    with pytest.raises(IntegrityError):
+    with pytest.raises(StoredBefore) as before:
         await setup.journal.append(setup.row(1, action="QH"))
+    assert (before.value.player_id, before.value.seq) == (setup.player_ids[0], 1)
     await setup.journal.append(setup.row(1, player=1, action="QH"))
     assert await setup.stored() == [(setup.player_ids[0], 1, "3H", 10),
                                     (setup.player_ids[1], 1, "QH", 10)]
@@ -255,8 +260,8 @@ async def test_on_postgresql_the_writer_keeps_one_connection_until_it_idles_or_f
         for seq in range(1, 4):  # three batches, one after the other: one checkout
             await setup.journal.append(setup.row(seq))
         assert (len(checkouts), checkins.qsize()) == (1, 0)
-        with pytest.raises(IntegrityError):  # a failed statement gives it back at once
-            await setup.journal.append(setup.row(3))
+        with pytest.raises(DBAPIError):  # a failed statement gives it back at once
+            await setup.journal.append(setup.row(4, t_ms=2**40))  # past an integer column
         assert (len(checkouts), checkins.qsize()) == (1, 1)
         await setup.journal.append(setup.row(4))
         assert len(checkouts) == 2

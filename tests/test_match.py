@@ -896,6 +896,11 @@ class GatedJournal(Journal):
         if self.down:
             raise Outage("the database is down")
         await super().append(row)
+        if self.lose_answer:  # stored, but its writer is not told (the database stalled)
+            self.lose_answer = False
+            raise Outage("the answer was lost")
+
+    lose_answer = False
 
 
 @dataclass
@@ -958,6 +963,23 @@ async def test_an_action_not_stored_is_refused_and_changes_nothing(actor: Actor)
     assert match.state is before and events_called(match, "progress") == []
     actor.journal.down = False
     assert (await match.play(ana, 1, first_move(match, ana)))["seq"] == 1  # sent again
+
+
+async def test_an_action_stored_though_its_answer_was_lost_is_applied_once_when_sent_again(
+    actor: Actor,
+) -> None:
+    match, ana = actor.match, actor.players[0]
+    move = first_move(match, ana)
+    actor.journal.lose_answer = True
+    with pytest.raises(ServerError) as refused:
+        await match.play(ana, 1, move)
+    assert refused.value.code == "storage_unavailable"
+    assert match.state.seat(ana).last_seq == 0  # type: ignore[union-attr]
+    again = await match.play(ana, 1, move)  # the journal holds it: read again, then a resend
+    assert again["seq"] == 1 and again["duplicate"] is True and again["action"] == str(move)
+    assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
+    after = await match.play(ana, 2, Stop())
+    assert after["seq"] == 2 and "duplicate" not in after
 
 
 async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_database_is_back(

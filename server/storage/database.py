@@ -38,6 +38,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from server.storage.outage import is_outage
 
@@ -47,17 +48,27 @@ log = logging.getLogger("gaps.storage")
 # package: found the same way in an editable install and in a wheel.
 MIGRATIONS_PACKAGE = "server.storage.migrations"
 
+#: How long one statement may take on PostgreSQL before it is given up (the server cancels
+#: it, and the driver stops waiting for an answer: a stalled server is an outage too).
+STATEMENT_TIMEOUT_S: Final = 3.0
+
+#: How long a request may wait for a pooled PostgreSQL connection, and a new connection
+#: may take to open, before the database counts as unavailable.
+POOL_TIMEOUT_S: Final = 2.0
+CONNECT_TIMEOUT_S: Final = 3.0
+
 #: How long an SQLite connection waits for a lock another connection holds, in seconds.
 #:
 #: The server's own writes never wait on each other: they queue for its one writing
 #: connection. What the writer can wait for is another process writing the same file
 #: (``gaps-server migrate`` or ``rebuild-boards`` run beside a live server, an ``sqlite3``
-#: shell), and what a reader can wait for is WAL recovery after a crash. Ten seconds
-#: outlasts such a transaction or a recovery on a loaded two-core host, several times
-#: over; a foreign lock held longer is reported as an outage ("database is locked"),
+#: shell), and what a reader can wait for is WAL recovery after a crash. Five seconds
+#: outlasts such a transaction or a recovery on a loaded two-core host, and is the bound
+#: a request waits for the database on PostgreSQL too (docs/storage.md); a foreign lock
+#: held longer is reported as an outage ("database is locked"),
 #: which the ending path of a match retries and a mover is told about, instead of every
 #: write of the server freezing behind it unseen.
-SQLITE_BUSY_TIMEOUT_S: Final = 10.0
+SQLITE_BUSY_TIMEOUT_S: Final = 5.0
 
 #: SQLite connections that serve reads, beside the one that writes.
 SQLITE_READ_CONNECTIONS: Final = 4
@@ -102,6 +113,9 @@ class Database:
 
     :param url: a SQLAlchemy URL, as :func:`database_url` gives.
     :param pool_size: PostgreSQL: the pooled connections (as many again may overflow).
+    :param statement_timeout_s: PostgreSQL: how long one statement may take (None: as
+        long as it takes, for the operator's batch commands); waiting for a pooled or a
+        new connection is bounded too (``POOL_TIMEOUT_S``, ``CONNECT_TIMEOUT_S``).
     :param busy_timeout_s: SQLite: see :data:`SQLITE_BUSY_TIMEOUT_S`.
     :param read_connections: SQLite: the pooled read-only connections.
     """
@@ -113,13 +127,19 @@ class Database:
         pool_size: int = 10,
         busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S,
         read_connections: int = SQLITE_READ_CONNECTIONS,
+        statement_timeout_s: float | None = STATEMENT_TIMEOUT_S,
     ) -> None:
         self.url = url
         self.is_sqlite = is_sqlite(url)
         self._write_lock: asyncio.Lock | None = None
         if not self.is_sqlite:
             self.engine = create_async_engine(
-                url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+                url,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_pre_ping=True,
+                pool_timeout=POOL_TIMEOUT_S,
+                connect_args=_deadlines(statement_timeout_s),
             )
             self._read_engine = self.engine
         else:
@@ -201,8 +221,16 @@ class Database:
             yield connection
 
     async def migrate(self) -> None:
-        """Bring the database to the newest migration."""
-        await migrate(self.engine)
+        """Bring the database to the newest migration (on PostgreSQL through a connection
+        of its own, with no statement deadline: a migration may take long)."""
+        if self.is_sqlite:
+            await migrate(self.engine)
+            return
+        engine = create_async_engine(self.url, poolclass=NullPool)
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()
 
     async def dispose(self) -> None:
         """Close every connection (the read-only ones included)."""
@@ -225,6 +253,19 @@ class Database:
         # dispose of the read pool may await there.
         if self._read_engine is not self.engine:
             self._read_engine.sync_engine.dispose()
+
+
+def _deadlines(statement_timeout_s: float | None) -> dict[str, Any]:
+    """asyncpg's connection arguments for a statement deadline: the server cancels a
+    statement past it (``statement_timeout``), and the driver stops waiting a moment later
+    (``command_timeout``: a stalled server cancels nothing)."""
+    deadlines: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_S}
+    if statement_timeout_s is not None:
+        deadlines["server_settings"] = {
+            "statement_timeout": str(round(statement_timeout_s * 1000))
+        }
+        deadlines["command_timeout"] = statement_timeout_s + 0.5
+    return deadlines
 
 
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:

@@ -16,7 +16,12 @@ stored; the other rows of its batch are.
 
 On PostgreSQL a batch is one statement, committed on its own: the lease rows of its
 fenced matches read ``FOR SHARE`` and the rows inserted where the epoch holds, from
-arrays (``unnest``), in one round trip. As a transaction (``BEGIN``, the fence read, the
+arrays (``unnest``), in one round trip.
+
+A row whose key (match, player, seq) the journal holds already fails with
+:class:`StoredBefore`: an earlier try of it was committed though its answer was lost (the
+database stalled, or restarted, after taking it). Its writer's state is behind the
+database's, and reads the match again. As a transaction (``BEGIN``, the fence read, the
 insert, ``COMMIT``) it took four, and a row that arrived meanwhile waited for them all.
 On SQLite (no leases) a batch is one transaction of the one writer.
 
@@ -33,7 +38,7 @@ import asyncio
 import contextlib
 from typing import Any, Final
 
-from sqlalchemy import insert, text
+from sqlalchemy import insert, select, text, tuple_
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -41,6 +46,10 @@ from server.storage.database import Database
 from server.storage.models import ActionRecord
 
 _STOP = object()
+
+#: How long an action may wait for its batch to be stored before it is refused
+#: ``storage_unavailable`` (the database stalled, or is too slow to answer).
+ACTION_DEADLINE_S: Final = 4.0
 
 #: A queued row, the future its caller waits on, and the epoch it is fenced by (if any).
 _Item = tuple[dict[str, Any], "asyncio.Future[None]", int | None]
@@ -56,6 +65,20 @@ class LeaseLost(RuntimeError):
         )
         self.match_id = match_id
         self.epoch = epoch
+
+
+class StoredBefore(RuntimeError):
+    """A row's key (match, player, seq) was stored already: by an earlier try whose
+    answer was lost (the database stalled or restarted after taking it). The caller's
+    state is behind the database's: it reads the match again."""
+
+    def __init__(self, match_id: int, player_id: int, seq: int) -> None:
+        super().__init__(
+            f"action {seq} of player {player_id} in match {match_id} was stored already"
+        )
+        self.match_id = match_id
+        self.player_id = player_id
+        self.seq = seq
 
 
 class Journal:
@@ -164,7 +187,11 @@ class Journal:
                 stored, refused = await self._store_in_one_statement(batch)
         except (IntegrityError, DataError) as error:
             if len(batch) == 1:
-                self._fail(batch, error)
+                row = batch[0][0]
+                failure: Exception = error
+                if isinstance(error, IntegrityError) and await self._stored_before([row]):
+                    failure = StoredBefore(*_key(row))
+                self._fail(batch, failure)
             else:  # some row is wrong, not the database: find it, commit the others
                 for item in batch:
                     await self._commit([item])
@@ -172,10 +199,15 @@ class Journal:
         except Exception as error:  # the waiting actions report it; the writer goes on
             self._fail(batch, error)
             return
+        before = await self._stored_before([row for row, _, _ in refused]) if refused else set()
         for row, done, epoch in refused:
             if not done.done():
-                assert epoch is not None
-                done.set_exception(LeaseLost(row["match_id"], epoch))
+                if _key(row) in before:
+                    done.set_exception(StoredBefore(*_key(row)))
+                elif epoch is not None:
+                    done.set_exception(LeaseLost(row["match_id"], epoch))
+                else:
+                    done.set_exception(RuntimeError("an action row was not stored"))
         if stored:
             self.batches_committed += 1
             self.rows_committed += len(stored)
@@ -198,25 +230,49 @@ class Journal:
         }
         values["epoch"] = [epoch for _, _, epoch in batch]
         values["fenced"] = sorted({row["match_id"] for row, _, epoch in batch if epoch is not None})
-        if self._connection is None:
-            connection = await self._database.engine.connect()
-            try:
-                self._connection = await connection.execution_options(
-                    isolation_level="AUTOCOMMIT"
-                )
-            except BaseException:
-                await connection.close()
-                raise
         try:
-            result = await self._connection.execute(_FENCED_INSERT, values)
+            # The whole of a batch's store is bounded: an action waits for it, and a
+            # stalled database must give the mover an answer (storage_unavailable).
+            async with asyncio.timeout(ACTION_DEADLINE_S):
+                if self._connection is None:
+                    connection = await self._database.engine.connect()
+                    try:
+                        self._connection = await connection.execution_options(
+                            isolation_level="AUTOCOMMIT"
+                        )
+                    except BaseException:
+                        await connection.invalidate()
+                        raise
+                result = await self._connection.execute(_FENCED_INSERT, values)
         except BaseException:
-            await self._let_go()
+            await self._drop_connection()
             raise
         stored = {tuple(key) for key in result}
         refused = [item for item in batch if _key(item[0]) not in stored]
-        if any(epoch is None for _, _, epoch in refused):
-            raise RuntimeError("an action row without a fence was not stored")
         return [item for item in batch if _key(item[0]) in stored], refused
+
+    async def _stored_before(self, rows: list[dict[str, Any]]) -> set[tuple[int, int, int]]:
+        """The keys of ``rows`` that the journal holds already."""
+        keys = [_key(row) for row in rows]
+        try:
+            async with self._database.read() as connection:
+                found = await connection.execute(
+                    select(ActionRecord.match_id, ActionRecord.player_id, ActionRecord.seq)
+                    .where(tuple_(ActionRecord.match_id, ActionRecord.player_id,
+                                  ActionRecord.seq).in_(keys))
+                )
+                return {tuple(key) for key in found}  # type: ignore[misc]
+        except Exception:  # the database is down again: the rows count as refused
+            return set()
+
+    async def _drop_connection(self) -> None:
+        """Let the writer's connection go after a failure: closed if it can be (the pool
+        pings it before reuse), dropped at once if its statement was cut short (a stalled
+        server would hold a polite close as long as it stalls)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.invalidate()
 
     @staticmethod
     def _fail(batch: list[_Item], error: Exception) -> None:
@@ -254,6 +310,7 @@ _FENCED_INSERT: Final = text(
            epoch)
     LEFT JOIN fence ON fence.match_id = r.match_id
     WHERE r.epoch IS NULL OR fence.epoch = r.epoch
+    ON CONFLICT (match_id, player_id, seq) DO NOTHING
     RETURNING match_id, player_id, seq
     """
 )

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from asyncpg import (  # type: ignore[import-untyped]
     ConnectionDoesNotExistError,
@@ -40,15 +40,26 @@ _SQLITE_OUTAGES = ("database is locked", "database table is locked", "disk i/o e
                    "unable to open database", "database or disk is full")
 
 
+#: Classes of PostgreSQL's SQLSTATEs that say the server cannot serve now, whatever the
+#: request: 08 connection exceptions, 53 insufficient resources (too many connections),
+#: 57 operator intervention (shutting down, starting up: 57P01-57P03, a statement cancelled
+#: by its deadline: 57014), 58 system errors (I/O).
+_OUTAGE_SQLSTATE_CLASSES: Final = ("08", "53", "57", "58")
+
+
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` means the database is down, busy or unreachable, now."""
+    """Whether ``error`` means the database is down, busy, stalled or unreachable, now."""
     if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
         return True
     orig = getattr(error, "orig", None)
     if isinstance(orig, sqlite3.Error):
         text = str(orig).lower()
         return any(outage in text for outage in _SQLITE_OUTAGES)
-    return isinstance(error, _OUTAGES)
+    for cause in (error, orig, getattr(orig, "__cause__", None)):
+        sqlstate = getattr(cause, "sqlstate", None)
+        if isinstance(sqlstate, str) and sqlstate[:2] in _OUTAGE_SQLSTATE_CLASSES:
+            return True
+    return isinstance(error, _OUTAGES) or isinstance(orig, _OUTAGES)
 
 
 async def database_answers(engine: AsyncEngine, *, timeout_s: float) -> bool:
