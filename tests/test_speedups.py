@@ -51,16 +51,16 @@ def test_the_core_is_built_wherever_a_c_compiler_is() -> None:
 
 
 @needs_core
-def test_both_searches_give_the_same_answer_line_and_count_on_two_thousand_positions() -> None:
+def test_both_searches_give_the_same_answer_line_and_count_on_six_hundred_positions() -> None:
     rng = random.Random(1511)
-    for _ in range(2_000):
+    for _ in range(600):
         game = scrambled(rng, rng.randint(5, 18))
         python, compiled = both(list(game.grid_codes()), max_nodes=rng.choice((30, 300, 3_000)))
         assert python == compiled, game.layout()
 
 
 @needs_core
-@pytest.mark.parametrize("number", range(12))
+@pytest.mark.parametrize("number", range(0, 12, 2))
 def test_both_searches_expand_a_whole_deal_in_the_same_order(number: int) -> None:
     python, compiled = both(list(deal(number).grid_codes()), max_nodes=20_000)
     assert python == compiled
@@ -237,7 +237,7 @@ def shortest_both(game_grid: list[int], max_nodes: int) -> list[tuple[object, ..
 @needs_core
 def test_both_searches_find_lines_of_the_same_fewest_moves_on_scrambled_positions() -> None:
     rng = random.Random(2024)
-    for _ in range(300):
+    for _ in range(100):
         grid = list(scrambled(rng, rng.randint(6, 20)).grid_codes())
         python, compiled = shortest_both(grid, max_nodes=10**9)
         assert python == compiled, grid
