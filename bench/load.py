@@ -72,8 +72,8 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from gaps import RULESETS, Game, Seed
 from bench.flood import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
+from gaps import RULESETS, Game, Seed
 from server.heap import freeze_start_up
 
 T = TypeVar("T")
@@ -240,6 +240,8 @@ def raised_limits(players: int) -> list[str]:
         "--request-burst", str(UNLIMITED),
         "--costly-requests-per-min", str(UNLIMITED),
         "--costly-request-burst", str(UNLIMITED),
+        "--costly-requests-per-min-per-ip", str(UNLIMITED),
+        "--costly-request-burst-per-ip", str(UNLIMITED),
         "--max-connections-per-ip", str(players + CONNECTING_AT_ONCE),
     ]  # fmt: skip
 
@@ -1214,7 +1216,9 @@ def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.load", description=__doc__.split("\n\n")[0]
+    )
     add = parser.add_argument
     add(
         "--players",

@@ -95,8 +95,11 @@ class Session:
             async for frame in self.connection:
                 self.idle.clear()
                 self.outbox.hold()
+                received = services.metrics.received()
                 try:
-                    await self.send_then_forward(await self.handle(frame))
+                    reply = await self.handle(frame)
+                    await self.send_then_forward(reply)
+                    services.metrics.answered(reply, received)
                 finally:
                     self.outbox.release()
                     self.idle.set()
@@ -146,7 +149,7 @@ class Session:
                     "shutting_down", "the server is shutting down: reconnect in a moment"
                 )
             if wait_s:
-                raise self._refuse(wait_s)
+                raise self._refuse(wait_s, "requests_per_connection")
             self._charge(request)
             return {"id": request_id, **await handlers.dispatch(self, request)}
         except ServerError as error:
@@ -154,7 +157,11 @@ class Session:
         except Exception as error:
             refusal = unavailable(error)
             if refusal is not None:
-                log.warning(refusal.code, extra={"error": repr(error)[:300]})
+                # An outage is logged once each way (server.outages), not once a request;
+                # the broker tells its own.
+                log.debug(refusal.code, extra={"error": repr(error)[:300]})
+                if refusal.code == "storage_unavailable":
+                    self.services.storage_outage.failed("a request", error)
                 return error_message(refusal, request_id)
             log.exception("request failed", extra={"frame": str(frame)[:200]})
             return error_message(
@@ -168,16 +175,21 @@ class Session:
         # Both budgets are asked before either is charged: a refusal costs neither.
         by_address = self.services.costly_by_address
         by_player = self.services.costly_by_player
-        wait_s = by_address.wait_s(self.address)
+        wait_s, limit = by_address.wait_s(self.address), "costly_per_address"
         if self.player is not None:
-            wait_s = max(wait_s, by_player.wait_s(self.player.id))
+            player_wait_s = by_player.wait_s(self.player.id)
+            if player_wait_s > wait_s:
+                wait_s, limit = player_wait_s, "costly_per_player"
         if wait_s:
-            raise self._refuse(wait_s)
+            raise self._refuse(wait_s, limit)
         by_address.take(self.address)
         if self.player is not None:
             by_player.take(self.player.id)
 
-    def _refuse(self, wait_s: float) -> ServerError:
+    def _refuse(self, wait_s: float, limit: str) -> ServerError:
+        """The refusal of a request ``limit`` (``server.metrics.RATE_LIMITS``) does not
+        allow for ``wait_s``."""
+        self.services.metrics.limited(limit)
         if self._patience.take():
             self._abusive = True
         return rate_limited(wait_s)

@@ -333,7 +333,8 @@ def test_the_limits_are_raised_past_what_the_players_need() -> None:
     assert int(values["--max-connections-per-ip"]) > 500
     for flag in (
         "--requests-per-s", "--request-burst", "--costly-requests-per-min",
-        "--costly-request-burst",
+        "--costly-request-burst", "--costly-requests-per-min-per-ip",
+        "--costly-request-burst-per-ip",
     ):  # fmt: skip
         assert int(values[flag]) >= 1_000_000
 
