@@ -4,10 +4,13 @@ what players do, its counts move; it is served on a listener of its own, only th
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
@@ -167,3 +170,20 @@ async def test_each_server_has_a_registry_of_its_own(
         await other.close()
     # Nothing went to prometheus-client's global registry, which servers would share.
     assert not [name for name in REGISTRY._names_to_collectors if name.startswith("gaps_")]
+
+
+DASHBOARD = Path(__file__).resolve().parent.parent / "deploy" / "grafana" / "gaps-arena.json"
+
+
+async def test_the_sample_dashboard_reads_only_metrics_the_server_exposes(server: Server) -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    used = {name for expr in expressions for name in re.findall(METRIC_NAME, expr)}
+    assert server.metrics_port is not None
+    _, _, text = await asyncio.to_thread(fetch, server.metrics_port)
+    exposed = set(re.findall(rf"^(?:# (?:HELP|TYPE) )?({METRIC_NAME})", text, re.MULTILINE))
+    assert used and used <= exposed, used - exposed
+    assert {"gaps_actions_total", "gaps_matches", "process_resident_memory_bytes"} <= used
+
+
+METRIC_NAME = r"(?:gaps|process)_[a-z_]+"
