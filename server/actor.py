@@ -41,7 +41,7 @@ from server.errors import ServerError
 from server.history import History
 from server.outages import Outage
 from server.protocol import encode
-from server.storage.outage import is_transient, until_stored
+from server.storage.outage import is_outage, is_transient, until_stored
 
 log = logging.getLogger("gaps.actor")
 storage_log = logging.getLogger("gaps.storage")
@@ -275,7 +275,7 @@ class Actor(Generic[State, Command]):
                 retry_in_s = self._retry_later() / 1000
                 if not self._not_stored(error):
                     raise
-                if self._outage is not None:
+                if self._outage is not None and is_outage(error):  # not a lost lease
                     self._outage.failed(self._describe(step.writes[0]), error)
                 for write in step.writes:  # each of them is tried again
                     storage_log.debug(

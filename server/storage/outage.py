@@ -102,7 +102,7 @@ async def until_stored(
         except Exception as error:
             if not is_transient(error):
                 raise
-            if outage is not None:
+            if outage is not None and is_outage(error):  # not a deadlock: the database is up
                 outage.failed(what, error)
             log.debug(
                 "storing failed; retrying",
