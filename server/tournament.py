@@ -31,7 +31,7 @@ from server.errors import ServerError
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
 from server.outages import Outage
-from server.storage.outage import until_stored
+from server.storage.outage import is_outage, until_stored
 from server.storage.tournaments import (
     StandingRow,
     StoredRound,
@@ -236,8 +236,13 @@ class Tournament(Actor[TournamentState, core.Command]):
         try:
             found = await self._repository.rounds(self.id, look.number)
         except Exception as error:
-            log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
-            self.tell(core.RoundRunning(look.number))  # looked for again after a while
+            # Looked for again after a while; an outage is logged once (server.outages).
+            if self._outage is not None and is_outage(error):
+                self._outage.failed(f"looking for round {look.number} of {self.code}", error)
+                log.debug("tournament round not looked for", extra={"error": repr(error)[:300]})
+            else:
+                log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
+            self.tell(core.RoundRunning(look.number))
             return
         stored = found[0] if found else None
         if stored is None or stored.code != look.code or stored.status in ("lobby", "running"):
