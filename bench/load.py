@@ -62,6 +62,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -195,23 +197,32 @@ def storage_errors(log_text: str) -> Counter[str]:
     return found
 
 
-#: The line gaps-server logs when it drops a match whose lease another process took.
-LEASE_LOST_LINE = "match lease lost: match dropped"
+#: The counters of gaps-server's /metrics (docs/operations.md, Metrics) that say a match
+#: changed owner while serving, and what this bench calls them.
+OWNERSHIP_COUNTERS = {
+    "gaps_lease_takeovers_total": "matches taken over",
+    "gaps_leases_lost_total": "matches dropped",
+}
 
 
-def ownership_changes(log_text: str) -> Counter[str]:
-    """How often a cluster's matches changed owner while serving, in a gaps-server log:
-    leases another process took over, and matches dropped because their lease was lost
-    (a worker too busy to renew in time does both)."""
+def ownership_changes(expositions: Iterable[str]) -> Counter[str]:
+    """How often a cluster's matches changed owner while serving, from each worker's
+    /metrics (the Prometheus text format): leases a worker took over, and matches
+    dropped because their lease was lost (a worker too busy to renew in time does
+    both)."""
     found: Counter[str] = Counter()
-    for line in log_text.splitlines():
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
-            if isinstance(entry, dict) and entry.get("message") == "match taken over":
-                found["matches taken over"] += 1
-            elif isinstance(entry, dict) and entry.get("message") == LEASE_LOST_LINE:
-                found["matches dropped"] += 1
+    for text in expositions:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name in OWNERSHIP_COUNTERS:
+                    found[OWNERSHIP_COUNTERS[sample.name]] += int(sample.value)
     return found
+
+
+def scrape(port: int, *, timeout_s: float = 10.0) -> str:
+    """The /metrics of the gaps-server serving it on ``port`` (loopback)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout_s) as reply:
+        return str(reply.read().decode())
 
 
 def ownership_line(found: Counter[str]) -> str:
@@ -240,6 +251,8 @@ def raised_limits(players: int) -> list[str]:
         "--request-burst", str(UNLIMITED),
         "--costly-requests-per-min", str(UNLIMITED),
         "--costly-request-burst", str(UNLIMITED),
+        "--costly-requests-per-min-per-ip", str(UNLIMITED),
+        "--costly-request-burst-per-ip", str(UNLIMITED),
         "--max-connections-per-ip", str(players + CONNECTING_AT_ONCE),
     ]  # fmt: skip
 
@@ -355,8 +368,10 @@ def gaps_server_command(
     players: int,
     server_args: Sequence[str],
     cores: str | None,
+    metrics_port: int | None = None,
 ) -> list[str]:
-    """The command line of the bench's own gaps-server."""
+    """The command line of the bench's own gaps-server (each worker's /metrics from
+    ``metrics_port`` on, if given)."""
     # Several workers share one port, so it is chosen here; one server picks its own.
     port = free_port() if workers > 1 else 0
     command = [
@@ -369,6 +384,8 @@ def gaps_server_command(
         command += ["--database-url", database_url]
     if workers > 1:
         command += ["--workers", str(workers)]
+    if metrics_port is not None:
+        command += ["--metrics-port", str(metrics_port)]
     return _pinned([*command, *server_args], cores)
 
 
@@ -377,6 +394,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def free_ports_in_a_row(count: int) -> int:
+    """The first of ``count`` loopback ports in a row free at the time of asking."""
+    while True:
+        first = free_port()
+        with contextlib.ExitStack() as probes:
+            try:
+                for port in range(first + 1, first + count):
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return first
 
 
 def echo_main(group_size: int = 1) -> None:
@@ -1103,6 +1134,12 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                     )
                 )
             gaps: Subprocess | None = None
+            # A cluster's take-overs are read from each worker's /metrics.
+            metrics_port = (
+                free_ports_in_a_row(options.workers)
+                if options.url is None and options.workers > 1
+                else None
+            )
             if options.url is None:
                 gaps = await servers.enter_async_context(
                     started(
@@ -1110,6 +1147,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                             str(directory), database_url=options.database_url,
                             workers=options.workers, players=options.players,
                             server_args=options.server_arg, cores=server_cores,
+                            metrics_port=metrics_port,
                         ),
                         log_path=directory / "server.log",
                         what="gaps-server",
@@ -1171,6 +1209,18 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 pace_per_s=options.pace_per_s,
                 max_actions=options.max_actions,
             )  # fmt: skip
+            ownership = (
+                None
+                if metrics_port is None
+                else ownership_changes(
+                    await asyncio.gather(
+                        *(
+                            asyncio.to_thread(scrape, metrics_port + worker)
+                            for worker in range(options.workers)
+                        )
+                    )
+                )
+            )
         log_text = None if gaps is None else gaps.log_path.read_text(errors="replace")
     log_found = None if log_text is None else storage_errors(log_text)
     lines = result_lines(
@@ -1180,8 +1230,8 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
         load_averages=(load_before, os.getloadavg()[0]),
         fanned=fanned,
     )
-    if log_text is not None and options.workers > 1:
-        lines.insert(-1, ownership_line(ownership_changes(log_text)))  # ratio stays last
+    if ownership is not None:
+        lines.insert(-1, ownership_line(ownership))  # ratio stays last
     for line in lines:
         print(line, flush=True)
 

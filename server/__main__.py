@@ -217,10 +217,20 @@ async def _serve(settings: Settings, *, reuse_port: bool = False) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    print(
-        f"gaps-server listening on ws://{settings.host}:{server.port} "
-        f"(health: http://{settings.host}:{server.port}/healthz)",
-        flush=True,
+    url = f"ws://{settings.host}:{server.port}"
+    health = f"http://{settings.host}:{server.port}/healthz"
+    metrics_port = server.metrics_port
+    metrics = (
+        None
+        if metrics_port is None
+        else f"http://{settings.metrics_host}:{metrics_port}/metrics"
+    )
+    # The URL is followed by a space in the message: readers match "listening on ws://\S+".
+    logs.announce(
+        f"gaps-server listening on {url} (health: {health})",
+        url=url,
+        health=health,
+        metrics=metrics,
     )
     await stop.wait()
     log.info("shutting down")
@@ -245,8 +255,14 @@ async def _supervise(settings: Settings, argv: list[str], *, workers: int) -> No
     running: dict[int, asyncio.subprocess.Process] = {}
 
     async def keep(number: int) -> None:
+        # Each worker's /metrics on a port of its own: Prometheus scrapes each one.
+        metrics = (
+            ["--metrics-port", str(settings.metrics_port + number - 1)]
+            if settings.metrics_port
+            else []
+        )
         while not stop.is_set():
-            process = await asyncio.create_subprocess_exec(*command)
+            process = await asyncio.create_subprocess_exec(*command, *metrics)
             running[number] = process
             log.info("worker started", extra={"worker": number, "pid": process.pid})
             status = await process.wait()
@@ -262,10 +278,8 @@ async def _supervise(settings: Settings, argv: list[str], *, workers: int) -> No
                 pass
 
     keepers = [asyncio.create_task(keep(number)) for number in range(1, workers + 1)]
-    print(
-        f"gaps-server supervising {workers} workers on ws://{settings.host}:{settings.port}",
-        flush=True,
-    )
+    url = f"ws://{settings.host}:{settings.port}"
+    logs.announce(f"gaps-server supervising {workers} workers on {url}", url=url, workers=workers)
     await stop.wait()
     log.info("stopping workers")
     for process in running.values():

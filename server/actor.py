@@ -39,8 +39,9 @@ from server.broker import Broker, BrokerError
 from server.clock import Cancel, Clock
 from server.errors import ServerError
 from server.history import History
+from server.outages import Outage
 from server.protocol import encode
-from server.storage.outage import is_transient, until_stored
+from server.storage.outage import is_outage, is_transient, until_stored
 
 log = logging.getLogger("gaps.actor")
 storage_log = logging.getLogger("gaps.storage")
@@ -96,6 +97,8 @@ class Actor(Generic[State, Command]):
     :param broker: where events are published, on ``channel``.
     :param max_history_events: how many events are kept for resyncs.
     :param name: what the actor is, for logs and refusals ("match K7QX2M").
+    :param outage: told when storing fails for an outage and when it succeeds (an
+        outage is logged once each way: ``server.outages``).
     """
 
     def __init__(
@@ -107,8 +110,10 @@ class Actor(Generic[State, Command]):
         channel: str,
         max_history_events: int,
         name: str,
+        outage: Outage | None = None,
     ) -> None:
         self._state = state
+        self._outage = outage
         self._clock = clock
         self._broker = broker
         self.channel = channel
@@ -270,8 +275,10 @@ class Actor(Generic[State, Command]):
                 retry_in_s = self._retry_later() / 1000
                 if not self._not_stored(error):
                     raise
+                if self._outage is not None and is_outage(error):  # not a lost lease
+                    self._outage.failed(self._describe(step.writes[0]), error)
                 for write in step.writes:  # each of them is tried again
-                    storage_log.warning(
+                    storage_log.debug(
                         "storing failed; retrying",
                         extra={
                             "what": self._describe(write),
@@ -283,6 +290,8 @@ class Actor(Generic[State, Command]):
                     "storage_unavailable",
                     "the database could not store this: it was not applied, send it again",
                 ) from None
+            if self._outage is not None:
+                self._outage.recovered()
         self._retry_ms = FIRST_RETRY_MS
         self._state = step.state
         for event in step.events:
@@ -302,6 +311,7 @@ class Actor(Generic[State, Command]):
                 lambda write=write: self._store(write),  # type: ignore[misc]
                 what=self._describe(write),
                 sleep=self._clock.sleep,
+                outage=self._outage,
             )
 
     async def publish(self, message: dict[str, Any]) -> None:
@@ -310,8 +320,9 @@ class Actor(Generic[State, Command]):
         try:
             await self._broker.publish(self.channel, encode(message))
         except BrokerError:
-            # Kept in the history: followers see the gap and resync.
-            log.warning(
+            # Kept in the history: followers see the gap and resync. The broker logs its
+            # outage once (server.outages): not once an event.
+            log.debug(
                 "event not published", extra={"actor": self.name, "event": message.get("event")}
             )
 

@@ -4,7 +4,8 @@
 broker (Redis in a cluster), then builds the lobby, the routes to other processes'
 matches, the daily challenge, the tournaments, the quick-match queue and leadership,
 migrates the database, restores the matches, and listens: WebSocket sessions
-(``server.session``) and plain HTTP (``server.http``) on one port.
+(``server.session``) and plain HTTP (``server.http``) on one port, and ``/metrics``
+(``server.metrics``) on a port of its own if one is set.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from server.daily import Daily
 from server.desk import Desk
 from server.errors import ServerError
 from server.handlers import quick
-from server.http import Http
+from server.http import Http, MetricsHttp
 from server.leadership import Leadership
 from server.lobby import Lobby
 from server.match import Match
 from server.matchmaker import Matchmaker
+from server.metrics import Metrics, Sources
+from server.outages import Outage
 from server.par_worker import ParWorker
 from server.ratelimit import Budgets
 from server.reads import Reads
@@ -74,7 +77,11 @@ class Server:
         self.url = database_url(settings.database_url, data_dir=settings.data_dir)
         self.database = Database(self.url)
         self.store = Store(self.database)
-        self.journal = Journal(self.database)
+        self.journal = Journal(self.database, monotonic=self.clock.monotonic)
+        self.metrics = Metrics(clock=self.clock)
+        #: The outages of the database and of the broker, each logged once each way.
+        self.storage_outage = Outage("storage", clock=self.clock.monotonic)
+        self.broker_outage = Outage("broker", clock=self.clock.monotonic)
         node = process_name()
         #: This process's leases on matches, and its bid to lead: a cluster's (PostgreSQL).
         self.leases = (
@@ -92,6 +99,7 @@ class Server:
             par_time_budget_s=settings.par_time_budget_s,
         )
         self._websocket_server: WebSocketServer | None = None
+        self._metrics_server: WebSocketServer | None = None
         self._services: Services | None = None
 
     # -- the parts, once built ------------------------------------------------------------
@@ -132,7 +140,7 @@ class Server:
         broker: Broker = LocalBroker()
         relay: Relay | None = None
         if settings.redis_url:
-            broker = await RedisBroker.connect(settings.redis_url)
+            broker = await RedisBroker.connect(settings.redis_url, outage=self.broker_outage)
             if self.leases is not None:
                 relay = Relay(broker, node=self.leases.owner, refusal=unavailable)
                 await relay.start()
@@ -148,6 +156,7 @@ class Server:
             max_open_matches_per_player=settings.limits.max_open_matches_per_player,
             leases=self.leases,
             renew_s=settings.lease_renew_s,
+            outage=self.storage_outage,
         )
         lobby.on_end(self.par_worker.ended)
         routes = Routes(
@@ -165,6 +174,7 @@ class Server:
             max_history_events=settings.max_history_events,
             check_s=settings.lease_renew_s,
             retain_s=settings.retain_finished_s,
+            outage=self.storage_outage,
         )
         leadership = Leadership(
             lock=self.leader_lock, relay=relay, clock=clock, renew_s=settings.lease_renew_s
@@ -172,8 +182,7 @@ class Server:
         leadership.on_change(elected=self._lead, deposed=self._stop_leading)
         self.matchmaker: Matchmaker | None = None
         self.desk: Desk | None = None
-        burst = settings.limits.costly_request_burst
-        per_s = settings.limits.costly_requests_per_min / 60
+        limits = settings.limits
         self._services = Services(
             settings=settings,
             clock=clock,
@@ -186,8 +195,18 @@ class Server:
             reads=Reads(
                 store=self.store, clock=clock, daily=daily, routes=routes, leadership=leadership
             ),
-            costly_by_player=Budgets(burst=burst, per_s=per_s, clock=clock.monotonic),
-            costly_by_address=Budgets(burst=burst, per_s=per_s, clock=clock.monotonic),
+            costly_by_player=Budgets(
+                burst=limits.costly_request_burst,
+                per_s=limits.costly_requests_per_min / 60,
+                clock=clock.monotonic,
+            ),
+            costly_by_address=Budgets(
+                burst=limits.costly_request_burst_per_ip,
+                per_s=limits.costly_requests_per_min_per_ip / 60,
+                clock=clock.monotonic,
+            ),
+            metrics=self.metrics,
+            storage_outage=self.storage_outage,
             node=relay.node if relay is not None else "local",
         )
         leadership.serve(self._desk)
@@ -199,6 +218,20 @@ class Server:
             readiness=self._failing,
             costly_by_address=self.services.costly_by_address,
             connections_by_address=self.services.connections_by_address,
+            metrics=self.metrics,
+        )
+        self.metrics.observe(
+            Sources(
+                sessions=self.services.sessions,
+                lobby=lobby,
+                tournaments=self.tournaments,
+                matchmaker=lambda: self.matchmaker,
+                leading=lambda: leadership.leading,
+                broker=broker,
+                journal=self.journal,
+                par_worker=self.par_worker,
+                outages=(self.storage_outage, self.broker_outage),
+            )
         )
 
     # -- start and stop -------------------------------------------------------------------
@@ -208,6 +241,13 @@ class Server:
         """The bound port (useful with port 0)."""
         assert self._websocket_server is not None
         return int(self._websocket_server.sockets[0].getsockname()[1])
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The bound port of ``/metrics`` (None: not served)."""
+        if self._metrics_server is None:
+            return None
+        return int(self._metrics_server.sockets[0].getsockname()[1])
 
     async def start(self, *, reuse_port: bool = False) -> None:
         """Migrate, restore (or, in a cluster, take over) the unfinished matches, and
@@ -223,6 +263,14 @@ class Server:
         lobby.start_leases()
         await self.leadership.start()
         self.par_worker.start()
+        if self.settings.metrics_port is not None:
+            self._metrics_server = await serve(
+                self._refuse_session,  # never called: every request is answered as HTTP
+                self.settings.metrics_host,
+                self.settings.metrics_port,
+                process_request=MetricsHttp(self.metrics).respond,
+                compression=None,
+            )
         self._websocket_server = await serve(
             self._session,
             self.settings.host,
@@ -242,6 +290,7 @@ class Server:
                 "port": self.port,
                 "database": "sqlite" if self.database.is_sqlite else "postgresql",
                 "broker": type(self.broker).__name__,
+                "metrics_port": self.metrics_port,
             },
         )
 
@@ -270,6 +319,9 @@ class Server:
                 await asyncio.sleep(DRAIN_LINGER_S)
             self._websocket_server.close()
             await self._websocket_server.wait_closed()
+        if self._metrics_server is not None:
+            self._metrics_server.close()
+            await self._metrics_server.wait_closed()
         if services is not None:
             await services.leadership.close()
             await services.lobby.close()
@@ -283,12 +335,22 @@ class Server:
         log.info("stopped")
 
     async def _session(self, connection: ServerConnection) -> None:
+        self.metrics.connections_opened += 1
         await Session(self.services, connection).run()
 
+    @staticmethod
+    async def _refuse_session(connection: ServerConnection) -> None:
+        await connection.close(1008, "no WebSocket here")
+
     async def _failing(self) -> list[str]:
-        """The parts the server needs that do not answer now."""
+        """The parts the server needs that do not answer now. What the database says is
+        told to its outage: the load balancer's checks end an outage that no request
+        would."""
         failing = []
-        if not await self.database.answers(timeout_s=READINESS_TIMEOUT_S):
+        if await self.database.answers(timeout_s=READINESS_TIMEOUT_S):
+            self.storage_outage.recovered()
+        else:
+            self.storage_outage.failed("the readiness check", "no answer")
             failing.append("database")
         if not await self.broker.ready():
             failing.append("broker")
@@ -301,6 +363,7 @@ class Server:
         from what the database holds."""
         await self.tournaments.resume()
         self.matchmaker = Matchmaker(
+            outage=self.storage_outage,
             store=self.store,
             lobby=self.lobby,
             broker=self.broker,

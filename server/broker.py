@@ -48,6 +48,10 @@ class Broker(Protocol):
     async def ready(self) -> bool:
         """Whether messages published now reach other server processes."""
 
+    @property
+    def backlog(self) -> int:
+        """Messages published and not yet taken by what links the processes (0: none)."""
+
     async def close(self) -> None: ...
 
 
@@ -118,6 +122,10 @@ class LocalBroker:
 
     async def ready(self) -> bool:
         return True
+
+    @property
+    def backlog(self) -> int:
+        return 0  # handed over in the call
 
     async def close(self) -> None:
         self._subscribers.clear()

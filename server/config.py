@@ -25,16 +25,25 @@ class Limits:
     request_burst: int = _limit(60, "requests a connection may send at once")
     costly_requests_per_min: float = _limit(
         30.0,
-        "register, create_match, tournament_create, get_replay, leaderboard and HTTP reads "
-        "a player and an address may make a minute, sustained",
+        "costly requests (create_match, tournament_create, get_replay, leaderboard...) "
+        "a player may make a minute, sustained",
     )
-    costly_request_burst: int = _limit(
-        10, "such costly requests a player or an address may make at once"
+    costly_request_burst: int = _limit(10, "such costly requests a player may make at once")
+    # An address is sized for a club of 50 players behind one NAT: each registers or
+    # says hello (before a player is known, so the address pays alone) and creates or
+    # reads something, all at once, and again at a reconnection (docs/operations.md).
+    costly_requests_per_min_per_ip: float = _limit(
+        600.0,
+        "costly requests all connections from one address may make a minute, sustained "
+        "(register, hello and HTTP reads included)",
+    )
+    costly_request_burst_per_ip: int = _limit(
+        200, "such costly requests all connections from one address may make at once"
     )
     refusals_before_close: int = _limit(
         50, "rate_limited refusals (one forgiven a second) before the connection is closed"
     )
-    max_connections_per_ip: int = _limit(64, "open connections from one address")
+    max_connections_per_ip: int = _limit(128, "open connections from one address")
     max_open_matches_per_player: int = _limit(3, "lobby matches one player may host at once")
     max_pending_bytes: int = _limit(
         256 * 1024, "bytes waiting to be sent to one connection before sending waits"
@@ -91,6 +100,10 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = ()
     #: The names of the players who are operators (docs/fair-play.md): granted here only.
     operators: tuple[str, ...] = ()
+    #: Where ``/metrics`` is served (docs/operations.md, Metrics): a listener of its own,
+    #: never the players' port; None: not served.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:
@@ -101,6 +114,8 @@ class Settings:
             )
         if self.par_workers < 0:
             raise ValueError(f"par_workers must be 0 or more, not {self.par_workers}")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise ValueError(f"metrics_port must be a TCP port (0-65535), not {self.metrics_port}")
         if self.par_max_nodes < 1 or not self.par_time_budget_s > 0:
             raise ValueError(
                 f"par budgets must be above 0: par_max_nodes {self.par_max_nodes}, "
@@ -154,43 +169,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data-dir",
         type=Path,
         default=Path(_env_text("GAPS_DATA_DIR", str(defaults.data_dir))),
-        help="where the embedded SQLite database lives (GAPS_DATA_DIR)",
+        help="where the embedded SQLite database lives (GAPS_DATA_DIR; default %(default)s)",
     )
     parser.add_argument(
         "--countdown-s",
         type=int,
         default=int(_env_float("GAPS_COUNTDOWN_S", defaults.countdown_s)),
-        help="default countdown before a match starts, seconds",
+        help="default countdown before a match starts, seconds (GAPS_COUNTDOWN_S; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--grace-s",
         type=float,
         default=_env_float("GAPS_GRACE_S", defaults.grace_s),
-        help="how long a disconnected player may take to come back, seconds",
+        help="how long a disconnected player may take to come back, seconds (GAPS_GRACE_S; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--max-history-events",
         type=int,
         default=int(_env_float("GAPS_MAX_HISTORY_EVENTS", defaults.max_history_events)),
-        help="events a match or a tournament keeps for resync",
+        help="events a match or a tournament keeps for resync (GAPS_MAX_HISTORY_EVENTS; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--tournament-countdown-s",
         type=int,
         default=int(_env_float("GAPS_TOURNAMENT_COUNTDOWN_S", defaults.tournament_countdown_s)),
-        help="countdown before each tournament round, seconds",
+        help="countdown before each tournament round, seconds (GAPS_TOURNAMENT_COUNTDOWN_S; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--tournament-break-s",
         type=float,
         default=_env_float("GAPS_TOURNAMENT_BREAK_S", defaults.tournament_break_s),
-        help="pause between tournament rounds, seconds",
+        help="pause between tournament rounds, seconds (GAPS_TOURNAMENT_BREAK_S; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--quick-wait-s",
         type=float,
         default=_env_float("GAPS_QUICK_WAIT_S", defaults.quick_wait_s),
-        help="how long quick match waits for a fuller group, seconds",
+        help="how long quick match waits for a fuller group, seconds (GAPS_QUICK_WAIT_S; "
+        "default %(default)s)",
     )
     parser.add_argument(
         "--quick-match-bots",
@@ -235,7 +256,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="CPU seconds one match's par may take; past it, par is a lower bound shown as "
         "unknown (GAPS_PAR_TIME_BUDGET_S; default %(default)s)",
     )
-    parser.add_argument("--log-level", default=_env_text("GAPS_LOG_LEVEL", defaults.log_level))
+    parser.add_argument(
+        "--log-level",
+        default=_env_text("GAPS_LOG_LEVEL", defaults.log_level),
+        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+        type=str.upper,
+        help="the least severe log records written, as JSON lines on stderr "
+        "(GAPS_LOG_LEVEL; default %(default)s)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default=_env_text("GAPS_METRICS_HOST", defaults.metrics_host),
+        help="interface /metrics is served on, with --metrics-port; keep it private "
+        "(GAPS_METRICS_HOST; default %(default)s)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=_env_port("GAPS_METRICS_PORT"),
+        help="TCP port of /metrics (the Prometheus text format), a listener of its own; "
+        "0: a free port, said at start; under --workers N, worker i serves it on this "
+        "port + i - 1 (GAPS_METRICS_PORT; default: not served)",
+    )
     parser.add_argument(
         "--trusted-proxies",
         type=_networks,
@@ -262,6 +304,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=kind(_env_float(variable, getattr(defaults.limits, name))),
             help=f"{limit.metadata['help']} ({variable}; default %(default)s)",
         )
+
+
+def _env_port(name: str) -> int | None:
+    """The variable as a port, or None when it is unset or empty."""
+    value = os.environ.get(name)
+    return None if value is None or value == "" else int(value)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -298,5 +346,7 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         par_time_budget_s=options.par_time_budget_s,
         trusted_proxies=options.trusted_proxies,
         operators=options.operators,
+        metrics_host=options.metrics_host,
+        metrics_port=options.metrics_port,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

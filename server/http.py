@@ -1,9 +1,10 @@
 """Plain HTTP on the WebSocket's port: health checks, the web client's files and the
-read-only JSON resources (docs/protocol.md, HTTP).
+read-only JSON resources (docs/protocol.md, HTTP); and ``/metrics`` on a listener of its
+own (docs/operations.md, Metrics).
 
 ``Http.respond`` is websockets' ``process_request``: it answers every request that is
 not a WebSocket upgrade, and refuses an upgrade from an address with too many
-connections open.
+connections open. ``MetricsHttp.respond`` answers every request of the metrics listener.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
 from server.forwarded import client_address
+from server.metrics import CONTENT_TYPE, Metrics
 from server.protocol import error_message
 from server.ratelimit import Budgets
 from server.reads import Reads
@@ -53,7 +55,9 @@ class Http:
         readiness: Readiness,
         costly_by_address: Budgets[str],
         connections_by_address: Counter[str],
+        metrics: Metrics,
     ) -> None:
+        self._metrics = metrics
         self._settings = settings
         self._limits = settings.limits
         self._reads = reads
@@ -65,6 +69,7 @@ class Http:
         address = address_of(connection, self._settings)
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if self._connections_by_address[address] >= self._limits.max_connections_per_ip:
+                self._metrics.limited("connections_per_address")
                 return json_response(
                     HTTPStatus.TOO_MANY_REQUESTS,
                     error_message(
@@ -103,6 +108,7 @@ class Http:
         try:
             wait_s = self._costly_by_address.take(address)
             if wait_s:
+                self._metrics.limited("costly_per_address")
                 raise rate_limited(wait_s)
             resource = await self._resource(path, _query_fields(query_text))
             return json_response(HTTPStatus.OK, resource)
@@ -155,6 +161,44 @@ class Http:
                 assert isinstance(board, protocol.GetDailyBoard)
                 return await reads.daily_board(board.ruleset.name, board.day)
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
+
+
+class MetricsHttp:
+    """The metrics listener: ``GET /metrics`` in the Prometheus text format, nothing else
+    (no WebSocket, no player's resource). It is served on an address of its own so that
+    only who can reach that address reads it."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    async def respond(self, connection: ServerConnection, request: Request) -> Response:
+        path = request.path.partition("?")[0].rstrip("/")
+        if path != "/metrics":
+            return json_response(
+                HTTPStatus.NOT_FOUND,
+                error_message(
+                    ServerError("no_such_resource", f"only /metrics is served here, not {path}")
+                ),
+            )
+        if request.method != "GET":
+            response = json_response(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                error_message(
+                    ServerError("method_not_allowed", f"{request.method}: only GET is served")
+                ),
+            )
+            response.headers["Allow"] = "GET"
+            return response
+        body = self._metrics.exposition()
+        headers = Headers(
+            [
+                ("Content-Type", CONTENT_TYPE),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-store"),
+                ("Connection", "close"),
+            ]
+        )
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
 
 
 def _query_fields(text: str) -> dict[str, Any]:

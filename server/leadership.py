@@ -152,6 +152,8 @@ class Leadership:
                 await self.campaign()
             except Exception as error:
                 if is_transient(error):
-                    log.warning("leadership check failed", extra={"error": repr(error)[:300]})
+                    # The database is down: its outage is logged once (server.outages) by
+                    # the lease renewals that fail with it, not once a check.
+                    log.debug("leadership check failed", extra={"error": repr(error)[:300]})
                 else:
                     log.exception("leadership check failed")

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Final
 
@@ -25,6 +27,8 @@ from server.errors import ServerError
 from server.match import Match, MatchOptions
 from server.matchrestore import rebuild
 from server.matchstate import MatchState, new_match
+from server.matchviews import ranking
+from server.outages import Outage
 from server.storage.journal import Journal
 from server.storage.leases import LeaseTaken, MatchLeases
 from server.storage.outage import is_transient
@@ -43,6 +47,20 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+@dataclass
+class LobbyCounts:
+    """What this process's lobby has done since it started (``server.metrics`` shows it)."""
+
+    created: int = 0
+    started: int = 0
+    #: Matches over, by outcome: ``finished`` or ``abandoned``.
+    ended: Counter[str] = field(default_factory=Counter)
+    #: Matches taken over while serving (their owner stopped renewing its lease), and
+    #: matches dropped because another process took their lease.
+    taken_over: int = 0
+    leases_lost: int = 0
+
+
 class Lobby:
     """This process's live matches.
 
@@ -51,6 +69,8 @@ class Lobby:
         rematch offers) before its actor stops.
     :param leases: a cluster's match leases (None on SQLite: one process runs all).
     :param renew_s: how often leases are renewed and ran-out ones taken over.
+    :param outage: told of the database's failures and successes (its outages are
+        logged once each way: ``server.outages``).
     """
 
     def __init__(
@@ -66,8 +86,11 @@ class Lobby:
         max_open_matches_per_player: int = 3,
         leases: MatchLeases | None = None,
         renew_s: float = 1.0,
+        outage: Outage | None = None,
     ) -> None:
         self._clock = clock
+        self._outage = outage
+        self.counts = LobbyCounts()
         self._leases = leases
         self._renew_s = renew_s
         self._retry_ms = round(renew_s * 1000)
@@ -194,9 +217,19 @@ class Lobby:
             )
         )
         self.matches[code] = match
+        self.counts.created += 1
         log.info(
             "match created",
-            extra={"match": code, "kind": kind, "host": host_id, "rated": rated},
+            extra={
+                "match": code,
+                "kind": kind,
+                "ruleset": options.ruleset.name,
+                "max_players": options.max_players,
+                "host": host_id,
+                "rated": rated,
+                "tournament": tournament_id,
+                "round": round_number,
+            },
         )
         for player_id, name, bot in seats:
             await match.join(player_id, name, connected=connected, bot=bot)
@@ -220,7 +253,9 @@ class Lobby:
             broker=self._broker,
             max_history_events=self._max_history_events,
             clock=self._clock,
+            on_start=self._started,
             on_end=self._ended,
+            outage=self._outage,
         )
 
     async def restore(self, *, default_countdown_s: int) -> list[Match]:
@@ -301,7 +336,12 @@ class Lobby:
                 if not is_transient(error):
                     log.exception("keeping the match leases failed")
                 else:
-                    log.warning("keeping the match leases failed", extra={"error": repr(error)})
+                    log.debug("keeping the match leases failed", extra={"error": repr(error)})
+                    if self._outage is not None:
+                        self._outage.failed("keeping the match leases", error)
+            else:
+                if self._outage is not None:
+                    self._outage.recovered()
 
     async def keep_leases(self) -> list[Match]:
         """Once: renew the leases held, drop the matches whose lease was lost, take over
@@ -316,8 +356,15 @@ class Lobby:
         for match in taken:
             # At start, restoring is expected; while serving, it means another process
             # stopped renewing (dead, paused, or too busy): worth an operator's look.
+            self.counts.taken_over += 1
             log.warning(
-                "match taken over", extra={"match": match.code, "epoch": self.epochs[match.id]}
+                "match taken over",
+                extra={
+                    "match": match.code,
+                    "kind": match.kind,
+                    "status": match.status,
+                    "epoch": self.epochs[match.id],
+                },
             )
         for renewed in self._renewed_listeners:
             await renewed()
@@ -342,6 +389,7 @@ class Lobby:
         stopped (its writes would be refused anyway), nothing is ended or abandoned."""
         self.epochs.pop(match_id, None)
         match = next((m for m in self.matches.values() if m.id == match_id), None)
+        self.counts.leases_lost += 1
         log.warning(
             "match lease lost: match dropped",
             extra={"match": match.code if match is not None else match_id},
@@ -382,17 +430,43 @@ class Lobby:
             and len(match.players) < match.options.max_players
         ]
 
-    async def _ended(self, match: Match) -> None:
+    def _started(self, match: Match) -> None:
+        """``match`` was dealt (its countdown is over)."""
         state = match.state
+        self.counts.started += 1
         log.info(
-            "match ended" if state.phase == "finished" else "match abandoned",
+            "match started",
             extra={
                 "match": match.code,
                 "kind": match.kind,
+                "ruleset": state.options.ruleset.name,
+                "rated": state.rated,
+                "players": [
+                    {"player": seat.player_id, "name": seat.name} for seat in state.seats
+                ],
+            },
+        )
+
+    async def _ended(self, match: Match) -> None:
+        state = match.state
+        finished = state.phase == "finished"
+        self.counts.ended["finished" if finished else "abandoned"] += 1
+        log.info(
+            "match ended" if finished else "match abandoned",
+            extra={
+                "match": match.code,
+                "kind": match.kind,
+                "ruleset": state.options.ruleset.name,
+                "rated": state.rated,
+                "duration_s": (
+                    None if state.started_at is None
+                    else round((self._clock.now_ms() - state.started_at) / 1000, 3)
+                ),
+                # The result: each player's rank, score, and how their game ended.
                 "ranking": [
-                    {"player": seat.player_id, "score": seat.game.score if seat.game else 0,
-                     "end": seat.end_reason}
-                    for seat in state.seats
+                    {"rank": row["rank"], "player": row["player_id"], "name": row["name"],
+                     "score": row["score"], "end": row["end_reason"]}
+                    for row in ranking(state)
                 ],
             },
         )

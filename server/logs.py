@@ -1,5 +1,8 @@
 """Structured logs: one JSON object a line on stderr, and nothing else there.
 
+What a serving process says on stdout (where it listens: ``announce``) is one such line
+too, since systemd and Docker merge stdout into the same log.
+
 Besides the log records, what Python itself would write to stderr goes through the same
 formatter: warnings (``warnings.warn`` of a library: logger ``py.warnings``), uncaught
 exceptions of the main thread and of other threads, and exceptions Python can only
@@ -32,6 +35,15 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+def announce(message: str, **fields: Any) -> None:
+    """Say ``message`` (with ``fields``) on stdout, as one JSON line like the log's: what
+    a process that started the server reads (a ``ws://host:port`` URL in the message)."""
+    record = logging.getLogger("gaps.server").makeRecord(
+        "gaps.server", logging.INFO, "", 0, message, (), None, extra=fields
+    )
+    print(JsonFormatter().format(record), flush=True)
 
 
 def configure(level: str) -> None:

@@ -24,6 +24,7 @@ from server.broker import Broker
 from server.clock import Clock, datetime_of
 from server.matchrestore import rebuild
 from server.matchstate import MatchOptions, MatchState, evolve
+from server.outages import Outage
 from server.records import (
     ActionRow,
     GameEnded,
@@ -65,10 +66,13 @@ class Match(Actor[MatchState, matchcore.Command]):
         broker: Broker,
         max_history_events: int,
         clock: Clock,
+        on_start: Callable[[Match], None] | None = None,
         on_end: Callable[[Match], Awaitable[None]] | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self._storage = store
         self._journal = journal
+        self._on_start = on_start
         self._on_end = on_end
         super().__init__(
             state,
@@ -77,6 +81,7 @@ class Match(Actor[MatchState, matchcore.Command]):
             channel=channel_of(state.code),
             max_history_events=max_history_events,
             name=f"match {state.code}",
+            outage=outage,
         )
 
     # -- what others read -----------------------------------------------------------
@@ -249,6 +254,8 @@ class Match(Actor[MatchState, matchcore.Command]):
         return reply
 
     def _after(self, step: matchcore.Step) -> None:
+        if self._on_start is not None and any(isinstance(w, MatchStarted) for w in step.writes):
+            self._on_start(self)
         if step.end is not None:
             self.spawn(self._end(step.end))
         if step.closed and self._on_end is not None:
@@ -322,5 +329,6 @@ class Match(Actor[MatchState, matchcore.Command]):
             ),
             what=f"the end of match {self.code}",
             sleep=self._clock.sleep,
+            outage=self._outage,
         )
         self.tell(matchcore.Ended(end.ended_at.isoformat(), tuple(end.ratings), end.reviews))

@@ -21,6 +21,7 @@ from server.broker import Broker
 from server.clock import Clock
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
+from server.outages import Outage
 from server.queuecore import QueueState
 from server.storage.store import Store
 
@@ -53,6 +54,7 @@ class Matchmaker(Actor[QueueState, core.Command]):
         notify: Notify,
         stale_s: float = 10.0,
         tick_s: float = 0.2,
+        outage: Outage | None = None,
     ) -> None:
         self._ratings = store.ratings
         self._lobby = lobby
@@ -69,6 +71,7 @@ class Matchmaker(Actor[QueueState, core.Command]):
             channel="quick",
             max_history_events=1,
             name="quick-match queue",
+            outage=outage,
         )
 
     async def enqueue(

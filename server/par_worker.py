@@ -106,12 +106,19 @@ class ParWorker:
         self._queue: asyncio.Queue[int] = asyncio.Queue()
         self._queued: set[int] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        #: How many matches had their par stored (for tests and logs).
+        #: How many matches had their par stored, and how many solves failed (the
+        #: match stays unsolved until the next start): ``server.metrics`` shows them.
         self.stored = 0
+        self.failed = 0
 
     @property
     def enabled(self) -> bool:
         return self._workers > 0
+
+    @property
+    def queued(self) -> int:
+        """Matches waiting to be solved, or being solved."""
+        return len(self._queued)
 
     def start(self) -> None:
         """Start the solving tasks, and queue every finished match still unsolved (those
@@ -155,6 +162,7 @@ class ParWorker:
                 await self._solve_one(match_id)
             except Exception as error:
                 # It stays unsolved in the database: the next start tries again.
+                self.failed += 1
                 log.warning(
                     "par not stored", extra={"match_id": match_id, "error": repr(error)[:300]}
                 )

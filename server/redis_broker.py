@@ -17,6 +17,9 @@ What it guarantees (docs/broker.md tells the whole story):
   at once, and whatever was published meanwhile never reaches this broker's
   subscribers: Redis pub/sub keeps nothing. Watchers see the gap in the events' ``seq``
   and resync from the match's history.
+
+An outage (a link lost until both are back) is logged once when it begins and once when
+it ends (``server.outages``), each failed attempt and refused publish at DEBUG only.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from urllib.parse import quote, unquote, urlsplit
 import asyncio_redis
 
 from server.broker import BrokerError, BrokerUnavailable, LocalSubscription
+from server.outages import Outage
 
 log = logging.getLogger("gaps.broker")
 
@@ -123,10 +127,12 @@ class RedisBroker:
         timeout_s: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
         sleep: Sleep = asyncio.sleep,
+        outage: Outage | None = None,
     ) -> None:
         """``timeout_s`` bounds connecting and each reply from Redis; ``ssl_context``
         (for ``rediss://`` only) replaces the system's trusted certificates; ``sleep`` is
-        how the reconnect waits (tests pass a fake clock's)."""
+        how the reconnect waits (tests pass a fake clock's); ``outage`` is told of every
+        failure and of the links' return (the server's, which logs each outage once)."""
         if ssl_context is not None and not address.tls:
             raise BadRedisUrl(f"redis URL {address.redacted!r}: an ssl_context needs rediss://")
         self.address = address
@@ -136,6 +142,7 @@ class RedisBroker:
         self._timeout_s = timeout_s
         self._ssl = (ssl_context or ssl.create_default_context()) if address.tls else None
         self._sleep = sleep
+        self._outage = outage
         self._subscribers: dict[str, set[LocalSubscription]] = {}
         self._publisher: _Connection | None = None
         self._listener: _Connection | None = None
@@ -153,6 +160,7 @@ class RedisBroker:
         timeout_s: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
         sleep: Sleep = asyncio.sleep,
+        outage: Outage | None = None,
     ) -> RedisBroker:
         """A broker connected to the Redis at ``url``; raises ``BadRedisUrl`` for a URL it
         cannot use and ``BrokerUnavailable`` when Redis cannot be reached or refuses."""
@@ -164,6 +172,7 @@ class RedisBroker:
             timeout_s=timeout_s,
             ssl_context=ssl_context,
             sleep=sleep,
+            outage=outage,
         )
         try:
             broker._publisher = await broker._open_publisher()
@@ -186,32 +195,62 @@ class RedisBroker:
             return False
         return True
 
+    @property
+    def backlog(self) -> int:
+        """Messages (and pings) published whose answer from Redis is awaited."""
+        publisher = self._publisher
+        return 0 if publisher is None else publisher.awaited
+
     async def publish(self, channel: str, message: str) -> int:
         publisher = self._publisher
         if publisher is None:
-            raise BrokerUnavailable(f"cannot publish on {channel}: Redis is out of reach")
+            raise self._failed(
+                BrokerUnavailable(f"cannot publish on {channel}: Redis is out of reach")
+            )
         try:
             # No wait before asyncio-redis writes the command: the order of the calls
             # is the order on the wire, then in Redis.
             async with asyncio.timeout(self._timeout_s):
                 # Redis counts the connections subscribed: one per listening process.
-                return await publisher.publish_counted(channel, message)
+                delivered: int = await publisher.publish_counted(channel, message)
         except TimeoutError:
             self._drop(publisher)  # a silent Redis is as good as gone: start afresh
-            raise BrokerUnavailable(
-                f"publishing on {channel}: no reply within {self._timeout_s} s"
-                " (the message may still reach some subscribers)"
+            raise self._failed(
+                BrokerUnavailable(
+                    f"publishing on {channel}: no reply within {self._timeout_s} s"
+                    " (the message may still reach some subscribers)"
+                )
             ) from None
         except _REDIS_ERRORS as error:
-            raise BrokerUnavailable(
-                f"publishing on {channel}: {error!r} (the message may still reach some"
-                " subscribers)"
+            raise self._failed(
+                BrokerUnavailable(
+                    f"publishing on {channel}: {error!r} (the message may still reach some"
+                    " subscribers)"
+                )
             ) from error
+        self._answered()
+        return delivered
+
+    def _failed(self, error: BrokerUnavailable) -> BrokerUnavailable:
+        """``error``, told to the outage first (logged at DEBUG: the outage is logged once)."""
+        log.debug("redis refused", extra={"error": str(error)})
+        if self._outage is not None:
+            self._outage.failed("publishing or subscribing", error)
+        return error
+
+    def _answered(self) -> None:
+        """Redis answered: the outage under way, if any, is over once both links are up."""
+        outage = self._outage
+        if outage is not None and not outage.up:
+            if self._publisher is not None and self._listener is not None:
+                outage.recovered()
 
     async def subscribe(self, channel: str) -> LocalSubscription:
         listener = self._listener
         if listener is None:
-            raise BrokerUnavailable(f"cannot subscribe to {channel}: Redis is out of reach")
+            raise self._failed(
+                BrokerUnavailable(f"cannot subscribe to {channel}: Redis is out of reach")
+            )
         subscription = LocalSubscription(
             self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
@@ -223,15 +262,19 @@ class RedisBroker:
         except TimeoutError:
             subscription.close()
             self._drop(listener)
-            raise BrokerUnavailable(
-                f"subscribing to {channel}: no confirmation within {self._timeout_s} s"
+            raise self._failed(
+                BrokerUnavailable(
+                    f"subscribing to {channel}: no confirmation within {self._timeout_s} s"
+                )
             ) from None
         except BaseException:
             subscription.close()
             raise
         if not live:
             subscription.close()
-            raise BrokerUnavailable(f"subscribing to {channel}: the connection to Redis was lost")
+            raise self._failed(
+                BrokerUnavailable(f"subscribing to {channel}: the connection to Redis was lost")
+            )
         return subscription
 
     def _unsubscribe(self, channel: str, subscription: LocalSubscription) -> None:
@@ -299,7 +342,9 @@ class RedisBroker:
             return  # one being opened, or dropped already
         if self._closed:
             return
-        log.warning("redis connection lost", extra={"link": link, "redis": self.address.redacted})
+        log.debug("redis connection lost", extra={"link": link, "redis": self.address.redacted})
+        if self._outage is not None:
+            self._outage.failed(f"the {link} link to {self.address.redacted}", "connection lost")
         self._reconnecting[link] = asyncio.create_task(
             self._reconnect(link), name=f"redis-broker-{link}"
         )
@@ -320,13 +365,20 @@ class RedisBroker:
                         self._listener = await self._open_listener()
                 except Exception as error:  # whatever it was, give up only when closed
                     delay = min(delay * 2, self._max_reconnect_delay_s)
-                    log.warning(
+                    expected = isinstance(error, (BrokerError, *_REDIS_ERRORS))
+                    # Expected while Redis is down: the outage is logged once. Anything
+                    # else is a bug, shown with its traceback.
+                    log.log(
+                        logging.DEBUG if expected else logging.WARNING,
                         "redis out of reach",
                         extra={"link": link, "error": repr(error), "retry_in_s": delay},
-                        exc_info=not isinstance(error, (BrokerError, *_REDIS_ERRORS)),
+                        exc_info=not expected,
                     )
+                    if self._outage is not None:
+                        self._outage.failed(f"reconnecting the {link} link", error)
                 else:
-                    log.info("redis reconnected", extra={"link": link})
+                    log.debug("redis reconnected", extra={"link": link})
+                    self._answered()
                     return
         finally:
             del self._reconnecting[link]
@@ -372,6 +424,11 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
     @property
     def channels(self) -> set[str]:
         return set(self._listening)
+
+    @property
+    def awaited(self) -> int:
+        """Commands sent whose answer has not come."""
+        return len(self._queue)
 
     def listen(self, channel: str) -> asyncio.Future[bool]:
         """Subscribe to ``channel``; the future tells whether Redis confirmed it (False:

@@ -15,6 +15,9 @@ from server.config import Settings
 from server.daily import Daily
 from server.leadership import Leadership
 from server.lobby import Lobby
+from server.metrics import Metrics
+from server.outages import Outage
+from server.outbox import Outbox
 from server.ratelimit import Budgets
 from server.reads import Reads
 from server.routes import Routes
@@ -32,6 +35,8 @@ class Follower(Protocol):
     queued: tuple[str, str, float] | None
     #: Clear while a request is being answered.
     idle: asyncio.Event
+    #: Its outgoing frames (what waits in them is a metric).
+    outbox: Outbox
 
     def close_for_move(self, code: str) -> None: ...
 
@@ -75,6 +80,10 @@ class Services:
     reads: Reads
     costly_by_player: Budgets[int]
     costly_by_address: Budgets[str]
+    #: What this process counts (``server.metrics``), and the database's outages, which
+    #: requests refused ``storage_unavailable`` are told of (``server.outages``).
+    metrics: Metrics
+    storage_outage: Outage
     connections_by_address: Counter[str] = field(default_factory=Counter)
     sessions: Sessions = field(default_factory=Sessions)
     #: Set when a shutdown begins: sessions refuse requests with ``shutting_down``.

@@ -97,7 +97,8 @@ class Session:
         self.idle.set()
         self._in_flight = 0
         #: The requests that change something, answered one at a time, in order.
-        self._lane: asyncio.Queue[tuple[Any, protocol.Request]] = asyncio.Queue()
+        #: Each with the instant it was received (``Metrics.received``).
+        self._lane: asyncio.Queue[tuple[Any, protocol.Request, float]] = asyncio.Queue()
         self._lane_worker: asyncio.Future[None] | None = None
         self._apart: set[asyncio.Future[None]] = set()
         self._auth_deadline: Cancel | None = None
@@ -141,36 +142,42 @@ class Session:
         reply comes after those of the requests before it, and before the events it
         causes); a read, a ping or a refusal is answered apart, at once, even while an
         earlier request waits (for the database, say)."""
+        received = self.services.metrics.received()
         taken = self._prepare(frame)
         self._busy(+1)
         if isinstance(taken, dict) or isinstance(taken[1], ANSWERED_APART):
-            task = asyncio.ensure_future(self._answer_apart(taken))
+            task = asyncio.ensure_future(self._answer_apart(taken, received))
             self._apart.add(task)
             task.add_done_callback(self._apart.discard)
             return
-        self._lane.put_nowait(taken)
+        self._lane.put_nowait((*taken, received))
         if self._lane_worker is None:
             self._lane_worker = asyncio.ensure_future(self._answer_in_order())
 
     async def _answer_in_order(self) -> None:
         while True:
-            request_id, request = await self._lane.get()
+            request_id, request, received = await self._lane.get()
             self.outbox.hold()
             try:
-                await self.send_then_forward(await self._answer(request_id, request))
+                reply = await self._answer(request_id, request)
+                await self.send_then_forward(reply)
+                self.services.metrics.answered(reply, received)
             except (ConnectionClosed, Dropped):
                 pass  # the reader sees the connection go: nothing more is sent
             finally:
                 self.outbox.release()
                 self._busy(-1)
 
-    async def _answer_apart(self, taken: dict[str, Any] | tuple[Any, Any]) -> None:
+    async def _answer_apart(
+        self, taken: dict[str, Any] | tuple[Any, Any], received: float
+    ) -> None:
         try:
             if isinstance(taken, dict):
                 reply = taken
             else:
                 reply = await self._answer(*taken)
             await self.outbox.send(encode(reply), apart=True)
+            self.services.metrics.answered(reply, received)
         except (ConnectionClosed, Dropped):
             pass
         finally:
@@ -221,7 +228,7 @@ class Session:
                     "shutting_down", "the server is shutting down: reconnect in a moment"
                 )
             if wait_s:
-                raise self._refuse(wait_s)
+                raise self._refuse(wait_s, "requests_per_connection")
             assert request is not None
             self._charge(request)
         except ServerError as error:
@@ -244,7 +251,11 @@ class Session:
         except Exception as error:
             refusal = unavailable(error)
             if refusal is not None:
-                log.warning(refusal.code, extra={"error": repr(error)[:300]})
+                # An outage is logged once each way (server.outages), not once a request;
+                # the broker tells its own.
+                log.debug(refusal.code, extra={"error": repr(error)[:300]})
+                if refusal.code == "storage_unavailable":
+                    self.services.storage_outage.failed("a request", error)
                 return error_message(refusal, request_id)
             log.exception("request failed", extra={"request": type(request).__name__})
             return error_message(
@@ -258,16 +269,21 @@ class Session:
         # Both budgets are asked before either is charged: a refusal costs neither.
         by_address = self.services.costly_by_address
         by_player = self.services.costly_by_player
-        wait_s = by_address.wait_s(self.address)
+        wait_s, limit = by_address.wait_s(self.address), "costly_per_address"
         if self.player is not None:
-            wait_s = max(wait_s, by_player.wait_s(self.player.id))
+            player_wait_s = by_player.wait_s(self.player.id)
+            if player_wait_s > wait_s:
+                wait_s, limit = player_wait_s, "costly_per_player"
         if wait_s:
-            raise self._refuse(wait_s)
+            raise self._refuse(wait_s, limit)
         by_address.take(self.address)
         if self.player is not None:
             by_player.take(self.player.id)
 
-    def _refuse(self, wait_s: float) -> ServerError:
+    def _refuse(self, wait_s: float, limit: str) -> ServerError:
+        """The refusal of a request ``limit`` (``server.metrics.RATE_LIMITS``) does not
+        allow for ``wait_s``."""
+        self.services.metrics.limited(limit)
         if self._patience.take():
             self._abusive = True
         return rate_limited(wait_s)

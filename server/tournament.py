@@ -30,7 +30,8 @@ from server.clock import Cancel, Clock, datetime_of, ms_of
 from server.errors import ServerError
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
-from server.storage.outage import until_stored
+from server.outages import Outage
+from server.storage.outage import is_outage, until_stored
 from server.storage.tournaments import (
     StandingRow,
     StoredRound,
@@ -63,6 +64,7 @@ class Tournament(Actor[TournamentState, core.Command]):
         clock: Clock,
         max_history_events: int,
         on_closed: Callable[[Tournament], None],
+        outage: Outage | None = None,
     ) -> None:
         self._repository = repository
         self._lobby = lobby
@@ -74,6 +76,7 @@ class Tournament(Actor[TournamentState, core.Command]):
             channel=tournament_channel(state.code),
             max_history_events=max_history_events,
             name=f"tournament {state.code}",
+            outage=outage,
         )
 
     @property
@@ -223,6 +226,7 @@ class Tournament(Actor[TournamentState, core.Command]):
             ),
             what=f"round {deal.number} of tournament {self.code}",
             sleep=self._clock.sleep,
+            outage=self._outage,
         )
         await self.ask(core.RoundDealt(deal.number, match.code))
         await match.start()
@@ -232,8 +236,13 @@ class Tournament(Actor[TournamentState, core.Command]):
         try:
             found = await self._repository.rounds(self.id, look.number)
         except Exception as error:
-            log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
-            self.tell(core.RoundRunning(look.number))  # looked for again after a while
+            # Looked for again after a while; an outage is logged once (server.outages).
+            if self._outage is not None and is_outage(error):
+                self._outage.failed(f"looking for round {look.number} of {self.code}", error)
+                log.debug("tournament round not looked for", extra={"error": repr(error)[:300]})
+            else:
+                log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
+            self.tell(core.RoundRunning(look.number))
             return
         stored = found[0] if found else None
         if stored is None or stored.code != look.code or stored.status in ("lobby", "running"):
@@ -259,8 +268,22 @@ LOGGED_EVENTS = {
 
 
 def _loggable(data: Any) -> dict[str, Any]:
-    """The short fields of an event, for its log line (not the standings)."""
-    return {k: v for k, v in data.items() if k in ("round", "match", "reason", "rounds")}
+    """The short fields of an event, for its log line: the round and its match, the
+    reason of a cancel, how many entrants start, when the next round is dealt, and the
+    podium of a tournament over (not the whole standings)."""
+    fields = {
+        k: v
+        for k, v in data.items()
+        if k in ("round", "match", "reason", "rounds", "next_round_at")
+    }
+    if "entrants" in data:
+        fields["entrants"] = len(data["entrants"])
+    if "podium" in data:
+        fields["podium"] = [
+            {key: row.get(key) for key in ("rank", "player_id", "name", "total_score")}
+            for row in data["podium"]
+        ]
+    return fields
 
 
 def round_ended(stored: StoredRound, *, default_ended_at: int) -> core.RoundEnded:
@@ -299,7 +322,9 @@ class Tournaments:
         max_history_events: int,
         check_s: float = 1.0,
         retain_s: float = 600.0,
+        outage: Outage | None = None,
     ) -> None:
+        self._outage = outage
         self._repository = repository
         self._lobby = lobby
         self._broker = broker
@@ -382,6 +407,7 @@ class Tournaments:
             clock=self._clock,
             max_history_events=self._max_history_events,
             on_closed=self._closed,
+            outage=self._outage,
         )
         self.live[state.code] = tournament
         # Whatever is due (a scheduled start passed while nobody led) is applied now.

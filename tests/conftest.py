@@ -233,6 +233,8 @@ GENEROUS_LIMITS = Limits(
     request_burst=10_000,
     costly_requests_per_min=1_000_000,
     costly_request_burst=10_000,
+    costly_requests_per_min_per_ip=1_000_000,
+    costly_request_burst_per_ip=10_000,
     max_connections_per_ip=10_000,
     max_open_matches_per_player=1_000,
 )

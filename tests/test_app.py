@@ -214,7 +214,7 @@ async def test_a_connection_that_keeps_sending_past_its_limit_is_closed_with_100
     assert connection.close_code == 1008 and connection.close_reason == "too many requests"
 
 
-@pytest.mark.limits(costly_request_burst=2, costly_requests_per_min=0.1)
+@pytest.mark.limits(costly_request_burst_per_ip=2, costly_requests_per_min_per_ip=0.1)
 async def test_costly_requests_have_a_smaller_budget_per_address(connect: Connect) -> None:
     first, second = await connect(), await connect()
     await first.register("ana")
@@ -227,7 +227,12 @@ async def test_costly_requests_have_a_smaller_budget_per_address(connect: Connec
     assert (await first.ok("list_matches"))["type"] == "matches"
 
 
-@pytest.mark.limits(costly_request_burst=3, costly_requests_per_min=0.1)
+@pytest.mark.limits(
+    costly_request_burst=3,
+    costly_requests_per_min=0.1,
+    costly_request_burst_per_ip=3,
+    costly_requests_per_min_per_ip=0.1,
+)
 async def test_costly_requests_have_a_budget_per_player_across_addresses(
     server: Server, ws_url: str
 ) -> None:
@@ -251,7 +256,7 @@ async def test_costly_requests_have_a_budget_per_player_across_addresses(
         await client.close()
 
 
-@pytest.mark.limits(costly_request_burst=1, costly_requests_per_min=0.1)
+@pytest.mark.limits(costly_request_burst_per_ip=1, costly_requests_per_min_per_ip=0.1)
 async def test_http_reads_share_the_address_budget_and_say_when_to_retry(server: Server) -> None:
     assert (await http_get(server.port, "/matches"))[0] == 200
     status, body = await http_get(server.port, "/tournaments")

@@ -142,7 +142,7 @@ def untimed(rows: Derived) -> Derived:
 async def test_matches_sharing_players_ending_at_once_are_stored_and_fold_as_a_rebuild_does(
     engine: AsyncEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="gaps.storage")
+    caplog.set_level(logging.DEBUG, logger="gaps.storage")  # each retry: DEBUG
     store = Store(engine)
     players = [
         (await store.players.register(f"p{n}", f"{n:064x}", STARTED_AT)).id for n in range(PLAYERS)

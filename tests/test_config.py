@@ -234,3 +234,37 @@ def test_bots_stay_out_of_quick_match_unless_the_operator_lets_them_in(
         assert settings_from().quick_match_bots is allowed, value
     monkeypatch.setenv("GAPS_QUICK_MATCH_BOTS", "1")
     assert settings_from("--no-quick-match-bots").quick_match_bots is False
+
+
+def test_every_option_names_its_environment_variable_in_its_help() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    for action in parser._actions:
+        if action.dest == "help":
+            continue
+        variable = {"database_url": "DATABASE_URL", "redis_url": "REDIS_URL"}.get(
+            action.dest, "GAPS_" + action.dest.upper()
+        )
+        assert variable in (action.help or ""), action.option_strings
+
+
+def test_metrics_are_served_only_where_the_operator_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert (Settings().metrics_host, Settings().metrics_port) == ("127.0.0.1", None)
+    monkeypatch.setenv("GAPS_METRICS_PORT", "9101")
+    monkeypatch.setenv("GAPS_METRICS_HOST", "10.0.0.5")
+    assert (settings_from().metrics_host, settings_from().metrics_port) == ("10.0.0.5", 9101)
+    assert settings_from("--metrics-port", "0").metrics_port == 0
+    monkeypatch.setenv("GAPS_METRICS_PORT", "")
+    assert settings_from().metrics_port is None
+    with pytest.raises(ValueError, match="metrics_port must be a TCP port"):
+        Settings(metrics_port=70000)
+
+
+def test_the_log_level_is_one_of_logging_s_and_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert settings_from("--log-level", "debug").log_level == "DEBUG"
+    monkeypatch.setenv("GAPS_LOG_LEVEL", "warning")
+    assert settings_from().log_level == "WARNING"
+    with pytest.raises(SystemExit):
+        settings_from("--log-level", "loud")

@@ -304,17 +304,19 @@ def test_storage_errors_are_found_in_the_server_log_and_nothing_else() -> None:
     assert storage_errors("") == Counter()
 
 
-def test_matches_changing_owner_while_serving_are_counted_from_the_server_log() -> None:
-    log = "\n".join(
-        [
-            json.dumps({"message": "match taken over", "match": "ABC", "epoch": 2}),
-            json.dumps({"message": "match taken over", "match": "DEF", "epoch": 3}),
-            json.dumps({"message": "match lease lost: match dropped", "match": "GHJ"}),
-            json.dumps({"message": "restored matches", "matches": ["KLM"]}),  # at start
-            "not json",
-        ]
-    )
-    assert loadbench.ownership_line(loadbench.ownership_changes(log)) == (
+def test_matches_changing_owner_while_serving_are_counted_from_each_workers_metrics() -> None:
+    def exposition(taken_over: int, lost: int) -> str:
+        return (
+            "# TYPE gaps_lease_takeovers counter\n"
+            f"gaps_lease_takeovers_total {taken_over}.0\n"
+            "# TYPE gaps_leases_lost counter\n"
+            f"gaps_leases_lost_total {lost}.0\n"
+            "# TYPE gaps_matches_created counter\n"
+            "gaps_matches_created_total 40.0\n"
+        )
+
+    found = loadbench.ownership_changes([exposition(2, 0), exposition(0, 1)])
+    assert loadbench.ownership_line(found) == (
         "ownership: 2 matches taken over, 1 dropped for a lost lease"
     )
 
@@ -333,7 +335,8 @@ def test_the_limits_are_raised_past_what_the_players_need() -> None:
     assert int(values["--max-connections-per-ip"]) > 500
     for flag in (
         "--requests-per-s", "--request-burst", "--costly-requests-per-min",
-        "--costly-request-burst",
+        "--costly-request-burst", "--costly-requests-per-min-per-ip",
+        "--costly-request-burst-per-ip",
     ):  # fmt: skip
         assert int(values[flag]) >= 1_000_000
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -57,8 +58,15 @@ def test_the_server_serves_health_checks_and_stops_cleanly_on_sigterm(tmp_path: 
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0, stderr
-    logged = [line for line in stderr.splitlines() if line.startswith("{")]
-    assert any('"message": "stopped"' in line for line in logged), stderr
+    # stdout (the banner) and stderr (the log) are both JSON lines, nothing else: systemd
+    # and Docker merge them into one log.
+    said = json.loads(banner)
+    assert said["url"] == f"ws://127.0.0.1:{port}" and said["metrics"] is None
+    assert said["message"].startswith(f"gaps-server listening on ws://127.0.0.1:{port} ")
+    lines = [banner, *stdout.splitlines(), *stderr.splitlines()]
+    logged = [json.loads(line) for line in lines if line.strip()]
+    assert all(isinstance(entry, dict) and "message" in entry for entry in logged)
+    assert any(entry["message"] == "stopped" for entry in logged), stderr
 
 
 def test_rebuild_boards_refolds_the_stored_results_and_says_how_many(tmp_path: Path) -> None:
@@ -99,6 +107,26 @@ def _until(predicate: Callable[[], bool], *, timeout_s: float, what: str) -> Non
         time.sleep(0.1)
 
 
+def _two_free_ports() -> int:
+    """A loopback port free at this moment, the next one free too."""
+    while True:
+        port = free_port()
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
+def _serves_metrics(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as reply:
+            return b"gaps_connections " in reply.read()
+    except OSError:
+        return False
+
+
 def _healthy(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as reply:
@@ -111,10 +139,11 @@ def _healthy(port: int) -> bool:
 def test_workers_share_one_port_and_one_killed_is_started_again(
     database_url: str, redis_url: str, tmp_path: Path
 ) -> None:
-    port = free_port()
+    port, metrics_port = free_port(), _two_free_ports()
     process = subprocess.Popen(
         [sys.executable, "-m", "server", "--workers", "2", "--port", str(port),
-         "--data-dir", str(tmp_path), "--log-level", "WARNING"],
+         "--data-dir", str(tmp_path), "--log-level", "WARNING",
+         "--metrics-port", str(metrics_port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -123,9 +152,16 @@ def test_workers_share_one_port_and_one_killed_is_started_again(
     try:
         assert process.stdout is not None
         banner = process.stdout.readline()
-        assert f"supervising 2 workers on ws://127.0.0.1:{port}" in banner, banner
+        assert f"supervising 2 workers on ws://127.0.0.1:{port}" in json.loads(banner)["message"]
         _until(lambda: len(_children(process.pid)) == 2, timeout_s=30, what="two workers")
         _until(lambda: _healthy(port), timeout_s=30, what="a worker answering")
+        # Each worker's /metrics on a port of its own: the given one, and the next.
+        for number in (0, 1):
+            _until(
+                lambda number=number: _serves_metrics(metrics_port + number),  # type: ignore[misc]
+                timeout_s=30,
+                what=f"worker {number + 1}'s metrics",
+            )
         first, second = sorted(_children(process.pid))
         os.kill(first, signal.SIGKILL)
         _until(

@@ -74,7 +74,7 @@ def finished_players(events: list[dict[str, Any]], code: str) -> dict[int, str]:
 async def test_a_match_whose_games_end_during_an_outage_ends_once_the_database_is_back(
     outage: Outage, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="gaps.storage")
+    caplog.set_level(logging.DEBUG, logger="gaps.storage")  # each retry: DEBUG
     ana, bob = await outage.player("ana"), await outage.player("bob")
     code = await start_race([ana, bob], time_limit_s=TIME_LIMIT_S)
     await make_moves(ana, code, 3)

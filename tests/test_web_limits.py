@@ -17,7 +17,10 @@ from tests.races import Connect, registered
 from tests.web_support import WEB
 
 pytest_plugins = ["tests.web_fixtures"]
-pytestmark = [*WEB, pytest.mark.limits(costly_request_burst=1, costly_requests_per_min=60)]
+pytestmark = [
+    *WEB,
+    pytest.mark.limits(costly_request_burst_per_ip=1, costly_requests_per_min_per_ip=60),
+]
 
 
 @pytest.fixture

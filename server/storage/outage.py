@@ -16,6 +16,8 @@ from asyncpg import (  # type: ignore[import-untyped]
 from sqlalchemy import exc, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.outages import Outage
+
 log = logging.getLogger("gaps.storage")
 T = TypeVar("T")
 
@@ -96,21 +98,30 @@ async def until_stored(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     first_delay_s: float = 0.05,
     max_delay_s: float = 2.0,
+    outage: Outage | None = None,
 ) -> T:
     """Run ``write`` (one transaction) until it succeeds: after a transient failure it
     waits, twice as long each time up to ``max_delay_s``, and runs it again. For writes
     that must not be lost, like the end of a game; ``write`` must be idempotent, since a
-    commit whose answer was lost is run again. Other errors (bugs) are raised."""
+    commit whose answer was lost is run again. Other errors (bugs) are raised. Each
+    failure is logged at DEBUG and told to ``outage``, which logs the outage once each
+    way (``server.outages``)."""
     delay_s = first_delay_s
     while True:
         try:
-            return await write()
+            stored = await write()
         except Exception as error:
             if not is_transient(error):
                 raise
-            log.warning(
+            if outage is not None and is_outage(error):  # not a deadlock: the database is up
+                outage.failed(what, error)
+            log.debug(
                 "storing failed; retrying",
                 extra={"what": what, "error": repr(error)[:300], "retry_in_s": delay_s},
             )
+        else:
+            if outage is not None:
+                outage.recovered()
+            return stored
         await sleep(delay_s)
         delay_s = min(max_delay_s, delay_s * 2)
