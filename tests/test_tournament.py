@@ -23,6 +23,7 @@ from server import tournamentcore as core
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
+from server.deals import DealProver
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match as ServerMatch
@@ -440,11 +441,13 @@ class Process:
             grace_s=GRACE_S,
             max_history_events=512,
         )
+        self.prover = DealProver()
         self.tournaments = Tournaments(
             repository=store.tournaments,
             lobby=self.lobby,
             broker=broker,
             clock=clock,
+            prover=self.prover,
             countdown_s=COUNTDOWN_S,
             break_s=BREAK_S,
             max_history_events=512,
@@ -465,6 +468,7 @@ class Process:
     async def crash(self) -> None:
         await self.lobby.close()
         await self.tournaments.close()
+        await self.prover.close()
 
 
 @pytest.fixture
