@@ -9,7 +9,8 @@ safety, ``time_budget_s`` seconds of CPU and about ``max_memory_mb`` MB), and a
 candidate the solver cannot prove ``won`` within them (``lost``, or ``unknown``) is
 passed over for the next. So the deals taken lean towards those whose win the solver
 finds quickly. Within the default budget 44 of deals 0-59 (73%) are proven winnable, in
-0.2 s each on average, so a deal takes about 1.4 candidates and 0.4 s (docs/solver.md).
+0.2 s each on average, and one passed over takes about a second, so a deal takes about
+1.4 candidates and 0.6 s (docs/solver.md).
 
 The solves run in child processes (``server.process_pool``, as par does), at a lower
 priority than the server, so that neither the event loop nor the players' moves wait

@@ -431,7 +431,8 @@ class Process:
     as kill -9 would (nothing more is stored); ``restarted`` is the next process."""
 
     def __init__(
-        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
+        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock,
+        prover: DealProver | None = None,
     ) -> None:
         self.lobby = Lobby(
             store=store,
@@ -441,7 +442,7 @@ class Process:
             grace_s=GRACE_S,
             max_history_events=512,
         )
-        self.prover = DealProver()
+        self.prover = prover or DealProver()
         self.tournaments = Tournaments(
             repository=store.tournaments,
             lobby=self.lobby,
@@ -455,9 +456,10 @@ class Process:
 
     @classmethod
     async def restarted(
-        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
+        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock,
+        prover: DealProver | None = None,
     ) -> Process:
-        process = cls(store, journal, broker, clock)
+        process = cls(store, journal, broker, clock, prover)
         await process.lobby.restore(default_countdown_s=COUNTDOWN_S)
         await process.tournaments.resume()
         return process
