@@ -12,9 +12,9 @@ finds quickly. Within the default budget 44 of deals 0-59 (73%) are proven winna
 0.2 s each on average, and one passed over takes about a second, so a deal takes about
 1.4 candidates and 0.6 s (docs/solver.md).
 
-The solves run in child processes (``server.process_pool``, as par does), at a lower
-priority than the server, so that neither the event loop nor the players' moves wait
-for them; the pool is started at the first solve and ended by ``close``.
+The solves run in child processes (``server.process_pool``, as par does), so that
+neither the event loop nor the players' moves wait for them; the pool is started at the
+first solve and ended by ``close``.
 """
 
 from __future__ import annotations
@@ -41,9 +41,12 @@ DEAL_MAX_MEMORY_MB: Final = 200.0
 #: How many candidates are tried for one deal before giving up (each is proven winnable
 #: with a chance of about 0.7: 64 all failing is beyond belief, unless the solver is).
 MAX_DRAWS: Final = 64
-#: The solving processes' niceness: below the server (moves first), above par (a host
-#: waits for these).
-DEAL_NICENESS: Final = 10
+#: The solving processes' niceness: the server's own, unlike par's 19. Somebody waits
+#: for these (a host, the day's first player), and a nicer process can get a tenth of a
+#: core on a busy machine (measured: a deal that takes 1 s took over 30 s at niceness 10
+#: beside a browser and a test server on two cores); the server's moves have a core of
+#: their own all the same, the event loop's, and one worker takes one core at most.
+DEAL_NICENESS: Final = 0
 
 
 class Prove(Protocol):
