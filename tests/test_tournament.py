@@ -746,6 +746,7 @@ async def test_a_round_whose_match_was_never_stored_is_dealt_after_a_restart_and
     assert [r.getMessage() for r in caplog.records] == ["tournament round not found: dealt again"]
     match = second.lobby.get(starting["match"])
     assert (match.tournament_id, match.round) == (tournament.id, 2)
+    assert match.seed.data == (await store.tournaments.deals(tournament.id))[1]  # committed
     await counted_down(clock, match)
     for player in players:
         await match.play(player.id, 1, STOP)
