@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import hmac
 import secrets
+from concurrent.futures import BrokenExecutor
 from datetime import date
 from typing import Any, Final
 
@@ -72,11 +73,11 @@ class Daily:
             choice = self._deals[key] = asyncio.ensure_future(self._choose(ruleset, day))
         try:
             return await asyncio.shield(choice)
-        except NoWinnableDeal:
+        except (NoWinnableDeal, BrokenExecutor):  # the solver failed: the next request tries again
             raise ServerError(
                 "deals_not_ready",
                 f"today's {ruleset} challenge has no deal yet: try again in a moment",
-                retry_after_ms=60_000,
+                retry_after_ms=5_000,
             ) from None
 
     async def _choose(self, ruleset: str, day: date) -> Seed:

@@ -24,6 +24,7 @@ from server.app import Server
 from server.broker import LocalBroker
 from server.daily import Daily, daily_seed
 from server.deals import MAX_DRAWS, DealProver, NoWinnableDeal
+from server.errors import ServerError
 from server.storage.journal import Journal
 from server.storage.store import Store
 from server.tournament import tournament_channel
@@ -209,9 +210,9 @@ async def test_a_winnable_tournament_is_answered_before_its_deals_are_drawn(
         code = created["tournament"]["code"]
         assert created["tournament"]["deals_ready"] is False
         follower = Watcher(await broker.subscribe(tournament_channel(code)))
-        with pytest.raises(Exception) as early:
+        with pytest.raises(ServerError) as early:
             await process.tournaments.join(code, ana.id, ana.name, bot=False)
-        assert getattr(early.value, "code", None) == "deals_not_ready"
+        assert early.value.code == "deals_not_ready"
         gate.opened.set()
         committed = await follower.event("deals_committed")
         seeds = await store.tournaments.deals(created["tournament"]["id"])
@@ -339,3 +340,23 @@ async def test_the_daily_challenge_deals_a_winnable_deal(connect: Connect, serve
     assert dealt["commitment"] == seed.commitment
     assert solve(Game(seed, "classic")).status == "won"
     await Client.close(ana)
+
+
+async def test_a_daily_whose_solver_died_is_refused_for_now_and_chosen_at_the_next_request(
+    store: Store, clock: FakeClock
+) -> None:
+    pools: list[Executor] = [Broken(), ThreadPoolExecutor(1)]
+    prover = DealProver(max_nodes=SMALL_BUDGET, executor=lambda _: pools.pop(0))
+    lobby = new_lobby(store, LocalBroker(), clock)
+    daily = Daily(store=store, lobby=lobby, clock=clock, countdown_s=0, prover=prover)
+    day = date(2026, 12, 3)
+    try:
+        with pytest.raises(ServerError) as refused:
+            await daily.winnable_deal("classic", day)
+        assert refused.value.code == "deals_not_ready"
+        assert refused.value.details == {"retry_after_ms": 5000}
+        deal = await daily.winnable_deal("classic", day)
+        assert solve(Game(deal, "classic"), max_nodes=SMALL_BUDGET).status == "won"
+    finally:
+        await lobby.close()
+        await prover.close()
