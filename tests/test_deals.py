@@ -128,6 +128,8 @@ async def test_the_commitment_comes_with_the_tournament_and_holds_for_every_seed
     view = (await ana.ok("tournament_standings", code=code))["tournament"]
     assert view["seeds"] == final["seeds"]
     assert check_deals(view["commitment"], view["round_commitments"], view["seeds"]).ok
+    refused = await ana.request("tournament_create", deals="easy")
+    assert (refused["code"], refused["field"]) == ("bad_message", "deals")
 
 
 async def test_winnable_deals_are_drawn_before_entries_and_every_round_is_solved_as_won(
