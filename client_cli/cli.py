@@ -38,6 +38,7 @@ from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.deals import alarm, deals_report
 from client_cli.duration import format_duration, format_ms
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
@@ -64,7 +65,7 @@ from client_cli.tables import (
     tournament_status,
     tournaments_table,
 )
-from client_cli.tournament import follow, intro, print_final
+from client_cli.tournament import deals_committed, follow, intro, print_final
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
 
@@ -282,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "tournament (default), or wait and start with the first entrant")
     t_create.add_argument("--bots", action="store_true",
                           help="let declared bots enter (`gaps bot --tournament CODE`)")
+    t_create.add_argument("--winnable", action="store_true",
+                          help="deal only deals the solver proves winnable without redeal "
+                               "(drawn before entries open: a second or so each)")
     t_create.add_argument("--join", action="store_true",
                           help="enter it yourself and follow it, as `gaps tournament join`")
     t_create.set_defaults(handler=cmd_tournament_create)
@@ -290,8 +294,33 @@ def build_parser() -> argparse.ArgumentParser:
                                             "play its rounds: each opens the match screen.")
     t_join.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
     t_join.set_defaults(handler=cmd_tournament_join)
-    t_list = actions.add_parser("list", parents=[common], help="open and running tournaments")
+    t_list = actions.add_parser("list", parents=[common], help="open and running tournaments",
+                                description="The open and running tournaments; with --ended "
+                                            "the last 50 finished or cancelled, with --all both.")
+    which = t_list.add_mutually_exclusive_group()
+    which.add_argument("--ended", dest="status", action="store_const", const="ended",
+                       default="active", help="the finished and cancelled ones, newest first")
+    which.add_argument("--all", dest="status", action="store_const", const="all",
+                       help="the open and running ones, then the ended")
     t_list.set_defaults(handler=cmd_tournament_list)
+    t_export = actions.add_parser(
+        "export", parents=[common], help="save a tournament's standings, rounds or calendar",
+        description="Save a tournament's standings (or its rounds: every player's score, "
+                    "placed cards, redeals, time, rank, the par, match code and seed once "
+                    "revealed) as CSV or JSON, running or finished; or a scheduled "
+                    "tournament's calendar file (--format ics).")
+    t_export.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_export.add_argument("--format", choices=("csv", "json", "ics"), default="csv",
+                          help="csv (default), json, or ics: the calendar file")
+    rounds = t_export.add_mutually_exclusive_group()
+    rounds.add_argument("--round", type=arguments.bounded(1, 20, "round"), metavar="N",
+                        help="round N's results instead of the standings")
+    rounds.add_argument("--rounds", action="store_true",
+                        help="every round's results instead of the standings")
+    t_export.add_argument("-o", "--output", metavar="FILE",
+                          help="where to save it (default: CODE-standings.csv and the like "
+                               "in this folder; - for stdout)")
+    t_export.set_defaults(handler=cmd_tournament_export)
     t_standings = actions.add_parser("standings", parents=[common],
                                      help="a tournament's standings")
     t_standings.add_argument("code", type=arguments.tournament_code,
@@ -976,6 +1005,8 @@ async def cmd_tournament_create(context: Context) -> int:
     }
     if options.bots:
         request["bots"] = True
+    if options.winnable:
+        request["deals"] = "winnable"
     start_at: datetime | None = options.start_at
     now = datetime.now(UTC)
     if start_at is not None and start_at <= now:
@@ -1000,6 +1031,11 @@ async def cmd_tournament_create(context: Context) -> int:
                                     f") created: {view['ruleset']}, {view['rounds']} round(s) "
                                     f"of {format_duration(view['round_time_limit_s'])}, up to "
                                     f"{view['max_players']} entrants.")))
+        if not view.get("deals_ready", True):
+            with out.status(f"Drawing {view['rounds']} winnable deal(s): the solver proves "
+                            "each one…", spinner="dots"):
+                view = {**view, **await deals_committed(connection, code)}
+        out.print(deals_report(view).line)
         if view.get("start_at"):
             out.print(printable_text(f"It starts by itself at {local_time(view['start_at'])}."))
         else:
@@ -1045,13 +1081,58 @@ async def cmd_tournament_join(context: Context) -> int:
 
 
 async def cmd_tournament_list(context: Context) -> int:
-    views = await http.tournaments(context.server)
+    status = context.options.status
+    views = await http.tournaments(context.server, status)
     out = context.out
     if not views:
-        out.print("No open or running tournament right now. Create one: gaps tournament create")
+        out.print({"active": "No open or running tournament right now. Create one: gaps "
+                             "tournament create",
+                   "ended": "No tournament has ended yet.",
+                   "all": "No tournament yet. Create one: gaps tournament create"}[status])
         return 0
-    out.print(tournaments_table(views, title=f"Tournaments on {context.server}"))
-    out.print("Enter an open one: gaps tournament join CODE")
+    title = {"active": "Tournaments", "ended": "Ended tournaments", "all": "All tournaments"}
+    out.print(tournaments_table(views, title=f"{title[status]} on {context.server}"))
+    if status != "ended":
+        out.print("Enter an open one: gaps tournament join CODE")
+    if status == "active":
+        out.print("The finished and cancelled ones: gaps tournament list --ended")
+    else:
+        out.print("Save one's results: gaps tournament export CODE")
+    return 0
+
+
+async def cmd_tournament_export(context: Context) -> int:
+    options = context.options
+    code = options.code
+    if options.format == "ics":
+        if options.round or options.rounds:
+            raise CliError("tournament export: --format ics is the calendar file: it has no "
+                           "rounds", 2)
+        name, saved = ".ics", f"{code}.ics"
+    elif options.round:
+        name = f"rounds/{options.round}.{options.format}"
+        saved = f"{code}-round-{options.round}.{options.format}"
+    else:
+        part = "rounds" if options.rounds else "standings"
+        name, saved = f"{part}.{options.format}", f"{code}-{part}.{options.format}"
+    try:
+        data = await http.tournament_file(context.server, code, name)
+    except http.NotFound as missing:
+        raise CliError(str(missing)) from None
+    target = options.output or saved
+    if target == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    try:
+        Path(target).write_bytes(data)
+    except OSError as error:
+        raise CliError(f"cannot write {target}: {error.strerror or error}", 2) from None
+    what = "calendar" if options.format == "ics" else (
+        f"round {options.round}" if options.round else
+        "rounds" if options.rounds else "standings")
+    context.out.print(printable_text(f"Saved tournament {code}'s {what} to {target} "
+                                     f"({len(data)} bytes)."))
     return 0
 
 
@@ -1065,13 +1146,18 @@ async def cmd_tournament_standings(context: Context) -> int:
     rows = list(reply.get("standings", []))
     out = context.out
     out.print(Text.assemble(intro(view), "  ", tournament_status(view)))
+    deals = deals_report(view)
+    out.print(deals.line)
+    if deals.mismatches:
+        out.print(alarm(deals.mismatches))
+    exit_code = 1 if deals.mismatches else 0
     if not rows:
         out.print(f"Nobody has entered yet: gaps tournament join {code}")
-        return 0
+        return exit_code
     you = _my_name(context)
     if view.get("status") == "finished":
         print_final(out, tournament_end(rows), view, you)
-        return 0
+        return exit_code
     if view.get("status") == "open":
         still_in = [row for row in rows if not row.get("removed")]
         names = ", ".join(f"{row.get('name')}{bot_mark(row)}" for row in still_in) or "nobody"
@@ -1083,11 +1169,11 @@ async def cmd_tournament_standings(context: Context) -> int:
                     f"Removed by the host: {row.get('name')} ({row.get('removed_reason')})"))
         if not view.get("start_at"):
             out.print(f"The host starts it with: gaps tournament start {code}")
-        return 0
+        return exit_code
     played = max((int(row.get("rounds_played") or 0) for row in rows), default=0)
     out.print(standings_table(rows, you=you, title=f"Standings after {played} of "
                                                    f"{view.get('rounds')} round(s)"))
-    return 0
+    return exit_code
 
 
 async def cmd_tournament_start(context: Context) -> int:

@@ -1,7 +1,8 @@
 """Plain HTTP GETs on the server's port: what anyone may read without an account.
 
 The open matches, finished matches' replays, the leaderboards, a player's ratings, the
-tournaments and their standings, and the daily challenge's board (docs/protocol.md, HTTP).
+tournaments, their standings and exports, and the daily challenge's board
+(docs/protocol.md, HTTP).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ class BadRequest(ClientError):
     """400: the server refused the query (a bad cursor, day, ...); its message says why."""
 
 
-def _get(url: str, timeout: float) -> Any:
+def _get(url: str, timeout: float, *, raw: bool = False) -> Any:
+    """The JSON body at ``url`` (``raw``: its bytes, as sent)."""
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read().decode("utf-8"))
+            body = response.read()
+            return body if raw else json.loads(body.decode("utf-8"))
     except urllib.error.HTTPError as error:
         try:
             body = json.loads(error.read().decode("utf-8"))
@@ -97,9 +100,20 @@ async def rating(server: str, name: str) -> dict[str, Any]:
     return _object(await get_json(server, f"/ratings/{_segment(name)}"), "rating")
 
 
-async def tournaments(server: str) -> list[dict[str, Any]]:
-    body = _object(await get_json(server, "/tournaments"), "tournament list")
+async def tournaments(server: str, status: str = "active") -> list[dict[str, Any]]:
+    """The ``active`` tournaments (open and running), the ``ended`` ones, or ``all``."""
+    path = "/tournaments" + (f"?{urlencode({'status': status})}" if status != "active" else "")
+    body = _object(await get_json(server, path), "tournament list")
     return list(body.get("tournaments", []))
+
+
+async def tournament_file(server: str, code: str, name: str, *, timeout: float = 30.0) -> bytes:
+    """One of a tournament's files, as the server sent it: ``standings.csv``,
+    ``rounds/2.json``, ``.ics`` (its calendar)..."""
+    code = _segment(code.upper())
+    path = f"/tournaments/{code}{name}" if name == ".ics" else f"/tournaments/{code}/{name}"
+    body: bytes = await asyncio.to_thread(_get, http_base(server) + path, timeout, raw=True)
+    return body
 
 
 async def standings(server: str, code: str) -> dict[str, Any]:

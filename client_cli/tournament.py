@@ -11,6 +11,10 @@ After a server restart the connection rejoins the round's match and the screen g
 A round's match the server no longer has (its rejoin is refused) is reported, its screen
 closes, and the follower waits for the next round.
 
+Each round's seed, revealed when the round ends, is checked against the commitment the
+server published before anyone entered (client_cli/deals.py), and all of them at the
+end: a seed that does not match is said loudly, and ``follow`` ends with exit code 1.
+
 The connection hands over the tournament's events once each and in order, fetching
 those it missed (``tournament_resync``, after a gap or a reconnect) so that they are
 followed as if they had come live; when the server no longer has them, its snapshot (the
@@ -34,6 +38,7 @@ from rich.text import Text
 from textual.app import App
 
 from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.deals import alarm, deals_report, revealed_line
 from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import Phase
@@ -112,6 +117,8 @@ class TournamentFollower:
         self.standings_shown = 0
         #: Round matches the server no longer has (a rejoin refused), with why.
         self.gone: dict[str, str] = {}
+        #: What did not match the commitment to the deals, said as it came.
+        self.mismatches: list[str] = []
 
     # -- what the server says ----------------------------------------------------------
 
@@ -220,6 +227,7 @@ class TournamentFollower:
         """Where a fresh view (and the standings of a snapshot, if any) say the tournament
         is: the standings not printed yet, a round to join, or its end."""
         self.view = dict(view)
+        self._check_deals()
         if view.get("status") == "finished":
             rows = standings if standings is not None else await self._standings()
             self.final = tournament_end(rows)
@@ -232,6 +240,26 @@ class TournamentFollower:
                                                 for r in standings))
         if view.get("status") == "running" and view.get("round_match"):
             await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+
+    def _check_deals(self) -> None:
+        """Say any revealed seed of the view that does not match the commitment (once)."""
+        new = [m for m in deals_report(self.view).mismatches if m not in self.mismatches]
+        if new:
+            self.mismatches.extend(new)
+            self.out.print(alarm(new))
+
+    def _revealed(self, number: int, seed: Any) -> None:
+        """Round ``number``'s seed, revealed by its ``round_ended``: said, and checked."""
+        if not isinstance(seed, str):
+            return
+        seeds = self.view.get("seeds")
+        if isinstance(seeds, list) and 1 <= number <= len(seeds):
+            seeds[number - 1] = seed
+        line, mismatch = revealed_line(self.view, number, seed)
+        self.out.print(line)
+        if mismatch is not None and mismatch not in self.mismatches:
+            self.mismatches.append(mismatch)
+            self.out.print(alarm([mismatch]))
 
     async def _standings(self) -> list[Message]:
         reply = await self.connection.request("tournament_standings", code=self.code,
@@ -287,8 +315,17 @@ class TournamentFollower:
             self.view["round_match"] = None
             self._show_standings(list(message.get("standings", [])),
                                  int(message.get("round") or 0))
+            self._revealed(int(message.get("round") or 0), message.get("seed"))
+        elif name == "deals_committed":
+            self.view.update(deals_ready=True, commitment=message.get("commitment"),
+                             round_commitments=message.get("round_commitments"),
+                             seeds=message.get("seeds"))
+            out.print(deals_report(self.view).line)
         elif name == "tournament_ended":
             self.view["status"] = "finished"
+            if isinstance(message.get("seeds"), list):  # the whole list, revealed
+                self.view["seeds"] = message["seeds"]
+            self._check_deals()
             self.final = message
         elif name == "tournament_cancelled":
             self.view.update(status="cancelled", cancel_reason=message.get("reason"))
@@ -380,9 +417,49 @@ async def follow(
         return 0
     except Interrupted as quit_:
         out.print(printable_text(f"You {quit_}."))
-        return 0
+        return 1 if follower.mismatches else 0
     print_final(out, final, follower.view, you)
+    out.print(deals_report(follower.view).line)
+    if follower.mismatches:
+        out.print(alarm(follower.mismatches))
+        return 1
     return 0
+
+
+async def deals_committed(connection: Connection, code: str) -> Message:
+    """Wait until the winnable deals of tournament ``code`` (created on ``connection``)
+    are committed: their ``deals_committed`` event (its ``commitment``,
+    ``round_commitments`` and ``seeds``). Raises ``ClientError`` if the tournament is
+    cancelled instead (no deal could be proven) or the connection fails."""
+    done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+
+    def listen(message: Message) -> None:
+        if done.done():
+            return
+        kind, event = message.get("type"), message.get("event")
+        if kind == "tournament_event" and message.get("tournament") == code:
+            if event == "deals_committed":
+                done.set_result(message)
+            elif event == "tournament_cancelled":
+                done.set_exception(ClientError(f"tournament {code} was cancelled: "
+                                               f"{message.get('reason')}"))
+        elif kind == "tournament" and message.get("tournament", {}).get("code") == code:
+            view = message["tournament"]  # a snapshot
+            if view.get("deals_ready"):
+                done.set_result(view)
+        elif kind == "connection" and message.get("state") == "failed":
+            done.set_exception(ClientError(str(message.get("detail"))))
+
+    connection.add_listener(listen, replay_tournament=code)
+    try:
+        # The events so far too: the deals may have been committed before the connection
+        # followed the tournament.
+        caught_up = await connection.request("tournament_resync", code=code, since=0)
+        for message in caught_up.get("events") or [caught_up]:
+            listen(message)
+        return await done
+    finally:
+        connection.remove_listener(listen)
 
 
 async def close_quietly(connection: Connection) -> None:

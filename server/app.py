@@ -22,6 +22,7 @@ from server.broker import Broker, LocalBroker
 from server.clock import Clock, SystemClock
 from server.config import Settings
 from server.daily import Daily
+from server.deals import DealProver
 from server.desk import Desk
 from server.errors import ServerError
 from server.handlers import quick
@@ -92,6 +93,9 @@ class Server:
         self.leader_lock = (
             None if self.database.is_sqlite else LeaderLock(self.database, owner=node)
         )
+        # Proves the deals of winnable tournaments and of the daily challenge (its
+        # processes start at the first solve).
+        self.deal_prover = DealProver()
         self.par_worker = ParWorker(
             self.store.matches,
             workers=settings.par_workers,
@@ -163,12 +167,19 @@ class Server:
             lobby=lobby, store=self.store, clock=clock, leases=self.leases, relay=relay
         )
         routes.on_moved(self._match_moved)
-        daily = Daily(store=self.store, lobby=lobby, clock=clock, countdown_s=settings.countdown_s)
+        daily = Daily(
+            store=self.store,
+            lobby=lobby,
+            clock=clock,
+            countdown_s=settings.countdown_s,
+            prover=self.deal_prover,
+        )
         self.tournaments = Tournaments(
             repository=self.store.tournaments,
             lobby=lobby,
             broker=broker,
             clock=clock,
+            prover=self.deal_prover,
             countdown_s=settings.tournament_countdown_s,
             break_s=settings.tournament_break_s,
             max_history_events=settings.max_history_events,
@@ -328,6 +339,7 @@ class Server:
             if self.relay is not None:
                 await self.relay.close()
         await self.par_worker.close()
+        await self.deal_prover.close()
         await self.journal.close()
         if services is not None:
             await services.broker.close()

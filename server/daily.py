@@ -4,45 +4,94 @@ Its seed is an HMAC of the day and ruleset under a server secret made once and k
 the database, so nobody can compute tomorrow's deal, and every server process (and a
 restarted one) deals the same. A player's attempt is a one-seat match; a unique row per
 (ruleset, day, player) refuses a second attempt.
+
+The deal is always winnable (``winnable_deal``): the day's candidates are HMACs of the
+day, the ruleset and their number 0, 1, 2..., and the first the solver proves winnable
+without redeal is the day's; the choice is kept in the database, so that every process
+deals the same without solving again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
+from concurrent.futures import BrokenExecutor
 from datetime import date
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
 from server.clock import Clock
+from server.deals import DealProver, NoWinnableDeal
 from server.errors import ServerError, bots_not_allowed
 from server.lobby import Lobby
 from server.match import Match, MatchOptions
+from server.storage.daily_deals import ChosenDeal
 from server.storage.daily_entries import AlreadyEntered
 from server.storage.store import Store
 
 SECRET_NAME: Final = "daily"
 TIME_LIMIT_S: Final = 1800
+#: How many of a day's candidates may be solved before giving up.
+MAX_CANDIDATES: Final = 64
 
 
-def daily_seed(key: bytes, ruleset: str, day: date) -> Seed:
-    digest = hmac.new(key, f"{day.isoformat()}/{ruleset}".encode(), hashlib.sha256).digest()
+def daily_seed(key: bytes, ruleset: str, day: date, candidate: int = 0) -> Seed:
+    """The day's ``candidate``-th deal (0: the first, as the days before winnable deals)."""
+    text = f"{day.isoformat()}/{ruleset}" + (f"/{candidate}" if candidate else "")
+    digest = hmac.new(key, text.encode(), hashlib.sha256).digest()
     return Seed(digest[:10])
 
 
 class Daily:
-    def __init__(self, *, store: Store, lobby: Lobby, clock: Clock, countdown_s: int) -> None:
+    def __init__(
+        self, *, store: Store, lobby: Lobby, clock: Clock, countdown_s: int, prover: DealProver
+    ) -> None:
         self._store = store
         self._clock = clock
         self._lobby = lobby
         self._countdown_s = countdown_s
         self._key: bytes | None = None
+        self._prover = prover
+        #: The day's deal of each ruleset, once chosen (or being chosen), by (ruleset, day).
+        self._deals: dict[tuple[str, date], asyncio.Task[Seed]] = {}
 
     async def key(self) -> bytes:
         if self._key is None:
             self._key = await self._store.daily.secret(SECRET_NAME, secrets.token_bytes(32))
         return self._key
+
+    async def winnable_deal(self, ruleset: str, day: date) -> Seed:
+        """The day's deal: the first candidate proven winnable, as kept in the database
+        (chosen now, if no process did yet). Requests at once share one choice."""
+        key = (ruleset, day)
+        choice = self._deals.get(key)
+        if choice is None or (choice.done() and (choice.cancelled() or choice.exception())):
+            for older in [k for k in self._deals if k[1] < day]:  # yesterday's are done
+                del self._deals[older]
+            choice = self._deals[key] = asyncio.ensure_future(self._choose(ruleset, day))
+        try:
+            return await asyncio.shield(choice)
+        except (NoWinnableDeal, BrokenExecutor):  # the solver failed: the next request tries again
+            raise ServerError(
+                "deals_not_ready",
+                f"today's {ruleset} challenge has no deal yet: try again in a moment",
+                retry_after_ms=5_000,
+            ) from None
+
+    async def _choose(self, ruleset: str, day: date) -> Seed:
+        deals = self._store.daily_deals
+        chosen = await deals.chosen(ruleset=ruleset, day=day)
+        if chosen is None:
+            key = await self.key()
+            candidate, seed = await self._prover.first_winnable(
+                (daily_seed(key, ruleset, day, n) for n in range(MAX_CANDIDATES)), ruleset
+            )
+            chosen = await deals.choose(
+                ruleset=ruleset, day=day, deal=ChosenDeal(seed.data, candidate)
+            )
+        return Seed(chosen.seed)
 
     async def start(
         self, player_id: int, name: str, ruleset: Ruleset, *, bot: bool = False
@@ -69,7 +118,7 @@ class Daily:
         match = await self._lobby.create(
             player_id,
             options,
-            daily_seed(await self.key(), ruleset.name, day),
+            await self.winnable_deal(ruleset.name, day),
             seats=[(player_id, name, False)],
             connected=False,  # the session attaches the player's connection
             kind="daily",

@@ -38,6 +38,7 @@ class Desk:
                     start_at_ms=ms_of(datetime.fromisoformat(start_at)) if start_at else None,
                     bots=bool(args.get("bots", False)),
                     if_empty=args.get("if_empty", "cancel"),
+                    deals=args.get("deals", "any"),
                 )
             case "tournament_join":
                 return await tournaments.join(

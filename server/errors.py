@@ -34,6 +34,8 @@ ERROR_CODES: Final[dict[str, str]] = {
     "tournament_finished": "the tournament is over (finished or cancelled: `status` says which)",
     "removed": "the host removed you from this tournament; `reason` says why",
     "not_an_entrant": "this player is not (or no longer) in the tournament",
+    "deals_not_ready": "the deals are not drawn yet (a tournament's winnable deals, a "
+    "daily challenge's): retry in a moment",
     "daily_already_played": "you have played today's challenge in this ruleset",
     "no_such_player": "no player has this name",
     "no_such_resource": "(HTTP) nothing is at this path",

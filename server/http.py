@@ -10,8 +10,10 @@ connections open. ``MetricsHttp.respond`` answers every request of the metrics l
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import parse_qs
@@ -23,6 +25,7 @@ from websockets.http11 import Request, Response
 from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
+from server.exports import csv_text, file_name
 from server.forwarded import client_address
 from server.metrics import CONTENT_TYPE, Metrics
 from server.protocol import error_message
@@ -44,6 +47,25 @@ _INTEGER_QUERY_FIELDS: Final = frozenset({"limit"})
 
 #: ``readiness()``: the names of the parts the server needs that do not answer now.
 Readiness = Callable[[], Awaitable[list[str]]]
+
+#: A tournament's export file: ``standings.csv``, ``rounds.json``, ``rounds/2.csv``...
+_EXPORT_FILE: Final = re.compile(r"(standings|rounds)\.(csv|json)")
+_ROUND_FILE: Final = re.compile(r"([1-9][0-9]{0,2})\.(csv|json)")
+_TYPES: Final = {
+    "csv": "text/csv; charset=utf-8; header=present",
+    "json": "application/json; charset=utf-8",
+    "ics": "text/calendar; charset=utf-8",
+}
+
+
+@dataclass(frozen=True)
+class FileBody:
+    """A resource served as a file to save: its text, its type (a suffix of ``_TYPES``)
+    and the name to save it under."""
+
+    text: str
+    kind: str
+    name: str
 
 
 class Http:
@@ -111,6 +133,8 @@ class Http:
                 self._metrics.limited("costly_per_address")
                 raise rate_limited(wait_s)
             resource = await self._resource(path, _query_fields(query_text))
+            if isinstance(resource, FileBody):
+                return file_response(resource)
             return json_response(HTTPStatus.OK, resource)
         except ServerError as error:
             response = json_response(
@@ -121,8 +145,8 @@ class Http:
                 response.headers["Retry-After"] = str(-(-retry_after_ms // 1000))
             return response
 
-    async def _resource(self, path: str, query: dict[str, Any]) -> dict[str, Any]:
-        """The read-only JSON resources (docs/protocol.md, HTTP)."""
+    async def _resource(self, path: str, query: dict[str, Any]) -> dict[str, Any] | FileBody:
+        """The read-only JSON resources and files (docs/protocol.md, HTTP)."""
         reads = self._reads
         parts = [part for part in path.split("/") if part]
         match parts:
@@ -152,8 +176,15 @@ class Http:
                 listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
                 assert isinstance(listing, protocol.ListTournaments)
                 return await reads.tournaments(listing.status)
+            case ["tournaments", name] if name.endswith(".ics"):
+                code = name.removesuffix(".ics")
+                return FileBody(await reads.tournament_calendar(code), "ics", f"{code.upper()}.ics")
             case ["tournaments", code]:
                 return await reads.tournament_standings(code)
+            case ["tournaments", code, name] if (found := _EXPORT_FILE.fullmatch(name)):
+                return await self._export(code, found.group(1), None, found.group(2))
+            case ["tournaments", code, "rounds", name] if (found := _ROUND_FILE.fullmatch(name)):
+                return await self._export(code, "rounds", int(found.group(1)), found.group(2))
             case ["daily", ruleset]:
                 board = protocol.parse_request(
                     json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
@@ -161,6 +192,11 @@ class Http:
                 assert isinstance(board, protocol.GetDailyBoard)
                 return await reads.daily_board(board.ruleset.name, board.day)
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
+
+    async def _export(self, code: str, export: str, number: int | None, kind: str) -> FileBody:
+        document = await self._reads.tournament_export(code, export, number)
+        text = csv_text(document) if kind == "csv" else json.dumps(document, indent=2) + "\n"
+        return FileBody(text, kind, file_name(document["tournament"], export, number, kind))
 
 
 class MetricsHttp:
@@ -219,6 +255,20 @@ def address_of(connection: ServerConnection, settings: Settings) -> str:
     request = connection.request
     forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
     return client_address(str(peer[0]), forwarded, trusted=settings.trusted_proxies)
+
+
+def file_response(body: FileBody) -> Response:
+    """``body`` as a file to save (UTF-8), under its name."""
+    data = body.text.encode()
+    headers = Headers(
+        [
+            ("Content-Type", _TYPES[body.kind]),
+            ("Content-Length", str(len(data))),
+            ("Content-Disposition", f'attachment; filename="{body.name}"'),
+            ("Connection", "close"),
+        ]
+    )
+    return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, data)
 
 
 def json_response(status: HTTPStatus, body: dict[str, Any]) -> Response:

@@ -54,6 +54,8 @@ MAX_SEQ: Final = 2**31 - 1
 IF_EMPTY: Final = ("cancel", "wait")
 #: Which tournaments ``tournament_list`` lists.
 TOURNAMENT_LISTS: Final = ("active", "ended", "all")
+#: Which deals a tournament deals: any, or only deals the solver proved winnable.
+DEALS: Final = ("any", "winnable")
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,8 @@ class CreateTournament:
     bots: bool = False
     #: What the scheduled start does with nobody entered: ``cancel`` or ``wait``.
     if_empty: str = "cancel"
+    #: ``any`` deal, or only ``winnable`` ones (proven so by the solver, without redeal).
+    deals: str = "any"
 
 
 @dataclass(frozen=True)
@@ -636,6 +640,7 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
         start_at=f.optional_time("start_at"),
         bots=f.boolean("bots", default=False),
         if_empty=f.choice("if_empty", IF_EMPTY, default="cancel"),
+        deals=f.choice("deals", DEALS, default="any"),
     )
 
 

@@ -1,14 +1,16 @@
 """The read-only queries clients make over the WebSocket and over HTTP alike: replays,
-leaderboards, ratings, the daily board, the open matches and the tournaments."""
+leaderboards, ratings, the daily board, the open matches and the tournaments, their
+exports and calendar files."""
 
 from __future__ import annotations
 
 from datetime import date
 from typing import Any
 
-from server.clock import Clock
+from server.clock import Clock, iso
 from server.daily import Daily
 from server.errors import ServerError
+from server.exports import calendar_text, export_document
 from server.leadership import Leadership
 from server.replays import replay_document
 from server.routes import Routes
@@ -94,3 +96,25 @@ class Reads:
 
     async def tournament_standings(self, code: str) -> dict[str, Any]:
         return dict(await self._leadership.ask("tournament_standings", {"code": code}))
+
+    async def tournament_export(
+        self, code: str, export: str, number: int | None = None
+    ) -> dict[str, Any]:
+        """The ``export`` document of tournament ``code`` (server/exports.py): its
+        ``standings``, or its ``rounds`` (round ``number`` only, if given)."""
+        found = await self.tournament_standings(code)
+        view = found["tournament"]
+        played = [] if export == "standings" else await self._store.tournaments.played(view["id"])
+        return export_document(
+            export,
+            view=view,
+            standings=found["standings"],
+            played=played,
+            generated_at=iso(self._clock.now_ms()),
+            number=number,
+        )
+
+    async def tournament_calendar(self, code: str) -> str:
+        """The iCalendar file of scheduled tournament ``code``."""
+        view = (await self.tournament_standings(code))["tournament"]
+        return calendar_text(view, stamp=self._clock.now())

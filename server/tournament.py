@@ -4,10 +4,17 @@ A ``Tournament`` is the only owner of one tournament's state in the cluster (it 
 the leader: server/leadership.py). Joins, removals, starts, scheduled starts, rounds,
 breaks and the end go through its mailbox one at a time, each stored before the state
 changes, so that two players joining at once cannot both take the last place. What the
-core asks for besides is done here: a round's match is created through the lobby (then
-``RoundDealt`` is said and the match started), and the round's match is looked for in
-the database (its end may come on another process of the cluster) or, when it ends
-here, at once.
+core asks for besides is done here: a round's match is created through the lobby, dealt
+the round's committed seed (then ``RoundDealt`` is said and the match started), the
+round's match is looked for in the database (its end may come on another process of the
+cluster) or, when it ends here, at once, and winnable deals are drawn by the solver in
+child processes (``server.deals``), then committed.
+
+Every tournament's seeds are drawn when it is created, from the operating system's
+secure random source (``Seed.generate``), and stored with it; a tournament of ``deals:
+"winnable"`` is stored without them and draws them next, off the players' path: its
+creation is answered at once, with ``deals_ready`` false, and ``deals_committed`` is
+said once they are drawn, stored and committed to.
 
 ``Tournaments`` is the directory of this process's live tournaments: it creates them,
 rebuilds the unfinished ones from the database when this process starts leading
@@ -20,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from gaps import Ruleset
+from gaps import Ruleset, Seed
 from server import tournamentcore as core
 from server.actor import Actor
 from server.broker import Broker
 from server.clock import Cancel, Clock, datetime_of, ms_of
+from server.deals import DealProver, NoWinnableDeal
 from server.errors import ServerError
 from server.lobby import Lobby, new_code
 from server.match import Match, MatchOptions
@@ -44,6 +52,9 @@ log = logging.getLogger("gaps.tournament")
 
 #: How many ended tournaments ``tournament_list`` gives, newest first.
 ENDED_LISTED = 50
+#: How long a draw of winnable deals that failed (a solving process died) or whose
+#: commitment could not be stored waits before it is tried again, at most.
+DRAW_RETRY_MAX_S: Final = 30.0
 
 
 def tournament_channel(code: str) -> str:
@@ -62,12 +73,14 @@ class Tournament(Actor[TournamentState, core.Command]):
         lobby: Lobby,
         broker: Broker,
         clock: Clock,
+        prover: DealProver,
         max_history_events: int,
         on_closed: Callable[[Tournament], None],
         outage: Outage | None = None,
     ) -> None:
         self._repository = repository
         self._lobby = lobby
+        self._prover = prover
         self._on_closed = on_closed
         super().__init__(
             state,
@@ -156,6 +169,8 @@ class Tournament(Actor[TournamentState, core.Command]):
             self.spawn(self._deal(step.deal))
         if step.look is not None:
             self.spawn(self._look(step.look))
+        if step.draw is not None:
+            self.spawn(self._draw(step.draw))
         if step.closed:
             self._on_closed(self)
 
@@ -197,6 +212,8 @@ class Tournament(Actor[TournamentState, core.Command]):
                     cancel_reason=reason,
                     ended_at=datetime_of(at),
                 )
+            case core.DealsCommitted(seeds=seeds):
+                await repository.commit_deals(tournament_id, seeds)
 
     async def _deal(self, deal: core.DealRound) -> None:
         """Create round ``deal.number``'s match (retried through outages: the round must
@@ -213,11 +230,15 @@ class Tournament(Actor[TournamentState, core.Command]):
             # The tournament let its entrants in: its rounds seat them all.
             bots=any(bot for _, _, bot in deal.seats),
         )
+        # The committed seed: chosen by nobody, and secret until the round ends, so the
+        # round is rated like any match of a fresh seed.
+        seed = None if deal.seed is None else Seed(deal.seed)
         match: Match = await until_stored(
             lambda: self._lobby.create(
                 state.host_id,
                 match_options,
-                None,
+                seed,
+                rated=True,
                 seats=list(deal.seats),
                 connected=False,
                 kind="tournament",
@@ -230,6 +251,39 @@ class Tournament(Actor[TournamentState, core.Command]):
         )
         await self.ask(core.RoundDealt(deal.number, match.code))
         await match.start()
+
+    async def _draw(self, draw: core.DrawDeals) -> None:
+        """Draw ``draw.count`` winnable deals (again after a solving process died), then
+        say so, ``DealsDrawn`` (or ``NoDeals`` when none could be proven), again until
+        it is stored."""
+        delay_s = 1.0
+        command: core.DealsDrawn | core.NoDeals
+        while True:
+            try:
+                seeds = await self._prover.draw(draw.count, draw.ruleset)
+                command = core.DealsDrawn(tuple(seed.data for seed in seeds))
+                break
+            except NoWinnableDeal as error:
+                log.error("no winnable deals", extra={"tournament": self.code,
+                                                      "error": str(error)})
+                command = core.NoDeals(f"the server could not draw winnable deals: {error}")
+                break
+            except Exception as error:
+                log.warning("winnable deals not drawn; retrying",
+                            extra={"tournament": self.code, "error": repr(error)[:300],
+                                   "retry_in_s": delay_s})
+            await self._clock.sleep(delay_s)
+            delay_s = min(DRAW_RETRY_MAX_S, delay_s * 2)
+        delay_s = 0.05
+        while True:
+            try:
+                await self.ask(command)
+                return
+            except ServerError as refused:
+                if refused.code != "storage_unavailable":
+                    raise
+            await self._clock.sleep(delay_s)
+            delay_s = min(DRAW_RETRY_MAX_S, delay_s * 2)
 
     async def _look(self, look: core.LookForRound) -> None:
         """Whether round ``look.number``'s match has ended, from the database."""
@@ -259,6 +313,7 @@ class Tournament(Actor[TournamentState, core.Command]):
 
 #: The log line of each tournament event an operator wants to see.
 LOGGED_EVENTS = {
+    "deals_committed": "tournament deals committed",
     "tournament_started": "tournament started",
     "round_starting": "tournament round dealt",
     "round_ended": "tournament round ended",
@@ -270,11 +325,11 @@ LOGGED_EVENTS = {
 def _loggable(data: Any) -> dict[str, Any]:
     """The short fields of an event, for its log line: the round and its match, the
     reason of a cancel, how many entrants start, when the next round is dealt, and the
-    podium of a tournament over (not the whole standings)."""
+    commitment of its deals, the podium of a tournament over (not the whole standings)."""
     fields = {
         k: v
         for k, v in data.items()
-        if k in ("round", "match", "reason", "rounds", "next_round_at")
+        if k in ("round", "match", "reason", "rounds", "next_round_at", "commitment")
     }
     if "entrants" in data:
         fields["entrants"] = len(data["entrants"])
@@ -303,6 +358,7 @@ def with_standings(state: TournamentState) -> dict[str, Any]:
 class Tournaments:
     """This process's live tournaments (on the cluster's leader), by code.
 
+    :param prover: draws the deals of ``deals: "winnable"`` tournaments.
     :param countdown_s: each round's countdown; ``break_s``: the pause between rounds.
     :param check_s: how often a round's match is looked for in the database, besides
         the lobby's word when it ends here.
@@ -317,6 +373,7 @@ class Tournaments:
         lobby: Lobby,
         broker: Broker,
         clock: Clock,
+        prover: DealProver,
         countdown_s: int,
         break_s: float,
         max_history_events: int,
@@ -327,6 +384,7 @@ class Tournaments:
         self._outage = outage
         self._repository = repository
         self._lobby = lobby
+        self._prover = prover
         self._broker = broker
         self._clock = clock
         self._countdown_s = countdown_s
@@ -353,8 +411,10 @@ class Tournaments:
         start_at_ms: int | None,
         bots: bool = False,
         if_empty: str = "cancel",
+        deals: str = "any",
     ) -> dict[str, Any]:
-        """A new open tournament; its view."""
+        """A new open tournament; its view (``deals_ready`` false while its winnable
+        deals are drawn)."""
         now = self._clock.now_ms()
         if start_at_ms is not None and start_at_ms <= now:
             raise ServerError("bad_message", "start_at must be in the future", field="start_at")
@@ -370,7 +430,9 @@ class Tournaments:
             start_at=start_at_ms,
             bots=bots,
             if_empty=if_empty,
+            deals=deals,
         )
+        seeds = () if deals == "winnable" else tuple(Seed.generate().data for _ in range(rounds))
         tournament_id = await self._repository.create(
             code=code,
             name=name,
@@ -383,6 +445,8 @@ class Tournaments:
             created_at=datetime_of(now),
             bots=bots,
             if_empty=if_empty,
+            deals=deals,
+            seeds=seeds,
         )
         state = core.new_tournament(
             tournament_id=tournament_id,
@@ -390,6 +454,7 @@ class Tournaments:
             host_id=host_id,
             options=options,
             check_ms=self._check_ms,
+            seeds=seeds,
         )
         tournament = self._live(state)
         log.info("tournament created", extra={"tournament": code, "host": host_id})
@@ -405,6 +470,7 @@ class Tournaments:
             lobby=self._lobby,
             broker=self._broker,
             clock=self._clock,
+            prover=self._prover,
             max_history_events=self._max_history_events,
             on_closed=self._closed,
             outage=self._outage,
@@ -532,6 +598,7 @@ class Tournaments:
                 start_at=None if stored.start_at is None else ms_of(stored.start_at),
                 bots=stored.bots,
                 if_empty=stored.if_empty,
+                deals=stored.deals,
             ),
             status=stored.status,
             current_round=stored.current_round,
@@ -559,6 +626,7 @@ class Tournaments:
             cancel_reason=stored.cancel_reason,
             now=self._clock.now_ms(),
             check_ms=self._check_ms,
+            seeds=stored.seeds,
         )
 
     async def resume(self) -> None:

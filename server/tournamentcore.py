@@ -15,6 +15,15 @@ Deadlines are state: a scheduled start (``start_at``), the end of a break
 A scheduled tournament whose start comes with nobody to play is cancelled (``if_empty:
 "cancel"``, the default) or, if its organiser chose ``if_empty: "wait"`` at creation,
 starts as soon as its first entrant joins.
+
+Its deals are committed before anyone enters (``gaps.commitment``): the seed of every
+round is drawn when it is created and is part of its state, with the commitment in its
+view; a round is dealt its own seed (dealt again after its match was lost, the same
+seed: every entrant had been shown it at the same instant, so the commitment holds and
+nobody gains on another), revealed once the round has ended, and all of them once the
+tournament is over. A tournament of ``deals: "winnable"`` has no seed when it is
+created: the actor draws deals until the solver proves them winnable (``DrawDeals``),
+off the players' path, and entries open once they are committed (``DealsDrawn``).
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from gaps.commitment import deals_commitment, round_commitments
+from gaps.seed import Seed
 from server.clock import iso
 from server.errors import ServerError, bots_not_allowed
 from server.records import Ms
@@ -34,6 +45,9 @@ PODIUM: Final = 3
 NOBODY_ENTERED: Final = "nobody entered before the start time"
 
 STATUSES: Final = ("open", "running", "finished", "cancelled")
+#: Which deals a tournament's rounds are dealt: any deal, or only those the solver
+#: proved winnable without redeal.
+DEALS: Final = ("any", "winnable")
 
 
 # -- state ------------------------------------------------------------------------------
@@ -53,6 +67,7 @@ class TournamentOptions:
     if_empty: str = "cancel"
     countdown_s: int = 10
     break_s: float = 15.0
+    deals: str = "any"
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,29 @@ class TournamentState:
     #: entrant starts it.
     start_due: bool = False
     cancel_reason: str | None = None
+    #: The seed of each round, in order, committed to before anyone entered; none while
+    #: winnable deals are being drawn (or for a tournament stored before deals were
+    #: committed, whose rounds are dealt a fresh seed each).
+    seeds: tuple[bytes, ...] = ()
+    #: Winnable deals are being drawn for it by this process (not stored: a rebuilt
+    #: tournament asks for them again).
+    drawing: bool = False
+
+    @property
+    def preparing(self) -> bool:
+        """Its winnable deals are not drawn yet: nobody may enter or start it."""
+        return self.options.deals == "winnable" and not self.seeds and not self.over
+
+    def seed_of(self, number: int) -> bytes | None:
+        """Round ``number``'s committed seed (None: the tournament committed none)."""
+        return self.seeds[number - 1] if len(self.seeds) >= number else None
+
+    def revealed(self, number: int) -> bool:
+        """Whether round ``number``'s seed is public: the round has ended (its match, and
+        the seed's secret with it, is over), or the tournament has."""
+        if self.over:
+            return True
+        return len(self.rounds) >= number and self.rounds[number - 1].counted
 
     @property
     def current_round(self) -> int:
@@ -150,11 +188,25 @@ class TournamentState:
 
 
 def new_tournament(
-    *, tournament_id: int, code: str, host_id: int, options: TournamentOptions, check_ms: int
+    *,
+    tournament_id: int,
+    code: str,
+    host_id: int,
+    options: TournamentOptions,
+    check_ms: int,
+    seeds: Sequence[bytes] = (),
 ) -> TournamentState:
-    """A tournament just stored: open, with no entrant."""
+    """A tournament just stored: open, with no entrant, and the ``seeds`` of its rounds
+    (none for ``deals: "winnable"``: they are drawn next)."""
+    if seeds and len(seeds) != options.rounds:
+        raise ValueError(f"{options.rounds} rounds need {options.rounds} seeds, not {len(seeds)}")
     return TournamentState(
-        id=tournament_id, code=code, host_id=host_id, options=options, check_ms=check_ms
+        id=tournament_id,
+        code=code,
+        host_id=host_id,
+        options=options,
+        check_ms=check_ms,
+        seeds=tuple(seeds),
     )
 
 
@@ -204,6 +256,13 @@ class TournamentCancelled:
     at: Ms
 
 
+@dataclass(frozen=True)
+class DealsCommitted:
+    """The seeds of the rounds, drawn (proven winnable), stored before they are said."""
+
+    seeds: tuple[bytes, ...]
+
+
 Write = (
     EntrantAdded
     | EntrantRemoved
@@ -212,6 +271,7 @@ Write = (
     | StandingsRecorded
     | TournamentFinished
     | TournamentCancelled
+    | DealsCommitted
 )
 
 
@@ -285,8 +345,32 @@ class RoundEnded:
     ended_at: Ms
 
 
+@dataclass(frozen=True)
+class DealsDrawn:
+    """The winnable deals asked for by ``DrawDeals`` are drawn: ``seeds``, in round order."""
+
+    seeds: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class NoDeals:
+    """The deals asked for by ``DrawDeals`` could not be drawn (``reason``)."""
+
+    reason: str
+
+
 Command = (
-    Join | Remove | Start | Tick | RoundDealt | CheckRound | RoundRunning | RoundEnded | RoundLost
+    Join
+    | Remove
+    | Start
+    | Tick
+    | RoundDealt
+    | CheckRound
+    | RoundRunning
+    | RoundEnded
+    | RoundLost
+    | DealsDrawn
+    | NoDeals
 )
 
 
@@ -296,10 +380,21 @@ Command = (
 @dataclass(frozen=True)
 class DealRound:
     """Create round ``number``'s match for ``seats`` (player id, name, declared bot),
-    then say ``RoundDealt`` and start it."""
+    dealt ``seed`` (None: a fresh one, for a tournament that committed none), then say
+    ``RoundDealt`` and start it."""
 
     number: int
     seats: tuple[tuple[int, str, bool], ...]
+    seed: bytes | None = None
+
+
+@dataclass(frozen=True)
+class DrawDeals:
+    """Draw ``count`` deals of ``ruleset`` that the solver proves winnable, then say
+    ``DealsDrawn`` (or ``NoDeals``)."""
+
+    count: int
+    ruleset: str
 
 
 @dataclass(frozen=True)
@@ -339,6 +434,7 @@ class Step:
     wake_at: Ms | None = None
     deal: DealRound | None = None
     look: LookForRound | None = None
+    draw: DrawDeals | None = None
     #: The tournament is over for good (finished or cancelled).
     closed: bool = False
 
@@ -349,6 +445,7 @@ class _Out:
     writes: list[Write] = field(default_factory=list)
     deal: DealRound | None = None
     look: LookForRound | None = None
+    draw: DrawDeals | None = None
     closed: bool = False
 
     def emit(self, name: str, /, **data: Any) -> None:
@@ -374,6 +471,7 @@ def handle(state: TournamentState, command: Command, now: Ms) -> Step:
         wake_at=next_deadline(state),
         deal=out.deal,
         look=out.look,
+        draw=out.draw,
         closed=out.closed,
     )
 
@@ -390,6 +488,7 @@ def _command(
             if by != state.host_id:
                 raise ServerError("not_host", f"only the host starts tournament {state.code}")
             require_open(state)
+            require_deals(state)
             if not state.seated():
                 raise ServerError("bad_message", f"tournament {state.code} has no entrants")
             return _begin(state, now, out), Viewed()
@@ -419,6 +518,12 @@ def _command(
                     next_round_at=now,
                 )
             return state, None
+        case DealsDrawn(seeds=seeds):
+            return _committed(state, seeds, out), None
+        case NoDeals(reason=reason):
+            if state.preparing:
+                state = _cancel(state, reason, now, out)
+            return replace(state, drawing=False), None
     raise AssertionError(f"unknown command {command!r}")
 
 
@@ -441,6 +546,15 @@ def require_open(state: TournamentState) -> None:
         )
 
 
+def require_deals(state: TournamentState) -> None:
+    if state.preparing:
+        raise ServerError(
+            "deals_not_ready",
+            f"tournament {state.code} is still drawing its winnable deals: entries open "
+            "once they are committed (deals_committed), in a moment",
+        )
+
+
 def _join(
     state: TournamentState, player_id: int, name: str, bot: bool, now: Ms, out: _Out
 ) -> TournamentState:
@@ -454,6 +568,7 @@ def _join(
             )
         return state  # they follow it again (from another connection)
     require_open(state)
+    require_deals(state)
     if bot and not state.options.bots:
         raise bots_not_allowed(
             f"the host of tournament {state.code} lets no bot enter", refused_by="tournament"
@@ -529,8 +644,24 @@ def _deal(state: TournamentState, at: Ms, out: _Out) -> TournamentState:
         return _finish(state, at, out)
     number = len(state.rounds) + 1
     out.writes.append(RoundBegun(number))
-    out.deal = DealRound(number, tuple((e.player_id, e.name, e.bot) for e in seats))
+    out.deal = DealRound(
+        number, tuple((e.player_id, e.name, e.bot) for e in seats), state.seed_of(number)
+    )
     return replace(state, dealing=number, next_round_at=None)
+
+
+def _committed(
+    state: TournamentState, seeds: tuple[bytes, ...], out: _Out
+) -> TournamentState:
+    """The winnable deals drawn: stored, then their commitment said; entries open."""
+    if not state.preparing:
+        return state  # cancelled meanwhile (or committed already)
+    if len(seeds) != state.options.rounds:
+        raise AssertionError(f"{len(seeds)} deals drawn for {state.options.rounds} rounds")
+    out.writes.append(DealsCommitted(seeds))
+    state = replace(state, seeds=seeds, drawing=False)
+    out.emit("deals_committed", **commitment_view(state))
+    return state
 
 
 def _dealt(
@@ -569,6 +700,7 @@ def _round_ended(
         "round_ended",
         round=ended.number,
         match=ended.code,
+        seed=_share_code(state.seed_of(ended.number)),
         standings=rows,
         next_round_at=None if next_round_at is None else iso(next_round_at),
     )
@@ -586,6 +718,7 @@ def _finish(
         "tournament_ended",
         standings=rows,
         podium=[row for row in rows if row["rank"] <= PODIUM and not row["removed"]],
+        seeds=[_share_code(seed) for seed in state.seeds],
     )
     out.closed = True
     return replace(state, status="finished", next_round_at=None, check_at=None)
@@ -593,7 +726,7 @@ def _finish(
 
 def _cancel(state: TournamentState, reason: str, now: Ms, out: _Out) -> TournamentState:
     out.writes.append(TournamentCancelled(reason, now))
-    out.emit("tournament_cancelled", reason=reason)
+    out.emit("tournament_cancelled", reason=reason, seeds=[_share_code(s) for s in state.seeds])
     out.closed = True
     return replace(state, status="cancelled", cancel_reason=reason, next_round_at=None)
 
@@ -605,7 +738,9 @@ def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
     """(instant, kind) of every deadline of ``state``: 0 the scheduled start, 1 the end
     of a break, 2 the next check of the round being played."""
     start_at = state.options.start_at
-    if state.status == "open" and start_at is not None and not state.start_due:
+    # A start waits for the deals: nobody can have entered before they were committed.
+    if state.status == "open" and start_at is not None and not state.start_due \
+            and not state.preparing:
         yield start_at, 0
     if state.status == "running" and state.dealing is None:
         if state.next_round_at is not None:
@@ -619,11 +754,15 @@ def next_deadline(state: TournamentState) -> Ms | None:
 
 
 def advance(state: TournamentState, now: Ms, out: _Out | None = None) -> TournamentState:
-    """Apply every deadline due at ``now``, in time order."""
+    """Apply every deadline due at ``now``, in time order; and ask for the winnable deals
+    of a tournament that has none, unless they are being drawn already."""
     out = out if out is not None else _Out()
     while True:
         due = min((d for d in _deadlines(state) if d[0] <= now), default=None)
         if due is None:
+            if state.preparing and not state.drawing:
+                out.draw = DrawDeals(state.options.rounds, state.options.ruleset)
+                state = replace(state, drawing=True)
             return state
         at, kind = due
         if kind == 0:
@@ -658,6 +797,27 @@ def entrant_view(entrant: Entrant) -> dict[str, Any]:
     }
 
 
+def _share_code(seed: bytes | None) -> str | None:
+    return None if seed is None else str(Seed(seed))
+
+
+def commitment_view(state: TournamentState) -> dict[str, Any]:
+    """The commitment to the tournament's deals (docs/protocol.md, Committed deals):
+    ``commitment`` (None: none committed yet, or ever), ``round_commitments``, and each
+    round's ``seeds`` once revealed (None while secret)."""
+    if not state.seeds:
+        return {"commitment": None, "round_commitments": [], "seeds": []}
+    seeds = [Seed(seed) for seed in state.seeds]
+    return {
+        "commitment": deals_commitment(seeds),
+        "round_commitments": round_commitments(seeds),
+        "seeds": [
+            str(seed) if state.revealed(number) else None
+            for number, seed in enumerate(seeds, start=1)
+        ],
+    }
+
+
 def view(state: TournamentState) -> dict[str, Any]:
     """The tournament view (docs/protocol.md): ``entrant_count`` counts those still in,
     the one count every client shows."""
@@ -678,6 +838,11 @@ def view(state: TournamentState) -> dict[str, Any]:
         "current_round": state.current_round,
         "round_match": state.round_code,
         "bots": options.bots,
+        "countdown_s": options.countdown_s,
+        "break_s": options.break_s,
+        "deals": options.deals,
+        "deals_ready": not state.preparing,
+        **commitment_view(state),
         "entrant_count": len(state.seated()),
         "entrants": [entrant_view(e) for e in state.entrants],
     }
@@ -743,6 +908,7 @@ def rebuild(
     cancel_reason: str | None,
     now: Ms,
     check_ms: int,
+    seeds: Sequence[bytes] = (),
 ) -> TournamentState:
     """The tournament as the database holds it, after a restart or a new leader.
 
@@ -760,6 +926,7 @@ def rebuild(
         entrants=tuple(entrants),
         check_ms=check_ms,
         cancel_reason=cancel_reason,
+        seeds=tuple(seeds),
     )
     by_number = {r.number: r for r in rounds}
     # Every round before the current one was counted before the next was dealt; once the

@@ -13,6 +13,7 @@ from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
 from server.daily import Daily, daily_seed
+from server.deals import DealProver
 from server.errors import ServerError
 from server.storage.store import Store
 from tests.client import Client
@@ -125,7 +126,8 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
     store = Store(migrated_engine)
     clock = FakeClock()
     lobby = new_lobby(store, LocalBroker(), clock)
-    daily = Daily(store=store, lobby=lobby, clock=clock, countdown_s=0)
+    prover = DealProver()
+    daily = Daily(store=store, lobby=lobby, clock=clock, countdown_s=0, prover=prover)
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         classic = Ruleset.named("classic")
@@ -143,6 +145,7 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
         assert still.value.code == "not_watchable"
     finally:
         await lobby.close()
+        await prover.close()
 
 
 async def test_another_account_can_neither_watch_nor_resync_a_daily_attempt(

@@ -23,6 +23,7 @@ from server import tournamentcore as core
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
+from server.deals import DealProver
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match as ServerMatch
@@ -430,7 +431,8 @@ class Process:
     as kill -9 would (nothing more is stored); ``restarted`` is the next process."""
 
     def __init__(
-        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
+        self, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock,
+        prover: DealProver | None = None,
     ) -> None:
         self.lobby = Lobby(
             store=store,
@@ -440,11 +442,13 @@ class Process:
             grace_s=GRACE_S,
             max_history_events=512,
         )
+        self.prover = prover or DealProver()
         self.tournaments = Tournaments(
             repository=store.tournaments,
             lobby=self.lobby,
             broker=broker,
             clock=clock,
+            prover=self.prover,
             countdown_s=COUNTDOWN_S,
             break_s=BREAK_S,
             max_history_events=512,
@@ -452,9 +456,10 @@ class Process:
 
     @classmethod
     async def restarted(
-        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock
+        cls, store: Store, journal: Journal, broker: LocalBroker, clock: FakeClock,
+        prover: DealProver | None = None,
     ) -> Process:
-        process = cls(store, journal, broker, clock)
+        process = cls(store, journal, broker, clock, prover)
         await process.lobby.restore(default_countdown_s=COUNTDOWN_S)
         await process.tournaments.resume()
         return process
@@ -465,6 +470,7 @@ class Process:
     async def crash(self) -> None:
         await self.lobby.close()
         await self.tournaments.close()
+        await self.prover.close()
 
 
 @pytest.fixture
@@ -740,6 +746,7 @@ async def test_a_round_whose_match_was_never_stored_is_dealt_after_a_restart_and
     assert [r.getMessage() for r in caplog.records] == ["tournament round not found: dealt again"]
     match = second.lobby.get(starting["match"])
     assert (match.tournament_id, match.round) == (tournament.id, 2)
+    assert match.seed.data == (await store.tournaments.deals(tournament.id))[1]  # committed
     await counted_down(clock, match)
     for player in players:
         await match.play(player.id, 1, STOP)

@@ -1,6 +1,7 @@
 """The tournament core, pure: every command and refusal, rounds and breaks, scheduled
-starts, the end, deadlines, a rebuild from the stored rows, and any interleaving of them
-all. Time is passed explicitly: nothing sleeps."""
+starts, the end, deadlines, committed deals (drawn winnable, dealt, revealed), a rebuild
+from the stored rows, and any interleaving of them all. Time is passed explicitly:
+nothing sleeps."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any, Final
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gaps import Seed
+from gaps.commitment import check_deals, deals_commitment
 from server import tournamentcore
 from server.errors import ServerError
 from server.tournamentcore import (
@@ -20,6 +23,9 @@ from server.tournamentcore import (
     CheckRound,
     Command,
     DealRound,
+    DealsCommitted,
+    DealsDrawn,
+    DrawDeals,
     Entered,
     Entrant,
     EntrantAdded,
@@ -27,6 +33,7 @@ from server.tournamentcore import (
     Event,
     Join,
     LookForRound,
+    NoDeals,
     Remove,
     RoundBegun,
     RoundDealt,
@@ -76,9 +83,23 @@ def options(**chosen: Any) -> TournamentOptions:
     return TournamentOptions(**{**fields, **chosen})
 
 
+def seed(number: int) -> bytes:
+    """The seed committed for round ``number`` (``fresh`` draws these)."""
+    return bytes([number]) * 10
+
+
+def share(number: int) -> str:
+    return str(Seed(seed(number)))
+
+
 def fresh(**chosen: Any) -> TournamentState:
+    """A new tournament; its deals committed (``seed(1)``, ``seed(2)``...) unless it
+    draws winnable ones."""
+    made = options(**chosen)
+    deals = () if made.deals == "winnable" else tuple(seed(n) for n in range(1, made.rounds + 1))
     return tournamentcore.new_tournament(
-        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=options(**chosen), check_ms=CHECK_MS
+        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=made, check_ms=CHECK_MS,
+        seeds=deals,
     )
 
 
@@ -129,6 +150,11 @@ def scores(*rows: tuple[int, int, int]) -> tuple[RoundScore, ...]:
 
 def seats(*player_ids: int) -> tuple[tuple[int, str, bool], ...]:
     return tuple((p, NAMES[p], p in BOTS) for p in player_ids)
+
+
+def dealt(number: int, *player_ids: int) -> DealRound:
+    """Round ``number`` dealt to ``player_ids``, its committed seed."""
+    return DealRound(number, seats(*player_ids), seed(number))
 
 
 # -- joining ------------------------------------------------------------------------------
@@ -260,7 +286,7 @@ def test_the_host_starts_and_round_one_is_dealt_in_the_same_step() -> None:
             {"rounds": 2, "entrants": [tournamentcore.entrant_view(e) for e in state.entrants]},
         ),
     )
-    assert step.deal == DealRound(1, seats(ANA, BOB))
+    assert step.deal == dealt(1, ANA, BOB)
     assert step.state.status == "running" and step.state.dealing == 1
     assert step.state.current_round == 1 and step.wake_at is None  # dealing: no timer
 
@@ -330,6 +356,7 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
             {
                 "round": 1,
                 "match": "R1",
+                "seed": share(1),  # revealed: the round has ended
                 "standings": rows,
                 "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
             },
@@ -339,7 +366,7 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
     assert step.state.round_code is None and not step.closed
     deal = ok(step.state, Tick(), ended_at + BREAK_MS)
     assert deal.writes == (RoundBegun(2),) and deal.events == ()
-    assert deal.deal == DealRound(2, seats(ANA, BOB, CAT))
+    assert deal.deal == dealt(2, ANA, BOB, CAT)
 
 
 def test_a_round_is_counted_once_whatever_comes_after() -> None:
@@ -362,9 +389,9 @@ def test_the_last_round_finishes_with_a_podium_of_those_still_in() -> None:
     first = scores((ANA, 10, 100), (BOB, 20, 100), (CAT, 99, 100))
     state = ok(state, RoundEnded(1, "R1", first, T0 + 10), T0 + 10).state
     state = ok(state, Remove(HOST, "cat", "two accounts"), T0 + 11).state
-    dealt = ok(state, Tick(), T0 + 10 + BREAK_MS)
-    assert dealt.deal == DealRound(2, seats(ANA, BOB))
-    state = ok(dealt.state, RoundDealt(2, "R2"), T0 + 20_000).state
+    second = ok(state, Tick(), T0 + 10 + BREAK_MS)
+    assert second.deal == dealt(2, ANA, BOB)
+    state = ok(second.state, RoundDealt(2, "R2"), T0 + 20_000).state
     step = ok(
         state, RoundEnded(2, "R2", scores((ANA, 30, 100), (BOB, 5, 100)), T0 + 90_000), T0 + 90_500
     )
@@ -377,7 +404,9 @@ def test_the_last_round_finishes_with_a_podium_of_those_still_in() -> None:
     assert step.writes == (StandingsRecorded(tuple(rows)), TournamentFinished(T0 + 90_500))
     assert names(step) == ["round_ended", "tournament_ended"]
     assert step.events[0].data["next_round_at"] is None
-    assert step.events[1].data == {"standings": rows, "podium": rows[:2]}
+    assert step.events[1].data == {
+        "standings": rows, "podium": rows[:2], "seeds": [share(1), share(2)]
+    }
     assert step.closed and step.state.status == "finished" and step.wake_at is None
 
 
@@ -400,13 +429,15 @@ def test_a_scheduled_start_with_entrants_starts_and_deals_at_its_own_instant() -
     assert next_deadline(state) == T0 + 60_000
     step = ok(state, Tick(), T0 + 95_000)  # woken late: it started at its time all the same
     assert step.writes == (TournamentStarted(T0 + 60_000), RoundBegun(1))
-    assert names(step) == ["tournament_started"] and step.deal == DealRound(1, seats(ANA, BOB))
+    assert names(step) == ["tournament_started"] and step.deal == dealt(1, ANA, BOB)
 
 
 def test_a_scheduled_start_with_nobody_cancels_and_says_why() -> None:
     step = ok(fresh(start_at=T0 + 60_000), Tick(), T0 + 61_000)
     assert step.writes == (TournamentCancelled(NOBODY_ENTERED, T0 + 60_000),)
-    assert step.events == (Event("tournament_cancelled", {"reason": NOBODY_ENTERED}),)
+    assert step.events == (
+        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "seeds": [share(1), share(2)]}),
+    )
     assert step.closed and step.state.status == "cancelled" and step.wake_at is None
     shown = view(step.state)
     assert (shown["status"], shown["cancel_reason"]) == ("cancelled", NOBODY_ENTERED)
@@ -424,7 +455,7 @@ def test_a_scheduled_start_with_nobody_waits_if_chosen_and_the_first_entrant_sta
         RoundBegun(1),
     )
     assert names(first) == ["entrant_joined", "tournament_started"]
-    assert first.deal == DealRound(1, seats(ANA)) and first.state.status == "running"
+    assert first.deal == dealt(1, ANA) and first.state.status == "running"
 
 
 def test_a_command_refused_at_the_scheduled_start_stores_the_start_all_the_same() -> None:
@@ -432,7 +463,7 @@ def test_a_command_refused_at_the_scheduled_start_stores_the_start_all_the_same(
     step = handle(state, join(BOB), T0 + 100)
     assert isinstance(step.reply, ServerError) and step.reply.code == "already_started"
     assert step.writes == (TournamentStarted(T0 + 100), RoundBegun(1))
-    assert names(step) == ["tournament_started"] and step.deal == DealRound(1, seats(ANA))
+    assert names(step) == ["tournament_started"] and step.deal == dealt(1, ANA)
 
 
 def test_the_entrants_all_removed_before_a_scheduled_start_count_as_nobody() -> None:
@@ -455,6 +486,120 @@ def test_the_next_deadline_at_each_stage() -> None:
     over = ok(last.state, RoundEnded(2, "R2", (), T0 + 30_000), T0 + 30_000).state
     assert over.status == "finished" and next_deadline(over) is None
     assert next_deadline(ok(fresh(start_at=T0 + 1), Tick(), T0 + 1).state) is None
+
+
+# -- committed deals ------------------------------------------------------------------------
+
+
+def test_the_commitment_is_in_the_view_at_once_and_each_seed_revealed_at_its_end() -> None:
+    state = fresh(rounds=2)
+    shown = view(state)
+    seeds = [Seed(seed(1)), Seed(seed(2))]
+    assert (shown["deals"], shown["deals_ready"]) == ("any", True)
+    assert shown["commitment"] == deals_commitment(seeds)
+    assert shown["round_commitments"] == [s.commitment for s in seeds]  # as the matches say
+    assert shown["seeds"] == [None, None]
+    state = running(ANA, BOB)
+    assert view(state)["seeds"] == [None, None]  # round 1 is being played: secret
+    state = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10)), T0 + 9), T0 + 9).state
+    assert view(state)["seeds"] == [share(1), None]
+    state = ok(ok(state, Tick(), T0 + 9 + BREAK_MS).state, RoundDealt(2, "R2"), T0 + 20_000).state
+    ended = ok(state, RoundEnded(2, "R2", scores((ANA, 4, 10)), T0 + 30_000), T0 + 30_000)
+    assert [e.data.get("seed") for e in ended.events] == [share(2), None]
+    assert ended.events[1].data["seeds"] == [share(1), share(2)]  # the whole list at the end
+    shown = view(ended.state)
+    assert shown["seeds"] == [share(1), share(2)]
+    found = check_deals(shown["commitment"], shown["round_commitments"], shown["seeds"])
+    assert found.ok and found.complete and found.verified == (1, 2)
+
+
+def test_a_lost_round_is_dealt_again_its_own_committed_seed() -> None:
+    state = running(ANA, BOB)
+    lost = ok(state, RoundLost(1, "R1"), T0 + 5000)
+    assert lost.deal == dealt(1, ANA, BOB)
+    assert view(lost.state)["seeds"] == [None, None]  # never revealed: it was not counted
+
+
+def test_a_tournament_stored_before_deals_were_committed_deals_fresh_seeds() -> None:
+    legacy = tournamentcore.new_tournament(
+        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=options(), check_ms=CHECK_MS
+    )
+    shown = view(legacy)
+    assert (shown["commitment"], shown["round_commitments"], shown["seeds"]) == (None, [], [])
+    assert shown["deals_ready"]  # entries are open
+    state = ok(ok(legacy, join(ANA), T0).state, Start(HOST), T0)
+    assert state.deal == DealRound(1, seats(ANA), None)
+    state = ok(state.state, RoundDealt(1, "R1"), T0)
+    ended = ok(state.state, RoundEnded(1, "R1", scores((ANA, 1, 1)), T0 + 1), T0 + 1)
+    assert ended.events[0].data["seed"] is None
+
+
+def test_winnable_deals_are_drawn_first_and_entries_open_once_they_are_committed() -> None:
+    state = fresh(deals="winnable", rounds=2)
+    shown = view(state)
+    assert (shown["deals"], shown["deals_ready"], shown["commitment"]) == ("winnable", False, None)
+    first = ok(state, Tick(), T0)
+    assert first.draw == DrawDeals(2, "classic") and first.state.drawing
+    assert ok(first.state, Tick(), T0 + 1).draw is None  # asked once
+    for command in (join(ANA), Start(HOST)):
+        error = refused(first.state, command, T0 + 2)
+        assert error.code == "deals_not_ready"
+        assert error.message == (
+            "tournament TQ4M2Z is still drawing its winnable deals: entries open once "
+            "they are committed (deals_committed), in a moment"
+        )
+    drawn = (seed(7), seed(8))
+    step = ok(first.state, DealsDrawn(drawn), T0 + 3)
+    commitment = deals_commitment([Seed(s) for s in drawn])
+    assert step.writes == (DealsCommitted(drawn),)
+    assert step.events == (
+        Event(
+            "deals_committed",
+            {
+                "commitment": commitment,
+                "round_commitments": [Seed(s).commitment for s in drawn],
+                "seeds": [None, None],
+            },
+        ),
+    )
+    assert view(step.state)["deals_ready"] and not step.state.drawing
+    joined = ok(step.state, join(ANA), T0 + 4).state
+    started = ok(joined, Start(HOST), T0 + 5)
+    assert started.deal == DealRound(1, seats(ANA), seed(7))
+    again = ok(started.state, DealsDrawn((seed(1), seed(2))), T0 + 6)  # a late answer
+    assert (again.writes, again.events) == ((), ())
+    assert view(again.state)["commitment"] == commitment
+
+
+def test_a_scheduled_start_waits_for_the_winnable_deals() -> None:
+    state = ok(fresh(deals="winnable", start_at=T0 + 100), Tick(), T0).state
+    assert next_deadline(state) is None
+    late = ok(state, Tick(), T0 + 500)
+    assert late.state.status == "open" and late.events == ()
+    committed = ok(late.state, DealsDrawn((seed(3), seed(4))), T0 + 600)
+    # Due at once, and nobody could enter before the deals: cancelled as nobody entered.
+    assert names(committed) == ["deals_committed", "tournament_cancelled"]
+    assert committed.state.cancel_reason == NOBODY_ENTERED
+
+
+def test_a_tournament_whose_winnable_deals_could_not_be_drawn_is_cancelled_saying_why() -> None:
+    state = ok(fresh(deals="winnable"), Tick(), T0).state
+    step = ok(state, NoDeals("no winnable deal was proven in 64 draws"), T0 + 9)
+    assert step.writes == (TournamentCancelled("no winnable deal was proven in 64 draws", T0 + 9),)
+    assert step.events == (
+        Event("tournament_cancelled", {"reason": "no winnable deal was proven in 64 draws",
+                                       "seeds": []}),
+    )
+    assert step.closed and step.state.status == "cancelled" and not step.state.drawing
+    late = ok(step.state, DealsDrawn((seed(1), seed(2))), T0 + 10)
+    assert (late.writes, late.events, late.state) == ((), (), step.state)
+
+
+def test_a_tournament_rebuilt_while_drawing_its_deals_asks_for_them_again() -> None:
+    live = ok(fresh(deals="winnable"), Tick(), T0).state
+    state = rebuilt(live, status="open", current_round=0, rounds=[], now=T0 + 50)
+    assert not state.drawing
+    assert ok(state, Tick(), T0 + 50).draw == DrawDeals(2, "classic")
 
 
 # -- rebuilding from the stored rows --------------------------------------------------------
@@ -481,6 +626,7 @@ def rebuilt(
         cancel_reason=state.cancel_reason,
         now=now,
         check_ms=CHECK_MS,
+        seeds=state.seeds,
     )
 
 
@@ -497,7 +643,7 @@ def test_a_round_whose_match_was_never_stored_is_dealt_again_after_a_rebuild() -
     live = ok(entered(ANA, BOB), Start(HOST), T0).state  # dealing; then the process died
     state = rebuilt(live, status="running", current_round=1, rounds=[], now=T0 + 5000)
     step = ok(state, Tick(), T0 + 5000)
-    assert step.writes == (RoundBegun(1),) and step.deal == DealRound(1, seats(ANA, BOB))
+    assert step.writes == (RoundBegun(1),) and step.deal == dealt(1, ANA, BOB)
     assert step.state.dealing == 1 and step.events == ()
 
 
@@ -545,10 +691,11 @@ def test_an_abandoned_round_goes_the_same_way_live_and_after_a_rebuild() -> None
 
 def comparable(state: TournamentState) -> TournamentState:
     """``state`` without when this process next looks for the round being played
-    (``check_at``) and whether it looks again right after the look under way
-    (``look_again``): those belong to the process, not to the tournament, and are not
-    stored; a rebuilt tournament looks at once. Everything else must come back."""
-    return replace(state, check_at=None, look_again=False)
+    (``check_at``), whether it looks again right after the look under way
+    (``look_again``) and whether it is drawing winnable deals (``drawing``): those
+    belong to the process, not to the tournament, and are not stored; a rebuilt
+    tournament looks (and draws) at once. Everything else must come back."""
+    return replace(state, check_at=None, look_again=False, drawing=False)
 
 
 @dataclass
@@ -558,6 +705,8 @@ class MatchRow:
     number: int
     code: str
     seats: tuple[int, ...]
+    #: The seed the match was dealt (None: a fresh one, no deal committed).
+    seed: bytes | None = None
     status: str = "running"
     ended_at: int | None = None
     scores: tuple[RoundScore, ...] = ()
@@ -574,6 +723,8 @@ class World:
     status: str = "open"
     current_round: int = 0
     cancel_reason: str | None = None
+    #: The committed seeds, as ``tournament_deals`` holds them.
+    seeds: tuple[bytes, ...] = ()
     #: player id -> removed reason, in joining order (the order the repository promises).
     entrants: dict[int, str | None] = field(default_factory=dict)
     standings: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -600,11 +751,14 @@ class World:
                 self.status = "finished"
             case TournamentCancelled(reason=reason):
                 self.status, self.cancel_reason = "cancelled", reason
+            case DealsCommitted(seeds=seeds):
+                assert not self.seeds, "a commitment never changes"
+                self.seeds = seeds
 
     def part(self) -> tuple[Any, ...]:
         """What ``stored_part`` reads of a state, as stored."""
         entrants = tuple(self.entrants.items())
-        return (self.status, self.current_round, self.cancel_reason, entrants)
+        return (self.status, self.current_round, self.cancel_reason, entrants, self.seeds)
 
     def answer(self, look: LookForRound) -> RoundRunning | RoundEnded | RoundLost:
         """What the actor's ``_look`` says of ``look``."""
@@ -632,6 +786,7 @@ class World:
             cancel_reason=self.cancel_reason,
             now=now,
             check_ms=CHECK_MS,
+            seeds=self.seeds,
         )
 
 
@@ -658,7 +813,7 @@ def event_key(event: Event) -> Hashable:
         return (event.name, data["player_id"])
     if event.name in ("round_starting", "round_ended"):
         return (event.name, data["round"])
-    return (event.name,)
+    return (event.name,)  # and deals_committed
 
 
 def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable]:
@@ -670,6 +825,8 @@ def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable
             said[("entrant_joined", entrant.player_id)] += 1
         if entrant.removed and (was is None or not was.removed):
             said[("entrant_removed", entrant.player_id)] += 1
+    if after.seeds and not before.seeds:
+        said[("deals_committed",)] += 1
     if before.status == "open" and after.status in ("running", "finished"):
         said[("tournament_started",)] += 1
     old = {(r.number, r.code): r for r in before.rounds}
@@ -686,9 +843,9 @@ def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable
 
 
 def stored_part(state: TournamentState) -> tuple[Any, ...]:
-    """What the tournaments and entries rows hold of ``state``."""
+    """What the tournaments, entries and deals rows hold of ``state``."""
     removed = tuple((e.player_id, e.removed_reason) for e in state.entrants)
-    return (state.status, state.current_round, state.cancel_reason, removed)
+    return (state.status, state.current_round, state.cancel_reason, removed, state.seeds)
 
 
 class Run:
@@ -698,8 +855,12 @@ class Run:
 
     def __init__(self, state: TournamentState) -> None:
         self.state = state
-        self.world = World()
+        self.world = World(seeds=state.seeds)  # stored with the tournament's row
         self.now = T0
+        #: The winnable deals this process is drawing (asked for, not yet answered).
+        self.draw: DrawDeals | None = None
+        #: The commitment, once published: it never changes.
+        self.commitment: str | None = view(state)["commitment"]
         self.deal: DealRound | None = None
         self.dealt_code: str | None = None  # the deal's match, stored but not yet said
         #: The looks under way, each with what it read when it was made: its answer may
@@ -739,6 +900,7 @@ class Run:
         assert shown == len(after.seated()) == sum(1 for e in after.entrants if not e.removed)
         said = Counter(e.name for e in self.heard)
         assert shown == said["entrant_joined"] - said["entrant_removed"]  # (b)
+        self.check_deals(before, step)
         if step.deal is not None:
             assert self.deal is None and after.dealing == step.deal.number
             assert [p for p, _, _ in step.deal.seats] == [e.player_id for e in after.seated()]
@@ -749,6 +911,57 @@ class Run:
             self.sent_ends.append(command)
         return step
 
+    def check_deals(self, before: TournamentState, step: Step) -> None:
+        """(e) The deals: committed before anyone enters, the commitment never changes,
+        each round dealt its committed seed, each seed revealed once its round has ended
+        and all at the end, and every revealed seed holds to the commitment."""
+        after = step.state
+        shown = view(after)
+        if after.entrants:
+            assert after.seeds, "an entrant before the deals were committed"
+        if self.commitment is not None:
+            assert shown["commitment"] == self.commitment
+        elif after.seeds:
+            self.commitment = shown["commitment"]
+            assert self.commitment == deals_commitment([Seed(s) for s in after.seeds])
+        if isinstance(step.reply, ServerError) and step.reply.code == "deals_not_ready":
+            assert before.preparing and after.preparing
+        if step.draw is not None:
+            assert self.draw is None and not before.drawing and after.drawing
+            assert step.draw == DrawDeals(after.options.rounds, after.options.ruleset)
+            self.draw = step.draw
+        assert after.drawing == (self.draw is not None and after.preparing)
+        if step.deal is not None:
+            assert step.deal.seed == after.seeds[step.deal.number - 1]
+        for number, code in enumerate(shown["seeds"], start=1):
+            assert (code is not None) == after.revealed(number)
+            assert code is None or code == str(Seed(after.seeds[number - 1]))
+        for event in step.events:
+            if event.name == "round_ended":
+                assert event.data["seed"] == str(Seed(after.seeds[event.data["round"] - 1]))
+            if event.name in ("tournament_ended", "tournament_cancelled"):
+                assert event.data["seeds"] == [str(Seed(s)) for s in after.seeds]
+            if event.name == "deals_committed":
+                assert event.data["commitment"] == self.commitment
+                assert not before.entrants and before.preparing
+        if shown["commitment"] is not None:
+            found = check_deals(
+                shown["commitment"], shown["round_commitments"], shown["seeds"]
+            )
+            assert found.ok and found.complete is (True if after.over else found.complete)
+            if after.over:
+                assert found.complete is True
+
+    def answer_draw(self, pick: int) -> None:
+        """The draw under way answers: its deals (now and then none could be drawn)."""
+        if self.draw is None:
+            return
+        draw, self.draw = self.draw, None
+        if pick % 7 == 0:
+            self.commit(NoDeals("no winnable deal was proven in 64 draws"))
+        else:
+            self.commit(DealsDrawn(tuple(bytes([100 + n]) * 10 for n in range(draw.count))))
+
     def advance_deal(self) -> None:
         """The actor's ``_deal``, one stage at a time: store the match, then say it."""
         if self.deal is None:
@@ -758,7 +971,11 @@ class Run:
             self.dealt_code = f"M{self.codes}"
             number = self.deal.number
             players = tuple(p for p, _, _ in self.deal.seats)
-            self.world.stored_matches[number] = MatchRow(number, self.dealt_code, players)
+            # Dealt again (its match was lost, or never stored): its committed seed still.
+            assert self.deal.seed == self.world.seeds[number - 1]
+            self.world.stored_matches[number] = MatchRow(
+                number, self.dealt_code, players, self.deal.seed
+            )
             return
         deal, code = self.deal, self.dealt_code
         self.deal = self.dealt_code = None
@@ -794,7 +1011,7 @@ class Run:
         assert comparable(settled(rebuilt, self.world, self.now)) == comparable(
             settled(live, self.world, self.now, dealt_code=code)
         )
-        self.state, self.deal, self.dealt_code = rebuilt, None, None
+        self.state, self.deal, self.dealt_code, self.draw = rebuilt, None, None, None
         self.looks, self.sent_ends = [], []
         self.restarts += 1
         self.commit(Tick())  # what the actor does first (``Tournaments._live``)
@@ -807,7 +1024,9 @@ class Run:
                 return
             row = self.world.stored_matches.get(state.current_round)
             played = row is not None and row.code == state.round_code
-            if self.deal is not None:
+            if self.draw is not None:
+                self.answer_draw(1)
+            elif self.deal is not None:
                 self.advance_deal()
             elif played and row is not None and row.status == "running" and self.looks:
                 # It ends here while a look is under way: on the lobby's word the round
@@ -837,6 +1056,7 @@ class Run:
 WEIGHTS: Final = {
     "tick": 1, "join": 3, "remove": 1, "start": 1, "scheduled": 1, "deal": 2, "end": 1,
     "abandon": 1, "answer": 2, "check": 1, "resend": 1, "stale_deal": 1, "restart": 2,
+    "draw": 2, "stale_draw": 1,
 }  # fmt: skip
 OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
 
@@ -848,6 +1068,7 @@ OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
     start_in=st.one_of(st.none(), st.integers(1, 120_000)),
     if_empty=st.sampled_from(["cancel", "wait"]),
     bots=st.booleans(),
+    deals=st.sampled_from(tournamentcore.DEALS),
     ops=st.lists(
         st.tuples(
             st.sampled_from(OPS),
@@ -865,6 +1086,7 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
     start_in: int | None,
     if_empty: str,
     bots: bool,
+    deals: str,
     ops: list[tuple[str, int, int, int]],
 ) -> None:
     run = Run(
@@ -874,6 +1096,7 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
             start_at=None if start_in is None else T0 + start_in,
             if_empty=if_empty,
             bots=bots,
+            deals=deals,
         )
     )
     players = sorted(NAMES)
@@ -908,6 +1131,12 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
             run.commit(RoundDealt(run.state.current_round, f"STALE{pick}"))
         elif op == "restart":
             run.restart()
+        elif op == "draw":
+            run.answer_draw(pick)
+        elif op == "stale_draw" and not run.state.preparing:
+            # A draw's answer that comes too late (another process committed, or the
+            # tournament was cancelled): the commitment never changes.
+            run.commit(DealsDrawn(tuple(bytes([200 + n]) * 10 for n in range(rounds))))
     run.finish()
     state = run.state
     # Over, or open with nothing due: waiting for its host's start or its first entrant.

@@ -1,5 +1,6 @@
 """The tournaments repository on PostgreSQL and SQLite: tournaments and their entrants,
-their rounds' matches, and the totals of their standings summed from stored results."""
+the seeds committed for their rounds, their rounds' matches, and the totals of their
+standings summed from stored results."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from server.storage.database import Database
 from server.storage.models import TournamentEntry
 from server.storage.players import PlayerRecord
 from server.storage.store import Store
-from server.storage.tournaments import RoundResult, StandingRow, TournamentRepository
+from server.storage.tournaments import (
+    DealsAlreadyCommitted,
+    RoundResult,
+    StandingRow,
+    TournamentRepository,
+)
 from tests.lobbies import new_player
 
 #: The storage is what these tests check: on PostgreSQL and on SQLite.
@@ -199,3 +205,57 @@ async def test_recorded_standings_are_stored_on_the_entrants_rows(
             )
         ).all()
     assert [tuple(row) for row in rows] == [(bob.id, 41, 11000, 2, 1), (ana.id, 32, 8000, 2, 2)]
+
+
+async def test_the_seeds_of_the_rounds_come_back_in_order_and_a_commitment_never_changes(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana = await new_player(store, "ana")
+    seeds = [Seed.generate().data for _ in range(3)]
+    committed = await repository.create(
+        code="DEAL22", name="Cup", host_id=ana.id, ruleset="classic", rounds=3, max_players=2,
+        round_time_limit_s=60, start_at=None, created_at=NOW, seeds=seeds,
+    )
+    drawing = await repository.create(
+        code="WINN22", name="Cup", host_id=ana.id, ruleset="classic", rounds=3, max_players=2,
+        round_time_limit_s=60, start_at=None, created_at=NOW, deals="winnable",
+    )
+    found = {stored.code: stored for stored in await repository.unfinished()}
+    assert (found["DEAL22"].deals, found["DEAL22"].seeds) == ("any", tuple(seeds))
+    assert (found["WINN22"].deals, found["WINN22"].seeds) == ("winnable", ())
+    drawn = [Seed.generate().data for _ in range(3)]
+    await repository.commit_deals(drawing, drawn)
+    await repository.commit_deals(drawing, drawn)  # again (its answer was lost): the same
+    assert await repository.deals(drawing) == tuple(drawn)
+    with pytest.raises(DealsAlreadyCommitted):
+        await repository.commit_deals(drawing, seeds)
+    with pytest.raises(DealsAlreadyCommitted):
+        await repository.commit_deals(committed, drawn)
+    assert await repository.deals(committed) == tuple(seeds)
+    await repository.update(committed, status="finished", ended_at=NOW)
+    ended = await repository.ended("DEAL22")
+    assert ended is not None and ended.seeds == tuple(seeds)
+
+
+async def test_the_rounds_played_give_each_seat_as_its_match_stored_it(
+    store: Store, repository: TournamentRepository
+) -> None:
+    ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
+    tournament_id = await created(repository, ana, "Q4M2ZK")
+    await round_match(store, tournament_id, 1, {ana: (9, 1000)}, status="abandoned")
+    first = await round_match(
+        store, tournament_id, 1, {ana: (20, 5000), bob: (31, 7000)}, status="finished"
+    )
+    await store.matches.save_par(first, score=48, exact=True)
+    await round_match(store, tournament_id, 2, {ana: (3, 100), bob: (4, 200)}, status="running")
+    played = await repository.played(tournament_id)
+    assert [(r.number, r.status, r.par_score, r.par_exact) for r in played] == [
+        (1, "finished", 48, True), (2, "running", None, None)
+    ]
+    replay = await store.matches.replay(played[0].code)
+    assert replay is not None and played[0].commitment == replay["match"]["commitment"]
+    assert {seat.name: (seat.score, seat.finish_ms) for seat in played[0].seats} == {
+        "ana": (20, 5000), "bob": (31, 7000)
+    }
+    assert {seat.player_id for seat in played[1].seats} == {ana.id, bob.id}
+    assert await repository.played(await created(repository, ana, "EMPTY2")) == []

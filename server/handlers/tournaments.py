@@ -35,6 +35,7 @@ async def create(session: Connection, request: CreateTournament) -> dict[str, An
             "start_at": request.start_at.isoformat() if request.start_at else None,
             "bots": request.bots,
             "if_empty": request.if_empty,
+            "deals": request.deals,
         },
     )
     await session.follow(tournament_channel(created["tournament"]["code"]))

@@ -240,6 +240,20 @@ class Tournament(Base):
     cancel_reason: Mapped[str | None] = mapped_column(String(200))
     # A scheduled start with nobody entered: ``cancel`` or ``wait`` for the first entrant.
     if_empty: Mapped[str] = mapped_column(String(8), server_default="cancel")
+    # Which deals its rounds are dealt: ``any``, or only ``winnable`` ones (proven so by
+    # the solver, without redeal, before entries open).
+    deals: Mapped[str] = mapped_column(String(8), server_default="any")
+
+
+class TournamentDeal(Base):
+    """The seed of one round of a tournament, drawn (and committed to) before anyone
+    entered: secret until that round has ended (docs/protocol.md, Committed deals)."""
+
+    __tablename__ = "tournament_deals"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    round: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    seed: Mapped[bytes] = mapped_column(LargeBinary(64))
 
 
 class TournamentEntry(Base):
@@ -274,6 +288,19 @@ class DailyEntry(Base):
     __table_args__ = (
         Index("ix_daily_board", "ruleset", "day", text("score DESC"), "finish_ms", "player_id"),
     )
+
+
+class DailyDeal(Base):
+    """The deal of a day's challenge in a ruleset: the first of its candidate seeds that
+    the solver proved winnable, kept so that every process deals the same."""
+
+    __tablename__ = "daily_deals"
+
+    ruleset: Mapped[str] = mapped_column(String(16), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    seed: Mapped[bytes] = mapped_column(LargeBinary(64))
+    # Which candidate it is (0 the first): server.daily derives them from the day.
+    candidate: Mapped[int] = mapped_column(SmallInteger)
 
 
 class ServerSecret(Base):

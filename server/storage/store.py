@@ -1,9 +1,9 @@
 """The repositories of one database, in one place: ``store.players``, ``store.matches``
 (matches, seats, stored actions, replays), ``store.results`` (a match's end: results,
-boards, ratings), ``store.boards``, ``store.ratings``, ``store.daily`` and
-``store.tournaments``; ``store.reviews`` holds the results held for review, the
-operators' decisions and their audit log. Actions are written through ``Journal``,
-which batches them.
+boards, ratings), ``store.boards``, ``store.ratings``, ``store.daily`` (with
+``store.daily_deals``) and ``store.tournaments``; ``store.reviews`` holds the results
+held for review, the operators' decisions and their audit log. Actions are written
+through ``Journal``, which batches them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.fairplay import DEFAULT_RULES, TimingRules
 from server.storage.boards import Boards
+from server.storage.daily_deals import DailyDeals
 from server.storage.daily_entries import DailyEntries
 from server.storage.database import Database
 from server.storage.matches import Matches
@@ -40,4 +41,5 @@ class Store:
         self.boards = Boards(self.database, provisional_games=PROVISIONAL_GAMES)
         self.ratings = Ratings(self.database)
         self.daily = DailyEntries(self.database)
+        self.daily_deals = DailyDeals(self.database)
         self.tournaments = TournamentRepository(self.database)

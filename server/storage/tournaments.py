@@ -1,11 +1,12 @@
 """The tournaments repository: every query about tournaments, their entrants, their
 rounds and the totals their standings add up.
 
-A tournament's rows are ``tournaments`` (one) and ``tournament_entries`` (one per
-entrant); its rounds are the ``matches`` of kind ``tournament`` that name it, with their
-round number; the totals of its standings are summed from the results of those rounds
-that finished (``match_players``), so that they can always be computed again from what
-is stored.
+A tournament's rows are ``tournaments`` (one), ``tournament_entries`` (one per
+entrant) and ``tournament_deals`` (the seed of each round, drawn before anyone entered);
+its rounds are the ``matches`` of kind ``tournament`` that name it, with their round
+number; the totals of its standings are summed from the results of those rounds that
+finished (``match_players``), so that they can always be computed again from what is
+stored.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
-from server.storage.models import Match, MatchPlayer, Player, Tournament, TournamentEntry
+from server.storage.models import (
+    Match,
+    MatchPlayer,
+    Player,
+    Tournament,
+    TournamentDeal,
+    TournamentEntry,
+)
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -34,7 +42,8 @@ def _utc(moment: datetime | None) -> datetime | None:
 class StoredTournament:
     """A tournament as stored: its ``tournaments`` row, and its entrants (player id,
     name) in the order they joined; which of them are declared bots, and which the host
-    removed (player id -> reason)."""
+    removed (player id -> reason); the seeds of its rounds, in order (none: still being
+    drawn, or stored before deals were committed)."""
 
     id: int
     code: str
@@ -53,6 +62,8 @@ class StoredTournament:
     removed: dict[int, str] = field(default_factory=dict)
     if_empty: str = "cancel"
     cancel_reason: str | None = None
+    deals: str = "any"
+    seeds: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,38 @@ class StoredRound:
 
 
 @dataclass(frozen=True)
+class PlayedSeat:
+    """One player's line in a round's match, as the match stored it (its result once
+    their game ended; ``rank`` once the match ended)."""
+
+    player_id: int
+    name: str
+    bot: bool
+    score: int
+    placed: int
+    redeals: int
+    won: bool
+    end_reason: str | None
+    finish_ms: int | None
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class PlayedRound:
+    """The match last dealt for one round, with every seat's line: what an export of
+    the round shows."""
+
+    number: int
+    code: str
+    status: str
+    commitment: str
+    par_score: int | None
+    par_exact: bool | None
+    ended_at: datetime | None
+    seats: tuple[PlayedSeat, ...]
+
+
+@dataclass(frozen=True)
 class StandingRow:
     """One entrant's line of the standings, as ``record_standings`` stores it."""
 
@@ -86,6 +129,10 @@ class StandingRow:
     total_time_ms: int
     rounds_played: int
     rank: int
+
+
+class DealsAlreadyCommitted(Exception):
+    """Other seeds than these are committed for the tournament already."""
 
 
 class TournamentRepository:
@@ -108,10 +155,13 @@ class TournamentRepository:
         created_at: datetime,
         bots: bool = False,
         if_empty: str = "cancel",
+        deals: str = "any",
+        seeds: Sequence[bytes] = (),
     ) -> int:
         """Store a new open tournament, before its first round (``bots``: whether
         declared bots may enter; ``if_empty``: what its scheduled start does with nobody
-        entered); its id."""
+        entered; ``deals``: ``any`` or ``winnable``), with the ``seeds`` of its rounds
+        when they are drawn already; its id."""
         async with self._database.write() as connection:
             tournament_id = (
                 await connection.execute(
@@ -130,11 +180,61 @@ class TournamentRepository:
                         created_at=created_at,
                         bots=bots,
                         if_empty=if_empty,
+                        deals=deals,
                     )
                     .returning(Tournament.id)
                 )
             ).scalar_one()
+            if seeds:
+                await self._insert_deals(connection, tournament_id, seeds)
         return int(tournament_id)
+
+    async def commit_deals(self, tournament_id: int, seeds: Sequence[bytes]) -> None:
+        """Store the seeds of the tournament's rounds, in order, once drawn. Run again
+        with the same seeds (its answer was lost), it changes nothing; other seeds than
+        those stored are refused (``DealsAlreadyCommitted``): a commitment never changes."""
+        try:
+            async with self._database.write() as connection:
+                await self._insert_deals(connection, tournament_id, seeds)
+        except IntegrityError:
+            stored = await self.deals(tournament_id)
+            if stored != tuple(seeds):
+                raise DealsAlreadyCommitted(
+                    f"tournament {tournament_id} has other deals committed already"
+                ) from None
+
+    async def deals(self, tournament_id: int) -> tuple[bytes, ...]:
+        """The seeds of the tournament's rounds, in order (none: not drawn yet)."""
+        async with self._database.read() as connection:
+            rows = await self._deals(connection, [tournament_id])
+        return rows.get(tournament_id, ())
+
+    @staticmethod
+    async def _insert_deals(
+        connection: AsyncConnection, tournament_id: int, seeds: Sequence[bytes]
+    ) -> None:
+        await connection.execute(
+            insert(TournamentDeal),
+            [
+                {"tournament_id": tournament_id, "round": number, "seed": seed}
+                for number, seed in enumerate(seeds, start=1)
+            ],
+        )
+
+    @staticmethod
+    async def _deals(
+        connection: AsyncConnection, tournament_ids: Sequence[int]
+    ) -> dict[int, tuple[bytes, ...]]:
+        found: dict[int, list[bytes]] = {}
+        for row in (
+            await connection.execute(
+                select(TournamentDeal.tournament_id, TournamentDeal.seed)
+                .where(TournamentDeal.tournament_id.in_(list(tournament_ids)))
+                .order_by(TournamentDeal.tournament_id, TournamentDeal.round)
+            )
+        ).all():
+            found.setdefault(row.tournament_id, []).append(bytes(row.seed))
+        return {key: tuple(seeds) for key, seeds in found.items()}
 
     async def add_entrant(
         self, tournament_id: int, player_id: int, *, at: datetime, position: int | None = None
@@ -247,6 +347,7 @@ class TournamentRepository:
                 bots.setdefault(entry.tournament_id, set()).add(entry.id)
             if entry.removed_at is not None:
                 removed.setdefault(entry.tournament_id, {})[entry.id] = entry.removed_reason or ""
+        seeds = await self._deals(connection, [row.id for row in rows])
         return [
             StoredTournament(
                 id=row.id,
@@ -266,6 +367,8 @@ class TournamentRepository:
                 removed=removed.get(row.id, {}),
                 if_empty=row.if_empty,
                 cancel_reason=row.cancel_reason,
+                deals=row.deals,
+                seeds=seeds.get(row.id, ()),
             )
             for row in rows
         ]
@@ -315,6 +418,65 @@ class TournamentRepository:
                 results=tuple(results.get(row.id, ())),
             )
             for _, row in sorted(last.items())
+        ]
+
+    async def played(self, tournament_id: int) -> list[PlayedRound]:
+        """The match last dealt for each round, by round number, with each seat's line
+        as the match stored it: the rounds' export (server/exports.py)."""
+        async with self._database.read() as connection:
+            matches = (
+                await connection.execute(
+                    select(
+                        Match.id, Match.round, Match.code, Match.status, Match.commitment,
+                        Match.par_score, Match.par_exact, Match.ended_at,
+                    )
+                    .where(Match.tournament_id == tournament_id)
+                    .order_by(Match.round, Match.id)
+                )
+            ).all()
+            last = {row.round: row for row in matches}  # the last dealt of each round
+            seats: dict[int, list[PlayedSeat]] = {}
+            for row in (
+                await connection.execute(
+                    select(
+                        MatchPlayer.match_id, MatchPlayer.player_id, MatchPlayer.score,
+                        MatchPlayer.placed, MatchPlayer.redeals, MatchPlayer.won,
+                        MatchPlayer.end_reason, MatchPlayer.finish_ms, MatchPlayer.rank,
+                        Player.name, Player.bot,
+                    )
+                    .join(Player, Player.id == MatchPlayer.player_id)
+                    .where(MatchPlayer.match_id.in_([row.id for row in last.values()]))
+                    .order_by(
+                        MatchPlayer.match_id, MatchPlayer.rank.nulls_last(), MatchPlayer.player_id
+                    )
+                )
+            ).all():
+                seats.setdefault(row.match_id, []).append(
+                    PlayedSeat(
+                        player_id=row.player_id,
+                        name=row.name,
+                        bot=bool(row.bot),
+                        score=int(row.score or 0),
+                        placed=int(row.placed or 0),
+                        redeals=int(row.redeals or 0),
+                        won=bool(row.won),
+                        end_reason=row.end_reason,
+                        finish_ms=row.finish_ms,
+                        rank=row.rank,
+                    )
+                )
+        return [
+            PlayedRound(
+                number=int(number),
+                code=row.code,
+                status=row.status,
+                commitment=row.commitment,
+                par_score=row.par_score,
+                par_exact=row.par_exact,
+                ended_at=_utc(row.ended_at),
+                seats=tuple(seats.get(row.id, ())),
+            )
+            for number, row in sorted(last.items())
         ]
 
     async def record_standings(self, tournament_id: int, rows: Sequence[StandingRow]) -> None:

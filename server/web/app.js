@@ -54,7 +54,8 @@ async function route() {
 setRouter(route);
 document.addEventListener('click', (event) => {
   const anchor = event.target.closest('a');
-  if (!anchor || anchor.origin !== location.origin || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+  // A link to a file to save (``download``: an export) is the browser's, not a page's.
+  if (!anchor || anchor.origin !== location.origin || anchor.hasAttribute('download') || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
   event.preventDefault();
   navigate(anchor.pathname + anchor.search);
 });

@@ -1,5 +1,5 @@
 // `/lobby`: quick match, join by code, the public matches, create a match, the
-// tournaments, host one.
+// tournaments (open and running, or ended: a filter), host one.
 import * as engine from './engine.js';
 import { el, formatMs, link, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, retrying } from './net.js';
@@ -47,9 +47,11 @@ function tournamentForm() {
   const roundTime = el('input', { id: 't-round-time', type: 'number', min: 1, max: 86400, value: 600 });
   const startAt = el('input', { id: 't-start-at', type: 'datetime-local' });
   const bots = el('input', { id: 't-bots', type: 'checkbox' });
+  const winnable = el('input', { id: 't-winnable', type: 'checkbox' });
   return el('form', { class: 'grid', 'aria-label': 'Host a tournament', on: { submit: async (event) => {
     event.preventDefault();
     const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value), bots: bots.checked };
+    if (winnable.checked) options.deals = 'winnable';
     if (name.value.trim()) options.name = name.value.trim();
     if (startAt.value) options.start_at = new Date(startAt.value).toISOString(); // local time, sent in UTC
     try {
@@ -59,7 +61,31 @@ function tournamentForm() {
   } } },
   field('Name', name), field('Ruleset', ruleset), field('Rounds', rounds), field('Entrants', maxPlayers),
   field('Round time limit (s)', roundTime), field('Starts by itself at', startAt), field('Bots may enter', bots),
-  el('span'), el('button', { type: 'submit' }, 'Host tournament'));
+  field('Winnable deals only', winnable), el('span'), el('button', { type: 'submit' }, 'Host tournament'));
+}
+
+/** The tournaments: the open and running ones, the ended ones (finished or cancelled,
+ * newest first), or all; each links to its page. */
+function tournamentList() {
+  const which = el('select', { id: 't-filter' },
+    el('option', { value: 'active' }, 'open and running'), el('option', { value: 'ended' }, 'ended'),
+    el('option', { value: 'all' }, 'all'));
+  const list = el('div', { id: 'tournament-list', 'aria-live': 'polite' });
+  const empty = { active: 'No tournament is open or running: host one.', ended: 'No tournament has ended yet.', all: 'No tournament yet: host one.' };
+  async function load() {
+    const status = which.value;
+    try {
+      const { tournaments } = await retrying(() => connection.request({ type: 'tournament_list', status }));
+      if (which.value !== status) return; // another filter was chosen meanwhile
+      put(list, tournaments.length === 0 ? el('p', {}, empty[status])
+        : el('ul', {}, tournaments.map((t) => el('li', {}, link(`/t/${t.code}`, t.name),
+          ` (${t.ruleset}, ${t.status === 'cancelled' ? `cancelled: ${t.cancel_reason || 'by the host'}` : t.status}, `,
+          `${plural(t.entrant_count ?? t.entrants.filter((e) => e.removed !== true).length, 'entrant')}`,
+          t.deals === 'winnable' ? ', winnable deals' : '', ')'))));
+    } catch (error) { say(error.message, true); }
+  }
+  which.addEventListener('change', load);
+  return { element: el('div', { id: 'tournaments' }, el('p', { class: 'row' }, el('label', { for: 't-filter' }, 'Show'), which), list), load };
 }
 
 /** Create a match with ``options`` and go to it (the options are kept for a rematch). */
@@ -114,7 +140,7 @@ export async function lobbyPage() {
   const list = el('tbody');
   // No maxlength: a pasted link or a code with spaces around it is cut after trimming.
   const code = el('input', { id: 'code', placeholder: 'K7QX2M or a link', autocomplete: 'off', spellcheck: 'false' });
-  const tournaments = el('div', { id: 'tournaments' });
+  const tournaments = tournamentList();
   show(
     el('h1', {}, 'Lobby'),
     el('h2', {}, 'Quick match'),
@@ -132,7 +158,7 @@ export async function lobbyPage() {
     el('h2', {}, 'Create a match'),
     createForm(createMatch),
     el('h2', {}, 'Tournaments'),
-    tournaments,
+    tournaments.element,
     el('h3', {}, 'Host a tournament'),
     tournamentForm(),
   );
@@ -142,9 +168,5 @@ export async function lobbyPage() {
     el('td', {}, formatMs(m.time_limit_s * 1000)), el('td', {}, m.win_by === 'time' ? 'fastest win' : 'best score'),
     el('td', {}, link(`/m/${m.code}`, `Join ${m.code}`)))));
   if (matches.length === 0) list.append(el('tr', {}, el('td', { colspan: 6 }, 'No public match is waiting: create one.')));
-  const { tournaments: open } = await retrying(() => connection.request({ type: 'tournament_list' }));
-  put(tournaments, open.length === 0
-    ? el('p', {}, 'No tournament is open or running: host one.')
-    : el('ul', {}, open.map((t) => el('li', {}, link(`/t/${t.code}`, t.name),
-      ` (${t.ruleset}, ${t.status}, ${plural(t.entrant_count ?? t.entrants.filter((e) => e.removed !== true).length, 'entrant')})`))));
+  await tournaments.load();
 }

@@ -1,6 +1,9 @@
 // `/t/CODE`: a tournament in large type, for a projector. Signed in, it follows the
 // tournament's events live (join, start, remove an entrant, play or watch a round);
-// without an account it reads the public standings over HTTP now and then.
+// without an account it reads the public standings over HTTP now and then. Either way it
+// shows the commitment to the deals, checks every seed revealed against it (and says so
+// loudly when one does not match), and links to the exports.
+import { checkDeals } from './deals.js';
 import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
 import { onLeave } from './nav.js';
@@ -27,11 +30,51 @@ function tournamentScreen() {
   const updated = el('p', { id: 'updated', class: 'quiet' });
   const standingsTable = scrolling('Standings', table('standings-table', ['Rank', 'Player', 'Score', 'Time', 'Rounds'], rows));
   const noRound = el('p', { id: 'no-round', hidden: true }, 'No round has been played yet: the standings start after the first.');
-  show(el('div', { class: 'projector' }, title, round, actions, log, standingsTable, noRound,
-    el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing, updated));
+  // The commitment to the deals, each seed as it is revealed, and what the check found.
+  const dealsAlarm = el('p', { id: 'deals-alarm', class: 'alarm', role: 'alert', hidden: true });
+  const dealsStatus = el('p', { id: 'deals-status' });
+  const dealSeeds = el('ul', { id: 'deal-seeds' });
+  const exportLinks = el('p', { id: 'exports', class: 'row' });
+  show(el('div', { class: 'projector' }, title, round, actions, dealsAlarm, log, standingsTable, noRound,
+    el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing,
+    el('h2', { id: 'deals-heading' }, 'Deals'), dealsStatus, dealSeeds,
+    el('h2', {}, 'Results to save'), exportLinks, updated));
   const logged = new Set(); // the names whose removal the log shows already
+  let alarmed = '';
   return {
     title, round, actions, entrants, removing, updated,
+    /** The commitment, the seeds revealed so far, and the check of each against it. */
+    deals(view) {
+      const { verified, mismatches, complete } = checkDeals(view);
+      const winnable = view.deals === 'winnable' ? ' Only deals the solver proved winnable without redeal.' : '';
+      dealsStatus.textContent = typeof view.commitment === 'string'
+        ? `Committed before anyone entered: SHA-256 ${view.commitment}.${winnable}${complete ? ' Every seed is revealed, and they match it.' : ' Each seed is revealed when its round ends.'}`
+        : view.deals_ready === false ? `Drawing the deals: entries open once they are committed.${winnable}`
+          : 'No deals committed (a tournament from before commitments).';
+      const seeds = Array.isArray(view.seeds) ? view.seeds : [];
+      put(dealSeeds, seeds.map((seed, index) => el('li', {},
+        `Round ${index + 1}: `, seed === null ? 'secret until the round ends'
+          : [el('code', {}, seed), verified.includes(index + 1) ? ' ✓ matches its commitment' : ' ✗ does not match its commitment'])));
+      dealsAlarm.hidden = mismatches.length === 0;
+      dealsAlarm.textContent = mismatches.length === 0 ? ''
+        : `The deals do not match the commitment: the server dealt other deals than it had committed to. ${mismatches.join('; ')}.`;
+      if (mismatches.length > 0 && alarmed !== dealsAlarm.textContent) {
+        alarmed = dealsAlarm.textContent;
+        say(alarmed, true);
+      }
+    },
+    /** Links to the exports: the standings and the rounds as CSV and JSON, and a
+     * scheduled tournament's calendar file. */
+    exports(view) {
+      const base = `/tournaments/${encodeURIComponent(view.code)}`;
+      const file = (path, text, name) => link(`${base}${path}`, text, { download: name });
+      put(exportLinks,
+        file('/standings.csv', 'Standings (CSV)', `${view.code}-standings.csv`),
+        file('/standings.json', 'Standings (JSON)', `${view.code}-standings.json`),
+        file('/rounds.csv', 'Rounds (CSV)', `${view.code}-rounds.csv`),
+        file('/rounds.json', 'Rounds (JSON)', `${view.code}-rounds.json`),
+        view.start_at ? file('.ics', 'Calendar', `${view.code}.ics`) : null);
+    },
     standings(standings) {
       standingsTable.hidden = !standings;
       noRound.hidden = Boolean(standings);
@@ -77,14 +120,17 @@ async function publicTournament(code) {
     try {
       const body = await readJson(`/tournaments/${encodeURIComponent(code)}`, 'the standings', wanted);
       const view = body.tournament;
+      const over = view.status === 'finished' || view.status === 'cancelled';
       screen.heading(view);
-      put(screen.actions, view.status === 'finished' ? null
+      put(screen.actions, over ? null
         : [link('/', view.status === 'open' ? 'Sign up to enter' : 'Sign up to watch the rounds')]);
       screen.entrantList(view);
+      screen.deals(view);
+      screen.exports(view);
       screen.standings(view.current_round > 0 || view.status === 'finished' ? body.standings : null);
-      screen.updated.textContent = view.status === 'finished' ? ''
+      screen.updated.textContent = over ? ''
         : `Updated at ${formatClock(new Date(), true)}; read again every ${PUBLIC_REFRESH_MS / 1000} s.`;
-      if (view.status === 'finished') return;
+      if (over) return;
     } catch (error) {
       if (!here) return;
       if (screen.title.textContent === '') throw error; // the first read: the page says why
@@ -139,12 +185,14 @@ export async function tournamentPage(code) {
 
   function renderView() {
     screen.heading(view, nextRoundAt);
+    screen.deals(view);
+    screen.exports(view);
     // Join, start, and the round to play or watch: a projector needs none of them.
     const still = view.entrants.filter((e) => e.removed !== true);
     const entered = still.some((e) => e.player_id === me.id);
     const removed = view.entrants.some((e) => e.player_id === me.id && e.removed === true);
     put(screen.actions,
-      view.status === 'open' && !entered && !removed
+      view.status === 'open' && !entered && !removed && view.deals_ready !== false
         ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament') : null,
       view.status === 'open' && view.host_id === me.id
         ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_start', code }) } }, 'Start now') : null,
@@ -184,6 +232,13 @@ export async function tournamentPage(code) {
       screen.logRemoval(event.name, event.reason);
       return 'removed';
     }
+    if (event.event === 'deals_committed') {
+      Object.assign(view, { deals_ready: true, commitment: event.commitment, round_commitments: event.round_commitments, seeds: event.seeds });
+    }
+    if (Array.isArray(view.seeds) && typeof event.seed === 'string' && event.round >= 1 && event.round <= view.seeds.length) {
+      view.seeds[event.round - 1] = event.seed; // a round_ended reveals its deal
+    }
+    if (Array.isArray(event.seeds) && event.event !== 'deals_committed') view.seeds = event.seeds; // the end reveals them all
     if (event.event === 'tournament_started') view.status = 'running';
     if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
     if (event.event === 'round_ended') { view.round_match = null; nextRoundAt = event.next_round_at; screen.standings(event.standings); }
