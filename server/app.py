@@ -39,6 +39,7 @@ from server.remote import MatchHandle
 from server.routes import Routes
 from server.services import Services, Sessions
 from server.session import Session
+from server.signing import Signer
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
 from server.storage.leader import LeaderLock
@@ -90,6 +91,10 @@ class Server:
             workers=settings.par_workers,
             par_max_nodes=settings.par_max_nodes,
             par_time_budget_s=settings.par_time_budget_s,
+        )
+        #: Signs what the server publishes, with the cluster's key (server/signing.py).
+        self.signer = Signer(
+            self.store.signing_keys, clock=self.clock, key_file=settings.signing_key_file
         )
         self._websocket_server: WebSocketServer | None = None
         self._services: Services | None = None
@@ -184,7 +189,12 @@ class Server:
             daily=daily,
             leadership=leadership,
             reads=Reads(
-                store=self.store, clock=clock, daily=daily, routes=routes, leadership=leadership
+                store=self.store,
+                clock=clock,
+                daily=daily,
+                routes=routes,
+                leadership=leadership,
+                signer=self.signer,
             ),
             costly_by_player=Budgets(burst=burst, per_s=per_s, clock=clock.monotonic),
             costly_by_address=Budgets(burst=burst, per_s=per_s, clock=clock.monotonic),
@@ -214,6 +224,7 @@ class Server:
         listen; ``reuse_port``: bind with SO_REUSEPORT, beside the other workers of
         ``gaps-server --workers``."""
         await self.database.migrate()
+        await self.signer.start()
         await self._build()
         self.journal.start()
         lobby = self.lobby

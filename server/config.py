@@ -91,6 +91,9 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = ()
     #: The names of the players who are operators (docs/fair-play.md): granted here only.
     operators: tuple[str, ...] = ()
+    #: The operator's Ed25519 key (PEM) results are signed with; None: the cluster's own,
+    #: kept in the database (server/signing.py).
+    signing_key_file: Path | None = None
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:
@@ -253,6 +256,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "void results and suspend accounts; a listed name cannot be registered over the "
         "protocol (GAPS_OPERATORS; default: none)",
     )
+    parser.add_argument(
+        "--signing-key-file",
+        type=Path,
+        default=Path(env["GAPS_SIGNING_KEY_FILE"]) if env.get("GAPS_SIGNING_KEY_FILE") else None,
+        metavar="FILE",
+        help="an Ed25519 private key (PEM, from openssl genpkey -algorithm ed25519) to sign "
+        "replays and daily boards with, its public half published at /keys "
+        "(GAPS_SIGNING_KEY_FILE; default: a key the servers make at their first start and "
+        "keep in the database)",
+    )
     limits = parser.add_argument_group("limits", "what one client may cost the server")
     for (name, flag, variable), limit in zip(limit_flags(), fields(Limits), strict=True):
         kind = int if limit.type in (int, "int") else float
@@ -298,5 +311,6 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         par_time_budget_s=options.par_time_budget_s,
         trusted_proxies=options.trusted_proxies,
         operators=options.operators,
+        signing_key_file=options.signing_key_file,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

@@ -24,6 +24,8 @@ from server.storage.store import Store
 
 SECRET_NAME: Final = "daily"
 TIME_LIMIT_S: Final = 1800
+#: The ``format`` of a day's board, as published and signed.
+BOARD_FORMAT: Final = "gaps-daily/1"
 
 
 def daily_seed(key: bytes, ruleset: str, day: date) -> Seed:
@@ -90,7 +92,8 @@ class Daily:
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
         """The day's ranking: score (higher first), then finish time (earlier first); and
-        the deal's ``par`` (``score``, ``exact``) once one attempt at it has been solved."""
+        the deal's ``par`` (``score``, ``exact``) once one attempt at it has been solved;
+        and when it was read."""
         rows = await self._store.daily.results(ruleset=ruleset, day=day, limit=limit)
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
@@ -110,8 +113,10 @@ class Daily:
             )
         par = await self._store.matches.daily_par(ruleset=ruleset, day=day)
         return {
+            "format": BOARD_FORMAT,
             "ruleset": ruleset,
             "day": day.isoformat(),
+            "as_of": self._clock.now().isoformat(),
             "par": None if par is None else {"score": par.score, "exact": par.exact},
             "entries": entries,
         }
