@@ -859,9 +859,13 @@ async def cmd_daily(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    day = datetime.now(UTC).date().isoformat()
+    # The server's day, and whether this attempt is ranked (an older server says neither).
+    given = snapshot.get("daily")
+    attempt: dict[str, Any] = given if isinstance(given, dict) else {}
+    day = str(attempt.get("day") or datetime.now(UTC).date().isoformat())
+    unranked = attempt.get("ranked") is False
     state = await _open_screen(context, connection, snapshot,
-                               heading=f"daily challenge {day}")
+                               heading=f"daily challenge {day}{' (unranked)' if unranked else ''}")
     out = context.out
     me = state.me or {}
     if state.phase is Phase.FINISHED:
@@ -874,7 +878,10 @@ async def cmd_daily(context: Context) -> int:
         except ClientError:  # the board is a bonus: the game is over and stored
             board = {}
         mine = [e for e in board.get("entries", []) if e.get("player_id") == state.you_id]
-        if mine:
+        if unranked:
+            out.print(Text.assemble(("Unranked", "bold yellow"), printable(
+                f": {attempt.get('reason') or 'your result is not on the board'}.")))
+        elif mine:
             out.print(printable_text(
                 f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))

@@ -4,6 +4,11 @@ Its seed is an HMAC of the day and ruleset under a server secret made once and k
 the database, so nobody can compute tomorrow's deal, and every server process (and a
 restarted one) deals the same. A player's attempt is a one-seat match; a unique row per
 (ruleset, day, player) refuses a second attempt.
+
+Only accounts registered before the day began (00:00 UTC) are ranked on its board: an
+account made during the day may play, unranked (its match unrated), and is told why.
+Else a free new account would see the day's deal first, for another to play it knowing
+it (docs/fair-play.md).
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from datetime import date
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
@@ -33,6 +39,40 @@ def daily_seed(key: bytes, ruleset: str, day: date) -> Seed:
     return Seed(digest[:10])
 
 
+def day_began(day: date) -> datetime:
+    """When ``day`` began: 00:00 UTC. Accounts registered before it are ranked that day."""
+    return datetime.combine(day, time(), UTC)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A player's attempt at a day's challenge, dealt."""
+
+    match: Match
+    day: date
+    #: Whether the result goes on the day's board; when not, ``reason`` says why.
+    ranked: bool
+    reason: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        """The ``daily`` member of the ``daily_started`` reply."""
+        return {"day": self.day.isoformat(), "ranked": self.ranked, "reason": self.reason}
+
+
+def unranked_reason(registered_at: datetime, day: date) -> str | None:
+    """Why an account registered at ``registered_at`` is not ranked on ``day``'s board,
+    or None when it is."""
+    if registered_at < day_began(day):
+        return None
+    return (
+        f"your account was registered at {registered_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"after the {day} challenge began (00:00 UTC): you may play it, but your result "
+        "stays off its board. Only accounts registered before a day begins are ranked on it, "
+        "so that nobody can look at the deal first with a new account; your results count "
+        "from tomorrow's challenge"
+    )
+
+
 class Daily:
     def __init__(self, *, store: Store, lobby: Lobby, clock: Clock, countdown_s: int) -> None:
         self._store = store
@@ -48,9 +88,10 @@ class Daily:
 
     async def start(
         self, player_id: int, name: str, ruleset: Ruleset, *, bot: bool = False
-    ) -> Match:
+    ) -> Attempt:
         """Deal today's challenge to the player, once per day and ruleset; never to a
-        declared ``bot`` (its board is the people's)."""
+        declared ``bot`` (its board is the people's). The attempt is ranked, and its
+        match rated, when the player registered before the day began."""
         if bot:
             raise bots_not_allowed(
                 "the daily challenge is for people: bots may not play it", refused_by="daily"
@@ -60,6 +101,9 @@ class Daily:
             raise ServerError(
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             )
+        registered_at = await self._store.players.registered_at(player_id)
+        assert registered_at is not None, "a session's player is registered"
+        reason = unranked_reason(registered_at, day)
         options = MatchOptions(
             ruleset=ruleset,
             max_players=1,
@@ -76,7 +120,7 @@ class Daily:
             connected=False,  # the session attaches the player's connection
             kind="daily",
             daily_date=day,
-            rated=True,
+            rated=reason is None,
         )
         try:
             await self._store.daily.enter(
@@ -88,13 +132,16 @@ class Daily:
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             ) from None
         await match.start()
-        return match
+        return Attempt(match, day, ranked=reason is None, reason=reason)
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
-        """The day's ranking: score (higher first), then finish time (earlier first); and
-        the deal's ``par`` (``score``, ``exact``) once one attempt at it has been solved;
-        and when it was read."""
-        rows = await self._store.daily.results(ruleset=ruleset, day=day, limit=limit)
+        """The day's ranking of the accounts registered before it began: score (higher
+        first), then finish time (earlier first); the deal's ``par`` (``score``,
+        ``exact``) once one attempt at it has been solved; and when it was read."""
+        began = day_began(day)
+        rows = await self._store.daily.results(
+            ruleset=ruleset, day=day, registered_before=began, limit=limit
+        )
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
             tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (
@@ -117,6 +164,7 @@ class Daily:
             "ruleset": ruleset,
             "day": day.isoformat(),
             "as_of": self._clock.now().isoformat(),
+            "registered_before": began.isoformat(),
             "par": None if par is None else {"score": par.score, "exact": par.exact},
             "entries": entries,
         }
