@@ -1225,9 +1225,11 @@ async def cmd_verify(context: Context) -> int:
         print_report(context.out, report)
         holds = report.holds
     else:  # another signed document: a daily board, an export
+        kind = document.get("format")
+        kind = kind[:40] if isinstance(kind, str) else "signed"
         context.out.print(printable_text(
-            f"A {document.get('format', 'signed')} document: its signature is checked; only "
-            "replays have their content replayed."))
+            f"A {kind} document: its signature is checked; only replays have their content "
+            "replayed."))
     print_signature(context.out, signature, source)
     if not holds or signature.refused:
         return 1

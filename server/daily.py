@@ -7,8 +7,8 @@ restarted one) deals the same. A player's attempt is a one-seat match; a unique 
 
 Only accounts registered before the day began (00:00 UTC) are ranked on its board: an
 account made during the day may play, unranked (its match unrated), and is told why.
-Else a free new account would see the day's deal first, for another to play it knowing
-it (docs/fair-play.md).
+Otherwise anyone could make a free account, look at the day's deal with it, and play it
+with their own knowing it (docs/fair-play.md).
 """
 
 from __future__ import annotations
@@ -50,9 +50,12 @@ class Attempt:
 
     match: Match
     day: date
-    #: Whether the result goes on the day's board; when not, ``reason`` says why.
-    ranked: bool
+    #: Why the result stays off the day's board, or None: it is ranked.
     reason: str | None = None
+
+    @property
+    def ranked(self) -> bool:
+        return self.reason is None
 
     def view(self) -> dict[str, Any]:
         """The ``daily`` member of the ``daily_started`` reply."""
@@ -102,7 +105,8 @@ class Daily:
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             )
         registered_at = await self._store.players.registered_at(player_id)
-        assert registered_at is not None, "a session's player is registered"
+        if registered_at is None:  # a session's player is registered: never, in truth
+            raise ServerError("no_such_player", f"no player has id {player_id}")
         reason = unranked_reason(registered_at, day)
         options = MatchOptions(
             ruleset=ruleset,
@@ -132,7 +136,7 @@ class Daily:
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             ) from None
         await match.start()
-        return Attempt(match, day, ranked=reason is None, reason=reason)
+        return Attempt(match, day, reason)
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
         """The day's ranking of the accounts registered before it began: score (higher
