@@ -48,6 +48,16 @@ from client_cli.records import Records
 from client_cli.refusals import refusal_words
 from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp, Rematch, rematch_options
+from client_cli.signature import (
+    BadKeys,
+    SignatureCheck,
+    Verdict,
+    is_signed,
+    keys_from_file,
+    keys_from_listing,
+    unchecked,
+)
+from client_cli.signature import check as check_signature
 from client_cli.tables import (
     board_title,
     daily_par_note,
@@ -66,6 +76,7 @@ from client_cli.tables import (
     tournaments_table,
 )
 from client_cli.tournament import deals_committed, follow, intro, print_final
+from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
 
@@ -107,7 +118,8 @@ class Context:
 
     @property
     def config(self) -> Config:
-        """The config file, read when a command first needs it (verify never does)."""
+        """The config file, read when a command first needs it (verify only to find the
+        server whose keys it checks a signature with, when no --key is given)."""
         if self._config is None:
             self._config = Config.load()
         return self._config
@@ -376,12 +388,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(handler=cmd_replay)
 
     check = commands.add_parser("verify", parents=[common],
-                                help="recompute every score of a replay file",
+                                help="check a replay file: every score, and its signature",
                                 description="Replay every action from the revealed seed "
                                             "with the rules engine and compare every "
-                                            "recorded number. Exit 0 if the result holds, 1 "
-                                            "if not.")
+                                            "recorded number; check the server's signature "
+                                            "(of any document it signs: a replay, a daily "
+                                            "board). Exit 0 if the result holds and is signed "
+                                            "by the server, 1 if it does not hold or its "
+                                            "signature does not, 3 if it holds but is "
+                                            "unsigned or its signature could not be checked.")
     check.add_argument("file", help="a replay file (from `gaps replay`); - for stdin")
+    check.add_argument("--key", metavar="FILE",
+                       help="the public key(s) to check the signature with: a PEM public key "
+                            "or the server's /keys saved (default: the keys the server "
+                            "publishes at /keys)")
+    check.add_argument("--key-id", metavar="ID",
+                       help="accept only a signature by this key (its id, as /keys lists it)")
     check.set_defaults(handler=cmd_verify)
     return parser
 
@@ -866,9 +888,13 @@ async def cmd_daily(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    day = datetime.now(UTC).date().isoformat()
+    # The server's day, and whether this attempt is ranked (an older server says neither).
+    given = snapshot.get("daily")
+    attempt: dict[str, Any] = given if isinstance(given, dict) else {}
+    day = str(attempt.get("day") or datetime.now(UTC).date().isoformat())
+    unranked = attempt.get("ranked") is False
     state = await _open_screen(context, connection, snapshot,
-                               heading=f"daily challenge {day}")
+                               heading=f"daily challenge {day}{' (unranked)' if unranked else ''}")
     out = context.out
     me = state.me or {}
     if state.phase is Phase.FINISHED:
@@ -881,7 +907,10 @@ async def cmd_daily(context: Context) -> int:
         except ClientError:  # the board is a bonus: the game is over and stored
             board = {}
         mine = [e for e in board.get("entries", []) if e.get("player_id") == state.you_id]
-        if mine:
+        if unranked:
+            out.print(Text.assemble(("Unranked", "bold yellow"), printable(
+                f": {attempt.get('reason') or 'your result is not on the board'}.")))
+        elif mine:
             out.print(printable_text(
                 f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))
@@ -1273,9 +1302,48 @@ async def cmd_verify(context: Context) -> int:
         raise CliError(f"{name} is not JSON: {error}", 2) from None
     except RecursionError:  # json.loads recurses once per nested array or object
         raise CliError(f"{name} is not JSON: nested too deep", 2) from None
-    report = verify(document)
-    print_report(context.out, report)
-    return 0 if report.holds else 1
+    signature, source = await _check_signature(context, document, name)
+    replay = not is_signed(document) or (
+        isinstance(document, dict) and document.get("format") == REPLAY_FORMAT)
+    holds = True
+    if replay:
+        report = verify(document)
+        print_report(context.out, report)
+        holds = report.holds
+    else:  # another signed document: a daily board, an export
+        kind = document.get("format")
+        kind = kind[:40] if isinstance(kind, str) else "signed"
+        context.out.print(printable_text(
+            f"A {kind} document: its signature is checked; only replays have their content "
+            "replayed."))
+    print_signature(context.out, signature, source)
+    if not holds or signature.refused:
+        return 1
+    return 0 if signature.verdict is Verdict.HOLDS else 3
+
+
+async def _check_signature(
+    context: Context, document: Any, name: str
+) -> tuple[SignatureCheck, str]:
+    """The document's signature checked with the keys of --key, else the server's; and
+    where the keys came from."""
+    options = context.options
+    if not is_signed(document):
+        return check_signature(document, {}), ""
+    if options.key:
+        try:
+            keys = keys_from_file(Path(options.key).read_bytes())
+        except OSError as error:
+            raise CliError(f"cannot read {options.key}: {error.strerror or error}", 2) from None
+        except BadKeys as error:
+            raise CliError(f"{options.key} holds no key to check {name} with: {error}", 2) from None
+        return check_signature(document, keys, only=options.key_id), f"from {options.key}"
+    server = context.server
+    try:
+        keys = keys_from_listing(await http.signing_keys(server))
+    except (ClientError, BadKeys) as error:
+        return unchecked(document, f"the keys of {server} could not be read: {error}"), ""
+    return check_signature(document, keys, only=options.key_id), f"published by {server}"
 
 
 def print_report(out: Console, report: Report) -> None:
@@ -1297,3 +1365,31 @@ def print_report(out: Console, report: Report) -> None:
                    f"{'y' if count == 1 else 'ies'}):", style="bold red"))
     for line in report.discrepancies:
         out.print(printable_text(f"  - {line}"))
+
+
+def print_signature(out: Console, check: SignatureCheck, source: str) -> None:
+    """Whether the server signed the document as it is, and with which key."""
+    key = printable(check.key_id or "?")
+    if check.verdict is Verdict.HOLDS:
+        assert check.key is not None
+        retired = (f", retired since {check.key.retired_at}: what it signed before still holds"
+                   if check.key.status == "retired" else "")
+        out.print(Text.assemble(
+            ("✓ The signature holds: ", "bold green"),
+            printable(f"signed by key {key}{retired}, {source}; the document is exactly as "
+                      "the server signed it.")))
+    elif check.verdict is Verdict.UNSIGNED:
+        out.print(Text.assemble(
+            ("! Unsigned: ", "bold yellow"),
+            "this document proves only its own consistency, not that the server published "
+            "it: anyone can write a consistent one (its times scaled, its ranks swapped). "
+            "A signed copy: gaps replay CODE."))
+    elif check.verdict is Verdict.UNCHECKED:
+        out.print(Text.assemble(
+            ("! Not checked: ", "bold yellow"),
+            printable(f"signed by key {key}, but {check.detail}. Give the key: --key FILE (a "
+                      "PEM public key, or the server's /keys saved)."),
+            " Until then it proves only its own consistency."))
+    else:
+        out.print(Text.assemble(("✗ The signature does NOT hold: ", "bold red"),
+                                printable(f"{check.detail}.")))

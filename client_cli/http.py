@@ -1,8 +1,8 @@
 """Plain HTTP GETs on the server's port: what anyone may read without an account.
 
 The open matches, finished matches' replays, the leaderboards, a player's ratings, the
-tournaments, their standings and exports, and the daily challenge's board
-(docs/protocol.md, HTTP).
+tournaments, their standings and exports, the daily challenge's board, and the keys the
+server signs with (docs/protocol.md, HTTP).
 """
 
 from __future__ import annotations
@@ -124,3 +124,8 @@ async def standings(server: str, code: str) -> dict[str, Any]:
 async def daily_board(server: str, ruleset: str, day: str | None = None) -> dict[str, Any]:
     path = f"/daily/{_segment(ruleset)}" + (f"?{urlencode({'day': day})}" if day else "")
     return _object(await get_json(server, path), "daily board")
+
+
+async def signing_keys(server: str) -> dict[str, Any]:
+    """The keys the server signs with, current and retired (``client_cli.signature``)."""
+    return _object(await get_json(server, "/keys"), "list of keys")

@@ -1,5 +1,6 @@
 """``gaps-server``: run the match server, or only its database migrations, a rebuild of
-the boards, or an operator's task (docs/fair-play.md)."""
+the boards, an operator's task (docs/fair-play.md), or a new signing key
+(docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from server.clock import SystemClock
 from server.config import Settings, add_arguments, from_arguments
 from server.errors import ServerError
 from server.heap import Collector, freeze_start_up
+from server.signing import REFRESH_S, SigningKeyError, rotate
 from server.storage.database import Database, database_url, is_sqlite
 from server.storage.rebuild import rebuild_boards_and_ratings
 from server.storage.reviews import Reviews
+from server.storage.signing_keys import SigningKeys
 
 #: The operators' subcommands (docs/fair-play.md, "Operators").
 OPERATOR_COMMANDS: Final = ("reviews", "review-clear", "review-void", "suspend", "audit-log")
@@ -40,10 +43,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=("serve", "migrate", "rebuild-boards", *OPERATOR_COMMANDS),
+        choices=("serve", "migrate", "rebuild-boards", "rotate-signing-key", *OPERATOR_COMMANDS),
         default="serve",
         help="serve (default); migrate: apply the database migrations and exit; "
         "rebuild-boards: recompute the leaderboards and ratings from the stored results; "
+        "rotate-signing-key: make a new key (or --new-key-file's) the one results are "
+        "signed with, the old ones kept published (docs/operations.md); "
         "operators (docs/fair-play.md): reviews (the results held for review, with their "
         "timing charts), review-clear and review-void (--match, --player, --reason), "
         "suspend (--player, --reason), audit-log",
@@ -59,6 +64,13 @@ def main(argv: list[str] | None = None) -> None:
         metavar="NAME",
         default=f"console:{getpass.getuser()}",
         help="who decides, as the audit log records it (default %(default)s)",
+    )
+    parser.add_argument(
+        "--new-key-file",
+        metavar="FILE",
+        type=Path,
+        help="rotate-signing-key: the operator's new Ed25519 key (PEM), of which only the "
+        "public half is stored; without it, the servers make and keep a new key",
     )
     parser.add_argument(
         "--workers",
@@ -85,6 +97,14 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_migrate(settings.database_url, settings.data_dir))
     elif options.command == "rebuild-boards":
         asyncio.run(_rebuild_boards(settings.database_url, settings.data_dir))
+    elif options.command == "rotate-signing-key":
+        try:
+            asyncio.run(
+                _rotate_signing_key(settings.database_url, settings.data_dir, options.new_key_file)
+            )
+        except SigningKeyError as refusal:
+            print(f"refused: {refusal}", file=sys.stderr, flush=True)
+            sys.exit(1)
     elif options.command in OPERATOR_COMMANDS:
         missing = _missing_operands(options)
         if missing:
@@ -95,7 +115,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"refused ({refusal.code}): {refusal.message}", file=sys.stderr, flush=True)
             sys.exit(1)
     else:
-        asyncio.run(_serve(settings, reuse_port=options.reuse_port))
+        try:
+            asyncio.run(_serve(settings, reuse_port=options.reuse_port))
+        except SigningKeyError as error:  # the operator's to fix: no traceback
+            print(f"gaps-server: cannot sign results: {error}", file=sys.stderr, flush=True)
+            sys.exit(1)
 
 
 def _positive(text: str) -> int:
@@ -142,6 +166,32 @@ async def _rebuild_boards(url: str | None, data_dir: Path) -> None:
     folded = await rebuild_boards_and_ratings(database)
     await database.dispose()
     print(f"rebuilt the leaderboards and ratings from {folded} rated matches", flush=True)
+
+
+async def _rotate_signing_key(url: str | None, data_dir: Path, key_file: Path | None) -> None:
+    database = Database(database_url(url, data_dir=data_dir))
+    await database.migrate()
+    keys = SigningKeys(database)
+    try:
+        before = await keys.current()
+        key = await rotate(keys, now=SystemClock().now(), key_file=key_file)
+    finally:
+        await database.dispose()
+    print(f"the current signing key is now {key.key_id}", flush=True)
+    if key_file is None:
+        print(f"running servers sign with it within {REFRESH_S:.0f} s", flush=True)
+    else:
+        print(
+            f"its private half stays in {key_file}: start every server with "
+            f"--signing-key-file {key_file} (GAPS_SIGNING_KEY_FILE)",
+            flush=True,
+        )
+    if before is not None:
+        print(
+            f"{before.key_id} is retired: still published at /keys, so what it signed "
+            "still verifies",
+            flush=True,
+        )
 
 
 def _missing_operands(options: argparse.Namespace) -> list[str]:

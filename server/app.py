@@ -43,6 +43,7 @@ from server.remote import MatchHandle
 from server.routes import Routes
 from server.services import Services, Sessions
 from server.session import Session
+from server.signing import Signer
 from server.storage.database import Database, database_url
 from server.storage.journal import Journal
 from server.storage.leader import LeaderLock
@@ -101,6 +102,10 @@ class Server:
             workers=settings.par_workers,
             par_max_nodes=settings.par_max_nodes,
             par_time_budget_s=settings.par_time_budget_s,
+        )
+        #: Signs what the server publishes, with the cluster's key (server/signing.py).
+        self.signer = Signer(
+            self.store.signing_keys, clock=self.clock, key_file=settings.signing_key_file
         )
         self._websocket_server: WebSocketServer | None = None
         self._metrics_server: WebSocketServer | None = None
@@ -204,7 +209,12 @@ class Server:
             daily=daily,
             leadership=leadership,
             reads=Reads(
-                store=self.store, clock=clock, daily=daily, routes=routes, leadership=leadership
+                store=self.store,
+                clock=clock,
+                daily=daily,
+                routes=routes,
+                leadership=leadership,
+                signer=self.signer,
             ),
             costly_by_player=Budgets(
                 burst=limits.costly_request_burst,
@@ -265,6 +275,7 @@ class Server:
         listen; ``reuse_port``: bind with SO_REUSEPORT, beside the other workers of
         ``gaps-server --workers``."""
         await self.database.migrate()
+        await self.signer.start()
         await self._build()
         self.journal.start()
         lobby = self.lobby

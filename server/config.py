@@ -104,6 +104,9 @@ class Settings:
     #: never the players' port; None: not served.
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
+    #: The operator's Ed25519 key (PEM) results are signed with; None: the cluster's own,
+    #: kept in the database (server/signing.py).
+    signing_key_file: Path | None = None
     limits: Limits = Limits()
 
     def __post_init__(self) -> None:
@@ -295,6 +298,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "void results and suspend accounts; a listed name cannot be registered over the "
         "protocol (GAPS_OPERATORS; default: none)",
     )
+    parser.add_argument(
+        "--signing-key-file",
+        type=Path,
+        default=Path(env["GAPS_SIGNING_KEY_FILE"]) if env.get("GAPS_SIGNING_KEY_FILE") else None,
+        metavar="FILE",
+        help="an Ed25519 private key (PEM, from openssl genpkey -algorithm ed25519) to sign "
+        "replays and daily boards with, its public half published at /keys "
+        "(GAPS_SIGNING_KEY_FILE; default: a key the servers make at their first start and "
+        "keep in the database)",
+    )
     limits = parser.add_argument_group("limits", "what one client may cost the server")
     for (name, flag, variable), limit in zip(limit_flags(), fields(Limits), strict=True):
         kind = int if limit.type in (int, "int") else float
@@ -348,5 +361,6 @@ def from_arguments(options: argparse.Namespace) -> Settings:
         operators=options.operators,
         metrics_host=options.metrics_host,
         metrics_port=options.metrics_port,
+        signing_key_file=options.signing_key_file,
         limits=Limits(**{name: getattr(options, name) for name, _, _ in limit_flags()}),
     )

@@ -9,6 +9,11 @@ The deal is always winnable (``winnable_deal``): the day's candidates are HMACs 
 day, the ruleset and their number 0, 1, 2..., and the first the solver proves winnable
 without redeal is the day's; the choice is kept in the database, so that every process
 deals the same without solving again.
+
+Only accounts registered before the day began (00:00 UTC) are ranked on its board: an
+account made during the day may play, unranked (its match unrated), and is told why.
+Otherwise anyone could make a free account, look at the day's deal with it, and play it
+with their own knowing it (docs/fair-play.md).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import hashlib
 import hmac
 import secrets
 from concurrent.futures import BrokenExecutor
-from datetime import date
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
@@ -35,6 +41,8 @@ SECRET_NAME: Final = "daily"
 TIME_LIMIT_S: Final = 1800
 #: How many of a day's candidates may be solved before giving up.
 MAX_CANDIDATES: Final = 64
+#: The ``format`` of a day's board, as published and signed.
+BOARD_FORMAT: Final = "gaps-daily/1"
 
 
 def daily_seed(key: bytes, ruleset: str, day: date, candidate: int = 0) -> Seed:
@@ -42,6 +50,43 @@ def daily_seed(key: bytes, ruleset: str, day: date, candidate: int = 0) -> Seed:
     text = f"{day.isoformat()}/{ruleset}" + (f"/{candidate}" if candidate else "")
     digest = hmac.new(key, text.encode(), hashlib.sha256).digest()
     return Seed(digest[:10])
+
+
+def day_began(day: date) -> datetime:
+    """When ``day`` began: 00:00 UTC. Accounts registered before it are ranked that day."""
+    return datetime.combine(day, time(), UTC)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A player's attempt at a day's challenge, dealt."""
+
+    match: Match
+    day: date
+    #: Why the result stays off the day's board, or None: it is ranked.
+    reason: str | None = None
+
+    @property
+    def ranked(self) -> bool:
+        return self.reason is None
+
+    def view(self) -> dict[str, Any]:
+        """The ``daily`` member of the ``daily_started`` reply."""
+        return {"day": self.day.isoformat(), "ranked": self.ranked, "reason": self.reason}
+
+
+def unranked_reason(registered_at: datetime, day: date) -> str | None:
+    """Why an account registered at ``registered_at`` is not ranked on ``day``'s board,
+    or None when it is."""
+    if registered_at < day_began(day):
+        return None
+    return (
+        f"your account was registered at {registered_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"after the {day} challenge began (00:00 UTC): you may play it, but your result "
+        "stays off its board. Only accounts registered before a day begins are ranked on it, "
+        "so that nobody can look at the deal first with a new account; your results count "
+        "from tomorrow's challenge"
+    )
 
 
 class Daily:
@@ -95,9 +140,10 @@ class Daily:
 
     async def start(
         self, player_id: int, name: str, ruleset: Ruleset, *, bot: bool = False
-    ) -> Match:
+    ) -> Attempt:
         """Deal today's challenge to the player, once per day and ruleset; never to a
-        declared ``bot`` (its board is the people's)."""
+        declared ``bot`` (its board is the people's). The attempt is ranked, and its
+        match rated, when the player registered before the day began."""
         if bot:
             raise bots_not_allowed(
                 "the daily challenge is for people: bots may not play it", refused_by="daily"
@@ -107,6 +153,10 @@ class Daily:
             raise ServerError(
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             )
+        registered_at = await self._store.players.registered_at(player_id)
+        if registered_at is None:  # a session's player is registered: never, in truth
+            raise ServerError("no_such_player", f"no player has id {player_id}")
+        reason = unranked_reason(registered_at, day)
         options = MatchOptions(
             ruleset=ruleset,
             max_players=1,
@@ -123,7 +173,7 @@ class Daily:
             connected=False,  # the session attaches the player's connection
             kind="daily",
             daily_date=day,
-            rated=True,
+            rated=reason is None,
         )
         try:
             await self._store.daily.enter(
@@ -135,12 +185,16 @@ class Daily:
                 "daily_already_played", f"you have played today's {ruleset} challenge ({day})"
             ) from None
         await match.start()
-        return match
+        return Attempt(match, day, reason)
 
     async def board(self, ruleset: str, day: date, *, limit: int = 100) -> dict[str, Any]:
-        """The day's ranking: score (higher first), then finish time (earlier first); and
-        the deal's ``par`` (``score``, ``exact``) once one attempt at it has been solved."""
-        rows = await self._store.daily.results(ruleset=ruleset, day=day, limit=limit)
+        """The day's ranking of the accounts registered before it began: score (higher
+        first), then finish time (earlier first); the deal's ``par`` (``score``,
+        ``exact``) once one attempt at it has been solved; and when it was read."""
+        began = day_began(day)
+        rows = await self._store.daily.results(
+            ruleset=ruleset, day=day, registered_before=began, limit=limit
+        )
         entries: list[dict[str, Any]] = []
         for position, row in enumerate(rows, start=1):
             tied = entries and (entries[-1]["score"], entries[-1]["finish_ms"]) == (
@@ -159,8 +213,11 @@ class Daily:
             )
         par = await self._store.matches.daily_par(ruleset=ruleset, day=day)
         return {
+            "format": BOARD_FORMAT,
             "ruleset": ruleset,
             "day": day.isoformat(),
+            "as_of": self._clock.now().isoformat(),
+            "registered_before": began.isoformat(),
             "par": None if par is None else {"score": par.score, "exact": par.exact},
             "entries": entries,
         }

@@ -170,6 +170,8 @@ class Http:
                     around_player=around,
                     kind=fields.kind,
                 )
+            case ["keys"]:
+                return await reads.signing_keys()
             case ["ratings", name]:
                 return await reads.rating(name)
             case ["tournaments"]:

@@ -1,6 +1,6 @@
 """The read-only queries clients make over the WebSocket and over HTTP alike: replays,
 leaderboards, ratings, the daily board, the open matches and the tournaments, their
-exports and calendar files."""
+exports and calendar files; and the keys the documents published here are signed with."""
 
 from __future__ import annotations
 
@@ -14,14 +14,23 @@ from server.exports import calendar_text, export_document
 from server.leadership import Leadership
 from server.replays import replay_document
 from server.routes import Routes
+from server.signing import Signer
 from server.storage.store import Store
 
 
 class Reads:
     def __init__(
-        self, *, store: Store, clock: Clock, daily: Daily, routes: Routes, leadership: Leadership
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        daily: Daily,
+        routes: Routes,
+        leadership: Leadership,
+        signer: Signer,
     ) -> None:
         self._store = store
+        self._signer = signer
         self._clock = clock
         self._daily = daily
         self._routes = routes
@@ -40,7 +49,7 @@ class Reads:
                 f"match {code} is a daily challenge: its seed is secret until "
                 f"{match['daily_date']} is over",
             )
-        return replay_document(stored)
+        return await self._signer.sign(replay_document(stored))
 
     async def leaderboard(
         self,
@@ -86,7 +95,10 @@ class Reads:
         }
 
     async def daily_board(self, ruleset: str, day: date | None) -> dict[str, Any]:
-        return await self._daily.board(ruleset, day or self._clock.today())
+        return await self._signer.sign(await self._daily.board(ruleset, day or self._clock.today()))
+
+    async def signing_keys(self) -> dict[str, Any]:
+        return await self._signer.published()
 
     async def open_matches(self) -> list[dict[str, Any]]:
         return await self._routes.open_public()

@@ -488,13 +488,13 @@ async def test_a_tournament_snapshot_prints_the_standings_missed_once_and_may_en
 
 
 async def test_daily_plays_once_a_day_and_shows_its_board(
-    ws_url: str, capsys: pytest.CaptureFixture[str]
+    ws_url: str, clock: FakeClock, capsys: pytest.CaptureFixture[str]
 ) -> None:
     me = name("ana")
     assert await gaps("register", me, "--server", ws_url) == 0
     assert await gaps("daily", "--board") == 0
     assert "Nobody has finished the classic daily challenge" in capsys.readouterr().out
-    today = datetime.now(UTC).date().isoformat()
+    today = clock.today().isoformat()
     seen: list[MatchApp] = []
 
     async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
@@ -502,10 +502,15 @@ async def test_daily_plays_once_a_day_and_shows_its_board(
         assert app.state.kind == "daily" and app.state.summary["win_by"] == "score"
         await stop_and_see_the_ranking(app, pilot)
 
+    # An account registered today plays today's challenge unranked, and is told why.
     assert await gaps("daily", frontend=driving(play)) == 0
     out = capsys.readouterr().out
     assert f"Daily challenge (classic, {today}): score " in out and "stopped at" in out
-    assert "You are #1 of 1 on today's board: gaps daily --board" in out
+    assert seen[0].heading == f"daily challenge {today} (unranked)"
+    unranked = " ".join(out.split())
+    assert "Unranked: your account was registered at" in unranked
+    assert f"after the {today} challenge began (00:00 UTC)" in unranked
+    assert "on today's board" not in out
     assert seen[0].state.seed is None  # secret until the day is over
     assert "The deal stays secret until the day is over" in out
 
@@ -513,9 +518,17 @@ async def test_daily_plays_once_a_day_and_shows_its_board(
     assert capsys.readouterr().err == (
         f"gaps: you have played today's classic challenge ({today}): one attempt a day. "
         "See the board: gaps daily --board\n")
+
+    clock.advance(24 * 3600)  # the next day, the account is ranked
+    tomorrow = clock.today().isoformat()
+    assert await gaps("daily", frontend=driving(play)) == 0
+    out = capsys.readouterr().out
+    assert seen[1].heading == f"daily challenge {tomorrow}"
+    assert f"Daily challenge (classic, {tomorrow}): score " in out and "Unranked" not in out
+    assert "You are #1 of 1 on today's board: gaps daily --board" in out
     assert await gaps("daily", "--board") == 0
     out = capsys.readouterr().out
-    assert f"Daily challenge · classic · {today}" in out and f"{me} (you)" in out
+    assert f"Daily challenge · classic · {tomorrow}" in out and f"{me} (you)" in out
     assert await gaps("daily", "--board", "--day", "2001-01-01", "--rules", "spaces") == 0
     # a past day's board invites to play nothing: that day cannot be played any more
     assert capsys.readouterr().out == \

@@ -22,6 +22,8 @@ from tests.lobbies import new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 
+DAY_S = 24 * 3600
+
 
 def test_the_daily_seed_depends_on_the_key_the_day_and_the_ruleset() -> None:
     key = b"k" * 32
@@ -75,6 +77,7 @@ async def test_everyone_gets_the_same_daily_deal_once_and_a_board_ranks_them(
     ana, bob = await connect(), await connect()
     await ana.register("ana")
     await bob.register("bob")
+    clock.advance(DAY_S)  # registered yesterday: ranked today (tests/test_daily_ranked.py)
     first = await play_daily(ana, "classic", moves=3, taking_s=2.0, clock=clock)
     second = await play_daily(bob, "classic", moves=0)
     assert first["grid"] == second["grid"]
@@ -131,7 +134,7 @@ async def test_nobody_but_its_player_may_watch_a_daily_attempt_before_the_day_is
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         classic = Ruleset.named("classic")
-        attempt = await daily.start(ana.id, ana.name, classic)
+        attempt = (await daily.start(ana.id, ana.name, classic)).match
         await attempt.resync(ana.id, 0)
         with pytest.raises(ServerError) as watching:
             await attempt.watch(bob.id)

@@ -3,7 +3,7 @@ real databases."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from sqlalchemy import insert, update
@@ -20,6 +20,8 @@ pytestmark = pytest.mark.both_backends
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DAY = date(2026, 3, 1)
+#: The boards of these tests rank the accounts registered before this (all of them, at NOW).
+RANKED_BEFORE = NOW + timedelta(hours=1)
 
 
 @pytest.fixture
@@ -52,8 +54,10 @@ async def test_a_secret_another_process_stored_meanwhile_is_the_one_used(
     assert reads == ["daily", "daily"]
 
 
-async def player_and_match(database: Database, name: str) -> tuple[int, int]:
-    player = await Players(database).register(name, name[0] * 64, NOW)
+async def player_and_match(
+    database: Database, name: str, *, registered_at: datetime = NOW
+) -> tuple[int, int]:
+    player = await Players(database).register(name, name[0] * 64, registered_at)
     match_id = await Matches(database).create(
         code=f"D{name.upper()}", ruleset="classic", max_players=1, time_limit_s=1800,
         win_by="score", public=False, rated=True, host_id=player.id, status="running",
@@ -90,11 +94,41 @@ async def test_the_results_list_finished_entries_best_score_then_fastest(
                     .where(DailyEntry.match_id == match_id)
                     .values(score=result[0], finish_ms=result[1])
                 )
-    found = await entries.results(ruleset="classic", day=DAY, limit=10)
+    found = await entries.results(
+        ruleset="classic", day=DAY, registered_before=RANKED_BEFORE, limit=10
+    )
     assert [(r.name, r.score, r.finish_ms) for r in found] == [
         ("cyd", 40, 7000), ("bob", 40, 9000), ("ana", 30, 5000)
     ]
-    assert [r.name for r in await entries.results(ruleset="classic", day=DAY, limit=1)] == ["cyd"]
+    first = await entries.results(
+        ruleset="classic", day=DAY, registered_before=RANKED_BEFORE, limit=1
+    )
+    assert [r.name for r in first] == ["cyd"]
+
+
+async def test_only_accounts_registered_before_the_given_instant_are_on_the_board(
+    database: Database,
+) -> None:
+    """The daily board ranks the accounts registered before its day began: one made at
+    that instant or later is left out (server.daily), to the microsecond, on both backends."""
+    entries = DailyEntries(database)
+    began = datetime(2026, 3, 1, tzinfo=UTC)
+    registered = {"old": began - timedelta(microseconds=1), "new": began, "late": NOW}
+    for name, at in registered.items():
+        player_id, match_id = await player_and_match(database, name, registered_at=at)
+        await entries.enter(ruleset="classic", day=DAY, player_id=player_id, match_id=match_id)
+        async with database.write() as connection:
+            await connection.execute(
+                update(DailyEntry).where(DailyEntry.match_id == match_id).values(
+                    score=50 if name == "late" else 10, finish_ms=1000
+                )
+            )
+    ranked = await entries.results(ruleset="classic", day=DAY, registered_before=began, limit=10)
+    assert [r.name for r in ranked] == ["old"]
+    later = await entries.results(
+        ruleset="classic", day=DAY, registered_before=began + timedelta(days=1), limit=10
+    )
+    assert [r.name for r in later] == ["late", "old", "new"]  # ties: by player id
 
 
 @pytest.mark.parametrize(("status", "shown"), [("held", False), ("voided", False),
@@ -117,5 +151,7 @@ async def test_a_result_that_does_not_count_is_off_the_days_board(
                     match_id=match_id, player_id=player_id, status=status, flags="fast",
                     intervals=40, created_at=NOW,
                 ))
-    found = await entries.results(ruleset="classic", day=DAY, limit=10)
+    found = await entries.results(
+        ruleset="classic", day=DAY, registered_before=RANKED_BEFORE, limit=10
+    )
     assert [r.name for r in found] == (["bob", "ana"] if shown else ["ana"])

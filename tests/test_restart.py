@@ -7,13 +7,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 
 from client_cli.verify import verify
 from gaps import Game
+from server.storage.database import Database
+from server.storage.database import database_url as sqlalchemy_url
+from server.storage.models import Player
 from tests.client import Client, http_get
 from tests.races import LONG_FIRST_MOVES
 from tests.server_process import ServerProcess, back, rejoined
@@ -213,9 +218,26 @@ async def test_a_time_limit_passed_while_the_server_was_down_ends_the_games_at_r
     await ana.close()
 
 
+async def registered_yesterday(server: ServerProcess, name: str) -> None:
+    """Move ``name``'s registration a day back: only accounts registered before the day
+    began are ranked on its daily board, and a server process's clock is the real one."""
+    database = Database(sqlalchemy_url(server.database_url, data_dir=server.data_dir))
+    try:
+        async with database.write() as connection:
+            at = (
+                await connection.execute(select(Player.created_at).where(Player.name == name))
+            ).scalar_one()
+            await connection.execute(
+                update(Player).where(Player.name == name).values(created_at=at - timedelta(1))
+            )
+    finally:
+        await database.dispose()
+
+
 async def test_a_daily_challenge_survives_kill_9(server_process: ServerProcess) -> None:
     ana = await Client.connect(server_process.url)
     await ana.register("ana")
+    await registered_yesterday(server_process, "ana")
     started = await ana.ok("daily", ruleset="classic")
     code = started["match"]["code"]
     dealt = await ana.event("started", match=code)

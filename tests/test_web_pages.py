@@ -435,10 +435,11 @@ async def test_the_end_screen_and_the_replay_show_the_par_and_the_gap_to_it(
 
 @pytest.mark.par(par_workers=1, par_max_nodes=1, par_time_budget_s=30)
 async def test_a_daily_challenge_says_when_its_replay_opens_and_its_par_is_a_lower_bound(
-    open_page: Any,
+    open_page: Any, clock: FakeClock
 ) -> None:
     page = await open_page()
     await sign_up(page, "dai")
+    clock.advance(24 * 3600)  # registered the day before: ranked (tests/test_web_records.py)
     await page.goto("/today")
     await page.click("text=Play classic")
     await page.wait_for_selector(".board .cell >> nth=51")

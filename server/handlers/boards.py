@@ -30,10 +30,10 @@ async def rating(session: Connection, request: GetRating) -> dict[str, Any]:
 
 async def play_daily(session: Connection, request: PlayDaily) -> dict[str, Any]:
     player = session.require_player()
-    match = await session.services.daily.start(
+    attempt = await session.services.daily.start(
         player.id, player.name, request.ruleset, bot=player.bot
     )
-    return {"type": "daily_started", **await session.seat(match)}
+    return {"type": "daily_started", **await session.seat(attempt.match), "daily": attempt.view()}
 
 
 async def daily_board(session: Connection, request: GetDailyBoard) -> dict[str, Any]:

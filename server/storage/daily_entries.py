@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
@@ -85,10 +85,13 @@ class DailyEntries:
         except IntegrityError:
             raise AlreadyEntered(f"player {player_id} has entered {ruleset} on {day}") from None
 
-    async def results(self, *, ruleset: str, day: date, limit: int) -> list[DailyResult]:
-        """The day's finished entries that count (not held for review, voided or played
-        while suspended: ``server.storage.counting``), best first: score (higher first),
-        then finish time (earlier first), then player id."""
+    async def results(
+        self, *, ruleset: str, day: date, registered_before: datetime, limit: int
+    ) -> list[DailyResult]:
+        """The day's finished entries that count, best first: score (higher first), then
+        finish time (earlier first), then player id. An entry counts when its player
+        registered before ``registered_before`` and it is not held for review, voided or
+        played while suspended (``server.storage.counting``)."""
         async with self._database.read() as connection:
             rows = (
                 await connection.execute(
@@ -109,6 +112,7 @@ class DailyEntries:
                         DailyEntry.ruleset == ruleset,
                         DailyEntry.day == day,
                         DailyEntry.score.is_not(None),
+                        Player.created_at < registered_before,
                         kept_by_review(),
                     )
                     .order_by(DailyEntry.score.desc(), DailyEntry.finish_ms, DailyEntry.player_id)

@@ -312,6 +312,22 @@ class ServerSecret(Base):
     value: Mapped[bytes] = mapped_column(LargeBinary(64))
 
 
+class SigningKey(Base):
+    """A key the server signs results with (server.signing). The key of the highest
+    generation is the current one; the others are retired. None is ever deleted: the
+    documents an old key signed still verify with it."""
+
+    __tablename__ = "signing_keys"
+
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # gaps.canonical.key_id of the public key
+    key_id: Mapped[str] = mapped_column(String(16), unique=True)
+    public_key: Mapped[bytes] = mapped_column(LargeBinary(32))  # Ed25519, raw
+    # None for a key the operator gives in a file: its private half stays in the file.
+    private_key: Mapped[bytes | None] = mapped_column(LargeBinary(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class MatchLease(Base):
     """Which process owns a live match, until when, and under which epoch.
 

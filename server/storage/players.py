@@ -1,11 +1,12 @@
-"""The players repository: registration and lookups by token or name."""
+"""The players repository: registration, lookups by token or name, and when a player
+registered."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final
 
 from sqlalchemy import func, insert, select
@@ -79,6 +80,18 @@ class Players:
                 )
             ).first()
         return None if row is None else PlayerRecord(row.id, row.name, row.bot)
+
+    async def registered_at(self, player_id: int) -> datetime | None:
+        """When the player registered (UTC), or None if no player has that id."""
+        async with self._database.read() as connection:
+            found = (
+                await connection.execute(
+                    select(Player.created_at).where(Player.id == player_id)
+                )
+            ).scalar_one_or_none()
+        if found is None or found.tzinfo is not None:
+            return found
+        return found.replace(tzinfo=UTC)  # SQLite keeps no zone; every time is stored in UTC
 
 
 async def bots_among(connection: AsyncConnection, player_ids: Collection[int]) -> set[int]:

@@ -1,9 +1,9 @@
 """The repositories of one database, in one place: ``store.players``, ``store.matches``
 (matches, seats, stored actions, replays), ``store.results`` (a match's end: results,
 boards, ratings), ``store.boards``, ``store.ratings``, ``store.daily`` (with
-``store.daily_deals``) and ``store.tournaments``; ``store.reviews`` holds the results
-held for review, the operators' decisions and their audit log. Actions are written
-through ``Journal``, which batches them.
+``store.daily_deals``), ``store.tournaments`` and ``store.signing_keys``;
+``store.reviews`` holds the results held for review, the operators' decisions and their
+audit log. Actions are written through ``Journal``, which batches them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from server.storage.players import Players
 from server.storage.ratings import PROVISIONAL_GAMES, Ratings
 from server.storage.results import Results
 from server.storage.reviews import Reviews
+from server.storage.signing_keys import SigningKeys
 from server.storage.tournaments import TournamentRepository
 
 
@@ -43,3 +44,4 @@ class Store:
         self.daily = DailyEntries(self.database)
         self.daily_deals = DailyDeals(self.database)
         self.tournaments = TournamentRepository(self.database)
+        self.signing_keys = SigningKeys(self.database)

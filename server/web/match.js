@@ -7,7 +7,7 @@ import { Board, actionCard, actionWords, confirmed, gameControls, shortcuts, sta
 import { connection, getJson, needPlayer, retrying } from './net.js';
 import { navigate, onLeave } from './nav.js';
 import { createMatch } from './lobby.js';
-import { parReader, pollPar, renderEnd } from './result.js';
+import { parReader, pollPar, renderEnd, unratedWords } from './result.js';
 
 const PENDING_KEY = 'gaps.pending'; // an action sent but not yet acknowledged, per match
 /** Where the page keeps the tournament a round belongs to (the tournament page links to
@@ -112,7 +112,7 @@ export async function matchPage(code, role) {
   function renderInfo() {
     const m = state.match;
     info.textContent = [m.ruleset, KINDS[m.kind], m.win_by === 'time' ? 'fastest win' : 'best score', plural(m.max_players, 'seat'),
-      formatMs(m.time_limit_s * 1000), m.status, m.rated ? null : 'unrated', m.bots === true ? 'bots may sit' : null].filter(Boolean).join(' · ');
+      formatMs(m.time_limit_s * 1000), m.status, m.rated ? null : unratedWords(m), m.bots === true ? 'bots may sit' : null].filter(Boolean).join(' · ');
     if (m.status === 'lobby' && role === 'player') {
       const url = `${location.origin}/m/${code}`;
       const ask = (request) => () => retrying(() => connection.request(request), { wanted }).catch((e) => say(e.message, true));

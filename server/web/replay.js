@@ -1,11 +1,13 @@
 // `/replay/CODE`: a finished match, action by action, for each player, replayed by
-// engine.js from the revealed seed, against the deal's par.
+// engine.js from the revealed seed, against the deal's par; and whether the server's
+// signature holds over it (signature.js).
 import * as engine from './engine.js';
 import { el, formatMs, link, show } from './dom.js';
 import { Board, parSentence, summaryLine } from './board.js';
 import { getJson, readJson } from './net.js';
 import { onLeave } from './nav.js';
 import { REVIEWS, pollPar } from './result.js';
+import { checkSignature, signatureWords } from './signature.js';
 
 export async function replayPage(code) {
   let here = true;
@@ -45,7 +47,9 @@ export async function replayPage(code) {
   };
   const go = (delta) => () => { const n = chosen().actions.length; step = Math.max(0, Math.min(n, step + delta)); render(); };
   picker.addEventListener('change', () => { step = 0; render(); });
-  show(el('h1', {}, `Replay of ${match.code}`), el('p', {}, `${match.ruleset} · seed `, el('code', {}, match.seed)),
+  const signed = el('p', { id: 'signature' }, 'Checking the server\'s signature…');
+  checkSignature(documentBody).then((found) => { signed.textContent = signatureWords(found); });
+  show(el('h1', {}, `Replay of ${match.code}`), el('p', {}, `${match.ruleset} · seed `, el('code', {}, match.seed)), signed,
     el('div', { class: 'row' }, el('label', { for: 'replay-player' }, 'Player'), picker,
       el('button', { type: 'button', on: { click: go(-1e9) } }, '◀◀ Start'), el('button', { type: 'button', on: { click: go(-1) } }, '◀ Back'),
       el('button', { type: 'button', on: { click: go(1) } }, 'Next ▶'), el('button', { type: 'button', on: { click: go(1e9) } }, 'End ▶▶')),

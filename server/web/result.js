@@ -49,6 +49,13 @@ export function parReader(match, wanted) {
   };
 }
 
+/** How the match line says a match is unrated: a daily challenge is only when its
+ * player's account is newer than its day (docs/fair-play.md). */
+export const unratedWords = (match) => (match.kind === 'daily' ? 'unranked: an account newer than the day' : 'unrated');
+
+/** Why a daily challenge's result is off its board, said at the end. */
+export const UNRANKED_DAILY = 'Unranked: this account was registered after the day began (midnight UTC), so its result stays off the day\'s board. Only accounts older than the day are ranked, so that nobody can look at the deal first with a new one; your results count from tomorrow\'s challenge.';
+
 /** The UTC day of a daily challenge ("2026-11-29"): the day it was dealt. */
 export const dailyDay = (match) => (match.started_at ? new Date(match.started_at) : new Date()).toISOString().slice(0, 10);
 
@@ -105,6 +112,7 @@ export function renderEnd(section, { match, ended, me, role, rematch, tournament
   }
   put(section, el('h2', {}, 'Result'),
     el('p', { id: 'headline', class: 'headline' }, headline(ranking, me)),
+    daily && !match.rated ? el('p', { id: 'unranked' }, UNRANKED_DAILY) : null,
     scrolling('Ranking', table('ranking', ['Rank', 'Player', 'Score', 'To par', 'End', 'Time'], rows)),
     parLine,
     reviewNotes(ranking, 'review-notes'),

@@ -26,10 +26,11 @@ export async function todayPage() {
   const rows = board.entries.map((e) => el('tr', { class: me && e.player_id === me.id ? 'me' : null },
     el('td', {}, e.rank), el('td', {}, named(e), me && e.player_id === me.id ? ' (you)' : ''),
     el('td', {}, e.score), el('td', {}, toPar(e.score, board.par)), el('td', {}, formatMs(e.finish_ms))));
-  if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 5 }, 'Nobody has played this challenge yet today.')));
+  if (rows.length === 0) rows.push(el('tr', {}, el('td', { colspan: 5 }, 'Nobody has played this challenge yet today (of the accounts it ranks).')));
   const mine = me ? board.entries.find((e) => e.player_id === me.id) : null;
   show(el('h1', {}, 'The daily challenge'),
     el('p', {}, 'One deal a day per ruleset, the same for everyone, one attempt. Its seed and replays are secret until the day is over (midnight UTC).'),
+    el('p', { id: 'daily-ranked' }, 'Only accounts registered before the day began (midnight UTC) are ranked on its board: a newer account may play, unranked, so that nobody can look at the deal first with a new one.'),
     el('div', { class: 'row', id: 'daily-play' }, me
       ? RULESET_NAMES.map((r) => el('button', { type: 'button', on: { click: () => play(r) } }, `Play ${r}`))
       : [link('/', 'Sign up'), ' to play it (the boards need no account).']),
