@@ -12,7 +12,8 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+# The server's extra only: no terminal client's dependencies (Textual) in the image.
+RUN pip install --no-cache-dir "$(ls /wheels/*.whl)[server]" && rm -rf /wheels
 # No checkout here: a data directory (var/, for SQLite without DATABASE_URL) and nothing else.
 WORKDIR /app
 EXPOSE 8765

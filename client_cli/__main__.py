@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from client_cli.cli import main
+import sys
+from typing import Final
 
-__all__ = ["main"]
+#: The modules of the ``client`` extra (pyproject.toml): a server's install lacks them.
+CLIENT_EXTRA: Final = frozenset({"textual", "rich", "platformdirs", "reportlab"})
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        from client_cli.cli import main as run
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in CLIENT_EXTRA:
+            raise
+        sys.exit(
+            f"gaps: {error.name} is missing: this install holds the server only; the "
+            "terminal client needs: pip install 'gaps-arena[client]'"
+        )
+    run(argv)
+
 
 if __name__ == "__main__":
     main()
