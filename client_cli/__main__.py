@@ -13,10 +13,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from client_cli.cli import main as run
     except ModuleNotFoundError as error:
-        if (error.name or "").partition(".")[0] not in CLIENT_EXTRA:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in CLIENT_EXTRA:
             raise
         sys.exit(
-            f"gaps: {error.name} is missing: this install holds the server only; the "
+            f"gaps: {missing} is missing: this install holds the server only; the "
             "terminal client needs: pip install 'gaps-arena[client]'"
         )
     run(argv)

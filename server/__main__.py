@@ -26,10 +26,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from server.command import main as run
     except ModuleNotFoundError as error:
-        if (error.name or "").partition(".")[0] not in SERVER_EXTRA:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in SERVER_EXTRA:
             raise
         sys.exit(
-            f"gaps-server: {error.name} is missing: this install holds the terminal client "
+            f"gaps-server: {missing} is missing: this install holds the terminal client "
             "only; a server needs: pip install 'gaps-arena[server]'"
         )
     run(argv)
