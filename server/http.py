@@ -104,14 +104,7 @@ class Http:
                 )
             return None
         if request.method != "GET":
-            response = json_response(
-                HTTPStatus.METHOD_NOT_ALLOWED,
-                error_message(
-                    ServerError("method_not_allowed", f"{request.method}: only GET is served")
-                ),
-            )
-            response.headers["Allow"] = "GET"
-            return response
+            return method_not_allowed(request.method)
         path, _, query_text = request.path.partition("?")
         match path.rstrip("/"):
             case "/livez":
@@ -219,14 +212,7 @@ class MetricsHttp:
                 ),
             )
         if request.method != "GET":
-            response = json_response(
-                HTTPStatus.METHOD_NOT_ALLOWED,
-                error_message(
-                    ServerError("method_not_allowed", f"{request.method}: only GET is served")
-                ),
-            )
-            response.headers["Allow"] = "GET"
-            return response
+            return method_not_allowed(request.method)
         body = self._metrics.exposition()
         headers = Headers(
             [
@@ -237,6 +223,16 @@ class MetricsHttp:
             ]
         )
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+
+
+def method_not_allowed(method: str) -> Response:
+    """The answer to a request other than GET: only GET is served, on either port."""
+    response = json_response(
+        HTTPStatus.METHOD_NOT_ALLOWED,
+        error_message(ServerError("method_not_allowed", f"{method}: only GET is served")),
+    )
+    response.headers["Allow"] = "GET"
+    return response
 
 
 def _query_fields(text: str) -> dict[str, Any]:

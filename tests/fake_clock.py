@@ -8,6 +8,9 @@ from collections.abc import Callable
 
 from server.clock import Cancel, Clock
 
+#: A day, in the seconds ``FakeClock.advance`` takes.
+DAY_S = 24 * 3600
+
 
 class FakeClock(Clock):
     """Time that passes only when the test says so: ``sleep`` returns, and a wake-up set

@@ -30,9 +30,12 @@ ROUNDS = 3
 STARTED_AT = datetime(2026, 11, 30, 12, tzinfo=UTC)
 RETRIED = "storing failed; retrying"
 #: What a retry of a match end may be for, with the database up: contention. PostgreSQL
-#: gave up one transaction of a deadlock or of a serialization failure, or endings held
-#: every pooled connection for longer than the pool waits for one.
-CONTENTION = ("deadlock detected", "could not serialize access", "QueuePool limit")
+#: gave up one transaction of a deadlock or of a serialization failure, endings held
+#: every pooled connection for longer than the pool waits for one, or (on a machine busy
+#: enough) a statement ran past its deadline (server/storage/database.py).
+CONTENTION = (
+    "deadlock detected", "could not serialize access", "QueuePool limit", "statement timeout"
+)
 
 
 @pytest.fixture

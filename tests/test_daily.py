@@ -17,12 +17,11 @@ from server.deals import DealProver
 from server.errors import ServerError
 from server.storage.store import Store
 from tests.client import Client
-from tests.fake_clock import FakeClock
+from tests.fake_clock import DAY_S, FakeClock
 from tests.lobbies import new_lobby, new_player
 
 Connect = Callable[[], Awaitable[Client]]
 
-DAY_S = 24 * 3600
 
 
 def test_the_daily_seed_depends_on_the_key_the_day_and_the_ruleset() -> None:

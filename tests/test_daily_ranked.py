@@ -11,13 +11,12 @@ from client_cli.signature import Verdict, check, keys_from_listing
 from server.app import Server
 from server.daily import day_began, unranked_reason
 from tests.client import Client, http_get
-from tests.fake_clock import FakeClock
+from tests.fake_clock import DAY_S, FakeClock
 from tests.test_daily import play_daily
 
 Connect = Callable[[], Awaitable[Client]]
 
 DAY = date(2026, 11, 29)
-DAY_S = 24 * 3600
 
 
 def test_a_day_begins_at_midnight_utc() -> None:

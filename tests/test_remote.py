@@ -15,6 +15,7 @@ from server.storage.database import Database
 from server.storage.leases import RELEASED
 from server.storage.models import MatchLease
 from tests.client import Client
+from tests.fake_clock import DAY_S, FakeClock
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 
@@ -185,10 +186,11 @@ async def test_a_connection_following_a_match_that_moved_is_closed_to_rejoin_it(
 
 
 async def test_the_daily_challenge_is_one_per_player_and_one_board_from_either_process(
-    pair: tuple[Server, Server],
+    pair: tuple[Server, Server], clock: FakeClock
 ) -> None:
     first, second = pair
     ana_here, bob = await client_of(first, "ana"), await client_of(second, "bob")
+    clock.advance(DAY_S)  # registered yesterday: ranked today (tests/test_daily_ranked.py)
     started = await ana_here.ok("daily", ruleset="classic")
     code = started["match"]["code"]
     dealt_grid = (await ana_here.event("started", match=code))["grid"]
