@@ -369,9 +369,9 @@ async def test_a_match_goes_on_across_a_redis_restart_and_missed_events_are_resy
         assert resynced[: arrived - last_seen - 1] == list(range(last_seen + 1, arrived))
         missed = [e for e in caught_up["events"] if e["seq"] < arrived]
         assert [e["event"] for e in missed] == ["progress"] * len(missed)
-        # Those of the three moves made before Redis was back: how many depends on how
-        # soon it is; the gap above shows at least one.
-        assert 1 <= len(missed) <= 3
+        # The moves made before bob's broker was subscribed again: how many depends on how
+        # soon Redis is back (maybe before the third move); the gap shows at least one.
+        assert missed
 
         assert (await ana.act(code, "stop"))["type"] == "action_ok"
         assert (await bob.act(code, "stop"))["type"] == "action_ok"
