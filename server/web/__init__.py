@@ -37,6 +37,7 @@ PAGES: Final = {
     "watch": 1,  # a spectator: /watch/CODE
     "replay": 1,  # /replay/CODE
     "t": 1,  # a tournament on a projector: /t/CODE
+    "sheet": 2,  # a round's deal sheet for a table, printable: /sheet/CODE/N
     "boards": 0,  # leaderboards
     "player": 1,  # /player/NAME
     "today": 0,  # the daily challenge

@@ -9,6 +9,7 @@ import { lobbyPage } from './lobby.js';
 import { matchPage } from './match.js';
 import { replayPage } from './replay.js';
 import { tournamentPage } from './tournament.js';
+import { sheetPage } from './sheet.js';
 import { boardsPage, playerPage } from './boards.js';
 import { todayPage } from './today.js';
 import { practicePage } from './practice.js';
@@ -20,6 +21,7 @@ const PAGES = {
   watch: (code) => matchPage(code.toUpperCase(), 'spectator'),
   replay: (code) => replayPage(code.toUpperCase()),
   t: (code) => tournamentPage(code.toUpperCase()),
+  sheet: (code, round) => sheetPage(code.toUpperCase(), round),
   boards: () => boardsPage(),
   player: (name) => playerPage(name),
   today: () => todayPage(),
