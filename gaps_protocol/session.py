@@ -296,7 +296,8 @@ class ClientSession:
                 self._timed_out(request, now)
             elif request.resend_at is not None and now >= request.resend_at:
                 request.resend_at = None
-                if self.state is State.OPEN:
+                if self.state is State.OPEN or (
+                        request.purpose is not None and self.state is State.REJOINING):
                     self._send(request, now)
 
     # -- the application's requests ---------------------------------------------------------
@@ -482,6 +483,9 @@ class ClientSession:
 
     def _step_answered(self, request: Request, purpose: Purpose, reply: Message,
                        now: float) -> None:
+        if (purpose.step is Step.RESYNC and not purpose.restoring and is_transient(reply)
+                and self._retry_resync(request, reply, now)):
+            return
         del self._pending[request.id]
         if reply.get("type") == "error":
             self._step_refused(purpose, reply, now)
@@ -508,6 +512,17 @@ class ClientSession:
             self._resync(rejoined, now, restoring=True)
         else:  # REQUEUE
             self._next_step(now)
+
+    def _retry_resync(self, request: Request, refusal: Message, now: float) -> bool:
+        """A resync refused for now goes again after a pause, for up to
+        ``reconnect_for_s``: the events it fetches would not come otherwise."""
+        if request.retry_until is None:
+            request.retry_until = now + self.reconnect_for_s
+        wait_s = pause_after(refusal, request.backoff.take())
+        if now + wait_s > request.retry_until:
+            return False
+        request.resend_at = now + wait_s
+        return True
 
     def _step_refused(self, purpose: Purpose, refusal: Message, now: float) -> None:
         if purpose.track is not None:
