@@ -1,4 +1,10 @@
-"""A small test client: requests with ids, replies matched to them, events collected."""
+"""A small test client: requests with ids, replies matched to them, events collected.
+
+It is a probe of the server, not a client to rely on: it keeps every pushed message as it
+came (no reordering, no resync: a test sees what the server sent) and lets a test send
+any frame. What every client relies on, it checks in every frame it reads, as the
+terminal client's session does (``gaps_protocol.check_message``): a count that is not a
+whole number fails the requests waiting, naming the field."""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import urllib.request
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+
+from gaps_protocol import ProtocolViolation, check_message
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
 PUSHED = ("event", "tournament_event", "matched")
@@ -32,9 +40,16 @@ class Client:
         return cls(await connect(url))
 
     async def _read(self) -> None:
+        violation: ProtocolViolation | None = None
         try:
             async for frame in self.connection:
                 message = json.loads(frame)
+                if isinstance(message, dict):
+                    try:
+                        check_message(message)
+                    except ProtocolViolation as error:
+                        violation = error
+                        raise
                 if message.get("type") in PUSHED:
                     message.setdefault("event", message["type"])
                     async with self._event_arrived:
@@ -47,13 +62,14 @@ class Client:
         finally:
             # No reply comes once the connection is closed: a request waiting for one
             # fails now, instead of at its 10 s timeout.
-            self._fail_waiting()
+            self._fail_waiting(violation)
 
-    def _fail_waiting(self) -> None:
+    def _fail_waiting(self, violation: ProtocolViolation | None = None) -> None:
         replies, self._replies = self._replies, {}
         for waiter in replies.values():
             if not waiter.done():
-                waiter.set_exception(ConnectionError("the connection closed before the reply"))
+                waiter.set_exception(violation or ConnectionError(
+                    "the connection closed before the reply"))
 
     async def send_raw(self, frame: str, reply_id: Any) -> dict[str, Any]:
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

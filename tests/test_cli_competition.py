@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import random
 import re
 from collections.abc import Callable
@@ -418,15 +419,16 @@ async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standing
     round 2 opens."""
     assert await gaps("register", name("ana"), "--server", ws_url) == 0
     dropped: list[int] = []
-    take = Connection._on_tournament_event
+    take = Connection._on_frame
 
-    def lossy(connection: Connection, event: dict[str, Any]) -> None:
+    def lossy(connection: Connection, frame: str) -> None:
+        event = json.loads(frame)
         if event.get("event") == "round_ended" and not dropped:
             dropped.append(event["seq"])
             return
-        take(connection, event)
+        take(connection, frame)
 
-    monkeypatch.setattr(Connection, "_on_tournament_event", lossy)
+    monkeypatch.setattr(Connection, "_on_frame", lossy)
     screens: list[MatchApp] = []
 
     async def play(app: MatchApp, pilot: Pilot[Any]) -> None:

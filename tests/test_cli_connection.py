@@ -4,6 +4,7 @@ resync after a gap, and a reconnect that resends the unacknowledged action."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -122,15 +123,16 @@ async def test_events_arrive_once_each_in_order_and_a_gap_is_filled_by_resync(
 ) -> None:
     code, [(ana, _), (bob, watcher)] = await race(ws_url)
     dropped: list[int] = []
-    deliver = bob._on_event
+    deliver = bob._on_frame
 
-    def lossy(event: dict[str, Any]) -> None:  # lose bob's first progress event, as a
-        if event.get("event") == "progress" and not dropped:  # slow reader would
+    def lossy(frame: str) -> None:  # lose bob's first progress event, as a slow reader would
+        event = json.loads(frame)
+        if event.get("event") == "progress" and not dropped:
             dropped.append(event["seq"])
             return
-        deliver(event)
+        deliver(frame)
 
-    bob._on_event = lossy  # type: ignore[method-assign]
+    bob._on_frame = lossy  # type: ignore[method-assign]
     try:
         await ana.act(code, "3H")
         await ana.act(code, "2C>4")
@@ -154,22 +156,23 @@ async def test_a_dropped_connection_comes_back_and_the_unacknowledged_action_is_
 ) -> None:
     code, [(ana, recorder), (bob, _)] = await race(ws_url)
     await ana.act(code, "3H")
-    take_reply = ana._on_reply
+    take_frame = ana._on_frame
     dropped: list[dict[str, Any]] = []
 
-    def drop_the_ack(message: dict[str, Any]) -> None:
+    def drop_the_ack(frame: str) -> None:
         # The server applies 2C>4 but its reply is lost with the connection.
+        message = json.loads(frame)
         if message.get("type") == "action_ok" and not dropped:
             dropped.append(message)
             assert ana._socket is not None
             ana._socket.transport.abort()
             return
-        take_reply(message)
+        take_frame(frame)
 
-    ana._on_reply = drop_the_ack  # type: ignore[method-assign]
+    ana._on_frame = drop_the_ack  # type: ignore[method-assign]
     try:
         resent = await ana.act(code, "2C>4")
-        ana._on_reply = take_reply  # type: ignore[method-assign]
+        ana._on_frame = take_frame  # type: ignore[method-assign]
         assert dropped and dropped[0]["seq"] == 2
         assert resent["duplicate"] is True and resent["seq"] == 2 and resent["moves_made"] == 2
         await bob.act(code, "QH")  # while ana reconnects or after: she sees it either way
@@ -272,18 +275,19 @@ async def enter(url: str, prefix: str, code: str) -> None:
 async def test_a_gap_in_tournament_events_is_filled_by_tournament_resync(ws_url: str) -> None:
     ana, recorder = await player(ws_url, "ana")
     dropped: list[int] = []
-    take = ana._on_tournament_event
+    take = ana._on_frame
 
-    def lossy(event: dict[str, Any]) -> None:  # lose the first event after the join
-        if not dropped:
+    def lossy(frame: str) -> None:  # lose the first tournament event after the join
+        event = json.loads(frame)
+        if event.get("type") == "tournament_event" and not dropped:
             dropped.append(event["seq"])
             return
-        take(event)
+        take(frame)
 
     try:
         code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
         assert (await ana.tournament_join(code))["seq"] == 1
-        ana._on_tournament_event = lossy  # type: ignore[method-assign]
+        ana._on_frame = lossy  # type: ignore[method-assign]
         await enter(ws_url, "bob", code)  # seq 2: lost
         await enter(ws_url, "cid", code)  # seq 3: a gap, so ana asks for 2 again
         await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3])

@@ -11,6 +11,7 @@ something the server or the client did, with a bound; nothing sleeps for a serve
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import socket
 import sqlite3
@@ -164,15 +165,15 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
         for _ in range(3):
             await act()
         seen_before = state.last_seq
-        take_reply, lost = ana._on_reply, asyncio.Event()
+        take_frame, lost = ana._on_frame, asyncio.Event()
 
-        def lose_the_ack(message: Message) -> None:
-            if message.get("type") == "action_ok" and not lost.is_set():
+        def lose_the_ack(frame: str) -> None:
+            if json.loads(frame).get("type") == "action_ok" and not lost.is_set():
                 lost.set()  # the server stored it; its reply goes down with the server
                 return
-            take_reply(message)
+            take_frame(frame)
 
-        ana._on_reply = lose_the_ack  # type: ignore[method-assign]
+        ana._on_frame = lose_the_ack  # type: ignore[method-assign]
         assert state.own is not None
         ahead = state.own.game()
         first = greedy.choose(ahead)

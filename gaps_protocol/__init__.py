@@ -1,0 +1,47 @@
+"""The Gaps Arena wire protocol as a client speaks it, without I/O (docs/protocol.md).
+
+``ClientSession`` is one client's session: fed frames, the connection's ups and downs and
+the time, it says what to send, when to wake it and what changed (``notices``). The
+terminal client (``client_cli.connection``) runs it over asyncio and websockets; its tests
+run it over a fake server and a fake clock.
+"""
+
+from gaps_protocol.backoff import Backoff
+from gaps_protocol.counters import ProtocolViolation, check_message
+from gaps_protocol.notices import (
+    Closed,
+    Disconnect,
+    Event,
+    Failed,
+    Gone,
+    Lost,
+    Notice,
+    Reconnect,
+    Refused,
+    Reply,
+    Restored,
+    Retrying,
+    Snapshot,
+    Unanswered,
+)
+from gaps_protocol.refusals import TRANSIENT_CODES, describe, is_transient, pause_after
+from gaps_protocol.session import (
+    RECONNECT_FOR_S,
+    REQUEST_TIMEOUT_S,
+    RETRY_FIRST_S,
+    RETRY_MOST_S,
+    SNAPSHOT_TYPES,
+    ClientSession,
+    NotInMatch,
+    State,
+)
+from gaps_protocol.tracks import EventTrack, MatchTrack, TournamentTrack
+
+__all__ = [
+    "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "SNAPSHOT_TYPES",
+    "TRANSIENT_CODES", "Backoff", "ClientSession", "Closed", "Disconnect", "Event",
+    "EventTrack", "Failed", "Gone", "Lost", "MatchTrack", "NotInMatch", "Notice",
+    "ProtocolViolation", "Reconnect", "Refused", "Reply", "Restored", "Retrying", "Snapshot",
+    "State", "TournamentTrack", "Unanswered", "check_message", "describe", "is_transient",
+    "pause_after",
+]
