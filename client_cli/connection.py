@@ -86,7 +86,8 @@ Listener = Callable[[Message], None]
 
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
-    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ServerRefused",
+    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
+    "ServerRefused",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -105,6 +106,11 @@ class ConnectError(ClientError):
 
 class ConnectionLost(ClientError):
     """The connection dropped (or gave up, or was closed) before the reply came."""
+
+
+class ProtocolError(ClientError):
+    """A reply broke the protocol (a field missing or of the wrong kind), which the
+    session's own checks (gaps_protocol.counters) do not cover: named in the message."""
 
 
 class ServerRefused(ClientError):
