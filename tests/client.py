@@ -21,6 +21,11 @@ from gaps_protocol import ProtocolViolation, check_message
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
 PUSHED = ("event", "tournament_event", "matched")
+#: How long a reply may take, s; a request that may wait for the solver to prove a deal
+#: winnable (the day's first ``daily``) may take longer on a busy machine.
+REPLY_TIMEOUT_S = 10.0
+SOLVING_TIMEOUT_S = 60.0
+SOLVING = frozenset({"daily", "tournament_create"})
 
 
 class Client:
@@ -61,7 +66,7 @@ class Client:
                         waiter.set_result(message)
         finally:
             # No reply comes once the connection is closed: a request waiting for one
-            # fails now, instead of at its 10 s timeout.
+            # fails now, instead of at its timeout.
             self._fail_waiting(violation)
 
     def _fail_waiting(self, violation: ProtocolViolation | None = None) -> None:
@@ -71,18 +76,22 @@ class Client:
                 waiter.set_exception(violation or ConnectionError(
                     "the connection closed before the reply"))
 
-    async def send_raw(self, frame: str, reply_id: Any) -> dict[str, Any]:
+    async def send_raw(
+        self, frame: str, reply_id: Any, *, timeout_s: float = REPLY_TIMEOUT_S
+    ) -> dict[str, Any]:
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[reply_id] = waiter
         await self.connection.send(frame)
         if self._reader.done():  # closed: no reply will come
             self._fail_waiting()
-        return await asyncio.wait_for(waiter, 10)
+        return await asyncio.wait_for(waiter, timeout_s)
 
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         request_id = next(self._ids)
         return await self.send_raw(
-            json.dumps({"type": kind, "id": request_id, **fields}), request_id
+            json.dumps({"type": kind, "id": request_id, **fields}),
+            request_id,
+            timeout_s=SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S,
         )
 
     async def ok(self, kind: str, /, **fields: Any) -> dict[str, Any]:
