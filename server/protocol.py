@@ -19,43 +19,46 @@ from typing import Any, Final, Union
 import orjson
 
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
+from gaps_protocol.limits import (
+    BOARDS,
+    CODE_REGEX,
+    DEALS,
+    IF_EMPTY,
+    KINDS,
+    MAX_COUNTDOWN_S,
+    MAX_DEPTH,
+    MAX_FRAME_BYTES,
+    MAX_ID_LENGTH,
+    MAX_PAGE_ROWS,
+    MAX_PLAYERS,
+    MAX_REASON_LENGTH,
+    MAX_ROUNDS,
+    MAX_SAFE_INTEGER,
+    MAX_SEQ,
+    MAX_TIME_LIMIT_S,
+    MAX_TOURNAMENT_PLAYERS,
+    NAME_REGEX,
+    PERIODS,
+    ROLES,
+    TOURNAMENT_LISTS,
+    UNPRINTABLE_CATEGORIES,
+    WIN_BY,
+)
+
+# Re-exported for the connection's max_size (app.py, bench) and the welcome's version.
+from gaps_protocol.limits import (
+    MAX_READ_BYTES as MAX_READ_BYTES,
+)
+from gaps_protocol.limits import (
+    PROTOCOL_VERSION as PROTOCOL_VERSION,
+)
 from server.errors import ServerError
 from server.identity import MAX_TOKEN_LENGTH, is_token_text
 
-PROTOCOL_VERSION: Final = 1
-#: A request is at most this many bytes of UTF-8; a longer one is answered with bad_json.
-MAX_FRAME_BYTES: Final = 4096
-#: The largest frame the server reads at all (websockets' ``max_size``): past it, the
-#: connection closes with 1009 instead of spending memory on a frame it would refuse.
-MAX_READ_BYTES: Final = 4 * MAX_FRAME_BYTES
-#: How deeply arrays and objects may nest in a frame (requests need 2): deeper ones are
-#: refused before parsing, which would otherwise recurse once per level.
-MAX_DEPTH: Final = 32
-#: A request id is null, a number of at most this magnitude (what every JSON reader holds
-#: exactly), or a string of at most ``MAX_ID_LENGTH`` characters.
-MAX_SAFE_INTEGER: Final = 2**53 - 1
-MAX_ID_LENGTH: Final = 64
-#: A player's name; it starts with a letter or digit so that no name is ``.`` or ``..``,
-#: which URL paths (``/ratings/NAME``) cannot hold. Names are unique in any case.
-NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{1,23}")
+#: The bounds and choices a client needs too are gaps_protocol.limits'.
+NAME_PATTERN: Final = re.compile(NAME_REGEX)
 #: A match's or tournament's code, before it is upper-cased.
-CODE_PATTERN: Final = re.compile(r"[A-Za-z0-9]{1,16}")
-#: Unicode categories that no text of a request may hold: controls (NUL, ESC...), format
-#: characters (bidi overrides, zero-width ones), surrogates, private use, unassigned code
-#: points, and line and paragraph separators. A terminal acts on some of them.
-UNPRINTABLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-WIN_BY: Final = ("time", "score")
-ROLES: Final = ("player", "spectator")
-MAX_PLAYERS: Final = 16
-MAX_TIME_LIMIT_S: Final = 24 * 3600
-MAX_COUNTDOWN_S: Final = 60
-MAX_SEQ: Final = 2**31 - 1
-#: What a scheduled tournament does when its start comes with nobody entered.
-IF_EMPTY: Final = ("cancel", "wait")
-#: Which tournaments ``tournament_list`` lists.
-TOURNAMENT_LISTS: Final = ("active", "ended", "all")
-#: Which deals a tournament deals: any, or only deals the solver proved winnable.
-DEALS: Final = ("any", "winnable")
+CODE_PATTERN: Final = re.compile(CODE_REGEX)
 
 
 @dataclass(frozen=True)
@@ -320,18 +323,6 @@ Request = Union[
     Suspend,
     GetAuditLog,
 ]
-
-BOARDS: Final = ("score", "time", "wins", "rating")
-#: Whose boards: people's (the default) or declared bots' (docs/fair-play.md).
-KINDS: Final = ("people", "bots")
-#: The longest reason, characters: a host's for removing an entrant, an operator's for a
-#: decision.
-MAX_REASON_LENGTH: Final = 200
-PERIODS: Final = ("all", "month", "day")
-MAX_ROUNDS: Final = 20
-MAX_TOURNAMENT_PLAYERS: Final = 64
-MAX_PAGE_ROWS: Final = 100
-
 
 class _Fields:
     """Typed access to a message's fields; every refusal names the field."""
