@@ -4,7 +4,14 @@ It is a probe of the server, not a client to rely on: it keeps every pushed mess
 came (no reordering, no resync: a test sees what the server sent) and lets a test send
 any frame. What every client relies on, it checks in every frame it reads, as the
 terminal client's session does (``gaps_protocol.check_message``): a count that is not a
-whole number fails the requests waiting, naming the field."""
+whole number fails the requests waiting, naming the field.
+
+Every frame is also held against the published message types (``gaps_protocol.messages``,
+whose schema is docs/protocol/schema.json): each frame received must decode as a server
+message, strictly, or the requests waiting fail with the frame and the path of what is
+wrong. Each frame sent is decoded as a client message: one the types refuse must be
+refused by the server as malformed (``MALFORMED``), and one they take must not be
+refused as unreadable (``bad_json``, ``unknown_type``)."""
 
 from __future__ import annotations
 
@@ -15,9 +22,11 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
 from gaps_protocol import ProtocolViolation, check_message
+from gaps_protocol.messages import decode_request, decode_server_message
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
 PUSHED = ("event", "tournament_event", "matched")
@@ -26,6 +35,39 @@ PUSHED = ("event", "tournament_event", "matched")
 REPLY_TIMEOUT_S = 10.0
 SOLVING_TIMEOUT_S = 60.0
 SOLVING = frozenset({"daily", "tournament_create"})
+#: The refusals of a request that is not what the message types say.
+MALFORMED = frozenset({"bad_json", "bad_message", "unknown_type", "bad_name", "bad_token"})
+#: The refusals of a frame the server could not read as a request at all.
+UNREADABLE = frozenset({"bad_json", "unknown_type"})
+
+
+class SchemaMismatch(AssertionError):
+    """A frame and the published message types disagree."""
+
+
+def check_received(frame: str | bytes) -> None:
+    """Raise ``SchemaMismatch`` unless ``frame`` is a server message, strictly."""
+    try:
+        decode_server_message(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        raise SchemaMismatch(f"the server sent what its schema refuses ({error}): {frame!r}"
+                             ) from None
+
+
+def check_reply_to(frame: str, reply: dict[str, Any]) -> None:
+    """Raise ``SchemaMismatch`` if the server's ``reply`` to ``frame`` disagrees with what
+    the message types say of ``frame``."""
+    code = reply.get("code") if reply.get("type") == "error" else None
+    try:
+        decode_request(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        if code not in MALFORMED:
+            raise SchemaMismatch(f"the schema refuses a request ({error}) the server took "
+                                 f"({reply!r}): {frame!r}") from None
+        return
+    if code in UNREADABLE:
+        raise SchemaMismatch(f"the server refused a request the schema takes ({reply!r}): "
+                             f"{frame!r}")
 
 
 class Client:
@@ -45,14 +87,15 @@ class Client:
         return cls(await connect(url))
 
     async def _read(self) -> None:
-        violation: ProtocolViolation | None = None
+        violation: ProtocolViolation | SchemaMismatch | None = None
         try:
             async for frame in self.connection:
                 message = json.loads(frame)
                 if isinstance(message, dict):
                     try:
                         check_message(message)
-                    except ProtocolViolation as error:
+                        check_received(frame)
+                    except (ProtocolViolation, SchemaMismatch) as error:
                         violation = error
                         raise
                 if message.get("type") in PUSHED:
@@ -69,7 +112,7 @@ class Client:
             # fails now, instead of at its timeout.
             self._fail_waiting(violation)
 
-    def _fail_waiting(self, violation: ProtocolViolation | None = None) -> None:
+    def _fail_waiting(self, violation: ProtocolViolation | SchemaMismatch | None = None) -> None:
         replies, self._replies = self._replies, {}
         for waiter in replies.values():
             if not waiter.done():
@@ -84,7 +127,9 @@ class Client:
         await self.connection.send(frame)
         if self._reader.done():  # closed: no reply will come
             self._fail_waiting()
-        return await asyncio.wait_for(waiter, timeout_s)
+        reply = await asyncio.wait_for(waiter, timeout_s)
+        check_reply_to(frame, reply)
+        return reply
 
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         request_id = next(self._ids)

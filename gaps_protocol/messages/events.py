@@ -1,0 +1,187 @@
+"""What the server pushes: a match's events (``type: "event"``) and a tournament's
+(``type: "tournament_event"``), each tagged by its ``event`` and numbered by ``seq``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+from gaps_protocol.messages.common import (
+    Code,
+    Count,
+    Message,
+    Ruleset,
+    Sha256,
+    ShareCode,
+)
+from gaps_protocol.messages.views import (
+    Entrant,
+    Grid,
+    Progress,
+    RankedProgress,
+    RatingView,
+    RematchBy,
+    StandingsRow,
+)
+
+Seq = Annotated[int, msgspec.Meta(ge=1)]
+
+# -- a match's --------------------------------------------------------------------------
+
+
+class _MatchEvent(Message, tag_field="event", kw_only=True):
+    type: Literal["event"]
+    match: Code
+    seq: Seq
+    #: The match clock when it happened (0 before the deal).
+    t_ms: Count
+
+
+class _ProgressEvent(Progress, tag_field="event", kw_only=True):
+    """An event that is a player's progress object (``progress``, ``player_finished``)."""
+
+    type: Literal["event"]
+    match: Code
+    seq: Seq
+    t_ms: Count
+
+
+class PlayerJoined(_MatchEvent, tag="player_joined", kw_only=True):
+    player: Progress
+
+
+class PlayerLeft(_MatchEvent, tag="player_left", kw_only=True):
+    player_id: int
+
+
+class HostChanged(_MatchEvent, tag="host_changed", kw_only=True):
+    host_id: int
+
+
+class Presence(_MatchEvent, tag="presence", kw_only=True):
+    player_id: int
+    connected: bool
+
+
+class MatchAbandoned(_MatchEvent, tag="match_abandoned", kw_only=True):
+    pass
+
+
+class ReadyChanged(_MatchEvent, tag="ready", kw_only=True):
+    player_id: int
+    ready: bool
+
+
+class Countdown(_MatchEvent, tag="countdown", kw_only=True):
+    countdown_ms: Count
+    commitment: Sha256
+    #: The seated players' ids.
+    players: list[int]
+
+
+class Started(_MatchEvent, tag="started", kw_only=True):
+    """The deal, the same for all, at match clock 0."""
+
+    started_at: datetime
+    commitment: Sha256
+    ruleset: Ruleset
+    time_limit_s: int
+    grid: Grid
+    players: list[Progress]
+
+
+class ProgressMade(_ProgressEvent, tag="progress", kw_only=True):
+    pass
+
+
+class PlayerFinished(_ProgressEvent, tag="player_finished", kw_only=True):
+    pass
+
+
+class MatchEnded(_MatchEvent, tag="match_ended", kw_only=True):
+    ranking: list[RankedProgress]
+    #: The share code (null for a daily challenge until its day is over).
+    seed: ShareCode | None
+    commitment: Sha256
+    ended_at: datetime
+    ratings: list[RatingView]
+
+
+class RematchOffered(_MatchEvent, tag="rematch_offered", kw_only=True):
+    code: Code
+    same_seed: bool
+    by: RematchBy
+
+
+MatchEvent = (
+    PlayerJoined | PlayerLeft | HostChanged | Presence | MatchAbandoned | ReadyChanged
+    | Countdown | Started | ProgressMade | PlayerFinished | MatchEnded | RematchOffered
+)
+
+# -- a tournament's ---------------------------------------------------------------------
+
+
+class _TournamentEvent(Message, tag_field="event", kw_only=True):
+    type: Literal["tournament_event"]
+    tournament: Code
+    seq: Seq
+
+
+class DealsCommitted(_TournamentEvent, tag="deals_committed", kw_only=True):
+    commitment: Sha256 | None
+    round_commitments: list[Sha256]
+    seeds: list[ShareCode | None]
+
+
+class EntrantJoined(_TournamentEvent, tag="entrant_joined", kw_only=True):
+    player_id: int
+    name: str
+    bot: bool
+
+
+class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True):
+    player_id: int
+    name: str
+    reason: str
+    #: The last round dealt (0 before the first).
+    after_round: Count
+
+
+class TournamentStarted(_TournamentEvent, tag="tournament_started", kw_only=True):
+    rounds: int
+    entrants: list[Entrant]
+
+
+class RoundStarting(_TournamentEvent, tag="round_starting", kw_only=True):
+    round: Seq
+    match: Code
+    countdown_ms: Count
+
+
+class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True):
+    round: Seq
+    match: Code
+    #: The round's deal, revealed now.
+    seed: ShareCode | None
+    standings: list[StandingsRow]
+    #: When the next round's ``round_starting`` comes (null after the last round).
+    next_round_at: datetime | None
+
+
+class TournamentEnded(_TournamentEvent, tag="tournament_ended", kw_only=True):
+    standings: list[StandingsRow]
+    podium: list[StandingsRow]
+    seeds: list[ShareCode | None]
+
+
+class TournamentCancelled(_TournamentEvent, tag="tournament_cancelled", kw_only=True):
+    reason: str
+    seeds: list[ShareCode | None]
+
+
+TournamentEvent = (
+    DealsCommitted | EntrantJoined | EntrantRemoved | TournamentStarted | RoundStarting
+    | RoundEnded | TournamentEnded | TournamentCancelled
+)

@@ -1,0 +1,221 @@
+"""Every reply of the server, and the messages it sends unasked but ``event`` frames
+(``matched``): each is tagged by its ``type`` and echoes its request's ``id``."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+from gaps_protocol.messages.common import (
+    ActionKind,
+    Board,
+    BoardKind,
+    Code,
+    Count,
+    Message,
+    Par,
+    Player,
+    RequestId,
+    Ruleset,
+    Signature,
+)
+from gaps_protocol.messages.events import MatchEvent, TournamentEvent
+from gaps_protocol.messages.views import (
+    AuditEntry,
+    DailyAttempt,
+    DailyEntry,
+    GameCounters,
+    Grid,
+    HeldResult,
+    LeaderboardEntry,
+    MatchSummary,
+    Progress,
+    RatingChange,
+    RatingView,
+    Replay,
+    StandingsRow,
+    Suspension,
+    TournamentView,
+    You,
+)
+
+
+class Reply(Message, tag_field="type", kw_only=True):
+    """The answer to a request: ``id`` is the request's."""
+
+    id: RequestId
+
+
+class Registered(Reply, tag="registered", kw_only=True):
+    player: Player
+    #: Shown once: keep it, it is how the player authenticates from now on.
+    token: str
+
+
+class Welcome(Reply, tag="welcome", kw_only=True):
+    player: Player
+    protocol: Literal[1]
+    server_time: datetime
+    suspended: Suspension | None
+
+
+class Pong(Reply, tag="pong", kw_only=True):
+    server_time: datetime
+
+
+class Ok(Reply, tag="ok", kw_only=True):
+    #: ``quick_cancel``: whether you were queued.
+    cancelled: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Seated(Message, tag_field="type", kw_only=True):
+    """Everything to draw a match as you see it (``joined`` and its kin); ``seq`` is the
+    last event it reflects."""
+
+    match: MatchSummary
+    players: list[Progress]
+    spectators: Count
+    you: You
+    seq: Count
+
+
+class MatchCreated(_Seated, tag="match_created", kw_only=True):
+    id: RequestId
+
+
+class Joined(_Seated, tag="joined", kw_only=True):
+    id: RequestId
+
+
+class Snapshot(_Seated, tag="snapshot", kw_only=True):
+    """``resync``'s answer when the events asked for are no longer all kept."""
+
+    id: RequestId
+
+
+class Matched(_Seated, tag="matched", kw_only=True):
+    """Sent unasked: the quick-match queue seated you in this match."""
+
+
+class RematchJoined(_Seated, tag="rematch", kw_only=True):
+    id: RequestId
+    #: The finished match this one follows.
+    of: Code
+    same_seed: bool
+
+
+class DailyStarted(_Seated, tag="daily_started", kw_only=True):
+    id: RequestId
+    daily: DailyAttempt
+
+
+class Matches(Reply, tag="matches", kw_only=True):
+    matches: list[MatchSummary]
+
+
+class Left(Reply, tag="left", kw_only=True):
+    match: Code
+
+
+class ActionOk(GameCounters, tag_field="type", tag="action_ok", kw_only=True):
+    """An action applied and stored (or, with ``duplicate``, applied before)."""
+
+    id: RequestId
+    match: Code
+    seq: Annotated[int, msgspec.Meta(ge=1)]
+    action: str
+    kind: ActionKind
+    t_ms: Count
+    #: A move or an undo: which card went from which slot to which.
+    card: str | msgspec.UnsetType = msgspec.UNSET
+    from_: str | msgspec.UnsetType = msgspec.field(default=msgspec.UNSET, name="from")
+    to: str | msgspec.UnsetType = msgspec.UNSET
+    #: A redeal: the new grid.
+    grid: Grid | msgspec.UnsetType = msgspec.UNSET
+    #: A resend of an action applied already: its first reply, again.
+    duplicate: Literal[True] | msgspec.UnsetType = msgspec.UNSET
+
+
+class Events(Reply, tag="events", kw_only=True):
+    """``resync``: the match's events after ``since``, oldest first."""
+
+    match: Code
+    events: list[MatchEvent]
+
+
+class ReplayReply(Reply, tag="replay", kw_only=True):
+    replay: Replay
+
+
+class Leaderboard(Reply, tag="leaderboard", kw_only=True):
+    board: Board
+    kind: BoardKind
+    ruleset: Ruleset
+    period: Literal["all", "month", "day"]
+    #: The first day of the period (null: all time, and the rating board).
+    period_start: date | None
+    entries: list[LeaderboardEntry]
+    #: A page's: the next page's cursor (null: the last page).
+    next_cursor: str | None | msgspec.UnsetType = msgspec.UNSET
+    #: ``around_me``'s: your rank (null: you have no row on this board).
+    rank: int | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class Rating(Reply, tag="rating", kw_only=True):
+    player: Player
+    ratings: list[RatingView]
+    history: list[RatingChange]
+
+
+class Tournament(Reply, tag="tournament", kw_only=True):
+    """A tournament's view; with ``seq`` (the last event it reflects) once you follow
+    it; with ``standings`` as ``tournament_resync``'s snapshot."""
+
+    tournament: TournamentView
+    seq: Count | msgspec.UnsetType = msgspec.UNSET
+    standings: list[StandingsRow] | msgspec.UnsetType = msgspec.UNSET
+
+
+class Tournaments(Reply, tag="tournaments", kw_only=True):
+    tournaments: list[TournamentView]
+
+
+class Standings(Reply, tag="standings", kw_only=True):
+    tournament: TournamentView
+    standings: list[StandingsRow]
+
+
+class TournamentEvents(Reply, tag="tournament_events", kw_only=True):
+    """``tournament_resync``: the tournament's events after ``since``, oldest first."""
+
+    tournament: Code
+    events: list[TournamentEvent]
+
+
+class DailyBoard(Reply, tag="daily_board", kw_only=True):
+    """A day's board, signed: the signed document is this reply without ``type`` and
+    ``id`` (``/daily/RULESET`` serves it so)."""
+
+    format: Literal["gaps-daily/1"]
+    ruleset: Ruleset
+    day: date
+    as_of: datetime
+    registered_before: datetime
+    par: Par | None
+    entries: list[DailyEntry]
+    signature: Signature
+
+
+class Queued(Reply, tag="queued", kw_only=True):
+    ruleset: Ruleset
+    waiting: Count
+
+
+class Reviews(Reply, tag="reviews", kw_only=True):
+    reviews: list[HeldResult]
+
+
+class AuditLog(Reply, tag="audit_log", kw_only=True):
+    entries: list[AuditEntry]

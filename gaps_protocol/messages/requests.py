@@ -1,0 +1,243 @@
+"""Every client message (docs/protocol.md), as it goes on the wire: its fields, their
+bounds and their defaults. The server refuses what these types refuse (``bad_json``,
+``bad_message`` naming the field, ``unknown_type``, ``bad_name``, ``bad_token``) and
+checks some text further than a schema can say: that it is printable (no control,
+format, private-use or unassigned character), that an action, a seed or a ruleset reads
+as one, and that it is not only spaces."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated
+
+import msgspec
+
+from gaps_protocol import limits
+from gaps_protocol.messages.common import (
+    Board,
+    BoardKind,
+    Deals,
+    IfEmpty,
+    Message,
+    Period,
+    RequestId,
+    Role,
+    TournamentList,
+    WinBy,
+)
+
+
+def _text(max_length: int, pattern: str | None = None) -> msgspec.Meta:
+    """A non-empty string of at most ``max_length`` characters (before the spaces around
+    it are dropped); ``pattern``, if given, is what it holds between those spaces."""
+    return msgspec.Meta(
+        min_length=1,
+        max_length=max_length,
+        pattern=None if pattern is None else rf"^\s*{pattern}\s*$",
+    )
+
+
+#: A match's or tournament's code, in any case.
+CodeText = Annotated[str, _text(limits.MAX_CODE_LENGTH, limits.CODE_REGEX)]
+RulesetText = Annotated[str, _text(limits.MAX_RULESET_LENGTH, r"[A-Za-z\-]+")]
+#: Someone else's name, in any case (looked up as it is).
+NameText = Annotated[str, _text(limits.MAX_PLAYER_REFERENCE_LENGTH)]
+ReasonText = Annotated[str, _text(limits.MAX_REASON_LENGTH)]
+Seq = Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_SEQ)]
+Since = Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_SEQ)]
+
+
+class Request(Message, tag_field="type"):
+    """A client message: its reply echoes its ``id``."""
+
+    id: RequestId = None
+
+
+class Register(Request, tag="register", kw_only=True):
+    name: Annotated[str, _text(limits.MAX_FRAME_BYTES, limits.NAME_REGEX)]
+    bot: bool = False
+
+
+class Hello(Request, tag="hello", kw_only=True):
+    #: Exactly as ``registered`` gave it: no space around it.
+    token: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1, max_length=limits.MAX_TOKEN_LENGTH, pattern=f"^{limits.TOKEN_REGEX}$"
+        ),
+    ]
+
+
+class Ping(Request, tag="ping", kw_only=True):
+    pass
+
+
+class CreateMatch(Request, tag="create_match", kw_only=True):
+    ruleset: RulesetText = "classic"
+    max_players: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_PLAYERS)] = 2
+    time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TIME_LIMIT_S)] = 600
+    win_by: WinBy = "time"
+    public: bool = False
+    #: None: the server's ``--countdown-s``.
+    countdown_s: Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_COUNTDOWN_S)] | None = None
+    #: A share code: the match is then unrated.
+    seed: Annotated[str, _text(limits.MAX_SEED_LENGTH)] | None = None
+    bots: bool = False
+
+
+class ListMatches(Request, tag="list_matches", kw_only=True):
+    pass
+
+
+class JoinMatch(Request, tag="join_match", kw_only=True):
+    code: CodeText
+    role: Role = "player"
+
+
+class LeaveMatch(Request, tag="leave_match", kw_only=True):
+    code: CodeText
+
+
+class Ready(Request, tag="ready", kw_only=True):
+    code: CodeText
+    ready: bool = True
+
+
+class StartMatch(Request, tag="start_match", kw_only=True):
+    code: CodeText
+
+
+class Rematch(Request, tag="rematch", kw_only=True):
+    code: CodeText
+    same_seed: bool = False
+
+
+class Play(Request, tag="action", kw_only=True):
+    code: CodeText
+    seq: Seq
+    #: A move (``8C``, ``2H>3``, ``8C>r2c6``), ``redeal``, ``undo`` or ``stop``.
+    action: Annotated[str, _text(limits.MAX_ACTION_LENGTH)]
+
+
+class Resync(Request, tag="resync", kw_only=True):
+    code: CodeText
+    since: Since
+
+
+class GetReplay(Request, tag="get_replay", kw_only=True):
+    code: CodeText
+
+
+class GetLeaderboard(Request, tag="leaderboard", kw_only=True):
+    ruleset: RulesetText = "classic"
+    by: Board = "score"
+    period: Period = "all"
+    #: None: today (UTC).
+    day: date | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_PAGE_ROWS)] = 20
+    cursor: Annotated[str, _text(limits.MAX_CURSOR_LENGTH)] | None = None
+    around_me: bool = False
+    kind: BoardKind = "people"
+
+
+class GetRating(Request, tag="rating", kw_only=True):
+    #: None: yours.
+    name: NameText | None = None
+
+
+class CreateTournament(Request, tag="tournament_create", kw_only=True):
+    name: Annotated[str, _text(limits.MAX_TOURNAMENT_NAME_LENGTH)] = "Tournament"
+    ruleset: RulesetText = "classic"
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_ROUNDS)] = 3
+    max_players: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TOURNAMENT_PLAYERS)] = 16
+    round_time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TIME_LIMIT_S)] = 600
+    #: None: the host starts it.
+    start_at: datetime | None = None
+    if_empty: IfEmpty = "cancel"
+    bots: bool = False
+    deals: Deals = "any"
+
+
+class JoinTournament(Request, tag="tournament_join", kw_only=True):
+    code: CodeText
+
+
+class StartTournament(Request, tag="tournament_start", kw_only=True):
+    code: CodeText
+
+
+class RemoveEntrant(Request, tag="tournament_remove", kw_only=True):
+    code: CodeText
+    player: NameText
+    reason: ReasonText
+
+
+class ListTournaments(Request, tag="tournament_list", kw_only=True):
+    status: TournamentList = "active"
+
+
+class GetStandings(Request, tag="tournament_standings", kw_only=True):
+    code: CodeText
+
+
+class ResyncTournament(Request, tag="tournament_resync", kw_only=True):
+    code: CodeText
+    since: Since
+
+
+class PlayDaily(Request, tag="daily", kw_only=True):
+    ruleset: RulesetText = "classic"
+
+
+class GetDailyBoard(Request, tag="daily_board", kw_only=True):
+    ruleset: RulesetText = "classic"
+    #: None: today (UTC).
+    day: date | None = None
+
+
+class QuickMatch(Request, tag="quick_match", kw_only=True):
+    ruleset: RulesetText = "classic"
+
+
+class CancelQuickMatch(Request, tag="quick_cancel", kw_only=True):
+    pass
+
+
+class ListReviews(Request, tag="review_list", kw_only=True):
+    pass
+
+
+class ClearReview(Request, tag="review_clear", kw_only=True):
+    code: CodeText
+    name: NameText
+    reason: ReasonText
+
+
+class VoidReview(Request, tag="review_void", kw_only=True):
+    code: CodeText
+    name: NameText
+    reason: ReasonText
+
+
+class Suspend(Request, tag="suspend", kw_only=True):
+    name: NameText
+    reason: ReasonText
+
+
+class GetAuditLog(Request, tag="audit_log", kw_only=True):
+    pass
+
+
+ClientMessage = (
+    Register | Hello | CreateMatch | ListMatches | JoinMatch | LeaveMatch | Ready
+    | StartMatch | Rematch | Play | Resync | GetReplay | Ping | GetLeaderboard | GetRating
+    | CreateTournament | JoinTournament | StartTournament | RemoveEntrant | ListTournaments
+    | GetStandings | ResyncTournament | PlayDaily | GetDailyBoard | QuickMatch
+    | CancelQuickMatch | ListReviews | ClearReview | VoidReview | Suspend | GetAuditLog
+)
+
+#: Every client message's ``type``.
+REQUEST_TYPES: tuple[str, ...] = tuple(
+    str(msgspec.inspect.type_info(kind).tag)  # type: ignore[attr-defined]
+    for kind in ClientMessage.__args__  # type: ignore[attr-defined]
+)
