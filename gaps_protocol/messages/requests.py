@@ -47,8 +47,9 @@ Seq = Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_SEQ)]
 Since = Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_SEQ)]
 
 
-class Request(Message, tag_field="type"):
-    """A client message: its reply echoes its ``id``."""
+class Request(Message, tag_field="type", forbid_unknown_fields=False):
+    """A client message: its reply echoes its ``id``. The server ignores members it does
+    not know (a newer client's), so these types take them too."""
 
     id: RequestId = None
 
