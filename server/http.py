@@ -22,6 +22,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from gaps_protocol import schema
 from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
@@ -86,6 +87,12 @@ class Http:
         self._readiness = readiness
         self._costly_by_address = costly_by_address
         self._connections_by_address = connections_by_address
+        #: The protocol's published documents (docs/protocol/), made once: static, so
+        #: served like the web client's files, without a cost.
+        self._documents = {
+            schema.PATH_PREFIX + name: schema.render(document).encode()
+            for name, document in schema.documents().items()
+        }
 
     async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         address = address_of(connection, self._settings)
@@ -117,6 +124,9 @@ class Http:
                         {"status": "unavailable", "failing": failing},
                     )
                 return json_response(HTTPStatus.OK, {"status": "ok"})
+        document = self._documents.get(path)
+        if document is not None:
+            return json_bytes_response(HTTPStatus.OK, document)
         page = web.response(path, request.headers)  # the web client (docs/web.md)
         if page is not None:
             return page
@@ -270,7 +280,11 @@ def file_response(body: FileBody) -> Response:
 
 
 def json_response(status: HTTPStatus, body: dict[str, Any]) -> Response:
-    data = json.dumps(body).encode()
+    return json_bytes_response(status, json.dumps(body).encode())
+
+
+def json_bytes_response(status: HTTPStatus, data: bytes) -> Response:
+    """``data``, JSON in UTF-8, as the response's body."""
     headers = Headers(
         [
             ("Content-Type", "application/json"),
