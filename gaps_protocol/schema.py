@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import msgspec
 
@@ -77,7 +77,7 @@ def _tags(union: str, tag_field: str) -> list[tuple[str, str]]:
     """(tag, type name) of every member of ``union``."""
     return [
         (str(info.tag), info.cls.__name__)
-        for info in msgspec.inspect.multi_type_info(_UNIONS[union].__args__)
+        for info in msgspec.inspect.multi_type_info(get_args(_UNIONS[union]))
         if isinstance(info, msgspec.inspect.StructType) and info.tag_field == tag_field
     ]
 
@@ -157,7 +157,7 @@ def _asyncapi_schema(schema: Any) -> Any:
 def _body(components: dict[str, Any], name: str) -> dict[str, Any]:
     """The schema of reply ``name`` without its envelope (``type``, ``id``): what HTTP
     serves as that reply's body."""
-    body = copy.deepcopy(components[name])
+    body: dict[str, Any] = copy.deepcopy(components[name])
     for member in ("type", "id"):
         body["properties"].pop(member)
         if member in body.get("required", []):

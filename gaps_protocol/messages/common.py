@@ -64,7 +64,7 @@ IllegalReason: TypeAlias = Literal[
 BotRefuser: TypeAlias = Literal["match", "tournament", "quick_match", "daily"]
 
 
-class Player(Message):
+class Player(Message, frozen=True):
     """A player as the server names them: ``registered``, ``welcome``, ``rating``."""
 
     id: int
@@ -72,14 +72,14 @@ class Player(Message):
     bot: bool
 
 
-class Par(Message):
+class Par(Message, frozen=True):
     """A deal's par: ``score`` exact, or only a lower bound when ``exact`` is false."""
 
     score: int
     exact: bool
 
 
-class Signature(Message):
+class Signature(Message, frozen=True):
     """The server's Ed25519 signature of a document (docs/protocol.md, Signatures)."""
 
     alg: Literal["Ed25519"]

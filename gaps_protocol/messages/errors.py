@@ -25,7 +25,7 @@ ErrorCode = Literal[
 ERROR_CODES: Final[tuple[str, ...]] = get_args(ErrorCode)
 
 
-class Error(Message, tag_field="type", tag="error", kw_only=True):
+class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):
     """A refused request (it changed nothing). ``code`` is stable; ``message`` is for
     people. The other members come with some codes only."""
 

@@ -31,7 +31,7 @@ Seq = Annotated[int, msgspec.Meta(ge=1)]
 # -- a match's --------------------------------------------------------------------------
 
 
-class _MatchEvent(Message, tag_field="event", kw_only=True):
+class _MatchEvent(Message, tag_field="event", kw_only=True, frozen=True):
     type: Literal["event"]
     match: Code
     seq: Seq
@@ -39,7 +39,7 @@ class _MatchEvent(Message, tag_field="event", kw_only=True):
     t_ms: Count
 
 
-class _ProgressEvent(Progress, tag_field="event", kw_only=True):
+class _ProgressEvent(Progress, tag_field="event", kw_only=True, frozen=True):
     """An event that is a player's progress object (``progress``, ``player_finished``)."""
 
     type: Literal["event"]
@@ -48,40 +48,40 @@ class _ProgressEvent(Progress, tag_field="event", kw_only=True):
     t_ms: Count
 
 
-class PlayerJoined(_MatchEvent, tag="player_joined", kw_only=True):
+class PlayerJoined(_MatchEvent, tag="player_joined", kw_only=True, frozen=True):
     player: Progress
 
 
-class PlayerLeft(_MatchEvent, tag="player_left", kw_only=True):
+class PlayerLeft(_MatchEvent, tag="player_left", kw_only=True, frozen=True):
     player_id: int
 
 
-class HostChanged(_MatchEvent, tag="host_changed", kw_only=True):
+class HostChanged(_MatchEvent, tag="host_changed", kw_only=True, frozen=True):
     host_id: int
 
 
-class Presence(_MatchEvent, tag="presence", kw_only=True):
+class Presence(_MatchEvent, tag="presence", kw_only=True, frozen=True):
     player_id: int
     connected: bool
 
 
-class MatchAbandoned(_MatchEvent, tag="match_abandoned", kw_only=True):
+class MatchAbandoned(_MatchEvent, tag="match_abandoned", kw_only=True, frozen=True):
     pass
 
 
-class ReadyChanged(_MatchEvent, tag="ready", kw_only=True):
+class ReadyChanged(_MatchEvent, tag="ready", kw_only=True, frozen=True):
     player_id: int
     ready: bool
 
 
-class Countdown(_MatchEvent, tag="countdown", kw_only=True):
+class Countdown(_MatchEvent, tag="countdown", kw_only=True, frozen=True):
     countdown_ms: Count
     commitment: Sha256
     #: The seated players' ids.
     players: list[int]
 
 
-class Started(_MatchEvent, tag="started", kw_only=True):
+class Started(_MatchEvent, tag="started", kw_only=True, frozen=True):
     """The deal, the same for all, at match clock 0."""
 
     started_at: datetime
@@ -92,15 +92,15 @@ class Started(_MatchEvent, tag="started", kw_only=True):
     players: list[Progress]
 
 
-class ProgressMade(_ProgressEvent, tag="progress", kw_only=True):
+class ProgressMade(_ProgressEvent, tag="progress", kw_only=True, frozen=True):
     pass
 
 
-class PlayerFinished(_ProgressEvent, tag="player_finished", kw_only=True):
+class PlayerFinished(_ProgressEvent, tag="player_finished", kw_only=True, frozen=True):
     pass
 
 
-class MatchEnded(_MatchEvent, tag="match_ended", kw_only=True):
+class MatchEnded(_MatchEvent, tag="match_ended", kw_only=True, frozen=True):
     ranking: list[RankedProgress]
     #: The share code (null for a daily challenge until its day is over).
     seed: ShareCode | None
@@ -109,7 +109,7 @@ class MatchEnded(_MatchEvent, tag="match_ended", kw_only=True):
     ratings: list[RatingView]
 
 
-class RematchOffered(_MatchEvent, tag="rematch_offered", kw_only=True):
+class RematchOffered(_MatchEvent, tag="rematch_offered", kw_only=True, frozen=True):
     code: Code
     same_seed: bool
     by: RematchBy
@@ -123,25 +123,25 @@ MatchEvent = (
 # -- a tournament's ---------------------------------------------------------------------
 
 
-class _TournamentEvent(Message, tag_field="event", kw_only=True):
+class _TournamentEvent(Message, tag_field="event", kw_only=True, frozen=True):
     type: Literal["tournament_event"]
     tournament: Code
     seq: Seq
 
 
-class DealsCommitted(_TournamentEvent, tag="deals_committed", kw_only=True):
+class DealsCommitted(_TournamentEvent, tag="deals_committed", kw_only=True, frozen=True):
     commitment: Sha256 | None
     round_commitments: list[Sha256]
     seeds: list[ShareCode | None]
 
 
-class EntrantJoined(_TournamentEvent, tag="entrant_joined", kw_only=True):
+class EntrantJoined(_TournamentEvent, tag="entrant_joined", kw_only=True, frozen=True):
     player_id: int
     name: str
     bot: bool
 
 
-class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True):
+class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True, frozen=True):
     player_id: int
     name: str
     reason: str
@@ -149,18 +149,18 @@ class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True):
     after_round: Count
 
 
-class TournamentStarted(_TournamentEvent, tag="tournament_started", kw_only=True):
+class TournamentStarted(_TournamentEvent, tag="tournament_started", kw_only=True, frozen=True):
     rounds: int
     entrants: list[Entrant]
 
 
-class RoundStarting(_TournamentEvent, tag="round_starting", kw_only=True):
+class RoundStarting(_TournamentEvent, tag="round_starting", kw_only=True, frozen=True):
     round: Seq
     match: Code
     countdown_ms: Count
 
 
-class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True):
+class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True, frozen=True):
     round: Seq
     match: Code
     #: The round's deal, revealed now.
@@ -170,13 +170,13 @@ class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True):
     next_round_at: datetime | None
 
 
-class TournamentEnded(_TournamentEvent, tag="tournament_ended", kw_only=True):
+class TournamentEnded(_TournamentEvent, tag="tournament_ended", kw_only=True, frozen=True):
     standings: list[StandingsRow]
     podium: list[StandingsRow]
     seeds: list[ShareCode | None]
 
 
-class TournamentCancelled(_TournamentEvent, tag="tournament_cancelled", kw_only=True):
+class TournamentCancelled(_TournamentEvent, tag="tournament_cancelled", kw_only=True, frozen=True):
     reason: str
     seeds: list[ShareCode | None]
 

@@ -42,35 +42,35 @@ from gaps_protocol.messages.views import (
 )
 
 
-class Reply(Message, tag_field="type", kw_only=True):
+class Reply(Message, tag_field="type", kw_only=True, frozen=True):
     """The answer to a request: ``id`` is the request's."""
 
     id: RequestId
 
 
-class Registered(Reply, tag="registered", kw_only=True):
+class Registered(Reply, tag="registered", kw_only=True, frozen=True):
     player: Player
     #: Shown once: keep it, it is how the player authenticates from now on.
     token: str
 
 
-class Welcome(Reply, tag="welcome", kw_only=True):
+class Welcome(Reply, tag="welcome", kw_only=True, frozen=True):
     player: Player
     protocol: Literal[1]
     server_time: datetime
     suspended: Suspension | None
 
 
-class Pong(Reply, tag="pong", kw_only=True):
+class Pong(Reply, tag="pong", kw_only=True, frozen=True):
     server_time: datetime
 
 
-class Ok(Reply, tag="ok", kw_only=True):
+class Ok(Reply, tag="ok", kw_only=True, frozen=True):
     #: ``quick_cancel``: whether you were queued.
     cancelled: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Seated(Message, tag_field="type", kw_only=True):
+class _Seated(Message, tag_field="type", kw_only=True, frozen=True):
     """Everything to draw a match as you see it (``joined`` and its kin); ``seq`` is the
     last event it reflects."""
 
@@ -81,45 +81,45 @@ class _Seated(Message, tag_field="type", kw_only=True):
     seq: Count
 
 
-class MatchCreated(_Seated, tag="match_created", kw_only=True):
+class MatchCreated(_Seated, tag="match_created", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Joined(_Seated, tag="joined", kw_only=True):
+class Joined(_Seated, tag="joined", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Snapshot(_Seated, tag="snapshot", kw_only=True):
+class Snapshot(_Seated, tag="snapshot", kw_only=True, frozen=True):
     """``resync``'s answer when the events asked for are no longer all kept."""
 
     id: RequestId
 
 
-class Matched(_Seated, tag="matched", kw_only=True):
+class Matched(_Seated, tag="matched", kw_only=True, frozen=True):
     """Sent unasked: the quick-match queue seated you in this match."""
 
 
-class RematchJoined(_Seated, tag="rematch", kw_only=True):
+class RematchJoined(_Seated, tag="rematch", kw_only=True, frozen=True):
     id: RequestId
     #: The finished match this one follows.
     of: Code
     same_seed: bool
 
 
-class DailyStarted(_Seated, tag="daily_started", kw_only=True):
+class DailyStarted(_Seated, tag="daily_started", kw_only=True, frozen=True):
     id: RequestId
     daily: DailyAttempt
 
 
-class Matches(Reply, tag="matches", kw_only=True):
+class Matches(Reply, tag="matches", kw_only=True, frozen=True):
     matches: list[MatchSummary]
 
 
-class Left(Reply, tag="left", kw_only=True):
+class Left(Reply, tag="left", kw_only=True, frozen=True):
     match: Code
 
 
-class ActionOk(GameCounters, tag_field="type", tag="action_ok", kw_only=True):
+class ActionOk(GameCounters, tag_field="type", tag="action_ok", kw_only=True, frozen=True):
     """An action applied and stored (or, with ``duplicate``, applied before)."""
 
     id: RequestId
@@ -138,18 +138,18 @@ class ActionOk(GameCounters, tag_field="type", tag="action_ok", kw_only=True):
     duplicate: Literal[True] | msgspec.UnsetType = msgspec.UNSET
 
 
-class Events(Reply, tag="events", kw_only=True):
+class Events(Reply, tag="events", kw_only=True, frozen=True):
     """``resync``: the match's events after ``since``, oldest first."""
 
     match: Code
     events: list[MatchEvent]
 
 
-class ReplayReply(Reply, tag="replay", kw_only=True):
+class ReplayReply(Reply, tag="replay", kw_only=True, frozen=True):
     replay: Replay
 
 
-class Leaderboard(Reply, tag="leaderboard", kw_only=True):
+class Leaderboard(Reply, tag="leaderboard", kw_only=True, frozen=True):
     board: Board
     kind: BoardKind
     ruleset: Ruleset
@@ -163,13 +163,13 @@ class Leaderboard(Reply, tag="leaderboard", kw_only=True):
     rank: int | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class Rating(Reply, tag="rating", kw_only=True):
+class Rating(Reply, tag="rating", kw_only=True, frozen=True):
     player: Player
     ratings: list[RatingView]
     history: list[RatingChange]
 
 
-class Tournament(Reply, tag="tournament", kw_only=True):
+class Tournament(Reply, tag="tournament", kw_only=True, frozen=True):
     """A tournament's view; with ``seq`` (the last event it reflects) once you follow
     it; with ``standings`` as ``tournament_resync``'s snapshot."""
 
@@ -178,23 +178,23 @@ class Tournament(Reply, tag="tournament", kw_only=True):
     standings: list[StandingsRow] | msgspec.UnsetType = msgspec.UNSET
 
 
-class Tournaments(Reply, tag="tournaments", kw_only=True):
+class Tournaments(Reply, tag="tournaments", kw_only=True, frozen=True):
     tournaments: list[TournamentView]
 
 
-class Standings(Reply, tag="standings", kw_only=True):
+class Standings(Reply, tag="standings", kw_only=True, frozen=True):
     tournament: TournamentView
     standings: list[StandingsRow]
 
 
-class TournamentEvents(Reply, tag="tournament_events", kw_only=True):
+class TournamentEvents(Reply, tag="tournament_events", kw_only=True, frozen=True):
     """``tournament_resync``: the tournament's events after ``since``, oldest first."""
 
     tournament: Code
     events: list[TournamentEvent]
 
 
-class DailyBoard(Reply, tag="daily_board", kw_only=True):
+class DailyBoard(Reply, tag="daily_board", kw_only=True, frozen=True):
     """A day's board, signed: the signed document is this reply without ``type`` and
     ``id`` (``/daily/RULESET`` serves it so)."""
 
@@ -208,14 +208,14 @@ class DailyBoard(Reply, tag="daily_board", kw_only=True):
     signature: Signature
 
 
-class Queued(Reply, tag="queued", kw_only=True):
+class Queued(Reply, tag="queued", kw_only=True, frozen=True):
     ruleset: Ruleset
     waiting: Count
 
 
-class Reviews(Reply, tag="reviews", kw_only=True):
+class Reviews(Reply, tag="reviews", kw_only=True, frozen=True):
     reviews: list[HeldResult]
 
 
-class AuditLog(Reply, tag="audit_log", kw_only=True):
+class AuditLog(Reply, tag="audit_log", kw_only=True, frozen=True):
     entries: list[AuditEntry]

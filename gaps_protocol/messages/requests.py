@@ -8,7 +8,7 @@ as one, and that it is not only spaces."""
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, get_args
 
 import msgspec
 
@@ -47,19 +47,19 @@ Seq = Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_SEQ)]
 Since = Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_SEQ)]
 
 
-class Request(Message, tag_field="type", forbid_unknown_fields=False):
+class Request(Message, tag_field="type", forbid_unknown_fields=False, frozen=True):
     """A client message: its reply echoes its ``id``. The server ignores members it does
     not know (a newer client's), so these types take them too."""
 
     id: RequestId = None
 
 
-class Register(Request, tag="register", kw_only=True):
+class Register(Request, tag="register", kw_only=True, frozen=True):
     name: Annotated[str, _text(limits.MAX_FRAME_BYTES, limits.NAME_REGEX)]
     bot: bool = False
 
 
-class Hello(Request, tag="hello", kw_only=True):
+class Hello(Request, tag="hello", kw_only=True, frozen=True):
     #: Exactly as ``registered`` gave it: no space around it.
     token: Annotated[
         str,
@@ -69,11 +69,11 @@ class Hello(Request, tag="hello", kw_only=True):
     ]
 
 
-class Ping(Request, tag="ping", kw_only=True):
+class Ping(Request, tag="ping", kw_only=True, frozen=True):
     pass
 
 
-class CreateMatch(Request, tag="create_match", kw_only=True):
+class CreateMatch(Request, tag="create_match", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
     max_players: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_PLAYERS)] = 2
     time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TIME_LIMIT_S)] = 600
@@ -86,50 +86,50 @@ class CreateMatch(Request, tag="create_match", kw_only=True):
     bots: bool = False
 
 
-class ListMatches(Request, tag="list_matches", kw_only=True):
+class ListMatches(Request, tag="list_matches", kw_only=True, frozen=True):
     pass
 
 
-class JoinMatch(Request, tag="join_match", kw_only=True):
+class JoinMatch(Request, tag="join_match", kw_only=True, frozen=True):
     code: CodeText
     role: Role = "player"
 
 
-class LeaveMatch(Request, tag="leave_match", kw_only=True):
+class LeaveMatch(Request, tag="leave_match", kw_only=True, frozen=True):
     code: CodeText
 
 
-class Ready(Request, tag="ready", kw_only=True):
+class Ready(Request, tag="ready", kw_only=True, frozen=True):
     code: CodeText
     ready: bool = True
 
 
-class StartMatch(Request, tag="start_match", kw_only=True):
+class StartMatch(Request, tag="start_match", kw_only=True, frozen=True):
     code: CodeText
 
 
-class Rematch(Request, tag="rematch", kw_only=True):
+class Rematch(Request, tag="rematch", kw_only=True, frozen=True):
     code: CodeText
     same_seed: bool = False
 
 
-class Play(Request, tag="action", kw_only=True):
+class Play(Request, tag="action", kw_only=True, frozen=True):
     code: CodeText
     seq: Seq
     #: A move (``8C``, ``2H>3``, ``8C>r2c6``), ``redeal``, ``undo`` or ``stop``.
     action: Annotated[str, _text(limits.MAX_ACTION_LENGTH)]
 
 
-class Resync(Request, tag="resync", kw_only=True):
+class Resync(Request, tag="resync", kw_only=True, frozen=True):
     code: CodeText
     since: Since
 
 
-class GetReplay(Request, tag="get_replay", kw_only=True):
+class GetReplay(Request, tag="get_replay", kw_only=True, frozen=True):
     code: CodeText
 
 
-class GetLeaderboard(Request, tag="leaderboard", kw_only=True):
+class GetLeaderboard(Request, tag="leaderboard", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
     by: Board = "score"
     period: Period = "all"
@@ -141,12 +141,12 @@ class GetLeaderboard(Request, tag="leaderboard", kw_only=True):
     kind: BoardKind = "people"
 
 
-class GetRating(Request, tag="rating", kw_only=True):
+class GetRating(Request, tag="rating", kw_only=True, frozen=True):
     #: None: yours.
     name: NameText | None = None
 
 
-class CreateTournament(Request, tag="tournament_create", kw_only=True):
+class CreateTournament(Request, tag="tournament_create", kw_only=True, frozen=True):
     name: Annotated[str, _text(limits.MAX_TOURNAMENT_NAME_LENGTH)] = "Tournament"
     ruleset: RulesetText = "classic"
     rounds: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_ROUNDS)] = 3
@@ -159,73 +159,73 @@ class CreateTournament(Request, tag="tournament_create", kw_only=True):
     deals: Deals = "any"
 
 
-class JoinTournament(Request, tag="tournament_join", kw_only=True):
+class JoinTournament(Request, tag="tournament_join", kw_only=True, frozen=True):
     code: CodeText
 
 
-class StartTournament(Request, tag="tournament_start", kw_only=True):
+class StartTournament(Request, tag="tournament_start", kw_only=True, frozen=True):
     code: CodeText
 
 
-class RemoveEntrant(Request, tag="tournament_remove", kw_only=True):
+class RemoveEntrant(Request, tag="tournament_remove", kw_only=True, frozen=True):
     code: CodeText
     player: NameText
     reason: ReasonText
 
 
-class ListTournaments(Request, tag="tournament_list", kw_only=True):
+class ListTournaments(Request, tag="tournament_list", kw_only=True, frozen=True):
     status: TournamentList = "active"
 
 
-class GetStandings(Request, tag="tournament_standings", kw_only=True):
+class GetStandings(Request, tag="tournament_standings", kw_only=True, frozen=True):
     code: CodeText
 
 
-class ResyncTournament(Request, tag="tournament_resync", kw_only=True):
+class ResyncTournament(Request, tag="tournament_resync", kw_only=True, frozen=True):
     code: CodeText
     since: Since
 
 
-class PlayDaily(Request, tag="daily", kw_only=True):
+class PlayDaily(Request, tag="daily", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
 
 
-class GetDailyBoard(Request, tag="daily_board", kw_only=True):
+class GetDailyBoard(Request, tag="daily_board", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
     #: None: today (UTC).
     day: date | None = None
 
 
-class QuickMatch(Request, tag="quick_match", kw_only=True):
+class QuickMatch(Request, tag="quick_match", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
 
 
-class CancelQuickMatch(Request, tag="quick_cancel", kw_only=True):
+class CancelQuickMatch(Request, tag="quick_cancel", kw_only=True, frozen=True):
     pass
 
 
-class ListReviews(Request, tag="review_list", kw_only=True):
+class ListReviews(Request, tag="review_list", kw_only=True, frozen=True):
     pass
 
 
-class ClearReview(Request, tag="review_clear", kw_only=True):
+class ClearReview(Request, tag="review_clear", kw_only=True, frozen=True):
     code: CodeText
     name: NameText
     reason: ReasonText
 
 
-class VoidReview(Request, tag="review_void", kw_only=True):
+class VoidReview(Request, tag="review_void", kw_only=True, frozen=True):
     code: CodeText
     name: NameText
     reason: ReasonText
 
 
-class Suspend(Request, tag="suspend", kw_only=True):
+class Suspend(Request, tag="suspend", kw_only=True, frozen=True):
     name: NameText
     reason: ReasonText
 
 
-class GetAuditLog(Request, tag="audit_log", kw_only=True):
+class GetAuditLog(Request, tag="audit_log", kw_only=True, frozen=True):
     pass
 
 
@@ -239,6 +239,7 @@ ClientMessage = (
 
 #: Every client message's ``type``.
 REQUEST_TYPES: tuple[str, ...] = tuple(
-    str(msgspec.inspect.type_info(kind).tag)  # type: ignore[attr-defined]
-    for kind in ClientMessage.__args__  # type: ignore[attr-defined]
+    str(info.tag)
+    for info in msgspec.inspect.multi_type_info(get_args(ClientMessage))
+    if isinstance(info, msgspec.inspect.StructType)
 )

@@ -40,7 +40,7 @@ Grid = Annotated[
 # -- matches ----------------------------------------------------------------------------
 
 
-class Progress(Message):
+class Progress(Message, frozen=True):
     """What everyone may know of a player in a match: never their grid, never the seed."""
 
     player_id: int
@@ -59,14 +59,14 @@ class Progress(Message):
     finish_ms: Count | None
 
 
-class RankedProgress(Progress):
+class RankedProgress(Progress, frozen=True):
     """A row of ``match_ended``'s ranking: the progress with its rank and review."""
 
     rank: Annotated[int, msgspec.Meta(ge=1)]
     review: Review | None
 
 
-class GameCounters(Message):
+class GameCounters(Message, frozen=True):
     """Your own game's counters, as ``action_ok`` and ``you.game`` give them."""
 
     score: int
@@ -78,13 +78,13 @@ class GameCounters(Message):
     can_undo: bool
 
 
-class GameView(GameCounters):
+class GameView(GameCounters, frozen=True):
     """Your game: its grid and counters (a snapshot's ``you.game``)."""
 
     grid: Grid
 
 
-class You(Message):
+class You(Message, frozen=True):
     """You in a match's snapshot: your role, and once dealt your game and last ``seq``."""
 
     role: Role
@@ -92,7 +92,7 @@ class You(Message):
     last_seq: Count | msgspec.UnsetType = msgspec.UNSET
 
 
-class MatchSummary(Message):
+class MatchSummary(Message, frozen=True):
     """A match as listed and as the snapshots give it."""
 
     id: int
@@ -116,12 +116,12 @@ class MatchSummary(Message):
     seed: ShareCode | msgspec.UnsetType = msgspec.UNSET
 
 
-class RematchBy(Message):
+class RematchBy(Message, frozen=True):
     player_id: int
     name: str
 
 
-class RatingView(Message):
+class RatingView(Message, frozen=True):
     """A player's rating in one ruleset (``rating``, ``match_ended``'s ``ratings``)."""
 
     player_id: int
@@ -133,7 +133,7 @@ class RatingView(Message):
     provisional: bool
 
 
-class RatingChange(Message):
+class RatingChange(Message, frozen=True):
     """One update of a player's rating (``rating``'s ``history``), newest first."""
 
     ruleset: Ruleset
@@ -146,7 +146,7 @@ class RatingChange(Message):
     at: datetime
 
 
-class DailyAttempt(Message):
+class DailyAttempt(Message, frozen=True):
     """``daily_started``'s ``daily``: the day, and whether you are ranked on its board."""
 
     day: date
@@ -157,7 +157,7 @@ class DailyAttempt(Message):
 # -- records ----------------------------------------------------------------------------
 
 
-class ReplayMatch(Message):
+class ReplayMatch(Message, frozen=True):
     id: int
     code: Code
     ruleset: Ruleset
@@ -171,14 +171,14 @@ class ReplayMatch(Message):
     par: Par | None
 
 
-class ReplayAction(Message):
+class ReplayAction(Message, frozen=True):
     seq: int
     action: str
     t_ms: Count
     score: int
 
 
-class ReplayPlayer(Message):
+class ReplayPlayer(Message, frozen=True):
     player_id: int
     name: str
     bot: bool
@@ -194,7 +194,7 @@ class ReplayPlayer(Message):
     actions: list[ReplayAction]
 
 
-class Replay(Message):
+class Replay(Message, frozen=True):
     """A finished match's signed audit record (``gaps-replay/1``)."""
 
     format: Literal["gaps-replay/1"]
@@ -203,7 +203,7 @@ class Replay(Message):
     signature: Signature
 
 
-class DailyEntry(Message):
+class DailyEntry(Message, frozen=True):
     rank: int
     player_id: int
     name: str
@@ -212,7 +212,7 @@ class DailyEntry(Message):
     finish_ms: Count
 
 
-class LeaderboardEntry(Message):
+class LeaderboardEntry(Message, frozen=True):
     """A board's row: who, and the figures of its board (``score``: best_score,
     best_score_ms, games; ``time``: fastest_win_ms, fastest_win_score, wins; ``wins``:
     wins, games; ``rating``: ordinal, mu, sigma, games, provisional)."""
@@ -233,7 +233,7 @@ class LeaderboardEntry(Message):
     provisional: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class SigningKey(Message):
+class SigningKey(Message, frozen=True):
     """A key the server signs (or signed) with, as ``/keys`` lists it."""
 
     key_id: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{16}$")]
@@ -247,7 +247,7 @@ class SigningKey(Message):
 # -- operators ---------------------------------------------------------------------------
 
 
-class HeldResult(Message):
+class HeldResult(Message, frozen=True):
     """A result held for an operator's review, with its timing."""
 
     match_code: Code
@@ -262,7 +262,7 @@ class HeldResult(Message):
     chart: list[str]
 
 
-class AuditEntry(Message):
+class AuditEntry(Message, frozen=True):
     at: datetime
     operator: str
     decision: Literal["clear", "void", "suspend"]
@@ -270,7 +270,7 @@ class AuditEntry(Message):
     reason: str
 
 
-class Suspension(Message):
+class Suspension(Message, frozen=True):
     """``welcome``'s ``suspended``: since when the account's results count nowhere."""
 
     since: datetime
@@ -280,7 +280,7 @@ class Suspension(Message):
 # -- tournaments -------------------------------------------------------------------------
 
 
-class Entrant(Message):
+class Entrant(Message, frozen=True):
     player_id: int
     name: str
     bot: bool
@@ -288,14 +288,14 @@ class Entrant(Message):
     removed_reason: str | None
 
 
-class StandingsRow(Entrant):
+class StandingsRow(Entrant, frozen=True):
     rank: Annotated[int, msgspec.Meta(ge=1)]
     total_score: int
     total_time_ms: Count
     rounds_played: Count
 
 
-class TournamentView(Message):
+class TournamentView(Message, frozen=True):
     id: int
     code: Code
     name: str
