@@ -18,14 +18,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import urllib.error
 import urllib.request
 from typing import Any
 
+import jsonschema
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
-from gaps_protocol import ProtocolViolation, check_message
+from gaps_protocol import ProtocolViolation, check_message, schema
 from gaps_protocol.messages import decode_request, decode_server_message
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
@@ -182,9 +184,36 @@ class Client:
             pass
 
 
+_OPENAPI = schema.openapi()
+#: Each documented path of the HTTP reads, as a pattern of the paths it stands for.
+_ROUTES = [
+    (re.compile("^" + re.sub(r"\\\{[a-z]+\\\}", "[^/]+", re.escape(template)) + "$"), template)
+    for template in _OPENAPI["paths"]
+]
+
+
+def check_http_body(path: str, status: int, body: Any) -> None:
+    """Raise ``SchemaMismatch`` unless ``body`` is what docs/protocol/openapi.json says
+    ``GET path`` answers with ``status`` (an undocumented path: an error)."""
+    route = path.partition("?")[0].rstrip("/") or "/"
+    template = next((t for pattern, t in _ROUTES if pattern.match(route)), None)
+    if template is None:
+        expected: dict[str, Any] = {"$ref": "#/components/schemas/Error"}
+    else:
+        response = _OPENAPI["paths"][template]["get"]["responses"].get(str(status))
+        if response is None:
+            raise SchemaMismatch(f"GET {path}: status {status} is not documented for {template}")
+        expected = response["content"]["application/json"]["schema"]
+    validator = jsonschema.Draft202012Validator({**expected, "components": _OPENAPI["components"]})
+    errors = sorted(validator.iter_errors(body), key=lambda error: list(error.absolute_path))
+    if errors:
+        where = "$" + "".join(f"[{p!r}]" for p in errors[0].absolute_path)
+        raise SchemaMismatch(f"GET {path} ({status}): at {where}, {errors[0].message[:300]}")
+
+
 async def http_get(port: int, path: str) -> tuple[int, Any]:
     """A plain HTTP GET on the server's port: the status and the JSON body (of an error
-    too)."""
+    too), which must be what the OpenAPI document says (``check_http_body``)."""
 
     def fetch() -> tuple[int, Any]:
         try:
@@ -193,4 +222,6 @@ async def http_get(port: int, path: str) -> tuple[int, Any]:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
 
-    return await asyncio.to_thread(fetch)
+    status, body = await asyncio.to_thread(fetch)
+    check_http_body(path, status, body)
+    return status, body
