@@ -4,10 +4,20 @@
 the time, it says what to send, when to wake it and what changed (``notices``). The
 terminal client (``client_cli.connection``) runs it over asyncio and websockets; its tests
 run it over a fake server and a fake clock.
+
+``gaps_protocol.messages`` holds every message both ways as a typed value (msgspec
+Structs) with one strict decoder each way; ``gaps_protocol.limits`` the protocol's bounds;
+``gaps_protocol.schema`` the published JSON Schema, AsyncAPI and OpenAPI documents.
 """
 
 from gaps_protocol.backoff import Backoff
 from gaps_protocol.counters import ProtocolViolation, check_message
+from gaps_protocol.messages import (
+    ClientMessage,
+    ServerMessage,
+    decode_request,
+    decode_server_message,
+)
 from gaps_protocol.notices import (
     Closed,
     Disconnect,
@@ -38,6 +48,7 @@ from gaps_protocol.session import (
 from gaps_protocol.tracks import EventTrack, MatchTrack, TournamentTrack
 
 __all__ = [
+    "ClientMessage", "ServerMessage", "decode_request", "decode_server_message",
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "SNAPSHOT_TYPES",
     "TRANSIENT_CODES", "Backoff", "ClientSession", "Closed", "Disconnect", "Event",
     "EventTrack", "Failed", "Gone", "Lost", "MatchTrack", "NotInMatch", "Notice",

@@ -12,7 +12,28 @@ from typing import Annotated, get_args
 
 import msgspec
 
-from gaps_protocol import limits
+from gaps_protocol.limits import (
+    CODE_REGEX,
+    MAX_ACTION_LENGTH,
+    MAX_CODE_LENGTH,
+    MAX_COUNTDOWN_S,
+    MAX_CURSOR_LENGTH,
+    MAX_FRAME_BYTES,
+    MAX_PAGE_ROWS,
+    MAX_PLAYER_REFERENCE_LENGTH,
+    MAX_PLAYERS,
+    MAX_REASON_LENGTH,
+    MAX_ROUNDS,
+    MAX_RULESET_LENGTH,
+    MAX_SEED_LENGTH,
+    MAX_SEQ,
+    MAX_TIME_LIMIT_S,
+    MAX_TOKEN_LENGTH,
+    MAX_TOURNAMENT_NAME_LENGTH,
+    MAX_TOURNAMENT_PLAYERS,
+    NAME_REGEX,
+    TOKEN_REGEX,
+)
 from gaps_protocol.messages.common import (
     Board,
     BoardKind,
@@ -38,13 +59,13 @@ def _text(max_length: int, pattern: str | None = None) -> msgspec.Meta:
 
 
 #: A match's or tournament's code, in any case.
-CodeText = Annotated[str, _text(limits.MAX_CODE_LENGTH, limits.CODE_REGEX)]
-RulesetText = Annotated[str, _text(limits.MAX_RULESET_LENGTH, r"[A-Za-z\-]+")]
+CodeText = Annotated[str, _text(MAX_CODE_LENGTH, CODE_REGEX)]
+RulesetText = Annotated[str, _text(MAX_RULESET_LENGTH, r"[A-Za-z\-]+")]
 #: Someone else's name, in any case (looked up as it is).
-NameText = Annotated[str, _text(limits.MAX_PLAYER_REFERENCE_LENGTH)]
-ReasonText = Annotated[str, _text(limits.MAX_REASON_LENGTH)]
-Seq = Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_SEQ)]
-Since = Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_SEQ)]
+NameText = Annotated[str, _text(MAX_PLAYER_REFERENCE_LENGTH)]
+ReasonText = Annotated[str, _text(MAX_REASON_LENGTH)]
+Seq = Annotated[int, msgspec.Meta(ge=1, le=MAX_SEQ)]
+Since = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
 
 
 class Request(Message, tag_field="type", forbid_unknown_fields=False, frozen=True):
@@ -55,7 +76,7 @@ class Request(Message, tag_field="type", forbid_unknown_fields=False, frozen=Tru
 
 
 class Register(Request, tag="register", kw_only=True, frozen=True):
-    name: Annotated[str, _text(limits.MAX_FRAME_BYTES, limits.NAME_REGEX)]
+    name: Annotated[str, _text(MAX_FRAME_BYTES, NAME_REGEX)]
     bot: bool = False
 
 
@@ -64,7 +85,7 @@ class Hello(Request, tag="hello", kw_only=True, frozen=True):
     token: Annotated[
         str,
         msgspec.Meta(
-            min_length=1, max_length=limits.MAX_TOKEN_LENGTH, pattern=f"^{limits.TOKEN_REGEX}$"
+            min_length=1, max_length=MAX_TOKEN_LENGTH, pattern=f"^{TOKEN_REGEX}$"
         ),
     ]
 
@@ -75,14 +96,14 @@ class Ping(Request, tag="ping", kw_only=True, frozen=True):
 
 class CreateMatch(Request, tag="create_match", kw_only=True, frozen=True):
     ruleset: RulesetText = "classic"
-    max_players: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_PLAYERS)] = 2
-    time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TIME_LIMIT_S)] = 600
+    max_players: Annotated[int, msgspec.Meta(ge=1, le=MAX_PLAYERS)] = 2
+    time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=MAX_TIME_LIMIT_S)] = 600
     win_by: WinBy = "time"
     public: bool = False
     #: None: the server's ``--countdown-s``.
-    countdown_s: Annotated[int, msgspec.Meta(ge=0, le=limits.MAX_COUNTDOWN_S)] | None = None
+    countdown_s: Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNTDOWN_S)] | None = None
     #: A share code: the match is then unrated.
-    seed: Annotated[str, _text(limits.MAX_SEED_LENGTH)] | None = None
+    seed: Annotated[str, _text(MAX_SEED_LENGTH)] | None = None
     bots: bool = False
 
 
@@ -117,7 +138,7 @@ class Play(Request, tag="action", kw_only=True, frozen=True):
     code: CodeText
     seq: Seq
     #: A move (``8C``, ``2H>3``, ``8C>r2c6``), ``redeal``, ``undo`` or ``stop``.
-    action: Annotated[str, _text(limits.MAX_ACTION_LENGTH)]
+    action: Annotated[str, _text(MAX_ACTION_LENGTH)]
 
 
 class Resync(Request, tag="resync", kw_only=True, frozen=True):
@@ -135,8 +156,8 @@ class GetLeaderboard(Request, tag="leaderboard", kw_only=True, frozen=True):
     period: Period = "all"
     #: None: today (UTC).
     day: date | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_PAGE_ROWS)] = 20
-    cursor: Annotated[str, _text(limits.MAX_CURSOR_LENGTH)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_ROWS)] = 20
+    cursor: Annotated[str, _text(MAX_CURSOR_LENGTH)] | None = None
     around_me: bool = False
     kind: BoardKind = "people"
 
@@ -147,11 +168,11 @@ class GetRating(Request, tag="rating", kw_only=True, frozen=True):
 
 
 class CreateTournament(Request, tag="tournament_create", kw_only=True, frozen=True):
-    name: Annotated[str, _text(limits.MAX_TOURNAMENT_NAME_LENGTH)] = "Tournament"
+    name: Annotated[str, _text(MAX_TOURNAMENT_NAME_LENGTH)] = "Tournament"
     ruleset: RulesetText = "classic"
-    rounds: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_ROUNDS)] = 3
-    max_players: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TOURNAMENT_PLAYERS)] = 16
-    round_time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=limits.MAX_TIME_LIMIT_S)] = 600
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=MAX_ROUNDS)] = 3
+    max_players: Annotated[int, msgspec.Meta(ge=1, le=MAX_TOURNAMENT_PLAYERS)] = 16
+    round_time_limit_s: Annotated[int, msgspec.Meta(ge=1, le=MAX_TIME_LIMIT_S)] = 600
     #: None: the host starts it.
     start_at: datetime | None = None
     if_empty: IfEmpty = "cancel"
