@@ -229,16 +229,20 @@ class ListReviews(Request, tag="review_list", kw_only=True, frozen=True):
     pass
 
 
-class ClearReview(Request, tag="review_clear", kw_only=True, frozen=True):
+class _Decision(Request, kw_only=True, frozen=True):
+    """An operator's decision on player ``name``'s result in match ``code``."""
+
     code: CodeText
     name: NameText
     reason: ReasonText
 
 
-class VoidReview(Request, tag="review_void", kw_only=True, frozen=True):
-    code: CodeText
-    name: NameText
-    reason: ReasonText
+class ClearReview(_Decision, tag="review_clear", kw_only=True, frozen=True):
+    """The held result counts from now on."""
+
+
+class VoidReview(_Decision, tag="review_void", kw_only=True, frozen=True):
+    """The result counts for nothing, for good."""
 
 
 class Suspend(Request, tag="suspend", kw_only=True, frozen=True):
