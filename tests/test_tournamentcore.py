@@ -359,6 +359,7 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
                 "seed": share(1),  # revealed: the round has ended
                 "standings": rows,
                 "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
+                "paused": False,
             },
         ),
     )
@@ -436,7 +437,9 @@ def test_a_scheduled_start_with_nobody_cancels_and_says_why() -> None:
     step = ok(fresh(start_at=T0 + 60_000), Tick(), T0 + 61_000)
     assert step.writes == (TournamentCancelled(NOBODY_ENTERED, T0 + 60_000),)
     assert step.events == (
-        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "seeds": [share(1), share(2)]}),
+        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "by_host": False,
+                                       "abandoned_round": None,
+                                       "seeds": [share(1), share(2)]}),
     )
     assert step.closed and step.state.status == "cancelled" and step.wake_at is None
     shown = view(step.state)
@@ -588,6 +591,7 @@ def test_a_tournament_whose_winnable_deals_could_not_be_drawn_is_cancelled_sayin
     assert step.writes == (TournamentCancelled("no winnable deal was proven in 64 draws", T0 + 9),)
     assert step.events == (
         Event("tournament_cancelled", {"reason": "no winnable deal was proven in 64 draws",
+                                       "by_host": False, "abandoned_round": None,
                                        "seeds": []}),
     )
     assert step.closed and step.state.status == "cancelled" and not step.state.drawing
