@@ -211,12 +211,13 @@ class Tournament(Actor[TournamentState, core.Command]):
                 )
             case core.TournamentFinished(at=at):
                 await repository.update(tournament_id, status="finished", ended_at=datetime_of(at))
-            case core.TournamentCancelled(reason=reason, at=at):
+            case core.TournamentCancelled(reason=reason, at=at, current_round=counted):
                 await repository.update(
                     tournament_id,
                     status="cancelled",
                     cancel_reason=reason,
                     ended_at=datetime_of(at),
+                    current_round=counted,
                 )
             case core.DealsCommitted(seeds=seeds):
                 await repository.commit_deals(tournament_id, seeds)

@@ -166,6 +166,9 @@ class TournamentState:
     drawing: bool = False
     #: The host paused it: no round is dealt until they resume it.
     paused: bool = False
+    #: The next deal is of a round begun already (its match lost, or never stored before
+    #: a restart): dealt even while paused, which holds only rounds not begun.
+    dealing_again: bool = False
     #: The host's last announcements, oldest first (``ANNOUNCEMENTS_KEPT`` at most).
     announcements: tuple[Announcement, ...] = ()
 
@@ -284,6 +287,8 @@ class TournamentFinished:
 class TournamentCancelled:
     reason: str
     at: Ms
+    #: The rounds counted: a round dealt or being played when the host cancelled is not.
+    current_round: int = 0
 
 
 @dataclass(frozen=True)
@@ -625,7 +630,7 @@ def _command(
                 # Dealt again at once: the round is not counted, nobody played it.
                 state = replace(
                     state, rounds=state.rounds[:-1], check_at=None, look_again=False,
-                    next_round_at=now,
+                    next_round_at=now, dealing_again=True,
                 )
             return state, None
         case DealsDrawn(seeds=seeds):
@@ -872,7 +877,7 @@ def _deal(state: TournamentState, at: Ms, out: _Out) -> TournamentState:
     out.deal = DealRound(
         number, tuple((e.player_id, e.name, e.bot) for e in seats), state.seed_of(number)
     )
-    return replace(state, dealing=number, next_round_at=None)
+    return replace(state, dealing=number, next_round_at=None, dealing_again=False)
 
 
 def _committed(
@@ -948,7 +953,9 @@ def _finish(
         seeds=[_share_code(seed) for seed in state.seeds],
     )
     out.closed = True
-    return replace(state, status="finished", next_round_at=None, check_at=None)
+    return replace(
+        state, status="finished", next_round_at=None, check_at=None, dealing_again=False
+    )
 
 
 def _cancel(
@@ -956,7 +963,8 @@ def _cancel(
 ) -> TournamentState:
     """Cancel the tournament; a round being played is abandoned, not counted."""
     abandoned = state.round_code
-    out.writes.append(TournamentCancelled(reason, now))
+    rounds = tuple(round_ for round_ in state.rounds if round_.counted)
+    out.writes.append(TournamentCancelled(reason, now, len(rounds)))
     out.emit(
         "tournament_cancelled",
         reason=reason,
@@ -965,11 +973,13 @@ def _cancel(
         seeds=[_share_code(s) for s in state.seeds],
     )
     out.abandon = abandoned
+    out.draw = None  # asked for in this very step: not needed any more
     out.closed = True
-    rounds = state.rounds if abandoned is None else state.rounds[:-1]
     return replace(
-        state, status="cancelled", cancel_reason=reason, rounds=rounds, next_round_at=None,
-        check_at=None, look_again=False,
+        state, status="cancelled", cancel_reason=reason, rounds=rounds, dealing=None,
+        next_round_at=None,
+        check_at=None, look_again=False, start_due=False, dealing_again=False,
+        drawing=False,  # a draw under way is for nothing
     )
 
 
@@ -985,7 +995,7 @@ def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
             and not state.preparing:
         yield start_at, 0
     if state.status == "running" and state.dealing is None:
-        if state.next_round_at is not None and not state.paused:
+        if state.next_round_at is not None and (not state.paused or state.dealing_again):
             yield state.next_round_at, 1
         if state.check_at is not None and state.round_code is not None:
             yield state.check_at, 2
@@ -1186,8 +1196,9 @@ def rebuild(
     )
     by_number = {r.number: r for r in rounds}
     # Every round before the current one was counted before the next was dealt; once the
-    # tournament is over, the last one too.
+    # tournament is over, the last one too (a cancel stores the rounds counted).
     last_counted = current_round if status in ("finished", "cancelled") else current_round - 1
+    current = by_number.get(current_round)
     counted = []
     for number in range(1, last_counted + 1):
         stored = by_number.get(number)
@@ -1199,8 +1210,7 @@ def rebuild(
     state = replace(state, rounds=tuple(counted))
     if status != "running":
         return state
-    current = by_number.get(current_round)
     if current is None or current.status == "abandoned":
         # Never dealt (or dealt and lost): deal it (again) now.
-        return replace(state, next_round_at=now)
+        return replace(state, next_round_at=now, dealing_again=True)
     return replace(state, rounds=(*state.rounds, Round(current_round, current.code)), check_at=now)

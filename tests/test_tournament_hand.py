@@ -104,7 +104,7 @@ def test_the_host_cancels_during_a_round_which_is_abandoned_and_not_counted() ->
     assert state.round_code == "R2"
     at = T0 + 40_000
     step = ok(state, Cancel(HOST, "the hall closes"), at)
-    assert step.writes == (TournamentCancelled("the hall closes", at),)
+    assert step.writes == (TournamentCancelled("the hall closes", at, 1),)
     [event] = step.events
     assert event.name == "tournament_cancelled"
     assert (event.data["reason"], event.data["by_host"], event.data["abandoned_round"]) == (
