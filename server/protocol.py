@@ -185,6 +185,25 @@ class CreateTournament:
     if_empty: str = "cancel"
     #: ``any`` deal, or only ``winnable`` ones (proven so by the solver, without redeal).
     deals: str = "any"
+    #: The countdown of each round and the break between rounds (None: the server's).
+    countdown_s: int | None = None
+    break_s: int | None = None
+    #: Players may enter the running tournament until this round is dealt (0: never).
+    late_entry_until_round: int = 0
+
+
+@dataclass(frozen=True)
+class SteerTournament:
+    """One of the host's commands to their tournament ``code``: ``what`` is ``cancel``
+    (with ``reason``), ``pause``, ``resume``, ``announce`` (with ``text``) or
+    ``reinstate`` (with ``player``)."""
+
+    id: Any
+    what: str
+    code: str
+    reason: str | None = None
+    text: str | None = None
+    player: str | None = None
 
 
 @dataclass(frozen=True)
@@ -308,6 +327,7 @@ Request = Union[
     JoinTournament,
     StartTournament,
     RemoveEntrant,
+    SteerTournament,
     ListTournaments,
     GetStandings,
     ResyncTournament,
@@ -327,6 +347,10 @@ KINDS: Final = ("people", "bots")
 #: The longest reason, characters: a host's for removing an entrant, an operator's for a
 #: decision.
 MAX_REASON_LENGTH: Final = 200
+#: The longest announcement a tournament's host makes, characters.
+MAX_ANNOUNCEMENT_LENGTH: Final = 280
+#: The longest break between a tournament's rounds the organiser chooses, seconds.
+MAX_BREAK_S: Final = 3600
 PERIODS: Final = ("all", "month", "day")
 MAX_ROUNDS: Final = 20
 MAX_TOURNAMENT_PLAYERS: Final = 64
@@ -641,6 +665,11 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
         bots=f.boolean("bots", default=False),
         if_empty=f.choice("if_empty", IF_EMPTY, default="cancel"),
         deals=f.choice("deals", DEALS, default="any"),
+        countdown_s=f.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),
+        break_s=f.optional_integer("break_s", low=0, high=MAX_BREAK_S),
+        late_entry_until_round=f.integer(
+            "late_entry_until_round", low=0, high=MAX_ROUNDS, default=0
+        ),
     )
 
 
@@ -685,6 +714,17 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
     "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
     "tournament_remove": _remove_entrant,
+    "tournament_reinstate": lambda i, f: SteerTournament(
+        i, "reinstate", f.match_code(), player=f.text("player", max_length=64)
+    ),
+    "tournament_cancel": lambda i, f: SteerTournament(
+        i, "cancel", f.match_code(), reason=f.display("reason", max_length=MAX_REASON_LENGTH)
+    ),
+    "tournament_pause": lambda i, f: SteerTournament(i, "pause", f.match_code()),
+    "tournament_resume": lambda i, f: SteerTournament(i, "resume", f.match_code()),
+    "tournament_announce": lambda i, f: SteerTournament(
+        i, "announce", f.match_code(), text=f.display("text", max_length=MAX_ANNOUNCEMENT_LENGTH)
+    ),
     "tournament_list": lambda i, f: ListTournaments(
         i, status=f.choice("status", TOURNAMENT_LISTS, default="active")
     ),
