@@ -18,11 +18,14 @@ from client_cli.duration import DurationError, format_duration, parse_duration
 from gaps import NotationError, Seed
 
 #: The server's limits (docs/protocol.md): a match's or a round's clock, the countdown,
-#: a tournament's name and a removal's reason.
+#: a tournament's name, a removal's or cancel's reason, a host's announcement, and the
+#: break between a tournament's rounds.
 MAX_TIME_LIMIT_S: Final = 24 * 3600
 MAX_COUNTDOWN_S: Final = 60
 MAX_TOURNAMENT_NAME: Final = 64
 MAX_REASON: Final = 200
+MAX_ANNOUNCEMENT: Final = 280
+MAX_BREAK_S: Final = 3600
 
 
 class UsageError(Exception):
@@ -80,6 +83,13 @@ def countdown(text: str) -> int:
     return duration_within("the countdown", MAX_COUNTDOWN_S)(text)
 
 
+def break_time(text: str) -> int:
+    """The break between a tournament's rounds: 0 (none) to an hour."""
+    if text.strip() in ("0", "0s"):
+        return 0
+    return duration_within("the break", MAX_BREAK_S)(text)
+
+
 def pace(text: str) -> float:
     cleaned = text.strip().lower().removesuffix("s")
     try:
@@ -122,6 +132,7 @@ def text_of_at_most(most: int, what: str) -> Callable[[str], str]:
 
 tournament_name = text_of_at_most(MAX_TOURNAMENT_NAME, "a tournament's name")
 reason = text_of_at_most(MAX_REASON, "the reason")
+announcement = text_of_at_most(MAX_ANNOUNCEMENT, "an announcement")
 
 
 def seed(text: str) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
@@ -75,7 +75,13 @@ from client_cli.tables import (
     tournament_status,
     tournaments_table,
 )
-from client_cli.tournament import deals_committed, follow, intro, print_final
+from client_cli.tournament import (
+    announcement_text,
+    deals_committed,
+    follow,
+    intro,
+    print_final,
+)
 from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
@@ -298,6 +304,16 @@ def build_parser() -> argparse.ArgumentParser:
     t_create.add_argument("--winnable", action="store_true",
                           help="deal only deals the solver proves winnable without redeal "
                                "(drawn before entries open: a second or so each)")
+    t_create.add_argument("--countdown", type=arguments.countdown, metavar="DURATION",
+                          help="each round's countdown, 0 to 60s (default: the server's)")
+    t_create.add_argument("--break", dest="break_s", type=arguments.break_time,
+                          metavar="DURATION",
+                          help="the break between rounds, 0 to 1h (default: the server's)")
+    t_create.add_argument("--late-entry-until", type=arguments.bounded(1, 20, "round"),
+                          metavar="N",
+                          help="players may still enter once it runs, until round N is dealt; "
+                               "a late entrant scores 0 for the rounds missed (default: no "
+                               "late entry)")
     t_create.add_argument("--join", action="store_true",
                           help="enter it yourself and follow it, as `gaps tournament join`")
     t_create.set_defaults(handler=cmd_tournament_create)
@@ -350,6 +366,43 @@ def build_parser() -> argparse.ArgumentParser:
     t_remove.add_argument("--reason", type=arguments.reason, required=True,
                           help="why, shown to everyone (at most 200 characters)")
     t_remove.set_defaults(handler=cmd_tournament_remove)
+    t_reinstate = actions.add_parser(
+        "reinstate", parents=[common], help="take back an entrant you removed",
+        description="Take back an entrant you removed from a tournament you host: they play "
+                    "from the next round dealt (0 for the rounds they missed).")
+    t_reinstate.add_argument("code", type=arguments.tournament_code,
+                             help="the tournament's code")
+    t_reinstate.add_argument("player", help="the entrant's name")
+    t_reinstate.set_defaults(handler=cmd_tournament_steer, steer="reinstate")
+    t_cancel = actions.add_parser(
+        "cancel", parents=[common], help="cancel your tournament, before or during it",
+        description="Cancel a tournament you host, before it starts or while it runs: a "
+                    "round being played is abandoned and not counted; every follower is "
+                    "told the reason, which its exports keep.")
+    t_cancel.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_cancel.add_argument("--reason", type=arguments.reason, required=True,
+                          help="why, shown to everyone (at most 200 characters)")
+    t_cancel.set_defaults(handler=cmd_tournament_steer, steer="cancel")
+    t_pause = actions.add_parser(
+        "pause", parents=[common], help="hold your tournament's next round back",
+        description="Pause a running tournament you host: the round being played goes on to "
+                    "its end; the next one is not dealt until `gaps tournament resume`.")
+    t_pause.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_pause.set_defaults(handler=cmd_tournament_steer, steer="pause")
+    t_resume = actions.add_parser(
+        "resume", parents=[common], help="let your paused tournament go on",
+        description="Resume a paused tournament: its next round is dealt when its break "
+                    "ends, or at once if the break is over.")
+    t_resume.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_resume.set_defaults(handler=cmd_tournament_steer, steer="resume")
+    t_announce = actions.add_parser(
+        "announce", parents=[common], help="say something to everyone in your tournament",
+        description="Announce a text to every entrant and follower of a tournament you host; "
+                    "those who follow it later see the last ones too.")
+    t_announce.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_announce.add_argument("text", type=arguments.announcement,
+                            help="what to say (at most 280 characters)")
+    t_announce.set_defaults(handler=cmd_tournament_steer, steer="announce")
 
     bot = commands.add_parser("bot", parents=[common], help="send bots to a match or tournament",
                               description="Join a match (or enter a tournament) with bot "
@@ -1036,6 +1089,15 @@ async def cmd_tournament_create(context: Context) -> int:
         request["bots"] = True
     if options.winnable:
         request["deals"] = "winnable"
+    if options.countdown is not None:
+        request["countdown_s"] = options.countdown
+    if options.break_s is not None:
+        request["break_s"] = options.break_s
+    if options.late_entry_until is not None:
+        if options.late_entry_until > options.rounds:
+            raise CliError(f"tournament create: --late-entry-until {options.late_entry_until} "
+                           f"is past its {options.rounds} round(s)", 2)
+        request["late_entry_until_round"] = options.late_entry_until
     start_at: datetime | None = options.start_at
     now = datetime.now(UTC)
     if start_at is not None and start_at <= now:
@@ -1175,6 +1237,8 @@ async def cmd_tournament_standings(context: Context) -> int:
     rows = list(reply.get("standings", []))
     out = context.out
     out.print(Text.assemble(intro(view), "  ", tournament_status(view)))
+    for announcement in view.get("announcements") or []:
+        out.print(announcement_text(announcement))
     deals = deals_report(view)
     out.print(deals.line)
     if deals.mismatches:
@@ -1237,6 +1301,38 @@ async def cmd_tournament_remove(context: Context) -> int:
     context.out.print(printable_text(
         f"{options.player} was removed from tournament {options.code.upper()}: "
         f"{options.reason}"))
+    return 0
+
+
+#: What the host's commands send (besides the code) and say once done.
+STEERS: Final[dict[str, tuple[str, Callable[[argparse.Namespace], dict[str, Any]],
+                              Callable[[argparse.Namespace], str]]]] = {
+    "reinstate": ("tournament_reinstate", lambda o: {"player": o.player},
+                  lambda o: f"{o.player} is back in tournament {o.code}: they play from the "
+                            "next round dealt."),
+    "cancel": ("tournament_cancel", lambda o: {"reason": o.reason},
+               lambda o: f"Tournament {o.code} was cancelled: {o.reason}"),
+    "pause": ("tournament_pause", lambda o: {},
+              lambda o: f"Tournament {o.code} is paused: no round is dealt until "
+                        f"`gaps tournament resume {o.code}`."),
+    "resume": ("tournament_resume", lambda o: {},
+               lambda o: f"Tournament {o.code} goes on: its next round is dealt after the "
+                         "break."),
+    "announce": ("tournament_announce", lambda o: {"text": o.text},
+                 lambda o: f"Announced to tournament {o.code}: {o.text}"),
+}
+
+
+async def cmd_tournament_steer(context: Context) -> int:
+    """One of the host's commands: reinstate, cancel, pause, resume, announce."""
+    options = context.options
+    kind, fields, said = STEERS[options.steer]
+    connection = await context.connect()
+    try:
+        await connection.request(kind, code=options.code, **fields(options))
+    finally:
+        await connection.close()
+    context.out.print(printable_text(said(options)))
     return 0
 
 

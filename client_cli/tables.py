@@ -270,7 +270,9 @@ def entrant_count(view: Row) -> int:
 def tournament_status(view: Row) -> Text:
     status = view.get("status")
     if status == "running":
-        return cell(f"round {view.get('current_round')}/{view.get('rounds')}", GOOD)
+        paused = ", paused" if view.get("paused") else ""
+        return cell(f"round {view.get('current_round')}/{view.get('rounds')}{paused}",
+                    WARN if paused else GOOD)
     if status == "finished":
         return Text("finished", style="dim")
     if status == "cancelled":

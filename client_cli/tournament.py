@@ -11,6 +11,10 @@ After a server restart the connection rejoins the round's match and the screen g
 A round's match the server no longer has (its rejoin is refused) is reported, its screen
 closes, and the follower waits for the next round.
 
+The host's announcements are printed as they come (and notified on an open round's
+screen); those made before one follows are printed first, from the view. A pause, a
+resume, a reinstated entrant and a late one are said too.
+
 Each round's seed, revealed when the round ends, is checked against the commitment the
 server published before anyone entered (client_cli/deals.py), and all of them at the
 end: a seed that does not match is said loudly, and ``follow`` ends with exit code 1.
@@ -119,6 +123,8 @@ class TournamentFollower:
         self.gone: dict[str, str] = {}
         #: What did not match the commitment to the deals, said as it came.
         self.mismatches: list[str] = []
+        #: The host's announcements printed, by (at, text).
+        self.announced: set[tuple[Any, Any]] = set()
 
     # -- what the server says ----------------------------------------------------------
 
@@ -129,6 +135,10 @@ class TournamentFollower:
                 self.next_round_at = None
                 self._join_soon(str(message.get("match")))
             elif message.get("event") == "round_ended":
+                self.next_round_at = next_round_time(message)
+            elif message.get("event") == "tournament_paused":
+                self.next_round_at = None
+            elif message.get("event") == "tournament_resumed":
                 self.next_round_at = next_round_time(message)
             self._tell_screen(message)
             self.queue.put_nowait(message)
@@ -161,6 +171,12 @@ class TournamentFollower:
             app.notify(f"Standings: {standings_line(event.get('standings', []))}{then}",
                        title=printable(f"Round {event.get('round')}/{rounds} is over"),
                        timeout=30, markup=False)
+        elif name == "tournament_announcement":
+            app.notify(printable(str(event.get("text"))), title="The host says",
+                       timeout=30, markup=False)
+        elif name == "tournament_paused":
+            app.notify("The next round waits for the host to resume the tournament",
+                       title="Paused", timeout=30, markup=False)
         elif name == "tournament_ended":
             app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
                        "ctrl+q shows the final standings", title="The tournament is over",
@@ -215,6 +231,9 @@ class TournamentFollower:
                 return printable_text(f"Waiting for the start at {local_time(start_at)} "
                                       "(Ctrl-C stops following)…")
             return Text("Waiting for the host to start it (Ctrl-C stops following)…")
+        if view.get("paused") and not view.get("round_match"):
+            return Text("Paused: the next round waits for the host to resume it "
+                        "(Ctrl-C stops following)…")
         if self.next_round_at is not None:
             number = int(view.get("current_round") or 0) + 1
             seconds = (self.next_round_at - self.now()).total_seconds()
@@ -227,6 +246,8 @@ class TournamentFollower:
         """Where a fresh view (and the standings of a snapshot, if any) say the tournament
         is: the standings not printed yet, a round to join, or its end."""
         self.view = dict(view)
+        for announcement in view.get("announcements") or []:
+            self._announce(announcement)
         self._check_deals()
         if view.get("status") == "finished":
             rows = standings if standings is not None else await self._standings()
@@ -240,6 +261,14 @@ class TournamentFollower:
                                                 for r in standings))
         if view.get("status") == "running" and view.get("round_match"):
             await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+
+    def _announce(self, announcement: Mapping[str, Any]) -> None:
+        """Print one of the host's announcements (once)."""
+        key = (announcement.get("at"), announcement.get("text"))
+        if key in self.announced:
+            return
+        self.announced.add(key)
+        self.out.print(announcement_text(announcement))
 
     def _check_deals(self) -> None:
         """Say any revealed seed of the view that does not match the commitment (once)."""
@@ -289,10 +318,30 @@ class TournamentFollower:
             entrants.append({"player_id": message.get("player_id"), "name": message.get("name"),
                              "bot": message.get("bot") is True})
             self.view["entrant_count"] = count + 1
+            late = f", late: plays from round {message.get('from_round')}" \
+                if message.get("late") else ""
             out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
                 f"{bot_mark(message)} entered "
-                f"({entrant_count(self.view)}/{self.view.get('max_players')})"
+                f"({entrant_count(self.view)}/{self.view.get('max_players')}{late})"
             )))
+        elif name == "entrant_reinstated":
+            for entrant in self.view.get("entrants", []):
+                if entrant.get("player_id") == message.get("player_id"):
+                    entrant.update(removed=False, removed_reason=None)
+            self.view["entrant_count"] = entrant_count(self.view) + 1
+            out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
+                f" is back (the host reinstated them): plays from round "
+                f"{message.get('from_round')}")))
+        elif name == "tournament_announcement":
+            self._announce(message)
+        elif name == "tournament_paused":
+            self.view["paused"] = True
+            when = "once this round ends" if message.get("round_in_play") else "now"
+            out.print(Text(f"The host paused the tournament {when}: the next round waits "
+                           "for them to resume it.", style="bold #e0c040"))
+        elif name == "tournament_resumed":
+            self.view["paused"] = False
+            out.print(Text("The host resumed the tournament.", style="bold #4fb86b"))
         elif name == "entrant_removed":
             count = entrant_count(self.view)
             for entrant in self.view.get("entrants", []):
@@ -380,6 +429,15 @@ class TournamentFollower:
         self.out.print(printable_text(
             f"Round {number}'s match {code} is gone ({why}); waiting for the next round.",
             "bold #e0c040"))
+
+
+def announcement_text(announcement: Mapping[str, Any]) -> Text:
+    """``The host says (2026-11-29 19:05:00 (CET)): Coffee first``, the text as typed
+    (never markup)."""
+    at = announcement.get("at")
+    when = f" ({local_time(at)})" if at else ""
+    return Text.assemble(("The host says", "bold #e0c040"),
+                         printable(f"{when}: {announcement.get('text')}"))
 
 
 def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],

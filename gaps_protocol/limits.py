@@ -59,6 +59,10 @@ MAX_TOURNAMENT_NAME_LENGTH: Final = 64
 #: The longest reason, characters: a host's for removing an entrant, an operator's for a
 #: decision.
 MAX_REASON_LENGTH: Final = 200
+#: The longest announcement a tournament's host makes, characters.
+MAX_ANNOUNCEMENT_LENGTH: Final = 280
+#: The longest break between a tournament's rounds the organiser chooses, seconds.
+MAX_BREAK_S: Final = 3600
 #: A player's name as a request names someone else (any case; looked up, not checked).
 MAX_PLAYER_REFERENCE_LENGTH: Final = 64
 

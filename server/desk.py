@@ -15,7 +15,7 @@ from gaps import Ruleset
 from server.clock import ms_of
 from server.errors import ServerError
 from server.matchmaker import Matchmaker
-from server.tournament import Tournaments
+from server.tournament import Tournaments, host_command
 
 
 class Desk:
@@ -39,6 +39,9 @@ class Desk:
                     bots=bool(args.get("bots", False)),
                     if_empty=args.get("if_empty", "cancel"),
                     deals=args.get("deals", "any"),
+                    countdown_s=args.get("countdown_s"),
+                    break_s=args.get("break_s"),
+                    late_entry_until_round=args.get("late_entry_until_round", 0),
                 )
             case "tournament_join":
                 return await tournaments.join(
@@ -50,6 +53,8 @@ class Desk:
                 return await tournaments.remove(
                     args["code"], args["player_id"], args["player"], args["reason"]
                 )
+            case "tournament_steer":
+                return await tournaments.steer(args["code"], host_command(args))
             case "tournament_list":
                 return {"tournaments": await tournaments.listed(args.get("status", "active"))}
             case "tournament_standings":

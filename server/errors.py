@@ -34,6 +34,12 @@ ERROR_CODES: Final[dict[str, str]] = {
     "tournament_finished": "the tournament is over (finished or cancelled: `status` says which)",
     "removed": "the host removed you from this tournament; `reason` says why",
     "not_an_entrant": "this player is not (or no longer) in the tournament",
+    "not_removed": "the entrant is in the tournament: only a removed one is reinstated",
+    "late_entry_closed": "the tournament took late entrants until round "
+    "`late_entry_until_round` was dealt; that round has passed",
+    "not_running": "only a running tournament is paused or resumed; `status` says what it is",
+    "already_paused": "the tournament is paused already",
+    "not_paused": "the tournament is not paused: nothing to resume",
     "deals_not_ready": "the deals are not drawn yet (a tournament's winnable deals, a "
     "daily challenge's): retry in a moment",
     "daily_already_played": "you have played today's challenge in this ruleset",

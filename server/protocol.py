@@ -25,6 +25,8 @@ from gaps_protocol.limits import (
     DEALS,
     IF_EMPTY,
     KINDS,
+    MAX_ANNOUNCEMENT_LENGTH,
+    MAX_BREAK_S,
     MAX_COUNTDOWN_S,
     MAX_DEPTH,
     MAX_FRAME_BYTES,
@@ -188,6 +190,25 @@ class CreateTournament:
     if_empty: str = "cancel"
     #: ``any`` deal, or only ``winnable`` ones (proven so by the solver, without redeal).
     deals: str = "any"
+    #: The countdown of each round and the break between rounds (None: the server's).
+    countdown_s: int | None = None
+    break_s: int | None = None
+    #: Players may enter the running tournament until this round is dealt (0: never).
+    late_entry_until_round: int = 0
+
+
+@dataclass(frozen=True)
+class SteerTournament:
+    """One of the host's commands to their tournament ``code``: ``what`` is ``cancel``
+    (with ``reason``), ``pause``, ``resume``, ``announce`` (with ``text``) or
+    ``reinstate`` (with ``player``)."""
+
+    id: Any
+    what: str
+    code: str
+    reason: str | None = None
+    text: str | None = None
+    player: str | None = None
 
 
 @dataclass(frozen=True)
@@ -311,6 +332,7 @@ Request = Union[
     JoinTournament,
     StartTournament,
     RemoveEntrant,
+    SteerTournament,
     ListTournaments,
     GetStandings,
     ResyncTournament,
@@ -632,6 +654,11 @@ def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
         bots=f.boolean("bots", default=False),
         if_empty=f.choice("if_empty", IF_EMPTY, default="cancel"),
         deals=f.choice("deals", DEALS, default="any"),
+        countdown_s=f.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),
+        break_s=f.optional_integer("break_s", low=0, high=MAX_BREAK_S),
+        late_entry_until_round=f.integer(
+            "late_entry_until_round", low=0, high=MAX_ROUNDS, default=0
+        ),
     )
 
 
@@ -676,6 +703,17 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
     "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
     "tournament_remove": _remove_entrant,
+    "tournament_reinstate": lambda i, f: SteerTournament(
+        i, "reinstate", f.match_code(), player=f.text("player", max_length=64)
+    ),
+    "tournament_cancel": lambda i, f: SteerTournament(
+        i, "cancel", f.match_code(), reason=f.display("reason", max_length=MAX_REASON_LENGTH)
+    ),
+    "tournament_pause": lambda i, f: SteerTournament(i, "pause", f.match_code()),
+    "tournament_resume": lambda i, f: SteerTournament(i, "resume", f.match_code()),
+    "tournament_announce": lambda i, f: SteerTournament(
+        i, "announce", f.match_code(), text=f.display("text", max_length=MAX_ANNOUNCEMENT_LENGTH)
+    ),
     "tournament_list": lambda i, f: ListTournaments(
         i, status=f.choice("status", TOURNAMENT_LISTS, default="active")
     ),

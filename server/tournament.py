@@ -111,6 +111,10 @@ class Tournament(Actor[TournamentState, core.Command]):
     async def start_by(self, player_id: int) -> dict[str, Any]:
         return await self.ask(core.Start(player_id))  # type: ignore[no-any-return]
 
+    async def steer(self, command: core.Command) -> dict[str, Any]:
+        """One of the host's commands (reinstate, cancel, pause, resume, announce)."""
+        return await self.ask(command)  # type: ignore[no-any-return]
+
     async def standings(self) -> dict[str, Any]:
         return await self.read(lambda state, _now: with_standings(state))
 
@@ -171,6 +175,8 @@ class Tournament(Actor[TournamentState, core.Command]):
             self.spawn(self._look(step.look))
         if step.draw is not None:
             self.spawn(self._draw(step.draw))
+        if step.abandon is not None:
+            self.spawn(self._abandon(step.abandon))
         if step.closed:
             self._on_closed(self)
 
@@ -205,15 +211,22 @@ class Tournament(Actor[TournamentState, core.Command]):
                 )
             case core.TournamentFinished(at=at):
                 await repository.update(tournament_id, status="finished", ended_at=datetime_of(at))
-            case core.TournamentCancelled(reason=reason, at=at):
+            case core.TournamentCancelled(reason=reason, at=at, current_round=counted):
                 await repository.update(
                     tournament_id,
                     status="cancelled",
                     cancel_reason=reason,
                     ended_at=datetime_of(at),
+                    current_round=counted,
                 )
             case core.DealsCommitted(seeds=seeds):
                 await repository.commit_deals(tournament_id, seeds)
+            case core.EntrantReinstated(player_id=player_id):
+                await repository.reinstate_entrant(tournament_id, player_id)
+            case core.PauseSet(paused=paused):
+                await repository.update(tournament_id, paused=paused)
+            case core.AnnouncementMade(text=text, at=at):
+                await repository.announce(tournament_id, text, at=datetime_of(at))
 
     async def _deal(self, deal: core.DealRound) -> None:
         """Create round ``deal.number``'s match (retried through outages: the round must
@@ -250,7 +263,17 @@ class Tournament(Actor[TournamentState, core.Command]):
             outage=self._outage,
         )
         await self.ask(core.RoundDealt(deal.number, match.code))
-        await match.start()
+        if self._state.over:  # cancelled while the match was being created
+            await match.abandon()
+        else:
+            await match.start()
+
+    async def _abandon(self, code: str) -> None:
+        """Give up the match of the round being played when the host cancelled. A match
+        another process runs (after a change of leader) ends by itself, not counted."""
+        match = self._lobby.matches.get(code)
+        if match is not None:
+            await match.abandon()
 
     async def _draw(self, draw: core.DrawDeals) -> None:
         """Draw ``draw.count`` winnable deals (again after a solving process died), then
@@ -319,6 +342,9 @@ LOGGED_EVENTS = {
     "round_ended": "tournament round ended",
     "tournament_ended": "tournament finished",
     "tournament_cancelled": "tournament cancelled",
+    "tournament_paused": "tournament paused",
+    "tournament_resumed": "tournament resumed",
+    "entrant_reinstated": "tournament entrant reinstated",
 }
 
 
@@ -329,7 +355,8 @@ def _loggable(data: Any) -> dict[str, Any]:
     fields = {
         k: v
         for k, v in data.items()
-        if k in ("round", "match", "reason", "rounds", "next_round_at", "commitment")
+        if k in ("round", "match", "reason", "rounds", "next_round_at", "commitment",
+                 "abandoned_round", "after_round", "player_id", "from_round")
     }
     if "entrants" in data:
         fields["entrants"] = len(data["entrants"])
@@ -349,6 +376,24 @@ def round_ended(stored: StoredRound, *, default_ended_at: int) -> core.RoundEnde
         tuple(core.RoundScore(r.player_id, r.score, r.finish_ms) for r in stored.results),
         ms_of(stored.ended_at) if stored.ended_at is not None else default_ended_at,
     )
+
+
+def host_command(args: dict[str, Any]) -> core.Command:
+    """The core's command for a ``tournament_steer`` of the desk: ``what`` the host
+    (``player_id``) does, with its ``reason``, ``text`` or ``player``."""
+    by = args["player_id"]
+    match args["what"]:
+        case "reinstate":
+            return core.Reinstate(by, args["player"])
+        case "cancel":
+            return core.Cancel(by, args["reason"])
+        case "pause":
+            return core.Pause(by)
+        case "resume":
+            return core.Resume(by)
+        case "announce":
+            return core.Announce(by, args["text"])
+    raise ServerError("internal_error", f"no tournament command {args['what']!r}")
 
 
 def with_standings(state: TournamentState) -> dict[str, Any]:
@@ -412,12 +457,23 @@ class Tournaments:
         bots: bool = False,
         if_empty: str = "cancel",
         deals: str = "any",
+        countdown_s: int | None = None,
+        break_s: int | None = None,
+        late_entry_until_round: int = 0,
     ) -> dict[str, Any]:
         """A new open tournament; its view (``deals_ready`` false while its winnable
-        deals are drawn)."""
+        deals are drawn). ``countdown_s`` and ``break_s``: the organiser's (None: the
+        server's settings)."""
         now = self._clock.now_ms()
         if start_at_ms is not None and start_at_ms <= now:
             raise ServerError("bad_message", "start_at must be in the future", field="start_at")
+        if late_entry_until_round > rounds:
+            raise ServerError(
+                "bad_message",
+                f"late_entry_until_round must be at most the {rounds} rounds, "
+                f"got {late_entry_until_round}",
+                field="late_entry_until_round",
+            )
         code = new_code()
         while code in self.live:
             code = new_code()
@@ -431,6 +487,9 @@ class Tournaments:
             bots=bots,
             if_empty=if_empty,
             deals=deals,
+            countdown_s=countdown_s,
+            break_s=break_s,
+            late_entry_until_round=late_entry_until_round,
         )
         seeds = () if deals == "winnable" else tuple(Seed.generate().data for _ in range(rounds))
         tournament_id = await self._repository.create(
@@ -447,6 +506,9 @@ class Tournaments:
             if_empty=if_empty,
             deals=deals,
             seeds=seeds,
+            countdown_s=countdown_s,
+            break_s=break_s,
+            late_entry_until_round=late_entry_until_round,
         )
         state = core.new_tournament(
             tournament_id=tournament_id,
@@ -460,8 +522,15 @@ class Tournaments:
         log.info("tournament created", extra={"tournament": code, "host": host_id})
         return {"tournament": core.view(tournament.state)}
 
-    def _options(self, **chosen: Any) -> TournamentOptions:
-        return TournamentOptions(countdown_s=self._countdown_s, break_s=self._break_s, **chosen)
+    def _options(
+        self, *, countdown_s: int | None, break_s: int | None, **chosen: Any
+    ) -> TournamentOptions:
+        """The options chosen; the server's countdown and break where none was."""
+        return TournamentOptions(
+            countdown_s=self._countdown_s if countdown_s is None else countdown_s,
+            break_s=self._break_s if break_s is None else float(break_s),
+            **chosen,
+        )
 
     def _live(self, state: TournamentState) -> Tournament:
         tournament = Tournament(
@@ -521,6 +590,10 @@ class Tournaments:
 
     async def start_by(self, code: str, player_id: int) -> dict[str, Any]:
         return await (await self._actor(code)).start_by(player_id)
+
+    async def steer(self, code: str, command: core.Command) -> dict[str, Any]:
+        """The host's ``command`` to tournament ``code``; an ended one refuses it."""
+        return await (await self._actor(code)).steer(command)
 
     async def standings(self, code: str) -> dict[str, Any]:
         found = await self.find(code)
@@ -599,6 +672,9 @@ class Tournaments:
                 bots=stored.bots,
                 if_empty=stored.if_empty,
                 deals=stored.deals,
+                countdown_s=stored.countdown_s,
+                break_s=stored.break_s,
+                late_entry_until_round=stored.late_entry_until_round,
             ),
             status=stored.status,
             current_round=stored.current_round,
@@ -627,6 +703,10 @@ class Tournaments:
             now=self._clock.now_ms(),
             check_ms=self._check_ms,
             seeds=stored.seeds,
+            paused=stored.paused,
+            announcements=[
+                core.Announcement(text, ms_of(at)) for text, at in stored.announcements
+            ],
         )
 
     async def resume(self) -> None:

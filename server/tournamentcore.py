@@ -12,6 +12,19 @@ Deadlines are state: a scheduled start (``start_at``), the end of a break
 (``next_round_at``) and the next check of the round being played (``check_at``). Every
 ``handle`` first applies what is due at ``now``, in time order.
 
+The organiser steers the evening: announcements to every entrant and follower (the last
+``ANNOUNCEMENTS_KEPT`` are in the view, for whoever follows later), a pause between
+rounds (asked during a round, it holds the next round back once this one has ended;
+the break's end is not applied while paused), a cancel with a reason at any time
+before the end (a round being played is abandoned: its match is given up, unrated, and
+not counted; the standings stay those of the rounds counted), late entry until a
+round they chose (``late_entry_until_round``), and reinstating an entrant they removed
+(seated from the next round dealt).
+
+An entrant who missed a counted round (they entered late, or were removed then) scores
+0 for it and is charged the round's whole time limit: missing a round never ranks
+anyone above those who played it with the same score.
+
 A scheduled tournament whose start comes with nobody to play is cancelled (``if_empty:
 "cancel"``, the default) or, if its organiser chose ``if_empty: "wait"`` at creation,
 starts as soon as its first entrant joins.
@@ -45,6 +58,8 @@ PODIUM: Final = 3
 NOBODY_ENTERED: Final = "nobody entered before the start time"
 
 STATUSES: Final = ("open", "running", "finished", "cancelled")
+#: How many of the host's announcements the view keeps (the last ones).
+ANNOUNCEMENTS_KEPT: Final = 10
 #: Which deals a tournament's rounds are dealt: any deal, or only those the solver
 #: proved winnable without redeal.
 DEALS: Final = ("any", "winnable")
@@ -68,6 +83,17 @@ class TournamentOptions:
     countdown_s: int = 10
     break_s: float = 15.0
     deals: str = "any"
+    #: Players may enter a running tournament until this round is dealt (0: no late
+    #: entry); they play from the next round dealt.
+    late_entry_until_round: int = 0
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What the host said to everyone, and when."""
+
+    text: str
+    at: Ms
 
 
 @dataclass(frozen=True)
@@ -138,6 +164,13 @@ class TournamentState:
     #: Winnable deals are being drawn for it by this process (not stored: a rebuilt
     #: tournament asks for them again).
     drawing: bool = False
+    #: The host paused it: no round is dealt until they resume it.
+    paused: bool = False
+    #: The next deal is of a round begun already (its match lost, or never stored before
+    #: a restart): dealt even while paused, which holds only rounds not begun.
+    dealing_again: bool = False
+    #: The host's last announcements, oldest first (``ANNOUNCEMENTS_KEPT`` at most).
+    announcements: tuple[Announcement, ...] = ()
 
     @property
     def preparing(self) -> bool:
@@ -254,6 +287,28 @@ class TournamentFinished:
 class TournamentCancelled:
     reason: str
     at: Ms
+    #: The rounds counted: a round dealt or being played when the host cancelled is not.
+    current_round: int = 0
+
+
+@dataclass(frozen=True)
+class EntrantReinstated:
+    player_id: int
+    at: Ms
+
+
+@dataclass(frozen=True)
+class PauseSet:
+    """The host paused (``paused``) or resumed the tournament."""
+
+    paused: bool
+    at: Ms
+
+
+@dataclass(frozen=True)
+class AnnouncementMade:
+    text: str
+    at: Ms
 
 
 @dataclass(frozen=True)
@@ -272,6 +327,9 @@ Write = (
     | TournamentFinished
     | TournamentCancelled
     | DealsCommitted
+    | EntrantReinstated
+    | PauseSet
+    | AnnouncementMade
 )
 
 
@@ -299,6 +357,42 @@ class Start:
     """The host (``by``) starts the tournament now."""
 
     by: int
+
+
+@dataclass(frozen=True)
+class Reinstate:
+    """The host (``by``) takes back the entrant named ``player`` they had removed."""
+
+    by: int
+    player: str
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """The host (``by``) cancels the tournament, before or during it, for ``reason``."""
+
+    by: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Pause:
+    """The host (``by``) holds the next round back (``Resume``: lets it be dealt)."""
+
+    by: int
+
+
+@dataclass(frozen=True)
+class Resume:
+    by: int
+
+
+@dataclass(frozen=True)
+class Announce:
+    """The host (``by``) says ``text`` to every entrant and follower."""
+
+    by: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -371,6 +465,11 @@ Command = (
     | RoundLost
     | DealsDrawn
     | NoDeals
+    | Reinstate
+    | Cancel
+    | Pause
+    | Resume
+    | Announce
 )
 
 
@@ -435,6 +534,8 @@ class Step:
     deal: DealRound | None = None
     look: LookForRound | None = None
     draw: DrawDeals | None = None
+    #: Give up this match unplayed: the round being played when the host cancelled.
+    abandon: str | None = None
     #: The tournament is over for good (finished or cancelled).
     closed: bool = False
 
@@ -446,6 +547,7 @@ class _Out:
     deal: DealRound | None = None
     look: LookForRound | None = None
     draw: DrawDeals | None = None
+    abandon: str | None = None
     closed: bool = False
 
     def emit(self, name: str, /, **data: Any) -> None:
@@ -472,6 +574,7 @@ def handle(state: TournamentState, command: Command, now: Ms) -> Step:
         deal=out.deal,
         look=out.look,
         draw=out.draw,
+        abandon=out.abandon,
         closed=out.closed,
     )
 
@@ -492,6 +595,18 @@ def _command(
             if not state.seated():
                 raise ServerError("bad_message", f"tournament {state.code} has no entrants")
             return _begin(state, now, out), Viewed()
+        case Reinstate(by=by, player=player):
+            return _reinstate(state, by, player, now, out), Entered()
+        case Cancel(by=by, reason=reason):
+            _require_host(state, by, "cancels tournament")
+            require_not_over(state)
+            return _cancel(state, reason, now, out, by_host=True), Viewed()
+        case Pause(by=by):
+            return _pause(state, by, now, out), Viewed()
+        case Resume(by=by):
+            return _resume(state, by, now, out), Viewed()
+        case Announce(by=by, text=text):
+            return _announce(state, by, text, now, out), Viewed()
         case Tick():
             return state, None
         case RoundDealt(number=number, code=code):
@@ -515,7 +630,7 @@ def _command(
                 # Dealt again at once: the round is not counted, nobody played it.
                 state = replace(
                     state, rounds=state.rounds[:-1], check_at=None, look_again=False,
-                    next_round_at=now,
+                    next_round_at=now, dealing_again=True,
                 )
             return state, None
         case DealsDrawn(seeds=seeds):
@@ -546,6 +661,17 @@ def require_open(state: TournamentState) -> None:
         )
 
 
+def require_not_over(state: TournamentState) -> None:
+    """Refuse what only a tournament not over takes (``tournament_finished``)."""
+    if state.over:
+        require_open(state)
+
+
+def _require_host(state: TournamentState, by: int, does: str) -> None:
+    if by != state.host_id:
+        raise ServerError("not_host", f"only the host {does} {state.code}")
+
+
 def require_deals(state: TournamentState) -> None:
     if state.preparing:
         raise ServerError(
@@ -567,7 +693,11 @@ def _join(
                 reason=entrant.removed_reason,
             )
         return state  # they follow it again (from another connection)
-    require_open(state)
+    late = state.status == "running"
+    if late:
+        _require_late_entry(state)
+    else:
+        require_open(state)
     require_deals(state)
     if bot and not state.options.bots:
         raise bots_not_allowed(
@@ -579,24 +709,43 @@ def _join(
             f"tournament {state.code} has its {state.options.max_players} players",
         )
     out.writes.append(EntrantAdded(player_id, now, len(state.entrants) + 1))
-    out.emit("entrant_joined", player_id=player_id, name=name, bot=bot)
+    if late:
+        out.emit("entrant_joined", player_id=player_id, name=name, bot=bot, late=True,
+                 from_round=state.current_round + 1)
+    else:
+        out.emit("entrant_joined", player_id=player_id, name=name, bot=bot)
     state = replace(state, entrants=(*state.entrants, Entrant(player_id, name, bot)))
     if state.start_due:
         state = _begin(state, now, out)
     return state
 
 
+def _require_late_entry(state: TournamentState) -> None:
+    """A running tournament takes an entrant while its next round to deal (the one after
+    the round being played) is at most ``late_entry_until_round``."""
+    until = min(state.options.late_entry_until_round, state.options.rounds)
+    if until == 0:
+        require_open(state)  # raises: it has started
+    if state.current_round + 1 > until:
+        raise ServerError(
+            "late_entry_closed",
+            f"tournament {state.code} took late entrants until round {until} was dealt",
+            late_entry_until_round=until,
+        )
+
+
+def _named(state: TournamentState, player: str) -> Entrant | None:
+    """The entrant named ``player``, in any case."""
+    return next((e for e in state.entrants if e.name.lower() == player.lower()), None)
+
+
 def _remove(
     state: TournamentState, by: int, player: str, reason: str, now: Ms, out: _Out
 ) -> TournamentState:
-    if by != state.host_id:
-        raise ServerError("not_host", f"only the host removes entrants of {state.code}")
-    if state.over:
-        raise ServerError(
-            "tournament_finished", f"tournament {state.code} is over", status=state.status
-        )
-    found = [e for e in state.entrants if e.name.lower() == player.lower()]
-    if not found or found[0].removed:
+    _require_host(state, by, "removes entrants of")
+    require_not_over(state)
+    found = _named(state, player)
+    if found is None or found.removed:
         raise ServerError(
             "not_an_entrant", f"{player!r} is not in tournament {state.code}", player=player
         )
@@ -607,7 +756,7 @@ def _remove(
             "remove an entrant once it has ended",
             round=state.current_round,
         )
-    entrant = found[0]
+    entrant = found
     out.writes.append(EntrantRemoved(entrant.player_id, reason, now))
     out.emit(
         "entrant_removed",
@@ -621,6 +770,87 @@ def _remove(
         state,
         entrants=tuple(removed if e is entrant else e for e in state.entrants),
     )
+
+
+def _reinstate(
+    state: TournamentState, by: int, player: str, now: Ms, out: _Out
+) -> TournamentState:
+    _require_host(state, by, "reinstates entrants of")
+    require_not_over(state)
+    entrant = _named(state, player)
+    if entrant is None:
+        raise ServerError(
+            "not_an_entrant", f"{player!r} is not in tournament {state.code}", player=player
+        )
+    if not entrant.removed:
+        raise ServerError(
+            "not_removed", f"{entrant.name} is in tournament {state.code}: nothing to reinstate",
+            player=entrant.name,
+        )
+    if len(state.seated()) >= state.options.max_players:
+        raise ServerError(
+            "tournament_full",
+            f"tournament {state.code} has its {state.options.max_players} players",
+        )
+    out.writes.append(EntrantReinstated(entrant.player_id, now))
+    out.emit(
+        "entrant_reinstated",
+        player_id=entrant.player_id,
+        name=entrant.name,
+        from_round=state.current_round + 1,
+    )
+    back = replace(entrant, removed_reason=None)
+    return replace(state, entrants=tuple(back if e is entrant else e for e in state.entrants))
+
+
+# -- the host's hand on the evening ------------------------------------------------------
+
+
+def _pause(state: TournamentState, by: int, now: Ms, out: _Out) -> TournamentState:
+    _require_host(state, by, "pauses tournament")
+    _require_running(state, "paused")
+    if state.paused:
+        raise ServerError("already_paused", f"tournament {state.code} is paused already")
+    out.writes.append(PauseSet(True, now))
+    # Asked during a round, the pause holds from the round's end: the round goes on.
+    out.emit("tournament_paused", after_round=state.current_round, round_in_play=state.playing)
+    return replace(state, paused=True)
+
+
+def _resume(state: TournamentState, by: int, now: Ms, out: _Out) -> TournamentState:
+    _require_host(state, by, "resumes tournament")
+    _require_running(state, "resumed")
+    if not state.paused:
+        raise ServerError("not_paused", f"tournament {state.code} is not paused")
+    out.writes.append(PauseSet(False, now))
+    # A break that ended during the pause ends now: the next round is dealt at once
+    # (each round has its countdown); one that had time left keeps it.
+    next_round_at = None if state.next_round_at is None else max(state.next_round_at, now)
+    out.emit(
+        "tournament_resumed",
+        next_round_at=None if next_round_at is None else iso(next_round_at),
+    )
+    return replace(state, paused=False, next_round_at=next_round_at)
+
+
+def _require_running(state: TournamentState, what: str) -> None:
+    if state.status != "running":
+        raise ServerError(
+            "not_running",
+            f"tournament {state.code} is {state.status}: only a running one is {what}",
+            status=state.status,
+        )
+
+
+def _announce(
+    state: TournamentState, by: int, text: str, now: Ms, out: _Out
+) -> TournamentState:
+    _require_host(state, by, "makes announcements in tournament")
+    require_not_over(state)
+    out.writes.append(AnnouncementMade(text, now))
+    out.emit("tournament_announcement", text=text, at=iso(now))
+    kept = (*state.announcements, Announcement(text, now))[-ANNOUNCEMENTS_KEPT:]
+    return replace(state, announcements=kept)
 
 
 # -- running ---------------------------------------------------------------------------
@@ -647,7 +877,7 @@ def _deal(state: TournamentState, at: Ms, out: _Out) -> TournamentState:
     out.deal = DealRound(
         number, tuple((e.player_id, e.name, e.bot) for e in seats), state.seed_of(number)
     )
-    return replace(state, dealing=number, next_round_at=None)
+    return replace(state, dealing=number, next_round_at=None, dealing_again=False)
 
 
 def _committed(
@@ -667,8 +897,8 @@ def _committed(
 def _dealt(
     state: TournamentState, number: int, code: str, now: Ms, out: _Out
 ) -> TournamentState:
-    if state.dealing != number:
-        return state
+    if state.dealing != number or state.over:
+        return state  # cancelled while its match was being created: it is not played
     out.emit(
         "round_starting",
         round=number,
@@ -702,7 +932,9 @@ def _round_ended(
         match=ended.code,
         seed=_share_code(state.seed_of(ended.number)),
         standings=rows,
-        next_round_at=None if next_round_at is None else iso(next_round_at),
+        # Paused: the next round waits for the host's resume.
+        next_round_at=None if next_round_at is None or state.paused else iso(next_round_at),
+        paused=state.paused,
     )
     if last:
         return _finish(state, now, out, rows=rows)
@@ -721,14 +953,34 @@ def _finish(
         seeds=[_share_code(seed) for seed in state.seeds],
     )
     out.closed = True
-    return replace(state, status="finished", next_round_at=None, check_at=None)
+    return replace(
+        state, status="finished", next_round_at=None, check_at=None, dealing_again=False
+    )
 
 
-def _cancel(state: TournamentState, reason: str, now: Ms, out: _Out) -> TournamentState:
-    out.writes.append(TournamentCancelled(reason, now))
-    out.emit("tournament_cancelled", reason=reason, seeds=[_share_code(s) for s in state.seeds])
+def _cancel(
+    state: TournamentState, reason: str, now: Ms, out: _Out, *, by_host: bool = False
+) -> TournamentState:
+    """Cancel the tournament; a round being played is abandoned, not counted."""
+    abandoned = state.round_code
+    rounds = tuple(round_ for round_ in state.rounds if round_.counted)
+    out.writes.append(TournamentCancelled(reason, now, len(rounds)))
+    out.emit(
+        "tournament_cancelled",
+        reason=reason,
+        by_host=by_host,
+        abandoned_round=None if abandoned is None else state.current_round,
+        seeds=[_share_code(s) for s in state.seeds],
+    )
+    out.abandon = abandoned
+    out.draw = None  # asked for in this very step: not needed any more
     out.closed = True
-    return replace(state, status="cancelled", cancel_reason=reason, next_round_at=None)
+    return replace(
+        state, status="cancelled", cancel_reason=reason, rounds=rounds, dealing=None,
+        next_round_at=None,
+        check_at=None, look_again=False, start_due=False, dealing_again=False,
+        drawing=False,  # a draw under way is for nothing
+    )
 
 
 # -- deadlines --------------------------------------------------------------------------
@@ -743,7 +995,7 @@ def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
             and not state.preparing:
         yield start_at, 0
     if state.status == "running" and state.dealing is None:
-        if state.next_round_at is not None:
+        if state.next_round_at is not None and (not state.paused or state.dealing_again):
             yield state.next_round_at, 1
         if state.check_at is not None and state.round_code is not None:
             yield state.check_at, 2
@@ -842,6 +1094,11 @@ def view(state: TournamentState) -> dict[str, Any]:
         "break_s": options.break_s,
         "deals": options.deals,
         "deals_ready": not state.preparing,
+        "late_entry_until_round": options.late_entry_until_round,
+        "paused": state.paused,
+        "announcements": [
+            {"text": a.text, "at": iso(a.at)} for a in state.announcements
+        ],
         **commitment_view(state),
         "entrant_count": len(state.seated()),
         "entrants": [entrant_view(e) for e in state.entrants],
@@ -850,17 +1107,22 @@ def view(state: TournamentState) -> dict[str, Any]:
 
 def standings(state: TournamentState) -> list[dict[str, Any]]:
     """Totals over the counted rounds: score (higher first), then time (less first), the
-    entrants the host removed after everyone still in; equal rows share a rank."""
+    entrants the host removed after everyone still in; equal rows share a rank. A round
+    counted without an entrant (entered late, or removed then) scores 0 for them and
+    costs them the round's whole time limit."""
+    counted = [round_ for round_ in state.rounds if round_.counted]
     totals: dict[int, list[int]] = {}
-    for round_ in state.rounds:
+    for round_ in counted:
         for result in round_.scores or ():
             total = totals.setdefault(result.player_id, [0, 0, 0])
             total[0] += result.score
             total[1] += result.time_ms
             total[2] += 1
+    missed_ms = state.options.round_time_limit_s * 1000
     rows: list[dict[str, Any]] = []
     for entrant in state.entrants:
         score, time_ms, played = totals.get(entrant.player_id, (0, 0, 0))
+        time_ms += (len(counted) - played) * missed_ms
         rows.append(
             {
                 **entrant_view(entrant),
@@ -909,6 +1171,8 @@ def rebuild(
     now: Ms,
     check_ms: int,
     seeds: Sequence[bytes] = (),
+    paused: bool = False,
+    announcements: Sequence[Announcement] = (),
 ) -> TournamentState:
     """The tournament as the database holds it, after a restart or a new leader.
 
@@ -927,11 +1191,14 @@ def rebuild(
         check_ms=check_ms,
         cancel_reason=cancel_reason,
         seeds=tuple(seeds),
+        paused=paused,
+        announcements=tuple(announcements)[-ANNOUNCEMENTS_KEPT:],
     )
     by_number = {r.number: r for r in rounds}
     # Every round before the current one was counted before the next was dealt; once the
-    # tournament is over, the last one too.
+    # tournament is over, the last one too (a cancel stores the rounds counted).
     last_counted = current_round if status in ("finished", "cancelled") else current_round - 1
+    current = by_number.get(current_round)
     counted = []
     for number in range(1, last_counted + 1):
         stored = by_number.get(number)
@@ -943,8 +1210,7 @@ def rebuild(
     state = replace(state, rounds=tuple(counted))
     if status != "running":
         return state
-    current = by_number.get(current_round)
     if current is None or current.status == "abandoned":
         # Never dealt (or dealt and lost): deal it (again) now.
-        return replace(state, next_round_at=now)
+        return replace(state, next_round_at=now, dealing_again=True)
     return replace(state, rounds=(*state.rounds, Round(current_round, current.code)), check_at=now)

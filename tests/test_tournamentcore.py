@@ -20,6 +20,10 @@ from server import tournamentcore
 from server.errors import ServerError
 from server.tournamentcore import (
     NOBODY_ENTERED,
+    Announce,
+    Announcement,
+    AnnouncementMade,
+    Cancel,
     CheckRound,
     Command,
     DealRound,
@@ -29,12 +33,17 @@ from server.tournamentcore import (
     Entered,
     Entrant,
     EntrantAdded,
+    EntrantReinstated,
     EntrantRemoved,
     Event,
     Join,
     LookForRound,
     NoDeals,
+    Pause,
+    PauseSet,
+    Reinstate,
     Remove,
+    Resume,
     RoundBegun,
     RoundDealt,
     RoundEnded,
@@ -359,6 +368,7 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
                 "seed": share(1),  # revealed: the round has ended
                 "standings": rows,
                 "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
+                "paused": False,
             },
         ),
     )
@@ -436,7 +446,9 @@ def test_a_scheduled_start_with_nobody_cancels_and_says_why() -> None:
     step = ok(fresh(start_at=T0 + 60_000), Tick(), T0 + 61_000)
     assert step.writes == (TournamentCancelled(NOBODY_ENTERED, T0 + 60_000),)
     assert step.events == (
-        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "seeds": [share(1), share(2)]}),
+        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "by_host": False,
+                                       "abandoned_round": None,
+                                       "seeds": [share(1), share(2)]}),
     )
     assert step.closed and step.state.status == "cancelled" and step.wake_at is None
     shown = view(step.state)
@@ -588,6 +600,7 @@ def test_a_tournament_whose_winnable_deals_could_not_be_drawn_is_cancelled_sayin
     assert step.writes == (TournamentCancelled("no winnable deal was proven in 64 draws", T0 + 9),)
     assert step.events == (
         Event("tournament_cancelled", {"reason": "no winnable deal was proven in 64 draws",
+                                       "by_host": False, "abandoned_round": None,
                                        "seeds": []}),
     )
     assert step.closed and step.state.status == "cancelled" and not step.state.drawing
@@ -730,6 +743,8 @@ class World:
     standings: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: The last match dealt for each round.
     stored_matches: dict[int, MatchRow] = field(default_factory=dict)
+    paused: bool = False
+    announcements: list[Announcement] = field(default_factory=list)
 
     def store(self, write: Write) -> None:
         match write:
@@ -749,16 +764,26 @@ class World:
                     self.standings[row["player_id"]] = dict(row)
             case TournamentFinished():
                 self.status = "finished"
-            case TournamentCancelled(reason=reason):
+            case TournamentCancelled(reason=reason, current_round=counted):
                 self.status, self.cancel_reason = "cancelled", reason
+                self.current_round = counted
             case DealsCommitted(seeds=seeds):
                 assert not self.seeds, "a commitment never changes"
                 self.seeds = seeds
+            case EntrantReinstated(player_id=player_id):
+                assert self.entrants[player_id] is not None
+                self.entrants[player_id] = None
+            case PauseSet(paused=paused):
+                self.paused = paused
+            case AnnouncementMade(text=text, at=at):
+                self.announcements.append(Announcement(text, at))
 
     def part(self) -> tuple[Any, ...]:
         """What ``stored_part`` reads of a state, as stored."""
         entrants = tuple(self.entrants.items())
-        return (self.status, self.current_round, self.cancel_reason, entrants, self.seeds)
+        said = tuple(self.announcements[-tournamentcore.ANNOUNCEMENTS_KEPT:])
+        return (self.status, self.current_round, self.cancel_reason, entrants, self.seeds,
+                self.paused, said)
 
     def answer(self, look: LookForRound) -> RoundRunning | RoundEnded | RoundLost:
         """What the actor's ``_look`` says of ``look``."""
@@ -787,6 +812,8 @@ class World:
             now=now,
             check_ms=CHECK_MS,
             seeds=self.seeds,
+            paused=self.paused,
+            announcements=self.announcements,
         )
 
 
@@ -809,15 +836,18 @@ def settled(
 
 def event_key(event: Event) -> Hashable:
     data = event.data
-    if event.name in ("entrant_joined", "entrant_removed"):
+    if event.name in ("entrant_joined", "entrant_removed", "entrant_reinstated"):
         return (event.name, data["player_id"])
     if event.name in ("round_starting", "round_ended"):
-        return (event.name, data["round"])
+        return (event.name, data["round"], data["match"])  # a lost round is dealt again
     return (event.name,)  # and deals_committed
 
 
-def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable]:
-    """The events a follower of ``before`` must hear to know ``after``, one per change."""
+def changes(
+    before: TournamentState, after: TournamentState, now: int
+) -> Counter[Hashable]:
+    """The events a follower of ``before`` must hear to know ``after`` at ``now``, one per
+    change."""
     said: Counter[Hashable] = Counter()
     for entrant in after.entrants:
         was = before.entrant(entrant.player_id)
@@ -825,17 +855,28 @@ def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable
             said[("entrant_joined", entrant.player_id)] += 1
         if entrant.removed and (was is None or not was.removed):
             said[("entrant_removed", entrant.player_id)] += 1
+        if not entrant.removed and was is not None and was.removed:
+            said[("entrant_reinstated", entrant.player_id)] += 1
+    if after.paused != before.paused:
+        said[("tournament_paused" if after.paused else "tournament_resumed",)] += 1
+    if after.announcements != before.announcements:
+        said[("tournament_announcement",)] += 1
     if after.seeds and not before.seeds:
         said[("deals_committed",)] += 1
-    if before.status == "open" and after.status in ("running", "finished"):
+    start_at = before.options.start_at
+    if before.status == "open" and (after.status in ("running", "finished") or (
+        # Its start was due, then the host cancelled it in the same step.
+        after.status == "cancelled" and start_at is not None and start_at <= now
+        and before.seated() and not before.preparing and after.cancel_reason != NOBODY_ENTERED
+    )):
         said[("tournament_started",)] += 1
     old = {(r.number, r.code): r for r in before.rounds}
     for round_ in after.rounds:
         then = old.get((round_.number, round_.code))
         if then is None:
-            said[("round_starting", round_.number)] += 1
+            said[("round_starting", round_.number, round_.code)] += 1
         if round_.counted and (then is None or not then.counted):
-            said[("round_ended", round_.number)] += 1
+            said[("round_ended", round_.number, round_.code)] += 1
     for status, name in (("finished", "tournament_ended"), ("cancelled", "tournament_cancelled")):
         if after.status == status != before.status:
             said[(name,)] += 1
@@ -845,7 +886,8 @@ def changes(before: TournamentState, after: TournamentState) -> Counter[Hashable
 def stored_part(state: TournamentState) -> tuple[Any, ...]:
     """What the tournaments, entries and deals rows hold of ``state``."""
     removed = tuple((e.player_id, e.removed_reason) for e in state.entrants)
-    return (state.status, state.current_round, state.cancel_reason, removed, state.seeds)
+    return (state.status, state.current_round, state.cancel_reason, removed, state.seeds,
+            state.paused, state.announcements)
 
 
 class Run:
@@ -880,7 +922,7 @@ class Run:
             if step.reply.code == "tournament_full":  # only those still in are counted
                 assert len(after.seated()) == after.options.max_players
         assert len(after.seated()) <= after.options.max_players  # (a)
-        assert Counter(event_key(e) for e in step.events) == changes(before, after)  # (c)
+        assert Counter(event_key(e) for e in step.events) == changes(before, after, now)  # (c)
         for event in step.events:
             if event.name == "round_starting":
                 assert event.data["match"] == after.rounds[event.data["round"] - 1].code
@@ -899,7 +941,9 @@ class Run:
         shown = view(after)["entrant_count"]
         assert shown == len(after.seated()) == sum(1 for e in after.entrants if not e.removed)
         said = Counter(e.name for e in self.heard)
-        assert shown == said["entrant_joined"] - said["entrant_removed"]  # (b)
+        assert shown == (
+            said["entrant_joined"] - said["entrant_removed"] + said["entrant_reinstated"]
+        )  # (b)
         self.check_deals(before, step)
         if step.deal is not None:
             assert self.deal is None and after.dealing == step.deal.number
@@ -1022,6 +1066,9 @@ class Run:
             state = self.state
             if state.over:
                 return
+            if state.paused:
+                self.commit(Resume(HOST))
+                continue
             row = self.world.stored_matches.get(state.current_round)
             played = row is not None and row.code == state.round_code
             if self.draw is not None:
@@ -1051,12 +1098,19 @@ class Run:
         raise AssertionError(f"not over after 300 steps: {self.state}")
 
 
+#: The events of what the host may do more than once.
+REPEATABLE: Final = frozenset({
+    "entrant_removed", "entrant_reinstated", "tournament_paused", "tournament_resumed",
+    "tournament_announcement",
+})
+
 #: What may happen next, with how likely: the players' requests, the actor's work and
 #: answers. A tick comes first: a failing example shrinks its padding to ticks.
 WEIGHTS: Final = {
     "tick": 1, "join": 3, "remove": 1, "start": 1, "scheduled": 1, "deal": 2, "end": 1,
     "abandon": 1, "answer": 2, "check": 1, "resend": 1, "stale_deal": 1, "restart": 2,
-    "draw": 2, "stale_draw": 1,
+    "draw": 2, "stale_draw": 1, "reinstate": 1, "pause": 1, "resume": 1, "announce": 1,
+    "cancel": 1,
 }  # fmt: skip
 OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
 
@@ -1111,6 +1165,16 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
             run.commit(Remove(by, name.upper() if pick % 2 else name, f"reason {pick}"))
         elif op == "start":
             run.commit(Start(HOST if pick % 5 else BOB))
+        elif op == "reinstate":
+            run.commit(Reinstate(HOST if pick % 5 else ANA, name))
+        elif op == "pause":
+            run.commit(Pause(HOST if pick % 5 else BOB))
+        elif op == "resume":
+            run.commit(Resume(HOST if pick % 5 else BOB))
+        elif op == "announce":
+            run.commit(Announce(HOST if pick % 5 else CAT, f"note {pick}"))
+        elif op == "cancel" and pick % 3 == 0:  # rare: it ends the run
+            run.commit(Cancel(HOST if pick % 2 else DAN, f"why {pick}"))
         elif op == "scheduled":
             run.now = max(run.now, run.state.options.start_at or run.now)
             run.commit(Tick())
@@ -1151,8 +1215,9 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
             row["player_id"]: tuple(row[c] for c in columns) for row in standings(state)
         }
     if run.restarts == 0:
-        # Never restarted: every change was heard exactly once, nothing more.
-        heard = Counter(event_key(e) for e in run.heard)
+        # Never restarted: every change was heard exactly once, nothing more (but what
+        # the host may do again: remove and reinstate, pause and resume, announce).
+        heard = Counter(event_key(e) for e in run.heard if e.name not in REPEATABLE)
         assert set(heard.values()) <= {1}
     run.now += 1
     run.restart()  # the end is stored too: read back, it is the same tournament

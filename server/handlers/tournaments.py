@@ -1,4 +1,5 @@
-"""Tournaments: create, join, remove an entrant, start, list, standings, resync.
+"""Tournaments: create, join, remove an entrant, start, the host's hand (reinstate,
+cancel, pause, resume, announce), list, standings, resync.
 
 Every tournament runs on the cluster's leader (server/leadership.py): these requests
 are sent there (``server.desk`` answers them) and the connection follows the
@@ -17,6 +18,7 @@ from server.protocol import (
     RemoveEntrant,
     ResyncTournament,
     StartTournament,
+    SteerTournament,
 )
 from server.tournament import tournament_channel
 
@@ -36,6 +38,9 @@ async def create(session: Connection, request: CreateTournament) -> dict[str, An
             "bots": request.bots,
             "if_empty": request.if_empty,
             "deals": request.deals,
+            "countdown_s": request.countdown_s,
+            "break_s": request.break_s,
+            "late_entry_until_round": request.late_entry_until_round,
         },
     )
     await session.follow(tournament_channel(created["tournament"]["code"]))
@@ -59,6 +64,16 @@ async def remove(session: Connection, request: RemoveEntrant) -> dict[str, Any]:
         "tournament_remove",
         {"code": request.code, "player_id": player.id, "player": request.player,
          "reason": request.reason},
+    )
+    return {"type": "tournament", **answer}
+
+
+async def steer(session: Connection, request: SteerTournament) -> dict[str, Any]:
+    player = session.require_player()
+    answer = await session.services.leadership.ask(
+        "tournament_steer",
+        {"code": request.code, "player_id": player.id, "what": request.what,
+         "reason": request.reason, "text": request.text, "player": request.player},
     )
     return {"type": "tournament", **answer}
 
@@ -101,6 +116,7 @@ HANDLERS: Final[dict[type, Handler]] = {
     JoinTournament: join,
     RemoveEntrant: remove,
     StartTournament: start,
+    SteerTournament: steer,
     ListTournaments: listed,
     GetStandings: standings,
     ResyncTournament: resync,

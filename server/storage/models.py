@@ -243,6 +243,25 @@ class Tournament(Base):
     # Which deals its rounds are dealt: ``any``, or only ``winnable`` ones (proven so by
     # the solver, without redeal, before entries open).
     deals: Mapped[str] = mapped_column(String(8), server_default="any")
+    # The organiser's countdown of each round and break between rounds (None: the
+    # server's settings, as for every tournament stored before they were chosen).
+    countdown_s: Mapped[int | None] = mapped_column(SmallInteger)
+    break_s: Mapped[int | None] = mapped_column(Integer)
+    # Players may enter while running until this round is dealt (0: no late entry).
+    late_entry_until_round: Mapped[int] = mapped_column(SmallInteger, server_default="0")
+    # The host paused it: no round is dealt until they resume it.
+    paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
+
+
+class TournamentAnnouncement(Base):
+    """What the host of a tournament said to every entrant and follower."""
+
+    __tablename__ = "tournament_announcements"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), index=True)
+    text: Mapped[str] = mapped_column(String(500))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class TournamentDeal(Base):

@@ -2,7 +2,8 @@
 rounds and the totals their standings add up.
 
 A tournament's rows are ``tournaments`` (one), ``tournament_entries`` (one per
-entrant) and ``tournament_deals`` (the seed of each round, drawn before anyone entered);
+entrant), ``tournament_deals`` (the seed of each round, drawn before anyone entered)
+and ``tournament_announcements`` (what its host said to everyone);
 its rounds are the ``matches`` of kind ``tournament`` that name it, with their round
 number; the totals of its standings are summed from the results of those rounds that
 finished (``match_players``), so that they can always be computed again from what is
@@ -26,9 +27,13 @@ from server.storage.models import (
     MatchPlayer,
     Player,
     Tournament,
+    TournamentAnnouncement,
     TournamentDeal,
     TournamentEntry,
 )
+
+#: How many of a tournament's last announcements come back with it.
+ANNOUNCEMENTS_READ = 10
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -64,6 +69,13 @@ class StoredTournament:
     cancel_reason: str | None = None
     deals: str = "any"
     seeds: tuple[bytes, ...] = ()
+    #: The organiser's countdown and break (None: the server's settings).
+    countdown_s: int | None = None
+    break_s: int | None = None
+    late_entry_until_round: int = 0
+    paused: bool = False
+    #: Its last announcements (text, when), oldest first.
+    announcements: tuple[tuple[str, datetime], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,11 +169,15 @@ class TournamentRepository:
         if_empty: str = "cancel",
         deals: str = "any",
         seeds: Sequence[bytes] = (),
+        countdown_s: int | None = None,
+        break_s: int | None = None,
+        late_entry_until_round: int = 0,
     ) -> int:
         """Store a new open tournament, before its first round (``bots``: whether
         declared bots may enter; ``if_empty``: what its scheduled start does with nobody
-        entered; ``deals``: ``any`` or ``winnable``), with the ``seeds`` of its rounds
-        when they are drawn already; its id."""
+        entered; ``deals``: ``any`` or ``winnable``; ``countdown_s`` and ``break_s``: the
+        organiser's, None for the server's; ``late_entry_until_round``: 0 for no late
+        entry), with the ``seeds`` of its rounds when they are drawn already; its id."""
         async with self._database.write() as connection:
             tournament_id = (
                 await connection.execute(
@@ -181,6 +197,9 @@ class TournamentRepository:
                         bots=bots,
                         if_empty=if_empty,
                         deals=deals,
+                        countdown_s=countdown_s,
+                        break_s=break_s,
+                        late_entry_until_round=late_entry_until_round,
                     )
                     .returning(Tournament.id)
                 )
@@ -276,6 +295,30 @@ class TournamentRepository:
             )
         return bool(removed.rowcount)
 
+    async def reinstate_entrant(self, tournament_id: int, player_id: int) -> bool:
+        """Take back ``player_id``, whom the host had removed: seated again in every round
+        dealt from now on; False if they had no entry or were not removed."""
+        async with self._database.write() as connection:
+            reinstated = await connection.execute(
+                update(TournamentEntry)
+                .where(
+                    TournamentEntry.tournament_id == tournament_id,
+                    TournamentEntry.player_id == player_id,
+                    TournamentEntry.removed_at.is_not(None),
+                )
+                .values(removed_at=None, removed_reason=None)
+            )
+        return bool(reinstated.rowcount)
+
+    async def announce(self, tournament_id: int, text: str, *, at: datetime) -> None:
+        """Keep what the host said to everyone, at ``at``."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                insert(TournamentAnnouncement).values(
+                    tournament_id=tournament_id, text=text, at=at
+                )
+            )
+
     async def update(self, tournament_id: int, **values: Any) -> None:
         """Write ``values`` (``status``, ``current_round``, ``started_at``, ...) to the
         tournament's row."""
@@ -348,6 +391,7 @@ class TournamentRepository:
             if entry.removed_at is not None:
                 removed.setdefault(entry.tournament_id, {})[entry.id] = entry.removed_reason or ""
         seeds = await self._deals(connection, [row.id for row in rows])
+        announcements = await self._announcements(connection, [row.id for row in rows])
         return [
             StoredTournament(
                 id=row.id,
@@ -369,9 +413,34 @@ class TournamentRepository:
                 cancel_reason=row.cancel_reason,
                 deals=row.deals,
                 seeds=seeds.get(row.id, ()),
+                countdown_s=row.countdown_s,
+                break_s=row.break_s,
+                late_entry_until_round=row.late_entry_until_round,
+                paused=bool(row.paused),
+                announcements=announcements.get(row.id, ()),
             )
             for row in rows
         ]
+
+    @staticmethod
+    async def _announcements(
+        connection: AsyncConnection, tournament_ids: Sequence[int]
+    ) -> dict[int, tuple[tuple[str, datetime], ...]]:
+        """The last ``ANNOUNCEMENTS_READ`` announcements of each tournament, oldest first."""
+        found: dict[int, list[tuple[str, datetime]]] = {}
+        for row in (
+            await connection.execute(
+                select(
+                    TournamentAnnouncement.tournament_id,
+                    TournamentAnnouncement.text,
+                    TournamentAnnouncement.at,
+                )
+                .where(TournamentAnnouncement.tournament_id.in_(list(tournament_ids)))
+                .order_by(TournamentAnnouncement.tournament_id, TournamentAnnouncement.id)
+            )
+        ).all():
+            found.setdefault(row.tournament_id, []).append((row.text, _utc(row.at) or row.at))
+        return {key: tuple(said[-ANNOUNCEMENTS_READ:]) for key, said in found.items()}
 
     async def rounds(
         self, tournament_id: int, number: int | None = None

@@ -2,7 +2,9 @@
 // tournament's events live (join, start, remove an entrant, play or watch a round);
 // without an account it reads the public standings over HTTP now and then. Either way it
 // shows the commitment to the deals, checks every seed revealed against it (and says so
-// loudly when one does not match), and links to the exports.
+// loudly when one does not match), links to the exports, and shows the host's
+// announcements. Its host steers the evening from it: announce, pause, resume, cancel
+// with a reason, and reinstate an entrant they removed.
 import { checkDeals } from './deals.js';
 import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
@@ -25,6 +27,11 @@ function tournamentScreen() {
   const rows = el('tbody', { id: 'standings' });
   const entrants = el('ul', { id: 'entrants', 'aria-labelledby': 'entrants-heading' });
   const removing = el('div', { id: 'remove-entrant' }); // the host's form asking for a reason
+  // The host's desk: announce, pause or resume, cancel with a reason.
+  const desk = el('div', { id: 'host-desk' });
+  // What the host said to everyone, newest last.
+  const announcements = el('ul', { id: 'announcements', 'aria-live': 'polite', 'aria-labelledby': 'announcements-heading' });
+  const announcementsHeading = el('h2', { id: 'announcements-heading', hidden: true }, 'From the host');
   // What happened that the standings do not say: who the host removed, and why.
   const log = el('ul', { id: 'tournament-log', 'aria-live': 'polite' });
   const updated = el('p', { id: 'updated', class: 'quiet' });
@@ -35,14 +42,22 @@ function tournamentScreen() {
   const dealsStatus = el('p', { id: 'deals-status' });
   const dealSeeds = el('ul', { id: 'deal-seeds' });
   const exportLinks = el('p', { id: 'exports', class: 'row' });
-  show(el('div', { class: 'projector' }, title, round, actions, dealsAlarm, log, standingsTable, noRound,
+  show(el('div', { class: 'projector' }, title, round, actions, desk, announcementsHeading, announcements,
+    dealsAlarm, log, standingsTable, noRound,
     el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing,
     el('h2', { id: 'deals-heading' }, 'Deals'), dealsStatus, dealSeeds,
     el('h2', {}, 'Results to save'), exportLinks, updated));
   const logged = new Set(); // the names whose removal the log shows already
   let alarmed = '';
   return {
-    title, round, actions, entrants, removing, updated,
+    title, round, actions, entrants, removing, desk, updated,
+    /** The host's last announcements (the view keeps 10), each with its time. */
+    announcements(view) {
+      const said = Array.isArray(view.announcements) ? view.announcements : [];
+      announcementsHeading.hidden = said.length === 0;
+      put(announcements, said.map((a) => el('li', { class: 'announcement' },
+        el('time', { datetime: a.at }, formatClock(new Date(a.at))), ' ', a.text)));
+    },
     /** The commitment, the seeds revealed so far, and the check of each against it. */
     deals(view) {
       const { verified, mismatches, complete } = checkDeals(view);
@@ -95,15 +110,16 @@ function tournamentScreen() {
         : view.status === 'cancelled' ? `Cancelled: ${view.cancel_reason || 'by the host'}`
           : view.status === 'open' ? `Waiting to start · ${plural(count, 'entrant')} of ${view.max_players}`
             : `Round ${view.current_round} of ${view.rounds}`;
+      if (view.status === 'running' && view.paused) text += ' · paused by the host: the next round waits';
       if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClock(new Date(view.start_at))}`;
-      if (view.status === 'running' && !view.round_match && nextRoundAt) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
+      if (view.status === 'running' && !view.round_match && nextRoundAt && !view.paused) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
       round.textContent = text;
       // The rounds this browser opens from here link back to the tournament.
       if (view.round_match) sessionStorage.setItem(roundKey(view.round_match), view.code);
     },
-    entrantList(view, removeButton = () => null) {
+    entrantList(view, removeButton = () => null, reinstateButton = () => null) {
       put(entrants, stillInFirst(view.entrants).map((e) => el('li', { class: e.removed === true ? 'removed' : null },
-        named(e), e.removed === true ? [' · ', removedNote(e)] : null, e.removed === true ? null : removeButton(e))));
+        named(e), e.removed === true ? [' · ', removedNote(e)] : null, e.removed === true ? reinstateButton(e) : removeButton(e))));
     },
   };
 }
@@ -125,6 +141,7 @@ async function publicTournament(code) {
       put(screen.actions, over ? null
         : [link('/', view.status === 'open' ? 'Sign up to enter' : 'Sign up to watch the rounds')]);
       screen.entrantList(view);
+      screen.announcements(view);
       screen.deals(view);
       screen.exports(view);
       screen.standings(view.current_round > 0 || view.status === 'finished' ? body.standings : null);
@@ -183,8 +200,54 @@ export async function tournamentPage(code) {
     reason.focus();
   }
 
+  /** The host's desk: a form to announce, pause or resume, and cancel (a reason asked). */
+  function hostDesk() {
+    const over = view.status === 'finished' || view.status === 'cancelled';
+    if (view.host_id !== me.id || over) { put(screen.desk); return; }
+    if (screen.desk.querySelector('form#cancel-form')) return; // the host is typing a reason
+    const steer = async (request, done) => {
+      try {
+        adopt(await retrying(() => connection.request({ ...request, code })));
+        if (done) say(done);
+        return true;
+      } catch (error) { say(error.message, true); return false; }
+    };
+    const text = el('input', { id: 'announce-text', maxlength: 280, autocomplete: 'off' });
+    const announce = el('form', { id: 'announce-form', class: 'row', 'aria-label': 'Announce to everyone', on: { submit: async (event) => {
+      event.preventDefault();
+      const said = text.value.trim();
+      if (!said) { say('Type what to say to everyone first.', true); return; }
+      if (await steer({ type: 'tournament_announce', text: said }, 'Announced.')) text.value = '';
+    } } }, el('label', { for: 'announce-text' }, 'Say to everyone'), text, el('button', { type: 'submit' }, 'Announce'));
+    const pause = view.status !== 'running' ? null : view.paused
+      ? el('button', { type: 'button', id: 'resume', on: { click: () => steer({ type: 'tournament_resume' }, 'Resumed: the next round comes after the break.') } }, 'Resume')
+      : el('button', { type: 'button', id: 'pause', on: { click: () => steer({ type: 'tournament_pause' }, 'Paused: the next round waits for you to resume.') } }, 'Pause after this round');
+    const cancelButton = el('button', { type: 'button', id: 'cancel-tournament', class: 'danger' }, 'Cancel the tournament');
+    cancelButton.addEventListener('click', () => {
+      const reason = el('input', { id: 'cancel-reason', maxlength: 200, required: true, autocomplete: 'off' });
+      const back = () => { hostDeskDrawn = false; put(screen.desk); hostDesk(); };
+      reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') back(); });
+      put(screen.desk, el('form', { id: 'cancel-form', class: 'row', 'aria-label': 'Cancel the tournament', on: { submit: async (event) => {
+        event.preventDefault();
+        const why = reason.value.trim();
+        if (!why) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+        await steer({ type: 'tournament_cancel', reason: why }, 'The tournament is cancelled.');
+        back(); // cancelled: no desk; refused: the desk again
+      } } }, el('label', { for: 'cancel-reason' }, 'Why cancel? (everyone sees it; a round being played is abandoned)'), reason,
+      el('button', { type: 'submit', class: 'danger' }, 'Confirm the cancel'), el('button', { type: 'button', on: { click: back } }, 'Keep it')));
+      reason.focus();
+    });
+    const key = `${view.status}|${view.paused}`;
+    if (hostDeskDrawn === key) return; // redrawn only when it changes: a half-typed text stays
+    hostDeskDrawn = key;
+    put(screen.desk, announce, el('p', { class: 'row' }, pause, cancelButton));
+  }
+  let hostDeskDrawn = false;
+
   function renderView() {
     screen.heading(view, nextRoundAt);
+    screen.announcements(view);
+    hostDesk();
     screen.deals(view);
     screen.exports(view);
     // Join, start, and the round to play or watch: a projector needs none of them.
@@ -201,12 +264,16 @@ export async function tournamentPage(code) {
     // The host removes entrants before the start or between rounds, never while one is played.
     const canRemove = view.host_id === me.id && (view.status === 'open' || (view.status === 'running' && !view.round_match));
     if (!canRemove) put(screen.removing);
+    const canReinstate = view.host_id === me.id && (view.status === 'open' || view.status === 'running');
     screen.entrantList(view, (e) => {
       if (!canRemove) return null;
       const button = el('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${e.name}` }, 'Remove');
       button.addEventListener('click', () => askReason(e, button));
       return [' ', button];
-    });
+    }, (e) => (canReinstate ? [' ', el('button', { type: 'button', class: 'reinstate', 'aria-label': `Reinstate ${e.name}`,
+      on: { click: () => retrying(() => connection.request({ type: 'tournament_reinstate', code, player: e.name }))
+        .then((reply) => { adopt(reply); say(`${e.name} is back: they play from the next round.`); return refreshStandings(); })
+        .catch((error) => say(`${e.name} was not reinstated: ${error.message}`, true)) } }, 'Reinstate')] : null));
   }
 
   function apply(event) {
@@ -232,6 +299,21 @@ export async function tournamentPage(code) {
       screen.logRemoval(event.name, event.reason);
       return 'removed';
     }
+    if (event.event === 'entrant_reinstated') {
+      const entrant = view.entrants.find((e) => e.player_id === event.player_id);
+      if (entrant) Object.assign(entrant, { removed: false, removed_reason: null });
+      view.entrant_count = view.entrants.filter((e) => e.removed !== true).length;
+      return 'removed'; // the standings list them again among those still in
+    }
+    if (event.event === 'tournament_announcement') {
+      const said = Array.isArray(view.announcements) ? view.announcements : [];
+      if (!said.some((a) => a.at === event.at && a.text === event.text)) {
+        view.announcements = [...said, { text: event.text, at: event.at }].slice(-10);
+        say(`The host says: ${event.text}`);
+      }
+    }
+    if (event.event === 'tournament_paused') view.paused = true;
+    if (event.event === 'tournament_resumed') { view.paused = false; nextRoundAt = event.next_round_at; }
     if (event.event === 'deals_committed') {
       Object.assign(view, { deals_ready: true, commitment: event.commitment, round_commitments: event.round_commitments, seeds: event.seeds });
     }
@@ -244,7 +326,7 @@ export async function tournamentPage(code) {
     if (event.event === 'round_ended') { view.round_match = null; nextRoundAt = event.next_round_at; screen.standings(event.standings); }
     if (event.event === 'tournament_ended') { view.status = 'finished'; screen.standings(event.standings); }
     if (event.event === 'tournament_cancelled') {
-      Object.assign(view, { status: 'cancelled', cancel_reason: event.reason });
+      Object.assign(view, { status: 'cancelled', cancel_reason: event.reason, round_match: null });
       say(`The tournament is cancelled: ${event.reason}.`);
     }
     if (event.event === 'entrant_joined') {
