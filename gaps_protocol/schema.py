@@ -230,7 +230,9 @@ def openapi() -> dict[str, Any]:
             "generated_at": {"type": "string", "format": "date-time"},
             "tournament": {"type": "object"},
             "columns": {"type": "array", "items": {"type": "string"}},
-            "tie_breaks": {"type": "array", "items": {"type": "string"}},
+            "tie_breaks": {"type": "array", "items": {
+                "type": "object", "required": ["column", "order"],
+                "properties": {"column": {"type": "string"}, "order": {"type": "string"}}}},
             "rows": {"type": "array", "items": {"type": "object"}},
         },
     }

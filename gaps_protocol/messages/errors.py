@@ -16,7 +16,8 @@ ErrorCode = Literal[
     "match_full", "not_in_match", "not_host", "not_a_player", "already_started",
     "not_started", "match_finished", "game_over", "illegal_action", "stale_seq",
     "not_finished", "no_such_tournament", "tournament_full", "bots_not_allowed",
-    "deals_not_ready", "round_in_play", "not_an_entrant", "tournament_finished", "removed",
+    "deals_not_ready", "round_in_play", "not_an_entrant", "not_removed", "late_entry_closed",
+    "not_running", "already_paused", "not_paused", "tournament_finished", "removed",
     "daily_already_played", "no_such_player", "no_such_resource", "storage_unavailable",
     "shutting_down", "not_watchable", "too_many_matches", "broker_unavailable",
     "rate_limited", "method_not_allowed", "not_operator", "no_such_result",
@@ -41,7 +42,7 @@ class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):
     #: ``bots_not_allowed``: who said no.
     refused_by: BotRefuser | msgspec.UnsetType = msgspec.UNSET
     #: ``match_finished`` (``finished``, ``abandoned``), ``tournament_finished``
-    #: (``finished``, ``cancelled``).
+    #: (``finished``, ``cancelled``), ``not_running`` (the tournament's status).
     status: str | msgspec.UnsetType = msgspec.UNSET
     #: ``rate_limited``, ``match_unavailable``, ``deals_not_ready``: when to try again.
     retry_after_ms: Annotated[int, msgspec.Meta(ge=1)] | msgspec.UnsetType = msgspec.UNSET
@@ -49,5 +50,7 @@ class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):
     limit: int | msgspec.UnsetType = msgspec.UNSET
     #: ``round_in_play``: the round being played.
     round: int | msgspec.UnsetType = msgspec.UNSET
-    #: ``not_an_entrant``: the name asked for.
+    #: ``not_an_entrant``: the name asked for; ``not_removed``: the entrant's name.
     player: str | msgspec.UnsetType = msgspec.UNSET
+    #: ``late_entry_closed``: the round until which the tournament took late entrants.
+    late_entry_until_round: int | msgspec.UnsetType = msgspec.UNSET

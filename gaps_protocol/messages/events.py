@@ -139,6 +139,35 @@ class EntrantJoined(_TournamentEvent, tag="entrant_joined", kw_only=True, frozen
     player_id: int
     name: str
     bot: bool
+    #: A late entrant's: ``late`` is true, and ``from_round`` the first round they play.
+    late: Literal[True] | msgspec.UnsetType = msgspec.UNSET
+    from_round: Seq | msgspec.UnsetType = msgspec.UNSET
+
+
+class EntrantReinstated(_TournamentEvent, tag="entrant_reinstated", kw_only=True,
+                        frozen=True):
+    player_id: int
+    name: str
+    #: The first round they play again.
+    from_round: Seq
+
+
+class TournamentPaused(_TournamentEvent, tag="tournament_paused", kw_only=True, frozen=True):
+    #: The round being played, or the last one.
+    after_round: Count
+    round_in_play: bool
+
+
+class TournamentResumed(_TournamentEvent, tag="tournament_resumed", kw_only=True,
+                        frozen=True):
+    #: When the next round's ``round_starting`` comes (null during a round).
+    next_round_at: datetime | None
+
+
+class TournamentAnnouncement(_TournamentEvent, tag="tournament_announcement", kw_only=True,
+                             frozen=True):
+    text: str
+    at: datetime
 
 
 class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True, frozen=True):
@@ -166,8 +195,10 @@ class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True, frozen=True)
     #: The round's deal, revealed now.
     seed: ShareCode | None
     standings: list[StandingsRow]
-    #: When the next round's ``round_starting`` comes (null after the last round).
+    #: When the next round's ``round_starting`` comes (null after the last round, and
+    #: while paused).
     next_round_at: datetime | None
+    paused: bool
 
 
 class TournamentEnded(_TournamentEvent, tag="tournament_ended", kw_only=True, frozen=True):
@@ -178,10 +209,15 @@ class TournamentEnded(_TournamentEvent, tag="tournament_ended", kw_only=True, fr
 
 class TournamentCancelled(_TournamentEvent, tag="tournament_cancelled", kw_only=True, frozen=True):
     reason: str
+    #: The host cancelled (``tournament_cancel``), rather than the server.
+    by_host: bool
+    #: The round given up unplayed, if one was being played.
+    abandoned_round: Seq | None
     seeds: list[ShareCode | None]
 
 
 TournamentEvent = (
-    DealsCommitted | EntrantJoined | EntrantRemoved | TournamentStarted | RoundStarting
-    | RoundEnded | TournamentEnded | TournamentCancelled
+    DealsCommitted | EntrantJoined | EntrantReinstated | EntrantRemoved | TournamentStarted
+    | RoundStarting | RoundEnded | TournamentPaused | TournamentResumed
+    | TournamentAnnouncement | TournamentEnded | TournamentCancelled
 )

@@ -15,6 +15,8 @@ import msgspec
 from gaps_protocol.limits import (
     CODE_REGEX,
     MAX_ACTION_LENGTH,
+    MAX_ANNOUNCEMENT_LENGTH,
+    MAX_BREAK_S,
     MAX_CODE_LENGTH,
     MAX_COUNTDOWN_S,
     MAX_CURSOR_LENGTH,
@@ -178,6 +180,12 @@ class CreateTournament(Request, tag="tournament_create", kw_only=True, frozen=Tr
     if_empty: IfEmpty = "cancel"
     bots: bool = False
     deals: Deals = "any"
+    #: Each round's countdown and the break between rounds (None: the server's).
+    countdown_s: Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNTDOWN_S)] | None = None
+    break_s: Annotated[int, msgspec.Meta(ge=0, le=MAX_BREAK_S)] | None = None
+    #: Players may enter the running tournament until this round is dealt (0: never; more
+    #: than ``rounds`` is refused).
+    late_entry_until_round: Annotated[int, msgspec.Meta(ge=0, le=MAX_ROUNDS)] = 0
 
 
 class JoinTournament(Request, tag="tournament_join", kw_only=True, frozen=True):
@@ -192,6 +200,39 @@ class RemoveEntrant(Request, tag="tournament_remove", kw_only=True, frozen=True)
     code: CodeText
     player: NameText
     reason: ReasonText
+
+
+class ReinstateEntrant(Request, tag="tournament_reinstate", kw_only=True, frozen=True):
+    """The host takes back an entrant they removed."""
+
+    code: CodeText
+    player: NameText
+
+
+class CancelTournament(Request, tag="tournament_cancel", kw_only=True, frozen=True):
+    """The host cancels the tournament, open or running, with a reason shown to all."""
+
+    code: CodeText
+    reason: ReasonText
+
+
+class PauseTournament(Request, tag="tournament_pause", kw_only=True, frozen=True):
+    """The host holds the next round back."""
+
+    code: CodeText
+
+
+class ResumeTournament(Request, tag="tournament_resume", kw_only=True, frozen=True):
+    """The host lets the next round be dealt."""
+
+    code: CodeText
+
+
+class Announce(Request, tag="tournament_announce", kw_only=True, frozen=True):
+    """The host says ``text`` to every entrant and follower."""
+
+    code: CodeText
+    text: Annotated[str, _text(MAX_ANNOUNCEMENT_LENGTH)]
 
 
 class ListTournaments(Request, tag="tournament_list", kw_only=True, frozen=True):
@@ -257,7 +298,8 @@ class GetAuditLog(Request, tag="audit_log", kw_only=True, frozen=True):
 ClientMessage = (
     Register | Hello | CreateMatch | ListMatches | JoinMatch | LeaveMatch | Ready
     | StartMatch | Rematch | Play | Resync | GetReplay | Ping | GetLeaderboard | GetRating
-    | CreateTournament | JoinTournament | StartTournament | RemoveEntrant | ListTournaments
+    | CreateTournament | JoinTournament | StartTournament | RemoveEntrant | ReinstateEntrant
+    | CancelTournament | PauseTournament | ResumeTournament | Announce | ListTournaments
     | GetStandings | ResyncTournament | PlayDaily | GetDailyBoard | QuickMatch
     | CancelQuickMatch | ListReviews | ClearReview | VoidReview | Suspend | GetAuditLog
 )

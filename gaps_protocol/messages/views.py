@@ -295,6 +295,13 @@ class StandingsRow(Entrant, frozen=True):
     rounds_played: Count
 
 
+class Announcement(Message, frozen=True):
+    """A tournament host's word to everyone, and when they said it."""
+
+    text: str
+    at: datetime
+
+
 class TournamentView(Message, frozen=True):
     id: int
     code: Code
@@ -315,6 +322,12 @@ class TournamentView(Message, frozen=True):
     break_s: Annotated[float, msgspec.Meta(ge=0)]
     deals: Deals
     deals_ready: bool
+    #: Players may enter the running tournament until this round is dealt (0: never).
+    late_entry_until_round: Count
+    #: The host holds the next round back.
+    paused: bool
+    #: The host's last announcements, oldest first.
+    announcements: list[Announcement]
     commitment: Sha256 | None
     round_commitments: list[Sha256]
     seeds: list[ShareCode | None]
