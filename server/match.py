@@ -7,6 +7,16 @@ replaced, the events published on channel ``match:CODE``, the timer armed at the
 deadline, and the command answered. The end of the match (results, boards, ratings) is
 stored off the mover's reply path, retried until it is stored, and only then is
 ``match_ended`` said.
+
+Actions queued behind one another are stepped together (``server.actor``): while one
+batch's rows are committed, the next players' actions wait in the mailbox, and they go
+into the journal's next commit all at once instead of one commit each. An action that
+stores more than its row (the end of a game) is stepped alone. If a row of a batch is
+refused (an action sent again whose first try was stored though its answer was lost:
+``StoredBefore``), the actions before it stand and those after it are stepped again one
+by one: the match reads itself again from the database, and an action of the batch that
+was stored already is answered as a resend (``duplicate``), its ``progress`` event not
+said (the player's next one tells the same and more).
 """
 
 from __future__ import annotations
@@ -270,6 +280,14 @@ class Match(Actor[MatchState, matchcore.Command]):
         if events is None:
             return {"type": "snapshot", **self._snapshot(state, player_id, now)}
         return {"type": "events", "match": self.code, "events": events}
+
+    def _batchable(self, command: matchcore.Command) -> bool:
+        return isinstance(command, matchcore.Act)
+
+    def _stored_together(self, write: Write) -> bool:
+        # A journal row: the journal keeps the order of the appends, and a row stored
+        # before is recognised (StoredBefore, handled in ``_step``).
+        return isinstance(write, ActionRow)
 
     def _not_stored(self, error: Exception) -> bool:
         # Another process took the match over: this one may store nothing more of it.
