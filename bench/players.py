@@ -320,7 +320,8 @@ class Echoer:
     """The players' request loop against an echo server, driven by the frames alone:
     ``ECHO_FRAME``, then the wait for its echo (the events a fan-out echo sends between
     are read and passed over), then the next at the pace. ``loop`` returns when the
-    window has closed."""
+    window has closed; an echo still awaited ``REPLY_TIMEOUT_S`` after its send when the
+    client closes is counted as ``no_reply``."""
 
     def __init__(self, wire: Wire, tally: Tally) -> None:
         self.wire, self.tally = wire, tally
@@ -328,6 +329,7 @@ class Echoer:
         self._finished: asyncio.Future[None] = self._loop.create_future()
         self._pacer = Pacer(0)
         self._sent = math.inf
+        self._awaited = False  # an echo is on its way
         wire.listen(self._received, self._lost)
 
     async def loop(self, pacer: Pacer) -> None:
@@ -349,11 +351,13 @@ class Echoer:
             self._finished.set_result(None)
             return
         self._sent = time.perf_counter()
+        self._awaited = True
         self.wire.send(ECHO_FRAME)
 
     def _received(self, payload: bytes, arrived: float) -> None:
         if payload != ECHO_FRAME:
             return  # a fan-out echo's event
+        self._awaited = False
         self.tally.acknowledged(self._sent, arrived)
         self._next()
 
@@ -362,6 +366,8 @@ class Echoer:
             self._finished.set_exception(closed)
 
     async def close(self) -> None:
+        if self._awaited and time.perf_counter() - self._sent >= REPLY_TIMEOUT_S:
+            self.tally.errors["no_reply"] += 1
         if not self._finished.done():
             self._finished.cancel()
         await self.wire.close()

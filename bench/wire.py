@@ -222,8 +222,12 @@ async def open_wire(url: str, *, timeout_s: float) -> Wire:
         raise WireError(f"{url!r}: only ws://HOST:PORT URLs")
     host, port = parts.hostname, parts.port
     async with asyncio.timeout(timeout_s):
-        _transport, wire = await asyncio.get_running_loop().create_connection(
+        transport, wire = await asyncio.get_running_loop().create_connection(
             lambda: Wire(f"{host}:{port}", parts.path or "/"), host, port
         )
-        await wire.opened
+        try:
+            await wire.opened
+        except BaseException:
+            transport.abort()
+            raise
     return wire

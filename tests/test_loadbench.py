@@ -16,6 +16,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from bench import load as loadbench
+from bench import players
 from bench.load import (
     BadArguments,
     Busy,
@@ -513,3 +514,25 @@ async def test_the_light_client_refuses_a_server_that_does_not_upgrade() -> None
         port = server.sockets[0].getsockname()[1]
         with pytest.raises(WireError, match="refused the upgrade: 'HTTP/1.1 403 Forbidden'"):
             await open_wire(f"ws://127.0.0.1:{port}/", timeout_s=10)
+
+
+async def test_an_echo_that_never_comes_is_counted_as_no_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(players, "REPLY_TIMEOUT_S", 0.0)  # any echo awaited is overdue
+    received = asyncio.Event()
+
+    async def swallow(connection: ServerConnection) -> None:
+        async for _frame in connection:
+            received.set()
+
+    async with serve(swallow, "127.0.0.1", 0, compression=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        tally = Tally(window_start=0.0)
+        echoer = players.Echoer(await open_wire(f"ws://127.0.0.1:{port}/", timeout_s=10), tally)
+        looping = asyncio.create_task(echoer.loop(Pacer(0)))
+        await asyncio.wait_for(received.wait(), 10)
+        await echoer.close()
+    assert tally.errors == Counter({"no_reply": 1}) and tally.acks == 0
+    with pytest.raises(asyncio.CancelledError):
+        await looping
