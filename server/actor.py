@@ -30,11 +30,12 @@ the other from the state as it is, each from the state the one before it leaves,
 would be alone; their writes are stored at once (the journal commits them in one
 transaction), and then each step is applied and answered in order. Only a step whose
 writes all may be stored that way (``_stored_together``) joins; the first that does not
-waits for the steps before it and is then stepped alone, as is every command after a
-write that failed (the steps before it stand: their writes are stored). A kind of actor
-that batches must recognise a write stored already (a match's journal raises
-``StoredBefore`` and the match reads itself again), since a step after a failed one may
-have been stored when it is stepped again.
+waits for the steps before it and is then stepped alone. If a write of the batch fails,
+the steps before it stand (their writes are stored); a step whose write failed is
+answered as it would be alone (``_store_failed``: refused, never tried a second time); a
+later step whose writes were stored was stepped from a state that was not, and the actor
+reads its state again from what is stored to answer it (``_stored_apart``); a later one
+that stored nothing is stepped again, alone.
 
 Subclasses say how a write is stored (``_store``), what a step asks for besides
 (``_after``), how an event goes on the wire (``_message``), and which command is the tick.
@@ -319,18 +320,27 @@ class Actor(Generic[State, Command]):
         outcomes = await asyncio.gather(
             *(self._store(write) for _index, write in stores), return_exceptions=True
         )
-        failed = [
-            index
-            for (index, _write), outcome in zip(stores, outcomes, strict=True)
-            if isinstance(outcome, BaseException)
-        ]
-        applied = min(failed, default=len(steps))
-        if stores and not failed and self._outage is not None:
+        errors: dict[int, Exception] = {}
+        for (index, _write), outcome in zip(stores, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                errors.setdefault(index, outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+        applied = min(errors, default=len(steps))
+        if stores and not errors and self._outage is not None:
             self._outage.recovered()
-        for step, mail in zip(steps[:applied], batch, strict=False):
-            await self._settle(mail, self._apply(step))
-        for mail in batch[applied:]:
-            await self._settle(mail, self._handle(mail[0]))
+        for index, mail in enumerate(batch):
+            command = mail[0]
+            if index < applied:
+                answering = self._apply(steps[index])
+            elif index in errors:  # answered as if it had been stepped alone
+                answering = self._store_failed(command, steps[index], errors[index])
+            elif index < len(steps) and steps[index].writes:
+                # Stored, but stepped from a state with a step that was not.
+                answering = self._stored_apart(command)
+            else:
+                answering = self._handle(command)  # nothing stored: stepped again, alone
+            await self._settle(mail, answering)
 
     async def _read(self, read: _Read[State, Any]) -> Any:
         deadline = self._deadline(self._state)
@@ -349,27 +359,40 @@ class Actor(Generic[State, Command]):
             try:
                 await self._store_all(step.writes)
             except Exception as error:
-                retry_in_s = self._retry_later() / 1000
-                if not self._not_stored(error):
-                    raise
-                if self._outage is not None and is_outage(error):  # not a lost lease
-                    self._outage.failed(self._describe(step.writes[0]), error)
-                for write in step.writes:  # each of them is tried again
-                    storage_log.debug(
-                        "storing failed; retrying",
-                        extra={
-                            "what": self._describe(write),
-                            "error": repr(error)[:300],
-                            "retry_in_s": retry_in_s,
-                        },
-                    )
-                raise ServerError(
-                    "storage_unavailable",
-                    "the database could not store this: it was not applied, send it again",
-                ) from None
+                return await self._store_failed(command, step, error)
             if self._outage is not None:
                 self._outage.recovered()
         return await self._apply(step)
+
+    async def _store_failed(self, command: Command, step: Step[State], error: Exception) -> Any:
+        """The answer to ``command`` when the first write of its ``step`` failed with
+        ``error``: the step is dropped, the command refused (``storage_unavailable``) and
+        the actor woken after a backoff, or the error raised if it is no refusal. A kind
+        of actor may answer some errors otherwise (a match: a row stored before)."""
+        retry_in_s = self._retry_later() / 1000
+        if not self._not_stored(error):
+            raise error
+        if self._outage is not None and is_outage(error):  # not a lost lease
+            self._outage.failed(self._describe(step.writes[0]), error)
+        for write in step.writes:  # each of them is tried again
+            storage_log.debug(
+                "storing failed; retrying",
+                extra={
+                    "what": self._describe(write),
+                    "error": repr(error)[:300],
+                    "retry_in_s": retry_in_s,
+                },
+            )
+        raise ServerError(
+            "storage_unavailable",
+            "the database could not store this: it was not applied, send it again",
+        ) from None
+
+    async def _stored_apart(self, command: Command) -> Any:
+        """The answer to a command of a batch whose writes were stored though a step
+        before it was not: the actor reads its state again from what is stored and
+        answers from there. Only a kind of actor that batches (``_batchable``) is asked."""
+        raise NotImplementedError
 
     async def _apply(self, step: Step[State]) -> Any:
         """Make ``step`` (its writes stored) the actor's: its state, events, timer and what

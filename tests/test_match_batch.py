@@ -4,6 +4,7 @@ committed at once (``server.actor``), each stored once and answered and said in 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -112,3 +113,31 @@ async def test_a_batch_holding_an_action_stored_before_stores_and_answers_each_o
     # And the match goes on from there.
     [next_move] = moves_ahead(match, bob, 1)
     assert (await match.play(bob, 4, next_move))["seq"] == 4
+
+
+async def test_a_batch_the_database_refuses_is_refused_action_by_action_and_tried_once(
+    actor: Actor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    match, (ana, bob) = actor.match, actor.players
+    [ana_move], bob_moves = moves_ahead(match, ana, 1), moves_ahead(match, bob, 2)
+    tries: list[tuple[int, int]] = []
+    append = actor.journal.append
+
+    async def counted(row: dict[str, Any]) -> None:
+        tries.append((row["player_id"], row["seq"]))
+        await append(row)
+
+    monkeypatch.setattr(actor.journal, "append", counted)
+    before = match.state
+    playing = await queued_behind_a_commit(
+        actor, (ana, 1, ana_move), (bob, 1, bob_moves[0]), (bob, 2, bob_moves[1])
+    )
+    actor.journal.down = True  # the database goes away while they wait
+    actor.journal.gate.set()
+    outcomes = await asyncio.gather(*playing, return_exceptions=True)
+    assert [getattr(outcome, "code", outcome) for outcome in outcomes] == [
+        "storage_unavailable"
+    ] * 3
+    assert tries == [(ana, 1), (bob, 1), (bob, 2)]  # each tried once, none a second time
+    assert match.state is before and events_called(match, "progress") == []
+    assert await stored_actions(actor) == []
