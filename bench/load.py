@@ -1,28 +1,27 @@
-"""Load benchmark: ``python -m bench.load`` races bot players
-against a live gaps-server and, in the same run, a bare websockets echo server, and
-prints one figure a line, ``ratio: X.XX`` last.
+"""Load benchmark: ``python -m bench.load`` races bot players against a live gaps-server
+and, in the same run, a fan-out echo server (the same frames in and out, none of the
+server's work), and prints one figure a line, ``cpu ratio: X.XX`` last: the server's CPU
+per action over the echo's CPU per round.
 
-``--players`` bots, all on one event loop, play ``--match-size``-player races with the
-real protocol: each connects and registers; in each group one creates a match, the
-others join it, the host starts it, and every player plays legal moves chosen at random
-with the rules engine (``gaps``) until its game ends (a redeal when blocked and the
-ruleset allows one, else ``stop``); once the match has ended, the group plays the next
-one. Each player sends its next action as soon as the last one is acknowledged
-(``--pace-per-s 0``, flat out) or, at a pace, ``1 / pace`` seconds after it sent the last
-one (at once if the acknowledgement came later; from a random instant after the deal).
-The window of ``--seconds`` opens ``--warmup-s`` after every group's first match is dealt
-(the rush of the first setups, 3,000 players registering and dealing at once, is not the
-steady pace the window measures), and closes early after ``--max-actions``
-acknowledgements; the echo server gets the same warm-up.
+``--players`` bots play ``--match-size``-player races with the real protocol: each
+connects and registers; in each group one creates a match, the others join it, the host
+starts it, and every player plays legal moves chosen at random with the rules engine
+(``gaps``) until its game ends (a redeal when blocked and the ruleset allows one, else
+``stop``); once the match has ended, the group plays the next one. Each player sends its
+next action as soon as the last one is acknowledged (``--pace-per-s 0``, flat out) or, at
+a pace, ``1 / pace`` seconds after it sent the last one (at once if the acknowledgement
+came later; from a random instant after the deal). The window of ``--seconds`` opens
+``--warmup-s`` after every group's first match is dealt (the rush of the first setups,
+3,000 players registering and dealing at once, is not the steady pace the window
+measures), and closes early after ``--max-actions`` acknowledgements.
 
 Before that, the same number of connections runs the same request and acknowledgement
-loop, at the same pace, against a bare websockets echo server that the command starts:
-an action-sized request, then its echo. The echo goes first, so that each server is
-measured while the other is idle. With ``--fan-out``, a third server is measured the
-same way: a fan-out echo, which sends each frame back to its sender and a progress-sized
-event to the others of its group of ``--match-size``, written as gaps-server writes them:
-the frames of one action in a race without any of the server's own work, so that its
-round trips over the echo's are the most any server on this transport could reach.
+loop, at the same pace and after the same warm-up, against the fan-out echo
+(``bench.echo``): each sends an action-sized frame and waits for it back, while the echo
+also sends a progress-sized event to the others of its group of ``--match-size``, all
+written as gaps-server writes them. The echo goes first, so that each server is measured
+while the other is idle. The players are light clients (``bench.players`` on
+``bench.wire``), so that the load generator costs less a frame than what it measures.
 
 By default the command starts its own ``gaps-server``: on the embedded default (SQLite in
 a temporary directory) or on ``--database-url``, with ``--workers`` server processes if
@@ -35,10 +34,13 @@ Figures: acknowledged actions a second; the acknowledgements' latency (50th, 95t
 99th percentile, from the action's send to its reply); the delivery latency of each
 action's ``progress`` event to the opponents (from the action's send); the servers' memory
 per connection (resident size after the players connected and registered, less before,
-over the connections); how busy each side's core was; the echo round trips a second and
-their percentiles; the errors (replies by code, connections lost, replies that never
-came, and storage errors in the server's log); and ``ratio:``, the actions a second over
-the echo's round trips a second.
+over the connections); the echo's round trips a second and their percentiles; how busy
+each process was over its window (the server, the echo, the load generator: share of one
+core, from /proc and ``time.process_time``), with a warning when the load passed 90% of
+its core; the server's CPU per action and the echo's per round (microseconds: CPU over
+the window, over what was acknowledged in it); the errors (replies by code, connections
+lost, replies that never came, and storage errors in the server's log); the ack p99 over
+the echo's; and ``cpu ratio:``.
 """
 
 from __future__ import annotations
@@ -48,15 +50,11 @@ import asyncio
 import contextlib
 import gc
 import ipaddress
-import itertools
 import json
-import math
 import os
-import random
 import re
 import resource
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -65,17 +63,29 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from prometheus_client.parser import text_string_to_metric_families
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from bench.echo import command as echo_command
 from bench.flood import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
-from gaps import RULESETS, Game, Seed
+from bench.players import (
+    DEFAULT_MAX_ACTIONS,
+    REPLY_TIMEOUT_S,
+    Client,
+    Echoer,
+    Pacer,
+    Player,
+    SetupRefused,
+    Tally,
+    open_client,
+    race,
+)
+from bench.wire import WireClosed, WireError
+from gaps import RULESETS
 from server.heap import freeze_start_up
 
 T = TypeVar("T")
@@ -88,11 +98,9 @@ MAX_PLAYERS = 10_000
 MAX_MATCH_SIZE = 16  # create_match's max_players
 MAX_PACE_PER_S = 1000.0
 MAX_WORKERS = 64
-DEFAULT_MAX_ACTIONS = 10_000_000
 #: Connections opened and registered at once: well within the listen backlog of an
 #: asyncio server (100 by default), so that no handshake waits on a dropped SYN.
 CONNECTING_AT_ONCE = 50
-REPLY_TIMEOUT_S = 30.0
 START_TIMEOUT_S = 60.0
 PROGRESS_EVERY_S = 3.0
 #: For the figures to measure the server, not its abuse limits (docs/protocol.md, Limits).
@@ -122,11 +130,6 @@ class NotLoopback(BadArguments):
 
 class ServerDidNotStart(LoadBenchError):
     """A server subprocess exited, or did not say where it listens, in time."""
-
-
-class SetupRefused(LoadBenchError):
-    """The server refused a request that a race cannot do without (register, create,
-    join, start)."""
 
 
 def check_loopback(url: str) -> str:
@@ -268,8 +271,6 @@ def check_arguments(options: argparse.Namespace) -> None:
             if given:
                 raise BadArguments(f"{flag} is for the server this command starts, not for --url")
         check_loopback(options.url)
-    if options.fan_out and options.match_size < 2:
-        raise BadArguments("--fan-out needs --match-size 2 or more: a match of one has no event")
 
 
 def supports_workers() -> bool:
@@ -410,355 +411,7 @@ def free_ports_in_a_row(count: int) -> int:
         return first
 
 
-def echo_main(group_size: int = 1) -> None:
-    """The echo server's process (``python -c``): sends every frame back, with the
-    websockets settings gaps-server uses (no compression, its frame limit),
-    on a loopback port the system picks, which it prints.
-
-    With ``group_size`` above 1, the fan-out echo: connections make groups of
-    ``group_size`` in the order they arrive, and each frame is also sent, as a
-    progress-sized event, to the others of its group, all written as gaps-server writes
-    (``server.outbox``). These are the frames of one action in a race, less every bit of
-    the server's own work: the most any server on this transport could serve."""
-    from websockets.asyncio.server import ServerConnection, serve
-
-    from server import protocol
-    from server.outbox import Outbox
-
-    groups: list[list[Outbox]] = []
-
-    async def echo(connection: ServerConnection) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async for frame in connection:
-                await connection.send(frame)
-
-    async def fan_out(connection: ServerConnection) -> None:
-        outbox = Outbox(connection, send_timeout_s=REPLY_TIMEOUT_S, max_pending_events=1000)
-        if not groups or len(groups[-1]) == group_size:
-            groups.append([])
-        group = groups[-1]
-        group.append(outbox)
-        with contextlib.suppress(ConnectionClosed):
-            async for frame in connection:
-                await outbox.send(str(frame))
-                for other in group:
-                    if other is not outbox:
-                        other.post(FAN_OUT_EVENT)
-        group.remove(outbox)
-
-    async def main() -> None:
-        async with serve(
-            echo if group_size == 1 else fan_out,
-            "127.0.0.1",
-            0,
-            max_size=protocol.MAX_READ_BYTES,
-            compression=None,
-        ) as server:
-            port = server.sockets[0].getsockname()[1]
-            print(f"echo server listening on ws://127.0.0.1:{port}", flush=True)
-            terminated = asyncio.Event()
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated.set)
-            await terminated.wait()
-
-    asyncio.run(main())
-
-
-#: What the fan-out echo sends the others of a group: a progress event as gaps-server
-#: writes it (docs/protocol.md), with no ``id``, so that the players take it for an event.
-FAN_OUT_EVENT = json.dumps(
-    {
-        "type": "event", "match": "K7QX2M", "seq": 107, "event": "progress", "t_ms": 41250,
-        "player_id": 1021, "name": "bench-3f9a2c1d", "bot": False, "ready": True,
-        "connected": True, "placed": 17, "score": 17, "redeals_used": 1, "moves_made": 63,
-        "status": "playing", "finished": False, "won": False, "end_reason": None,
-        "finish_ms": None,
-    },
-    separators=(",", ":"),
-)  # fmt: skip
-
-
-# -- the players -------------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """What the players of one phase measured; samples are kept only inside the window."""
-
-    window_start: float = math.inf  # time.perf_counter; inf until the window opens
-    window_end: float = math.inf
-    acks: int = 0
-    acks_ms: list[float] = field(default_factory=list)
-    events_ms: list[float] = field(default_factory=list)
-    errors: Counter[str] = field(default_factory=Counter)
-    matches: int = 0  # ended, whoever ended them
-    max_actions: int = DEFAULT_MAX_ACTIONS
-    full_at: float | None = None  # when the max_actions-th acknowledgement arrived
-
-    def in_window(self, instant: float) -> bool:
-        return self.window_start <= instant <= self.window_end
-
-    def done(self) -> bool:
-        return time.perf_counter() >= self.window_end or self.acks >= self.max_actions
-
-    def acknowledged(self, sent: float, arrived: float) -> None:
-        if self.in_window(arrived):
-            self.acks += 1
-            self.acks_ms.append((arrived - sent) * 1000)
-            if self.acks == self.max_actions:
-                self.full_at = arrived
-
-
-class Pacer:
-    """When a player may send next: at once when flat out (``pace_per_s`` 0), else
-    ``1 / pace_per_s`` after its previous send, from a random offset so that the players
-    do not send in step."""
-
-    def __init__(
-        self,
-        pace_per_s: float,
-        *,
-        clock: Callable[[], float] = time.perf_counter,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        offset: float | None = None,  # a share of the interval; random if None
-    ) -> None:
-        self.interval_s = 1 / pace_per_s if pace_per_s else 0.0
-        self._clock, self._sleep = clock, sleep
-        share = random.random() if offset is None else offset
-        self._next = clock() + share * self.interval_s
-
-    async def wait(self) -> None:
-        """Returns when the player may send; a late player sends at once, and its next
-        turn is one interval later: it never sends a burst to catch up."""
-        if not self.interval_s:
-            return
-        now = self._clock()
-        if self._next > now:
-            await self._sleep(self._next - now)
-            now = self._next
-        self._next = now + self.interval_s
-
-
-class Client:
-    """One connection: requests with an ``id`` wait for the reply carrying it, timed on
-    arrival by the reader task; other frames (events) go to ``on_event``."""
-
-    def __init__(self, connection: ClientConnection, tally: Tally) -> None:
-        self.connection = connection
-        self.tally = tally
-        self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[tuple[float, dict[str, Any]]]] = {}
-        self._reader = asyncio.create_task(self._read())
-
-    async def request(self, message: dict[str, Any]) -> tuple[float, float, dict[str, Any]]:
-        """Sends ``message`` with a fresh ``id``; its send time, the reply's arrival time
-        (``time.perf_counter``) and the reply. Raises ``ConnectionClosed`` or
-        ``TimeoutError``."""
-        number = next(self._ids)
-        waiting = asyncio.get_running_loop().create_future()
-        self._waiting[number] = waiting
-        try:
-            sent = time.perf_counter()
-            await self.connection.send(json.dumps({**message, "id": number}))
-            # Not wait_for: on Python 3.11 it wraps each wait in a task of its own, a
-            # cost the load generator's one core can ill afford.
-            async with asyncio.timeout(REPLY_TIMEOUT_S):
-                arrived, reply = await waiting
-        finally:
-            self._waiting.pop(number, None)
-        return sent, arrived, reply
-
-    def on_event(self, message: dict[str, Any], arrived: float) -> None:
-        """An event (a frame that answers no request); ignored here."""
-
-    async def _read(self) -> None:
-        closed = ConnectionClosed(None, None)
-        try:
-            async for frame in self.connection:
-                arrived = time.perf_counter()
-                message = json.loads(frame)
-                waiting = self._waiting.get(message.get("id"))
-                if waiting is not None:
-                    if not waiting.done():
-                        waiting.set_result((arrived, message))
-                else:
-                    self.on_event(message, arrived)
-        except ConnectionClosed as error:
-            closed = error
-        for waiting in self._waiting.values():
-            if not waiting.done():
-                waiting.set_exception(closed)
-
-    async def close(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.connection.close(), 2)
-        self.connection.transport.abort()
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
-
-
-async def open_connection(url: str) -> ClientConnection:
-    """A connection without keepalive pings: they would be frames the figures do not
-    count."""
-    return await connect(url, ping_interval=None, close_timeout=2, open_timeout=REPLY_TIMEOUT_S)
-
-
-class Player(Client):
-    """A bot player: registered under a random name, it plays the games of its group's
-    matches and times the ``progress`` events of its opponents' actions."""
-
-    def __init__(
-        self, connection: ClientConnection, tally: Tally, players: dict[int, Player]
-    ) -> None:
-        super().__init__(connection, tally)
-        self.players = players  # every bot of the run, by player id
-        self.player_id = 0
-        self.code = ""  # the match it plays now
-        self.game: Game | None = None
-        self.ruleset = "classic"
-        self.dealt = asyncio.Event()
-        self.ended = asyncio.Event()
-        self.sent_at: dict[tuple[int, int], float] = {}  # (moves, redeals) after -> send
-        self.seq = 0
-
-    async def register(self, name: str) -> None:
-        reply = await self.setup({"type": "register", "name": name})
-        self.player_id = int(reply["player"]["id"])
-        self.players[self.player_id] = self
-
-    async def setup(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A request the race needs answered; a refusal raises ``SetupRefused``."""
-        reply = (await self.request(message))[2]
-        if reply.get("type") == "error":
-            self.tally.errors[str(reply.get("code"))] += 1
-            raise SetupRefused(f"{message['type']}: {reply}")
-        return reply
-
-    def watch(self, code: str) -> None:
-        self.code, self.game, self.seq = code, None, 0
-        self.dealt.clear()
-        self.ended.clear()
-        self.sent_at.clear()
-
-    def on_event(self, message: dict[str, Any], arrived: float) -> None:
-        if message.get("type") != "event" or message.get("match") != self.code:
-            return
-        name = message.get("event")
-        if name == "progress":
-            sender = self.players.get(message.get("player_id", 0))
-            if sender is None or sender is self or sender.code != self.code:
-                return
-            sent = sender.sent_at.get((message["moves_made"], message["redeals_used"]))
-            if sent is not None and self.tally.in_window(arrived):
-                self.tally.events_ms.append((arrived - sent) * 1000)
-        elif name == "started":
-            self.ruleset = str(message["ruleset"])
-            self.game = _game_from(message["grid"], self.ruleset)
-            self.dealt.set()
-        elif name == "match_ended":
-            self.ended.set()
-
-    async def play(self, pace_per_s: float) -> None:
-        """Plays the dealt game until it ends or the window closes, then waits for the
-        match to end."""
-        await self._until_done(self.dealt.wait())
-        # From the deal: at a pace, the first action comes at a random instant of the
-        # first interval, as the players of a match do not all act at the deal.
-        pacer = Pacer(pace_per_s)
-        while self.game is not None and not self.game.is_over() and not self.tally.done():
-            await pacer.wait()
-            if not await self._act(self.game):
-                await self.setup({"type": "leave_match", "code": self.code})
-                break
-        await self._until_done(self.ended.wait())
-
-    async def _act(self, game: Game) -> bool:
-        """One action; False if the server refused it for good (the game is then given
-        up)."""
-        moves = game.legal_moves()
-        if moves:
-            chosen = random.choice(moves)
-            action = str(chosen)
-            game.play(chosen)
-            self.sent_at[(game.moves_made, game.redeals_used)] = time.perf_counter()
-        elif game.can_redeal():
-            action = "redeal"
-            self.sent_at[(game.moves_made, game.redeals_used + 1)] = time.perf_counter()
-        else:
-            action = "stop"
-            game.stop()
-        self.seq += 1
-        message = {"type": "action", "code": self.code, "seq": self.seq, "action": action}
-        for _attempt in range(3):
-            sent, arrived, reply = await self.request(message)
-            if reply.get("type") == "action_ok":
-                self.tally.acknowledged(sent, arrived)
-                if action == "redeal":
-                    self.game = _game_from(
-                        reply["grid"], self.ruleset, redeals_used=reply["redeals_used"],
-                        moves_made=reply["moves_made"],
-                    )  # fmt: skip
-                return True
-            code = str(reply.get("code"))
-            self.tally.errors[code] += 1
-            if code not in ("storage_unavailable", "rate_limited"):
-                return False
-            await asyncio.sleep(reply.get("retry_after_ms", 50) / 1000)
-        return False
-
-    async def _until_done(self, waited: Awaitable[Any]) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(waited, max(0.0, self.tally.window_end - time.perf_counter()))
-
-
-def _game_from(
-    grid: Iterable[str], ruleset: str, *, redeals_used: int = 0, moves_made: int = 0
-) -> Game:
-    """The game a player sees: the grid the server sent (its seed stays secret)."""
-    shown = Game.from_layout("\n".join(grid), ruleset)
-    return Game.restore(
-        Seed(b"unknown"), ruleset, shown.grid_codes(),
-        redeals_used=redeals_used, moves_made=moves_made,
-    )  # fmt: skip
-
-
-class Echoer(Client):
-    """The same request loop against the echo server: an action-sized request, then the
-    wait for its echo."""
-
-    async def loop(self, pacer: Pacer) -> None:
-        for seq in itertools.count(1):
-            if self.tally.done():
-                break
-            await pacer.wait()
-            message = {"type": "action", "code": "K7QX2M", "seq": seq, "action": "8C>r2c6"}
-            sent, arrived, _echo = await self.request(message)
-            self.tally.acknowledged(sent, arrived)
-
-
-async def race(
-    group: list[Player], *, ruleset: str, pace_per_s: float, dealt: Callable[[], None]
-) -> None:
-    """The group's matches, one after the other, until the window closes: the first
-    player creates each, the others join, the first starts it, all play. ``dealt`` is
-    called once the first match has started."""
-    host, tally = group[0], group[0].tally
-    while not tally.done():
-        created = await host.setup(
-            {"type": "create_match", "ruleset": ruleset, "max_players": len(group),
-             "countdown_s": 0}
-        )  # fmt: skip
-        code = str(created["match"]["code"])
-        for player in group:
-            player.watch(code)
-        await asyncio.gather(
-            *(player.setup({"type": "join_match", "code": code}) for player in group[1:])
-        )
-        await host.setup({"type": "start_match", "code": code})
-        dealt()
-        await asyncio.gather(*(player.play(pace_per_s) for player in group))
-        if all(player.ended.is_set() for player in group):
-            tally.matches += 1
+# -- the phases ------------------------------------------------------------------------
 
 
 async def counted_failures(work: Awaitable[None], tally: Tally, ready: Callable[[], None]) -> None:
@@ -767,7 +420,7 @@ async def counted_failures(work: Awaitable[None], tally: Tally, ready: Callable[
     is ``ready``: the window does not wait for it."""
     try:
         await work
-    except ConnectionClosed:
+    except WireClosed:
         tally.errors["connection_lost"] += 1
     except TimeoutError:
         tally.errors["no_reply"] += 1
@@ -816,7 +469,7 @@ async def opened(count: int, open_one: Callable[[int], Awaitable[T]], what: str)
         async with at_once:
             try:
                 return await open_one(number)
-            except (OSError, InvalidHandshake, ConnectionClosed, TimeoutError) as error:
+            except (OSError, WireError, WireClosed, TimeoutError) as error:
                 raise LoadBenchError(f"{what} {number + 1} could not connect: {error!r}") from None
 
     return list(await asyncio.gather(*(one(number) for number in range(count))))
@@ -848,10 +501,18 @@ class Phase:
     def rate(self) -> float:
         return self.tally.acks / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def cpu_per_unit_us(self) -> float | None:
+        """The server's CPU (all its processes) over the window, in microseconds, per
+        action or round trip acknowledged in it; None if not known."""
+        if self.busy.server_cpu_s is None or not self.tally.acks:
+            return None
+        return self.busy.server_cpu_s / self.tally.acks * 1e6
+
 
 async def measure(
     label: str,
-    clients: Sequence[Client],
+    clients: Sequence[Client | Echoer],
     jobs: Sequence[Callable[[Callable[[], None]], Awaitable[None]]],
     tally: Tally,
     *,
@@ -892,7 +553,7 @@ async def measure(
         reporter.cancel()
     closing = asyncio.Semaphore(CONNECTING_AT_ONCE * 4)
 
-    async def close(client: Client) -> None:
+    async def close(client: Client | Echoer) -> None:
         async with closing:
             await client.close()
 
@@ -902,17 +563,36 @@ async def measure(
     return ended - tally.window_start, await busy
 
 
+#: Past this share of its core, the load generator is what a figure measures.
+LOAD_BUSY_LIMIT = 0.90
+
+
 @dataclass(frozen=True)
 class Busy:
-    """The share of one core that the server (all its processes) and the load generator
-    used during a window: near 1.0, that side was the bottleneck."""
+    """The CPU that the measured server (all its processes) and the load generator used
+    during a window of ``elapsed_s``."""
 
-    server: float | None  # None: not known (a server given by --url)
-    load: float
+    elapsed_s: float
+    server_cpu_s: float | None  # None: not known (a server given by --url)
+    load_cpu_s: float
 
-    def text(self) -> str:
-        server = "unknown" if self.server is None else f"{self.server:.0%}"
-        return f"cores busy: server {server}, load {self.load:.0%}"
+    @property
+    def server(self) -> float | None:
+        """The server's share of one core: near 1.0, the server was the bottleneck."""
+        return None if self.server_cpu_s is None else self._share(self.server_cpu_s)
+
+    @property
+    def load(self) -> float:
+        """The load generator's share of one core: near 1.0, it was the bottleneck."""
+        return self._share(self.load_cpu_s)
+
+    def _share(self, cpu_s: float) -> float:
+        return cpu_s / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def text(self, server: str) -> str:
+        """``server 97%, its load 45%`` (``server`` names the server)."""
+        share = "unknown" if self.server is None else f"{self.server:.0%}"
+        return f"{server} {share}, its load {self.load:.0%}"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -941,12 +621,10 @@ async def _busy(server_pid: int | None, tally: Tally) -> Busy:
     server = None if server_pid is None else cpu_seconds(server_pid)
     while not tally.done():
         await asyncio.sleep(0.05)
-    elapsed = time.perf_counter() - began
     return Busy(
-        None
-        if server is None or server_pid is None
-        else (cpu_seconds(server_pid) - server) / elapsed,
-        (time.process_time() - load) / elapsed,
+        time.perf_counter() - began,
+        None if server is None or server_pid is None else cpu_seconds(server_pid) - server,
+        time.process_time() - load,
     )
 
 
@@ -983,13 +661,13 @@ async def echo_phase(
     warmup_s: float,
     pace_per_s: float,
     max_actions: int,
-    label: str = "echo",
+    label: str = "fan-out echo",
 ) -> Phase:
     tally = Tally(max_actions=max_actions)
     before = tree_rss_bytes(echo.pid)
 
     async def open_one(_number: int) -> Echoer:
-        return Echoer(await open_connection(echo.url), tally)
+        return Echoer(await open_client(echo.url), tally)
 
     echoers = await opened(players, open_one, "echo client")
     await asyncio.sleep(0.5)  # for the server to settle each connection
@@ -1021,7 +699,7 @@ async def server_phase(
     prefix = f"lb{secrets.token_hex(3)}"
 
     async def open_one(number: int) -> Player:
-        player = Player(await open_connection(url), tally, everyone)
+        player = Player(await open_client(url), tally, everyone)
         await player.register(f"{prefix}-{number}")
         return player
 
@@ -1052,16 +730,14 @@ def result_lines(
     log_found: Counter[str] | None,
     *,
     load_averages: tuple[float, float],
-    fanned: Phase | None = None,
 ) -> list[str]:
-    """The figures, one a line, ``ratio:`` last. ``load_averages``: the machine's one-minute
-    load average before and after the run, since other work on it skews every figure;
-    ``fanned``: the fan-out echo's phase, if it ran."""
+    """The figures, one a line, ``cpu ratio:`` last. ``echoed`` is the fan-out echo's
+    phase; ``load_averages``: the machine's one-minute load average before and after the
+    run, since other work on it skews every figure."""
     tally, echo = served.tally, echoed.tally
     lines = [
         f"actions: {tally.acks:,} in {served.seconds:.1f} s: {served.rate:,.0f} actions/s "
-        f"({tally.matches:,} match{'es' if tally.matches != 1 else ''} ended; "
-        f"{served.busy.text()})",
+        f"({tally.matches:,} match{'es' if tally.matches != 1 else ''} ended)",
         latency_line("ack latency", tally.acks_ms),
         latency_line("event latency", tally.events_ms)
         + f" ({len(tally.events_ms):,} progress events to opponents)",
@@ -1071,34 +747,54 @@ def result_lines(
     else:
         lines.append(memory_line("memory", served.rss_before, served.rss_after, served.connections))
     lines.append(
-        f"echo: {echo.acks:,} round trips in {echoed.seconds:.1f} s: "
+        f"fan-out echo: {echo.acks:,} round trips in {echoed.seconds:.1f} s: "
         f"{echoed.rate:,.0f} round trips/s, "
         + latency_line("latency", echo.acks_ms).removeprefix("latency: ")
-        + f" ({echoed.busy.text()})"
     )
     assert echoed.rss_before is not None and echoed.rss_after is not None
     lines.append(
-        memory_line("echo memory", echoed.rss_before, echoed.rss_after, echoed.connections)
+        memory_line("fan-out echo memory", echoed.rss_before, echoed.rss_after, echoed.connections)
     )
-    if fanned is not None:
-        ceiling = fanned.rate / echoed.rate if echoed.rate else 0.0
-        lines.append(
-            f"fan-out echo: {fanned.tally.acks:,} round trips in {fanned.seconds:.1f} s: "
-            f"{fanned.rate:,.0f} round trips/s, "
-            + latency_line("latency", fanned.tally.acks_ms).removeprefix("latency: ")
-            + f" ({fanned.busy.text()}); over echo: {ceiling:.2f}"
-        )
+    lines.append(
+        "busy (share of a core over each window): "
+        f"{served.busy.text('server')}; {echoed.busy.text('fan-out echo')}"
+    )
+    server_us, echo_us = served.cpu_per_unit_us, echoed.cpu_per_unit_us
+    lines.append(f"server CPU per action: {_microseconds(server_us)}")
+    lines.append(f"fan-out echo CPU per round: {_microseconds(echo_us)}")
+    lines += load_warnings(served.busy, echoed.busy)
     before, after = load_averages
     lines.append(
         f"machine: load average {before:.2f} before, {after:.2f} after ({os.cpu_count()} cores)"
     )
-    lines.append(
-        errors_line(tally.errors + echo.errors + (fanned.tally.errors if fanned else Counter()))
-    )
+    lines.append(errors_line(tally.errors + echo.errors))
     lines.append(server_log_line(log_found))
-    ratio = served.rate / echoed.rate if echoed.rate else 0.0
-    lines.append(f"ratio: {ratio:.2f}")
+    lines.append(f"ack p99 over the fan-out echo's: {_p99_ratio(tally.acks_ms, echo.acks_ms)}")
+    ratio = "unknown" if server_us is None or not echo_us else f"{server_us / echo_us:.2f}"
+    lines.append(f"cpu ratio: {ratio}")
     return lines
+
+
+def load_warnings(served: Busy, echoed: Busy) -> list[str]:
+    """A line for each window in which the load generator was past ``LOAD_BUSY_LIMIT``
+    of its core: that window's figures are the load's limit, not the server's."""
+    return [
+        f"warning: the load was {busy.load:.0%} busy measuring the {what} (over "
+        f"{LOAD_BUSY_LIMIT:.0%}): its figures are the load generator's limit, not the "
+        f"{what}'s"
+        for what, busy in (("server", served), ("fan-out echo", echoed))
+        if busy.load > LOAD_BUSY_LIMIT
+    ]
+
+
+def _microseconds(value: float | None) -> str:
+    return "unknown (a server given by --url)" if value is None else f"{value:,.1f} µs"
+
+
+def _p99_ratio(served_ms: Sequence[float], echoed_ms: Sequence[float]) -> str:
+    if not served_ms or not echoed_ms:
+        return "unknown"
+    return f"{percentile(served_ms, 0.99) / percentile(echoed_ms, 0.99):.2f}"
 
 
 async def run(options: argparse.Namespace, *, pin: bool) -> None:
@@ -1114,25 +810,12 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
         async with contextlib.AsyncExitStack() as servers:
             echo = await servers.enter_async_context(
                 started(
-                    _pinned([sys.executable, "-c", ECHO_COMMAND], echo_cores),
+                    _pinned([sys.executable, "-c", echo_command(options.match_size)], echo_cores),
                     log_path=directory / "echo.log",
-                    what="the echo server",
+                    what="the fan-out echo server",
                     environment=_environment(),
                 )
             )
-            fan_out: Subprocess | None = None
-            if options.fan_out:
-                fan_out = await servers.enter_async_context(
-                    started(
-                        _pinned(
-                            [sys.executable, "-c", FAN_OUT_COMMAND.format(options.match_size)],
-                            echo_cores,
-                        ),
-                        log_path=directory / "fan-out.log",
-                        what="the fan-out echo server",
-                        environment=_environment(),
-                    )
-                )
             gaps: Subprocess | None = None
             # A cluster's take-overs are read from each worker's /metrics.
             metrics_port = (
@@ -1172,18 +855,12 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 url = options.url
                 print(f"server: {url} (given by --url; its own limits)", flush=True)
             print(
-                f"echo server: {echo.url} (websockets echo"
-                f"{f', pinned to core {echo_cores}' if pin else ''})",
+                f"fan-out echo server: {echo.url} (each frame back, and an event to "
+                f"the {options.match_size - 1} others of its group of "
+                f"{options.match_size}, written as gaps-server writes them"
+                f"{f'; pinned to core {echo_cores}' if pin else ''})",
                 flush=True,
             )
-            if fan_out is not None:
-                print(
-                    f"fan-out echo server: {fan_out.url} (each frame back, and an event to "
-                    f"the {options.match_size - 1} others of its group of "
-                    f"{options.match_size}, written as gaps-server writes them"
-                    f"{f'; pinned to core {echo_cores}' if pin else ''})",
-                    flush=True,
-                )
             print(
                 f"load: {options.players:,} players in {options.match_size}-player "
                 f"{options.ruleset} races{_odd_race(options.players, options.match_size)}, "
@@ -1195,13 +872,6 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                 warmup_s=options.warmup_s, pace_per_s=options.pace_per_s,
                 max_actions=options.max_actions,
             )  # fmt: skip
-            fanned = None
-            if fan_out is not None:
-                fanned = await echo_phase(
-                    fan_out, players=options.players, seconds=options.seconds,
-                    warmup_s=options.warmup_s, pace_per_s=options.pace_per_s,
-                    max_actions=options.max_actions, label="fan-out echo",
-                )  # fmt: skip
             served = await server_phase(
                 url, None if gaps is None else gaps.pid, players=options.players,
                 match_size=options.match_size, ruleset=options.ruleset,
@@ -1228,10 +898,9 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
         echoed,
         log_found,
         load_averages=(load_before, os.getloadavg()[0]),
-        fanned=fanned,
     )
     if ownership is not None:
-        lines.insert(-1, ownership_line(ownership))  # ratio stays last
+        lines.insert(-1, ownership_line(ownership))  # the cpu ratio stays last
     for line in lines:
         print(line, flush=True)
 
@@ -1244,10 +913,6 @@ def _odd_race(players: int, match_size: int) -> str:
 
 def _warmup(warmup_s: float) -> str:
     return f" after a {warmup_s:g} s warm-up" if warmup_s else ""
-
-
-ECHO_COMMAND = "from bench.load import echo_main; echo_main()"
-FAN_OUT_COMMAND = "from bench.load import echo_main; echo_main({})"
 
 
 def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
@@ -1333,12 +998,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ARG",
         help="one more argument for the gaps-server started (repeat it; use --server-arg=--x)",
-    )
-    add(
-        "--fan-out",
-        action="store_true",
-        help="also measure a fan-out echo: each frame back to its sender and an event to "
-        "the others of its --match-size group, the transport's share of an action",
     )
     add("--no-pin", action="store_true", help="leave the servers and the load on any core")
     return parser  # fmt: skip

@@ -24,6 +24,19 @@ Deadlines are state, not tasks: the core derives them from the state, and every 
 first applies what is due at its ``now``. The timer only wakes the actor with the core's
 tick command.
 
+Commands that a kind of actor says may go together (``_batchable``: a match's actions)
+and that find others of their kind queued behind them are stepped together: one after
+the other from the state as it is, each from the state the one before it leaves, as they
+would be alone; their writes are stored at once (the journal commits them in one
+transaction), and then each step is applied and answered in order. Only a step whose
+writes all may be stored that way (``_stored_together``) joins; the first that does not
+waits for the steps before it and is then stepped alone. If a write of the batch fails,
+the steps before it stand (their writes are stored); a step whose write failed is
+answered as it would be alone (``_store_failed``: refused, never tried a second time); a
+later step whose writes were stored was stepped from a state that was not, and the actor
+reads its state again from what is stored to answer it (``_stored_apart``); a later one
+that stored nothing is stepped again, alone.
+
 Subclasses say how a write is stored (``_store``), what a step asks for besides
 (``_after``), how an event goes on the wire (``_message``), and which command is the tick.
 """
@@ -89,6 +102,10 @@ class _Stop:
     pass
 
 
+#: What the mailbox holds: a command, a read or a stop, and who waits for its answer.
+_Mail = tuple[Any, "asyncio.Future[Any] | None"]
+
+
 class Actor(Generic[State, Command]):
     """The mailbox, the store-then-apply order and the one timer of one piece of state.
 
@@ -119,7 +136,7 @@ class Actor(Generic[State, Command]):
         self.channel = channel
         self.name = name
         self.history = History(max_events=max_history_events)
-        self._mailbox: asyncio.Queue[tuple[Any, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._mailbox: asyncio.Queue[_Mail] = asyncio.Queue()
         self._closing = False
         self._cancel_timer: Cancel | None = None
         self._timer_at: int | None = None
@@ -165,6 +182,17 @@ class Actor(Generic[State, Command]):
     def _answer(self, reply: Any) -> Any:
         """The answer to the command from the step's ``reply``."""
         return reply
+
+    def _batchable(self, command: Command) -> bool:
+        """Whether ``command`` may be stepped together with the like commands queued
+        behind it (see the module's doc): none may, unless a kind of actor says so."""
+        return False
+
+    def _stored_together(self, write: Any) -> bool:
+        """Whether ``write`` may be stored at the same time as the writes of the other
+        steps of a batch (each ``_store`` call on its own, with no order between them
+        but the order of the calls)."""
+        return False
 
     # -- what others read and ask -----------------------------------------------------------
 
@@ -233,27 +261,86 @@ class Actor(Generic[State, Command]):
     # -- the loop -------------------------------------------------------------------------
 
     async def _run(self) -> None:
+        held: _Mail | None = None  # taken from the mailbox, not batched: next
         while True:
-            mail, waiter = await self._mailbox.get()
+            mail, waiter = held if held is not None else await self._mailbox.get()
+            held = None
             if isinstance(mail, _Stop):
                 return
+            if self._mailbox.empty() or isinstance(mail, _Read) or not self._batchable(mail):
+                await self._settle((mail, waiter), self._handle(mail))
+                continue
+            batch: list[_Mail] = [(mail, waiter)]
+            while not self._mailbox.empty():
+                queued = self._mailbox.get_nowait()
+                if isinstance(queued[0], (_Read, _Stop)) or not self._batchable(queued[0]):
+                    held = queued
+                    break
+                batch.append(queued)
+            await self._step_together(batch)
+
+    async def _handle(self, mail: Any) -> Any:
+        if isinstance(mail, _Read):
+            return await self._read(mail)
+        if mail == self._tick():
+            self._tick_queued = False
+        return await self._step(mail)
+
+    async def _settle(self, mail: _Mail, answering: Awaitable[Any]) -> None:
+        """Answer ``mail`` with what ``answering`` returns or raises."""
+        waiter = mail[1]
+        try:
+            reply = await answering
+        except Exception as error:
+            if waiter is None:
+                # A write that failed was logged, and is retried; a refusal is no fault.
+                if not isinstance(error, ServerError) and not is_transient(error):
+                    log.error("actor step failed", exc_info=error, extra={"actor": self.name})
+            elif not waiter.done():
+                waiter.set_exception(error)
+        else:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(reply)
+
+    async def _step_together(self, batch: list[_Mail]) -> None:
+        """Step the commands of ``batch`` together (see the module's doc)."""
+        now = self._clock.now_ms()
+        state = self._state
+        steps: list[Step[State]] = []
+        for command, _waiter in batch:
             try:
-                if isinstance(mail, _Read):
-                    reply = await self._read(mail)
-                else:
-                    if mail == self._tick():
-                        self._tick_queued = False
-                    reply = await self._step(mail)
-            except Exception as error:
-                if waiter is None:
-                    # A write that failed was logged, and is retried; a refusal is no fault.
-                    if not isinstance(error, ServerError) and not is_transient(error):
-                        log.error("actor step failed", exc_info=error, extra={"actor": self.name})
-                elif not waiter.done():
-                    waiter.set_exception(error)
+                step = self._core(state, command, now)
+            except Exception:
+                break  # stepped alone below, where its failure is answered
+            if not all(self._stored_together(write) for write in step.writes):
+                break
+            steps.append(step)
+            state = step.state
+        stores = [(index, write) for index, step in enumerate(steps) for write in step.writes]
+        outcomes = await asyncio.gather(
+            *(self._store(write) for _index, write in stores), return_exceptions=True
+        )
+        errors: dict[int, Exception] = {}
+        for (index, _write), outcome in zip(stores, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                errors.setdefault(index, outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+        applied = min(errors, default=len(steps))
+        if stores and not errors and self._outage is not None:
+            self._outage.recovered()
+        for index, mail in enumerate(batch):
+            command = mail[0]
+            if index < applied:
+                answering = self._apply(steps[index])
+            elif index in errors:  # answered as if it had been stepped alone
+                answering = self._store_failed(command, steps[index], errors[index])
+            elif index < len(steps) and steps[index].writes:
+                # Stored, but stepped from a state with a step that was not.
+                answering = self._stored_apart(command)
             else:
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(reply)
+                answering = self._handle(command)  # nothing stored: stepped again, alone
+            await self._settle(mail, answering)
 
     async def _read(self, read: _Read[State, Any]) -> Any:
         deadline = self._deadline(self._state)
@@ -272,26 +359,44 @@ class Actor(Generic[State, Command]):
             try:
                 await self._store_all(step.writes)
             except Exception as error:
-                retry_in_s = self._retry_later() / 1000
-                if not self._not_stored(error):
-                    raise
-                if self._outage is not None and is_outage(error):  # not a lost lease
-                    self._outage.failed(self._describe(step.writes[0]), error)
-                for write in step.writes:  # each of them is tried again
-                    storage_log.debug(
-                        "storing failed; retrying",
-                        extra={
-                            "what": self._describe(write),
-                            "error": repr(error)[:300],
-                            "retry_in_s": retry_in_s,
-                        },
-                    )
-                raise ServerError(
-                    "storage_unavailable",
-                    "the database could not store this: it was not applied, send it again",
-                ) from None
+                return await self._store_failed(command, step, error)
             if self._outage is not None:
                 self._outage.recovered()
+        return await self._apply(step)
+
+    async def _store_failed(self, command: Command, step: Step[State], error: Exception) -> Any:
+        """The answer to ``command`` when the first write of its ``step`` failed with
+        ``error``: the step is dropped, the command refused (``storage_unavailable``) and
+        the actor woken after a backoff, or the error raised if it is no refusal. A kind
+        of actor may answer some errors otherwise (a match: a row stored before)."""
+        retry_in_s = self._retry_later() / 1000
+        if not self._not_stored(error):
+            raise error
+        if self._outage is not None and is_outage(error):  # not a lost lease
+            self._outage.failed(self._describe(step.writes[0]), error)
+        for write in step.writes:  # each of them is tried again
+            storage_log.debug(
+                "storing failed; retrying",
+                extra={
+                    "what": self._describe(write),
+                    "error": repr(error)[:300],
+                    "retry_in_s": retry_in_s,
+                },
+            )
+        raise ServerError(
+            "storage_unavailable",
+            "the database could not store this: it was not applied, send it again",
+        ) from None
+
+    async def _stored_apart(self, command: Command) -> Any:
+        """The answer to a command of a batch whose writes were stored though a step
+        before it was not: the actor reads its state again from what is stored and
+        answers from there. Only a kind of actor that batches (``_batchable``) is asked."""
+        raise NotImplementedError
+
+    async def _apply(self, step: Step[State]) -> Any:
+        """Make ``step`` (its writes stored) the actor's: its state, events, timer and what
+        it asks for besides; its answer, or its refusal raised."""
         self._retry_ms = FIRST_RETRY_MS
         self._state = step.state
         for event in step.events:

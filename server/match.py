@@ -7,6 +7,17 @@ replaced, the events published on channel ``match:CODE``, the timer armed at the
 deadline, and the command answered. The end of the match (results, boards, ratings) is
 stored off the mover's reply path, retried until it is stored, and only then is
 ``match_ended`` said.
+
+Actions queued behind one another are stepped together (``server.actor``): while one
+batch's rows are committed, the next players' actions wait in the mailbox, and they go
+into the journal's next commit all at once instead of one commit each. An action that
+stores more than its row (the end of a game) is stepped alone. If a row of a batch is
+refused as stored before (an action sent again whose first try was stored though its
+answer was lost: ``StoredBefore``), the actions before it stand, the match reads itself
+again from the database, and an action after it whose row was stored is answered from
+there, as a resend (``duplicate``), its ``progress`` event not said (the player's next
+one tells the same and more). A lost lease refuses every row of the batch, each action
+as it would be alone.
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ from typing import Any
 
 from gaps import Action, Seed
 from server import matchcore, matchviews
-from server.actor import Actor
+from server.actor import Actor, Step
 from server.broker import Broker
 from server.clock import Clock, datetime_of
 from server.matchrestore import rebuild
@@ -72,6 +83,7 @@ class Match(Actor[MatchState, matchcore.Command]):
     ) -> None:
         self._storage = store
         self._journal = journal
+        self._read_again = False  # answering from the state just read from the database
         self._on_start = on_start
         self._on_end = on_end
         super().__init__(
@@ -207,15 +219,23 @@ class Match(Actor[MatchState, matchcore.Command]):
 
     # -- the core and its effects ---------------------------------------------------------
 
-    async def _step(self, command: matchcore.Command) -> Any:
+    async def _store_failed(
+        self, command: matchcore.Command, step: Step[MatchState], error: Exception
+    ) -> Any:
+        if not isinstance(error, StoredBefore) or self._read_again:
+            return await super()._store_failed(command, step, error)
+        # An earlier try of this action was stored though its answer was lost (the
+        # database stalled or restarted after taking it): the match is read again, as
+        # stored, and the command answered from there (a resend: its first ack).
+        return await self._stored_apart(command)
+
+    async def _stored_apart(self, command: matchcore.Command) -> Any:
+        await self._reload()
+        self._read_again = True  # a row stored before now would be a bug: raised
         try:
-            return await super()._step(command)
-        except StoredBefore:
-            # An earlier try of this action was stored though its answer was lost (the
-            # database stalled or restarted after taking it): the match is read again,
-            # as stored, and the command answered from there (a resend: its first ack).
-            await self._reload()
-            return await super()._step(command)
+            return await self._step(command)
+        finally:
+            self._read_again = False
 
     async def _reload(self) -> None:
         """Take the state back from the database, keeping what is never stored (the
@@ -270,6 +290,14 @@ class Match(Actor[MatchState, matchcore.Command]):
         if events is None:
             return {"type": "snapshot", **self._snapshot(state, player_id, now)}
         return {"type": "events", "match": self.code, "events": events}
+
+    def _batchable(self, command: matchcore.Command) -> bool:
+        return isinstance(command, matchcore.Act)
+
+    def _stored_together(self, write: Write) -> bool:
+        # A journal row: the journal keeps the order of the appends, and a row stored
+        # before is recognised (StoredBefore, handled in ``_step``).
+        return isinstance(write, ActionRow)
 
     def _not_stored(self, error: Exception) -> bool:
         # Another process took the match over: this one may store nothing more of it.

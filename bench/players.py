@@ -1,0 +1,373 @@
+"""The load benchmark's clients: bot players racing on gaps-server, and echo clients
+sending an action-sized frame to an echo server and waiting for it back.
+
+Both ride on ``bench.wire`` (a frame is a slice of the bytes read and one call) and
+encode and decode with orjson: the load generator has to cost less a frame than the
+servers it measures (docs/benchmarks.md, issue 35). An echo client is driven by its
+frames alone, with no task or future a round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from bench.wire import Wire, WireClosed, open_wire
+from gaps import Game, Seed
+
+DEFAULT_MAX_ACTIONS: Final = 10_000_000
+REPLY_TIMEOUT_S: Final = 30.0
+#: How often a connection looks for a request whose reply is overdue.
+OVERDUE_CHECK_S: Final = 1.0
+#: What an echo client sends: an action as a player sends it.
+ECHO_FRAME: Final = b'{"type":"action","code":"K7QX2M","seq":107,"action":"8C>r2c6","id":107}'
+
+
+class SetupRefused(Exception):
+    """The server refused a request that a race cannot do without (register, create,
+    join, start)."""
+
+
+@dataclass
+class Tally:
+    """What the players of one phase measured; samples are kept only inside the window."""
+
+    window_start: float = math.inf  # time.perf_counter; inf until the window opens
+    window_end: float = math.inf
+    acks: int = 0
+    acks_ms: list[float] = field(default_factory=list)
+    events_ms: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    matches: int = 0  # ended, whoever ended them
+    max_actions: int = DEFAULT_MAX_ACTIONS
+    full_at: float | None = None  # when the max_actions-th acknowledgement arrived
+
+    def in_window(self, instant: float) -> bool:
+        return self.window_start <= instant <= self.window_end
+
+    def done(self) -> bool:
+        return time.perf_counter() >= self.window_end or self.acks >= self.max_actions
+
+    def acknowledged(self, sent: float, arrived: float) -> None:
+        if self.in_window(arrived):
+            self.acks += 1
+            self.acks_ms.append((arrived - sent) * 1000)
+            if self.acks == self.max_actions:
+                self.full_at = arrived
+
+
+class Pacer:
+    """When a player may send next: at once when flat out (``pace_per_s`` 0), else
+    ``1 / pace_per_s`` after its previous send, from a random offset so that the players
+    do not send in step."""
+
+    def __init__(
+        self,
+        pace_per_s: float,
+        *,
+        clock: Callable[[], float] = time.perf_counter,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        offset: float | None = None,  # a share of the interval; random if None
+    ) -> None:
+        self.interval_s = 1 / pace_per_s if pace_per_s else 0.0
+        self._clock, self._sleep = clock, sleep
+        share = random.random() if offset is None else offset
+        self._next = clock() + share * self.interval_s
+
+    def delay(self) -> float:
+        """How long from now the player may send, its turn then taken: a late player
+        sends at once, and its next turn is one interval later: it never sends a burst
+        to catch up."""
+        if not self.interval_s:
+            return 0.0
+        now = self._clock()
+        wait = max(0.0, self._next - now)
+        self._next = now + wait + self.interval_s
+        return wait
+
+    async def wait(self) -> None:
+        """Returns when the player may send (see ``delay``)."""
+        wait = self.delay()
+        if wait:
+            await self._sleep(wait)
+
+
+class Client:
+    """One connection: requests with an ``id`` wait for the reply carrying it, timed on
+    arrival; other frames (events) go to ``on_event``. A request unanswered for
+    ``REPLY_TIMEOUT_S`` fails with ``TimeoutError``, a lost connection with
+    ``WireClosed``."""
+
+    def __init__(self, wire: Wire, tally: Tally) -> None:
+        self.wire = wire
+        self.tally = tally
+        self._ids = itertools.count(1)
+        # In the order sent: the first one is the oldest.
+        self._waiting: dict[int, tuple[float, asyncio.Future[tuple[float, Any]]]] = {}
+        self._closed: WireClosed | None = None
+        self._loop = asyncio.get_running_loop()
+        self._overdue_check = self._loop.call_later(OVERDUE_CHECK_S, self._fail_overdue)
+        wire.listen(self._received, self._lost)
+
+    async def request(self, message: dict[str, Any]) -> tuple[float, float, dict[str, Any]]:
+        """Sends ``message`` with a fresh ``id``; its send time, the reply's arrival time
+        (``time.perf_counter``) and the reply."""
+        if self._closed is not None:
+            raise self._closed
+        number = next(self._ids)
+        waiting: asyncio.Future[tuple[float, Any]] = self._loop.create_future()
+        message["id"] = number
+        sent = time.perf_counter()
+        self._waiting[number] = (sent, waiting)
+        try:
+            self.wire.send(orjson.dumps(message))
+            arrived, reply = await waiting
+        finally:
+            self._waiting.pop(number, None)
+        return sent, arrived, reply
+
+    def on_event(self, message: dict[str, Any], arrived: float) -> None:
+        """An event (a frame that answers no request); ignored here."""
+
+    def _received(self, payload: bytes, arrived: float) -> None:
+        message = orjson.loads(payload)
+        number = message.get("id")
+        waiting = None if number is None else self._waiting.get(number)
+        if waiting is None:
+            self.on_event(message, arrived)
+        elif not waiting[1].done():
+            waiting[1].set_result((arrived, message))
+
+    def _fail_overdue(self) -> None:
+        too_old = time.perf_counter() - REPLY_TIMEOUT_S
+        for sent, waiting in list(self._waiting.values()):
+            if sent > too_old:
+                break
+            if not waiting.done():
+                waiting.set_exception(TimeoutError("no reply"))
+        self._overdue_check = self._loop.call_later(OVERDUE_CHECK_S, self._fail_overdue)
+
+    def _lost(self, closed: WireClosed) -> None:
+        self._closed = closed
+        self._overdue_check.cancel()
+        for _sent, waiting in self._waiting.values():
+            if not waiting.done():
+                waiting.set_exception(closed)
+
+    async def close(self) -> None:
+        self._overdue_check.cancel()
+        await self.wire.close()
+
+
+async def open_client(url: str) -> Wire:
+    """A connection, its handshake done within ``REPLY_TIMEOUT_S``."""
+    return await open_wire(url, timeout_s=REPLY_TIMEOUT_S)
+
+
+class Player(Client):
+    """A bot player: registered under a random name, it plays the games of its group's
+    matches and times the ``progress`` events of its opponents' actions."""
+
+    def __init__(self, wire: Wire, tally: Tally, players: dict[int, Player]) -> None:
+        super().__init__(wire, tally)
+        self.players = players  # every bot of the run, by player id
+        self.player_id = 0
+        self.code = ""  # the match it plays now
+        self.game: Game | None = None
+        self.ruleset = "classic"
+        self.dealt = asyncio.Event()
+        self.ended = asyncio.Event()
+        self.sent_at: dict[tuple[int, int], float] = {}  # (moves, redeals) after -> send
+        self.seq = 0
+
+    async def register(self, name: str) -> None:
+        reply = await self.setup({"type": "register", "name": name})
+        self.player_id = int(reply["player"]["id"])
+        self.players[self.player_id] = self
+
+    async def setup(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A request the race needs answered; a refusal raises ``SetupRefused``."""
+        reply = (await self.request(message))[2]
+        if reply.get("type") == "error":
+            self.tally.errors[str(reply.get("code"))] += 1
+            raise SetupRefused(f"{message['type']}: {reply}")
+        return reply
+
+    def watch(self, code: str) -> None:
+        self.code, self.game, self.seq = code, None, 0
+        self.dealt.clear()
+        self.ended.clear()
+        self.sent_at.clear()
+
+    def on_event(self, message: dict[str, Any], arrived: float) -> None:
+        if message.get("type") != "event" or message.get("match") != self.code:
+            return
+        name = message.get("event")
+        if name == "progress":
+            sender = self.players.get(message.get("player_id", 0))
+            if sender is None or sender is self or sender.code != self.code:
+                return
+            sent = sender.sent_at.get((message["moves_made"], message["redeals_used"]))
+            if sent is not None and self.tally.in_window(arrived):
+                self.tally.events_ms.append((arrived - sent) * 1000)
+        elif name == "started":
+            self.ruleset = str(message["ruleset"])
+            self.game = game_from(message["grid"], self.ruleset)
+            self.dealt.set()
+        elif name == "match_ended":
+            self.ended.set()
+
+    async def play(self, pace_per_s: float) -> None:
+        """Plays the dealt game until it ends or the window closes, then waits for the
+        match to end."""
+        await self._until_done(self.dealt.wait())
+        # From the deal: at a pace, the first action comes at a random instant of the
+        # first interval, as the players of a match do not all act at the deal.
+        pacer = Pacer(pace_per_s)
+        while self.game is not None and not self.game.is_over() and not self.tally.done():
+            await pacer.wait()
+            if not await self._act(self.game):
+                await self.setup({"type": "leave_match", "code": self.code})
+                break
+        await self._until_done(self.ended.wait())
+
+    async def _act(self, game: Game) -> bool:
+        """One action; False if the server refused it for good (the game is then given
+        up)."""
+        moves = game.legal_moves()
+        if moves:
+            chosen = random.choice(moves)
+            action = str(chosen)
+            game.play(chosen)
+            self.sent_at[(game.moves_made, game.redeals_used)] = time.perf_counter()
+        elif game.can_redeal():
+            action = "redeal"
+            self.sent_at[(game.moves_made, game.redeals_used + 1)] = time.perf_counter()
+        else:
+            action = "stop"
+            game.stop()
+        self.seq += 1
+        for _attempt in range(3):
+            message = {"type": "action", "code": self.code, "seq": self.seq, "action": action}
+            sent, arrived, reply = await self.request(message)
+            if reply.get("type") == "action_ok":
+                self.tally.acknowledged(sent, arrived)
+                if action == "redeal":
+                    self.game = game_from(
+                        reply["grid"], self.ruleset, redeals_used=reply["redeals_used"],
+                        moves_made=reply["moves_made"],
+                    )  # fmt: skip
+                return True
+            code = str(reply.get("code"))
+            self.tally.errors[code] += 1
+            if code not in ("storage_unavailable", "rate_limited"):
+                return False
+            await asyncio.sleep(reply.get("retry_after_ms", 50) / 1000)
+        return False
+
+    async def _until_done(self, waited: Awaitable[Any]) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waited, max(0.0, self.tally.window_end - time.perf_counter()))
+
+
+def game_from(
+    grid: Iterable[str], ruleset: str, *, redeals_used: int = 0, moves_made: int = 0
+) -> Game:
+    """The game a player sees: the grid the server sent (its seed stays secret)."""
+    shown = Game.from_layout("\n".join(grid), ruleset)
+    return Game.restore(
+        Seed(b"unknown"), ruleset, shown.grid_codes(),
+        redeals_used=redeals_used, moves_made=moves_made,
+    )  # fmt: skip
+
+
+async def race(
+    group: list[Player], *, ruleset: str, pace_per_s: float, dealt: Callable[[], None]
+) -> None:
+    """The group's matches, one after the other, until the window closes: the first
+    player creates each, the others join, the first starts it, all play. ``dealt`` is
+    called once the first match has started."""
+    host, tally = group[0], group[0].tally
+    while not tally.done():
+        created = await host.setup(
+            {"type": "create_match", "ruleset": ruleset, "max_players": len(group),
+             "countdown_s": 0}
+        )  # fmt: skip
+        code = str(created["match"]["code"])
+        for player in group:
+            player.watch(code)
+        await asyncio.gather(
+            *(player.setup({"type": "join_match", "code": code}) for player in group[1:])
+        )
+        await host.setup({"type": "start_match", "code": code})
+        dealt()
+        await asyncio.gather(*(player.play(pace_per_s) for player in group))
+        if all(player.ended.is_set() for player in group):
+            tally.matches += 1
+
+
+class Echoer:
+    """The players' request loop against an echo server, driven by the frames alone:
+    ``ECHO_FRAME``, then the wait for its echo (the events a fan-out echo sends between
+    are read and passed over), then the next at the pace. ``loop`` returns when the
+    window has closed; an echo still awaited ``REPLY_TIMEOUT_S`` after its send when the
+    client closes is counted as ``no_reply``."""
+
+    def __init__(self, wire: Wire, tally: Tally) -> None:
+        self.wire, self.tally = wire, tally
+        self._loop = asyncio.get_running_loop()
+        self._finished: asyncio.Future[None] = self._loop.create_future()
+        self._pacer = Pacer(0)
+        self._sent = math.inf
+        self._awaited = False  # an echo is on its way
+        wire.listen(self._received, self._lost)
+
+    async def loop(self, pacer: Pacer) -> None:
+        self._pacer = pacer
+        self._next()
+        await self._finished
+
+    def _next(self) -> None:
+        wait = self._pacer.delay()
+        if wait:
+            self._loop.call_later(wait, self._send)
+        else:
+            self._send()
+
+    def _send(self) -> None:
+        if self._finished.done():
+            return
+        if self.tally.done():
+            self._finished.set_result(None)
+            return
+        self._sent = time.perf_counter()
+        self._awaited = True
+        self.wire.send(ECHO_FRAME)
+
+    def _received(self, payload: bytes, arrived: float) -> None:
+        if payload != ECHO_FRAME:
+            return  # a fan-out echo's event
+        self._awaited = False
+        self.tally.acknowledged(self._sent, arrived)
+        self._next()
+
+    def _lost(self, closed: WireClosed) -> None:
+        if not self._finished.done():
+            self._finished.set_exception(closed)
+
+    async def close(self) -> None:
+        if self._awaited and time.perf_counter() - self._sent >= REPLY_TIMEOUT_S:
+            self.tally.errors["no_reply"] += 1
+        if not self._finished.done():
+            self._finished.cancel()
+        await self.wire.close()
