@@ -222,7 +222,7 @@ def openapi() -> dict[str, Any]:
         "type": "object",
         "description": "A tournament's export (docs/protocol.md, Exports).",
         "required": ["format", "export", "round", "generated_at", "tournament", "columns",
-                     "rows"],
+                     "rows", "signature"],
         "properties": {
             "format": {"const": "gaps-tournament-export/1"},
             "export": _enum(("standings", "rounds")),
@@ -234,6 +234,7 @@ def openapi() -> dict[str, Any]:
                 "type": "object", "required": ["column", "order"],
                 "properties": {"column": {"type": "string"}, "order": {"type": "string"}}}},
             "rows": {"type": "array", "items": {"type": "object"}},
+            "signature": ref("Signature"),
         },
     }
     export_file = {

@@ -113,11 +113,12 @@ class Reads:
         self, code: str, export: str, number: int | None = None
     ) -> dict[str, Any]:
         """The ``export`` document of tournament ``code`` (server/exports.py): its
-        ``standings``, or its ``rounds`` (round ``number`` only, if given)."""
+        ``standings``, or its ``rounds`` (round ``number`` only, if given), signed (its
+        CSV, made from the same document, carries no signature)."""
         found = await self.tournament_standings(code)
         view = found["tournament"]
         played = [] if export == "standings" else await self._store.tournaments.played(view["id"])
-        return export_document(
+        document = export_document(
             export,
             view=view,
             standings=found["standings"],
@@ -125,6 +126,7 @@ class Reads:
             generated_at=iso(self._clock.now_ms()),
             number=number,
         )
+        return await self._signer.sign(document)
 
     async def tournament_calendar(self, code: str) -> str:
         """The iCalendar file of scheduled tournament ``code``."""

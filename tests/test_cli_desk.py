@@ -138,7 +138,9 @@ async def test_exports_are_saved_to_a_file_or_stdout_and_ended_tournaments_liste
     assert await gaps("tournament", "export", later, "--format", "ics", "-o", str(target)) == 0
     capsys.readouterr()
     assert target.read_bytes().startswith(b"BEGIN:VCALENDAR\r\n")
-    clock.advance(60)  # nobody entered: cancelled, and listed as ended
+    # Nobody entered: cancelled at its start, and listed as ended. The start is a whole
+    # second (--start-in counts from the client's clock), within 61 s of now.
+    clock.advance(61)
     await wait_for(lambda: server.tournaments.live[later].state.status == "cancelled")
     assert await gaps("tournament", "list", "--ended") == 0
     out = capsys.readouterr().out

@@ -305,6 +305,25 @@ async def test_the_daily_board_is_signed_over_http_and_over_the_websocket(
     assert check({**document, "day": "2001-01-01"}, keys).verdict is Verdict.BROKEN
 
 
+async def test_a_tournament_export_is_signed_and_a_changed_score_breaks_it(
+    server: Server, connect: Connect
+) -> None:
+    host, ana = await connect(), await connect()
+    await host.register("host")
+    await ana.register("ana")
+    code = (await host.ok("tournament_create", rounds=1))["tournament"]["code"]
+    await ana.ok("tournament_join", code=code)
+    keys = await published_keys(server)
+    for name in ("standings", "rounds"):
+        status, document = await http_get(server.port, f"/tournaments/{code}/{name}.json")
+        assert status == 200 and document["format"] == "gaps-tournament-export/1"
+        assert check(document, keys).verdict is Verdict.HOLDS
+    status, standings = await http_get(server.port, f"/tournaments/{code}/standings.json")
+    forged = copy.deepcopy(standings)
+    forged["rows"][0]["total_score"] += 10
+    assert check(forged, keys).verdict is Verdict.BROKEN
+
+
 async def test_a_server_refuses_to_start_when_it_cannot_sign_with_the_current_key(
     settings: Settings, tmp_path: Path
 ) -> None:
