@@ -126,6 +126,7 @@ class Reads:
             view=view,
             standings=found["standings"],
             played=played,
+            entered=found.get("entered_results", []),
             generated_at=iso(self._clock.now_ms()),
             number=number,
         )

@@ -1637,8 +1637,8 @@ def rebuild(
         # Never dealt (or dealt and lost): deal it (again) now.
         return replace(state, next_round_at=now, dealing_again=True)
     round_ = tables.attach(Round(current_round, current.code))
-    if round_.started_at is None:  # stopped before its start was stored: about now
-        round_ = replace(round_, started_at=now)
+    if round_.started_at is None:  # stopped before its start was stored: it counts down again
+        round_ = replace(round_, started_at=now + options.countdown_s * 1000)
     return replace(state, rounds=(*state.rounds, round_), check_at=now)
 
 

@@ -438,7 +438,7 @@ class TournamentRepository:
                 await connection.execute(
                     select(TournamentRound).where(TournamentRound.tournament_id == tournament_id)
                 )
-            ).scalars():
+            ).all():
                 found.started[row.round] = _utc(row.started_at) or row.started_at
                 found.online[row.round] = bool(row.online)
             tables: dict[int, list[int]] = {}
@@ -453,7 +453,7 @@ class TournamentRepository:
                     .order_by(TournamentTable.round, TournamentEntry.position,
                               TournamentEntry.joined_at, TournamentTable.player_id)
                 )
-            ).scalars():
+            ).all():
                 tables.setdefault(table.round, []).append(table.player_id)
             entered: dict[int, list[EnteredRow]] = {}
             for result in (
@@ -463,7 +463,7 @@ class TournamentRepository:
                     .order_by(TournamentEnteredResult.round, TournamentEnteredResult.entered_at,
                               TournamentEnteredResult.player_id)
                 )
-            ).scalars():
+            ).all():
                 entered.setdefault(result.round, []).append(
                     EnteredRow(
                         result.player_id, result.placed, result.redeals, result.finish_ms,
