@@ -1091,7 +1091,9 @@ def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> dict[st
 
 
 def _bad_result(field: str, message: str) -> ServerError:
-    return ServerError("bad_message", f"tournament_enter_result: {message}", field=field)
+    return ServerError(
+        "bad_message", f"tournament_enter_result: field {field!r}: {message}", field=field
+    )
 
 
 def check_result(command: EnterResult, ruleset: Ruleset, time_limit_ms: int) -> int:
