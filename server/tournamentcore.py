@@ -1495,6 +1495,9 @@ def view(state: TournamentState) -> dict[str, Any]:
         "paused": state.paused,
         "arbiters": [{"player_id": p, "name": name} for p, name in state.arbiters],
         "round_started_at": _round_started_at(state),
+        # Who plays the round being played at a table (no seat in its match).
+        "round_tables": [_name_of(state, p) for p in state.rounds[-1].tables]
+        if state.rounds and not state.rounds[-1].counted else [],
         "announcements": [
             {"text": a.text, "at": iso(a.at)} for a in state.announcements
         ],
