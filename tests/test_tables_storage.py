@@ -1,17 +1,29 @@
 """Tables in the room as stored (server/storage/tournaments.py, migration 0014), on both
 backends: entrants at tables, arbiters, when each round's play began, who played it at
-a table, and the tables' entered results, kept apart and replaced when entered again."""
+a table, and the tables' entered results, kept apart and replaced when entered again;
+and a tournament with a round of tables only, going on after a restart."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gaps import Ruleset
+from server import tournamentcore as core
 from server.storage.store import Store
 from server.storage.tournaments import EnteredRow
+from tests.fake_clock import FakeClock
 from tests.lobbies import new_player
-from tests.test_tournament import store  # noqa: F401 (fixture)
+from tests.test_tournament import (  # noqa: F401 (fixtures)
+    Process,
+    broker,
+    journal,
+    processes,
+    store,
+    until,
+)
 
 pytestmark = pytest.mark.both_backends
 
@@ -67,3 +79,41 @@ async def test_tables_arbiters_round_starts_and_entered_results_are_stored_and_r
     }
     [stored] = await repository.unfinished()
     assert stored.current_round == 2
+
+
+async def test_a_round_of_tables_only_and_its_entered_result_survive_a_restart(
+    processes: Callable[[], Awaitable[Process]], store: Store, clock: FakeClock,  # noqa: F811
+) -> None:
+    first = await processes()
+    host, arb, ana, cat = [await new_player(store, n) for n in ("host", "arb", "ana", "cat")]
+    created = await first.tournaments.create(
+        host.id, name="Cup", ruleset=Ruleset.named("classic"), rounds=2, max_players=4,
+        round_time_limit_s=600, start_at_ms=None, countdown_s=5, break_s=30,
+    )
+    code = created["tournament"]["code"]
+    for player in (ana, cat):
+        await first.tournaments.join(code, player.id, player.name, bot=False)
+    steer = first.tournaments.steer
+    await steer(code, core.NameArbiter(host.id, arb.id, "arb"))
+    for name in ("ana", "cat"):
+        await steer(code, core.SetTable(arb.id, name, True))
+    await first.tournaments.start_by(code, host.id)
+    await until(lambda: first.live(code).state.playing)
+    clock.advance(5)  # the countdown: the round's play begins
+    await steer(code, core.EnterResult(arb.id, 1, "cat", 20, 0, 90_000, False))
+    sheet = await first.tournaments.deal_sheet(code, arb.id, 1)
+    await first.crash()
+
+    second = await processes()
+    state = second.live(code).state
+    assert state.arbiters == ((arb.id, "arb"),)
+    assert [(e.name, e.at_table) for e in state.entrants] == [("ana", True), ("cat", True)]
+    [round_] = state.rounds
+    assert (round_.match, round_.tables) == (None, (ana.id, cat.id))
+    assert [(r.player_id, r.score, r.by) for r in round_.entered] == [(cat.id, 20, arb.id)]
+    assert await second.tournaments.deal_sheet(code, host.id, 1) == sheet
+    clock.advance(600)  # its time limit, from its stored start: counted
+    await until(lambda: second.live(code).state.rounds[0].counted)
+    rows = (await second.tournaments.standings(code))["standings"]
+    assert [(r["name"], r["total_score"], r["entered"]) for r in rows] == [
+        ("cat", 20, True), ("ana", 0, False)]
