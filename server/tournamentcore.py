@@ -1422,14 +1422,14 @@ def entered_view(state: TournamentState, number: int, result: EnteredResult) -> 
         "finish_ms": result.finish_ms,
         "won": result.won,
         "entered": True,
-        "entered_by": _name_of_anyone(state, result.by),
+        "entered_by": _arbiter_name(state, result.by),
         "entered_at": iso(result.at),
     }
 
 
-def _name_of_anyone(state: TournamentState, player_id: int) -> str | None:
-    """The name of the host (None: not known here), an arbiter or an entrant."""
-    if player_id == state.host_id and state.entrant(player_id) is None:
+def _arbiter_name(state: TournamentState, player_id: int) -> str | None:
+    """The name of an arbiter (None: the host, whose name the tournament does not keep)."""
+    if player_id == state.host_id:
         return None
     for arbiter_id, name in state.arbiters:
         if arbiter_id == player_id:
