@@ -10,6 +10,7 @@ connection. ``Parser`` makes every usage error one ``gaps:`` line.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Final, NoReturn
@@ -114,6 +115,23 @@ def bounded(low: int, high: int, what: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+_CLOCK_TIME = re.compile(r"(?:(\d+):)?(\d+):([0-5]\d)(?:\.(\d{1,3}))?")
+
+
+def clock_time(text: str) -> int:
+    """A time as a clock shows it, ``MM:SS`` (``H:MM:SS``, and tenths ``MM:SS.t``), in ms:
+    how long a table's game took."""
+    found = _CLOCK_TIME.fullmatch(text.strip())
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: expected minutes and seconds, like 12:34 (or 1:02:03)")
+    hours, minutes, seconds, fraction = found.groups()
+    if hours is not None and int(minutes) > 59:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: at most 59 minutes an hour")
+    total_s = int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
+    return total_s * 1000 + int((fraction or "0").ljust(3, "0"))
 
 
 def text_of_at_most(most: int, what: str) -> Callable[[str], str]:

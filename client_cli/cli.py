@@ -39,6 +39,7 @@ from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_
 from client_cli.config import Account, Config, ConfigError
 from client_cli.connection import ClientError, Connection, ServerRefused
 from client_cli.deals import alarm, deals_report
+from client_cli.dealsheet_pdf import PAPERS, fetch_and_write_sheet
 from client_cli.duration import format_duration, format_ms
 from client_cli.interrupt import check_interrupted, handled
 from client_cli.match_state import MatchState, Phase
@@ -64,6 +65,7 @@ from client_cli.tables import (
     daily_table,
     empty_board_text,
     empty_daily_note,
+    entered_line,
     history_table,
     leaderboard_table,
     local_time,
@@ -403,6 +405,56 @@ def build_parser() -> argparse.ArgumentParser:
     t_announce.add_argument("text", type=arguments.announcement,
                             help="what to say (at most 280 characters)")
     t_announce.set_defaults(handler=cmd_tournament_steer, steer="announce")
+    t_arbiter = actions.add_parser(
+        "arbiter", parents=[common], help="name an arbiter of your tournament",
+        description="Name a player an arbiter of a tournament you host: they may seat "
+                    "entrants at tables, get the deal sheets and enter the tables' results "
+                    "(not start or cancel it).")
+    t_arbiter.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_arbiter.add_argument("player", help="the player's name")
+    t_arbiter.set_defaults(handler=cmd_tournament_steer, steer="arbiter")
+    t_table = actions.add_parser(
+        "table", parents=[common], help="seat an entrant at a table in the room",
+        description="Seat an entrant at a table in the room (docs/tables.md), from the next "
+                    "round dealt: they play the round's deal with real cards, from its deal "
+                    "sheet, and the host or an arbiter enters their result. --off: back "
+                    "online. For the host and the arbiters.")
+    t_table.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_table.add_argument("player", help="the entrant's name")
+    t_table.add_argument("--off", action="store_true", help="play online again instead")
+    t_table.set_defaults(handler=cmd_tournament_steer, steer="table")
+    t_enter = actions.add_parser(
+        "enter", parents=[common], help="enter a table's result in a round",
+        description="Enter the result of an entrant who played round N at a table: the cards "
+                    "placed, the redeals used and the time; --won if every card was placed. "
+                    "The server checks it against the rules and the round's time limit and "
+                    "scores it as the rules do; entered again, it replaces the first. For the "
+                    "host and the arbiters, until the tournament ends.")
+    t_enter.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_enter.add_argument("--round", type=arguments.bounded(1, 20, "round"), metavar="N",
+                         required=True, help="the round's number")
+    t_enter.add_argument("player", help="the entrant's name")
+    t_enter.add_argument("--placed", type=arguments.bounded(0, 48, "cards placed"),
+                         required=True, metavar="P", help="the cards placed (0 to 48)")
+    t_enter.add_argument("--redeals", type=arguments.bounded(0, 9, "redeals"), required=True,
+                         metavar="R", help="the redeals used")
+    t_enter.add_argument("--time", type=arguments.clock_time, required=True, metavar="MM:SS",
+                         help="how long the game took, from the round's start")
+    t_enter.add_argument("--won", action="store_true", help="every card was placed")
+    t_enter.set_defaults(handler=cmd_tournament_enter)
+    t_sheet = actions.add_parser(
+        "sheet", parents=[common], help="a round's deal sheet for a table in the room",
+        description="Print round N's deal sheet of a tournament you host: the layout to lay "
+                    "out at a table and how to lay it out from a sorted deck; or save it as a "
+                    "one-page PDF. The server gives it once the round has started.")
+    t_sheet.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
+    t_sheet.add_argument("--round", type=arguments.bounded(1, 20, "round"), metavar="N",
+                         required=True, help="the round's number")
+    t_sheet.add_argument("--pdf", type=Path, metavar="FILE",
+                         help="save it as a PDF there instead of printing it")
+    t_sheet.add_argument("--paper", choices=tuple(PAPERS), default="a4",
+                         help="the PDF's paper: a4 (default) or letter")
+    t_sheet.set_defaults(handler=cmd_tournament_sheet)
 
     bot = commands.add_parser("bot", parents=[common], help="send bots to a match or tournament",
                               description="Join a match (or enter a tournament) with bot "
@@ -1320,11 +1372,55 @@ STEERS: Final[dict[str, tuple[str, Callable[[argparse.Namespace], dict[str, Any]
                          "break."),
     "announce": ("tournament_announce", lambda o: {"text": o.text},
                  lambda o: f"Announced to tournament {o.code}: {o.text}"),
+    "arbiter": ("tournament_arbiter", lambda o: {"player": o.player},
+                lambda o: f"{o.player} is an arbiter of tournament {o.code}: they seat "
+                          "entrants at tables, get the deal sheets and enter results."),
+    "table": ("tournament_table", lambda o: {"player": o.player, "at_table": not o.off},
+              lambda o: f"{o.player} plays {'online' if o.off else 'at a table'} from the "
+                        f"next round of tournament {o.code}."),
 }
 
 
+async def cmd_tournament_enter(context: Context) -> int:
+    """A table's result, entered; what the server scored it, and the standings if its
+    round is counted."""
+    options = context.options
+    connection = await context.connect()
+    try:
+        reply = await connection.request(
+            "tournament_enter_result", code=options.code, round=options.round,
+            player=options.player, placed=options.placed, redeals=options.redeals,
+            finish_ms=options.time, won=options.won)
+    finally:
+        await connection.close()
+    out = context.out
+    entered = [row for row in reply.get("entered_results", [])
+               if row.get("round") == options.round
+               and str(row.get("name")).lower() == options.player.lower()]
+    if entered:
+        out.print(entered_line(entered[0]))
+    rows = list(reply.get("standings", []))
+    view = reply.get("tournament") or {}
+    if rows and any(row.get("rounds_played") for row in rows):
+        out.print(standings_table(rows, you=_my_name(context),
+                                  title=f"Standings of {view.get('code', options.code)}"))
+    return 0
+
+
+async def cmd_tournament_sheet(context: Context) -> int:
+    options = context.options
+    connection = await context.connect()
+    try:
+        await fetch_and_write_sheet(connection, options.code, options.round, out=context.out,
+                                    pdf=options.pdf, paper=options.paper)
+    finally:
+        await connection.close()
+    return 0
+
+
 async def cmd_tournament_steer(context: Context) -> int:
-    """One of the host's commands: reinstate, cancel, pause, resume, announce."""
+    """One of the host's commands: reinstate, cancel, pause, resume, announce; and the
+    host's or an arbiter's: arbiter, table."""
     options = context.options
     kind, fields, said = STEERS[options.steer]
     connection = await context.connect()

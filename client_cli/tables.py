@@ -314,10 +314,29 @@ def standings_table(rows: Iterable[Row], *, title: str, you: str | int | None = 
         if row.get("removed"):  # the host removed them (tournament_remove): listed last
             name.append(printable(f" (removed: {row.get('removed_reason') or 'no reason'})"),
                         style="dim")
+        if row.get("entered"):  # counts a table's result, entered, not played online
+            rounds = ", ".join(str(n) for n in row.get("entered_rounds") or [])
+            name.append(f" {ENTERED_MARK} entered: round {rounds}" if rounds
+                        else f" {ENTERED_MARK} entered", style="italic #e0c040")
         table.add_row(rank_text(row.get("rank")), name,
                       cell(row.get("total_score"), "bold"),
                       cell(format_ms(row.get("total_time_ms"))), cell(row.get("rounds_played")))
     return table
+
+
+#: What marks a result entered for a table in the room (not validated by the server).
+ENTERED_MARK: Final = "✎"
+
+
+def entered_line(row: Row) -> Text:
+    """``✎ cat, round 1 (entered): 25 pts · 30 placed, 1 redeal · 6:40.0``."""
+    redeals = int(row.get("redeals") or 0)
+    won = ", won" if row.get("won") else ""
+    return Text.assemble(
+        (f"{ENTERED_MARK} ", "#e0c040"), (printable(row.get("name")), "bold"),
+        printable(f", round {row.get('round')} (entered at a table): {row.get('score')} pts · "
+                  f"{row.get('placed')} placed, {redeals} redeal{'s' if redeals != 1 else ''}"
+                  f"{won} · {format_ms(row.get('finish_ms'))}"))
 
 
 def tournament_end(standings: Iterable[Row]) -> dict[str, Any]:

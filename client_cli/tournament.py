@@ -49,6 +49,7 @@ from client_cli.match_state import Phase
 from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
+    entered_line,
     entrant_count,
     local_time,
     podium_text,
@@ -109,6 +110,7 @@ class TournamentFollower:
         self.frontend = frontend
         self.out = out
         self.you_id = connection.player.get("id") if connection.player else None
+        self.you_name = str(connection.player.get("name") or "") if connection.player else ""
         self.app: MatchApp | None = None
         self.played: set[str] = set()
         #: The ``join_match`` of each round, sent as soon as the round is announced: the
@@ -133,7 +135,8 @@ class TournamentFollower:
         if kind == "tournament_event" and message.get("tournament") == self.code:
             if message.get("event") == "round_starting":
                 self.next_round_at = None
-                self._join_soon(str(message.get("match")))
+                if self._online(message.get("match"), message.get("tables")):
+                    self._join_soon(str(message.get("match")))
             elif message.get("event") == "round_ended":
                 self.next_round_at = next_round_time(message)
             elif message.get("event") == "tournament_paused":
@@ -259,8 +262,15 @@ class TournamentFollower:
         if standings:
             self._show_standings(standings, max(int(r.get("rounds_played") or 0)
                                                 for r in standings))
-        if view.get("status") == "running" and view.get("round_match"):
+        if view.get("status") == "running" and self._online(
+                view.get("round_match"), view.get("round_tables")):
             await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+
+    def _online(self, match: Any, tables: Any) -> bool:
+        """Whether this player plays the round online: it has a match, and they are not
+        at a table in the room (docs/tables.md)."""
+        at_tables = {str(name).lower() for name in tables or []}
+        return bool(match) and self.you_name.lower() not in at_tables
 
     def _announce(self, announcement: Mapping[str, Any]) -> None:
         """Print one of the host's announcements (once)."""
@@ -359,7 +369,27 @@ class TournamentFollower:
                 f": {message.get('rounds')} round(s), entrants {names}.")))
         elif name == "round_starting":
             self.view.update(current_round=message.get("round"), round_match=message.get("match"))
-            await self._play_round(int(message.get("round") or 0), str(message.get("match")))
+            if self._online(message.get("match"), message.get("tables")):
+                await self._play_round(int(message.get("round") or 0), str(message.get("match")))
+            else:
+                out.print(printable_text(
+                    f"Round {message.get('round')}/{self.view.get('rounds')} is starting: "
+                    "you play it at a table in the room; the host or an arbiter enters your "
+                    "result.", "bold"))
+        elif name == "entrant_table":
+            where = "at a table in the room" if message.get("at_table") else "online"
+            out.print(printable_text(f"  {message.get('name')} plays {where} from round "
+                                     f"{message.get('from_round')}."))
+        elif name == "arbiter_named":
+            out.print(printable_text(f"  {message.get('name')} is an arbiter of the tournament."))
+        elif name == "result_entered":
+            replaced = " (replacing the one entered before)" if message.get("replaced") else ""
+            out.print(Text.assemble(entered_line(message), printable(replaced)))
+            if message.get("standings"):
+                number = int(message.get("round") or 0)
+                self.out.print(standings_table(
+                    list(message["standings"]), you=self.you_id,
+                    title=f"Standings with the result entered for round {number}"))
         elif name == "round_ended":
             self.view["round_match"] = None
             self._show_standings(list(message.get("standings", [])),

@@ -83,3 +83,9 @@ BOARDS: Final = ("score", "time", "wins", "rating")
 #: Whose boards: people's (the default) or declared bots' (docs/fair-play.md).
 KINDS: Final = ("people", "bots")
 PERIODS: Final = ("all", "month", "day")
+
+#: The most redeals a table's entered result may claim: more than any ruleset allows (the
+#: tournament's own ruleset checks further).
+MAX_TABLE_REDEALS: Final = 9
+#: The cards a game places at most (a won game: every card but the four Aces).
+MAX_PLACED: Final = 48

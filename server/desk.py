@@ -55,6 +55,10 @@ class Desk:
                 )
             case "tournament_steer":
                 return await tournaments.steer(args["code"], host_command(args))
+            case "tournament_deal_sheet":
+                return await tournaments.deal_sheet(
+                    args["code"], args["player_id"], args["round"]
+                )
             case "tournament_list":
                 return {"tournaments": await tournaments.listed(args.get("status", "active"))}
             case "tournament_standings":

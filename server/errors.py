@@ -40,6 +40,11 @@ ERROR_CODES: Final[dict[str, str]] = {
     "not_running": "only a running tournament is paused or resumed; `status` says what it is",
     "already_paused": "the tournament is paused already",
     "not_paused": "the tournament is not paused: nothing to resume",
+    "not_arbiter": "only the tournament's host or an arbiter they named may do this",
+    "round_not_started": "the round's play has not begun (`starts_at` says when, null if it "
+    "is not dealt yet): its deal sheet and its tables' results come after",
+    "not_at_table": "this entrant did not play that round at a table: only a table's "
+    "result is entered",
     "deals_not_ready": "the deals are not drawn yet (a tournament's winnable deals, a "
     "daily challenge's): retry in a moment",
     "daily_already_played": "you have played today's challenge in this ruleset",

@@ -10,6 +10,10 @@ field holding a comma, a quote or a line break quoted with its quotes doubled; U
 without a byte order mark; ``true``/``false`` for booleans and an empty field for none.
 So that a spreadsheet never runs a name as a formula, a text field that starts with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets an apostrophe before it.
+
+A result entered for a table in the room (docs/tables.md) is marked ``entered``: a
+standings row that counts one, and a round's row of one (its ``rank`` is empty: a rank
+is the round match's, and a table is not in it).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ EXPORTS: Final = ("standings", "rounds")
 #: The standings' columns, the tie-breaks in the order they apply.
 STANDINGS_COLUMNS: Final = (
     "rank", "name", "player_id", "bot", "removed", "total_score", "total_time_ms",
-    "rounds_played", "removed_reason",
+    "rounds_played", "removed_reason", "entered",
 )  # fmt: skip
 #: How the standings rank: each rule breaks the ties the ones before it leave; rows
 #: equal on all share a rank (listed by player id).
@@ -38,11 +42,12 @@ TIE_BREAKS: Final = (
     {"column": "total_score", "order": "descending"},
     {"column": "total_time_ms", "order": "ascending"},
 )
-#: A round's columns: one row per player of the round's match.
+#: A round's columns: one row per player of the round's match, then one per table's
+#: result entered (``entered``).
 ROUND_COLUMNS: Final = (
     "round", "match", "round_status", "seed", "commitment", "par", "par_exact", "rank",
     "name", "player_id", "bot", "score", "placed", "redeals", "won", "end_reason",
-    "finish_ms",
+    "finish_ms", "entered",
 )  # fmt: skip
 #: What the export says of the tournament itself: these fields of its view.
 TOURNAMENT_FIELDS: Final = (
@@ -62,11 +67,13 @@ def export_document(
     played: Sequence[PlayedRound],
     generated_at: str,
     number: int | None = None,
+    entered: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The ``export`` of a tournament (``standings``, or ``rounds``: every round played
     so far, or round ``number`` only): from its ``view`` and ``standings`` (as
-    ``tournament_standings`` gives them) and its rounds as ``played`` (their matches as
-    stored), at ``generated_at``. A round's seed is shown once the view reveals it."""
+    ``tournament_standings`` gives them, with its ``entered`` results), and its rounds
+    as ``played`` (their matches as stored), at ``generated_at``. A round's seed is
+    shown once the view reveals it."""
     document: dict[str, Any] = {
         "format": FORMAT,
         "export": export,
@@ -83,25 +90,27 @@ def export_document(
         }
     if export != "rounds":
         raise ValueError(f"an export is one of {', '.join(EXPORTS)}, not {export!r}")
-    rounds = list(played)
+    matches = {r.number: r for r in played}
+    numbers = sorted({*matches, *(int(row["round"]) for row in entered)})
     if number is not None:
-        rounds = [r for r in played if r.number == number]
-        if not rounds:
+        numbers = [n for n in numbers if n == number]
+        if not numbers:
             raise ServerError(
                 "no_such_resource",
                 f"tournament {view['code']} has no round {number} yet "
-                f"({len(played)} of {view['rounds']} dealt)",
+                f"({view['current_round']} of {view['rounds']} dealt)",
             )
     seeds = list(view.get("seeds") or [])
-    return {
-        **document,
-        "columns": list(ROUND_COLUMNS),
-        "rows": [
-            _round_row(played_round, seat, seeds)
-            for played_round in rounds
-            for seat in played_round.seats
-        ],
-    }
+    rows: list[dict[str, Any]] = []
+    for n in numbers:
+        match = matches.get(n)
+        if match is not None:
+            rows.extend(_round_row(match, seat, seeds) for seat in match.seats)
+        rows.extend(
+            _entered_row(view, n, match, result, seeds)
+            for result in entered if result["round"] == n
+        )
+    return {**document, "columns": list(ROUND_COLUMNS), "rows": rows}
 
 
 def _round_row(played: PlayedRound, seat: Any, seeds: list[str | None]) -> dict[str, Any]:
@@ -123,6 +132,40 @@ def _round_row(played: PlayedRound, seat: Any, seeds: list[str | None]) -> dict[
         "won": seat.won,
         "end_reason": seat.end_reason,
         "finish_ms": seat.finish_ms,
+        "entered": False,
+    }
+
+
+def _entered_row(
+    view: Mapping[str, Any],
+    number: int,
+    match: PlayedRound | None,
+    result: Mapping[str, Any],
+    seeds: list[str | None],
+) -> dict[str, Any]:
+    """A table's result entered in round ``number`` (``match``: the round's, if any)."""
+    commitments = list(view.get("round_commitments") or [])
+    return {
+        "round": number,
+        "match": None if match is None else match.code,
+        "round_status": None if match is None else match.status,
+        "seed": seeds[number - 1] if number <= len(seeds) else None,
+        "commitment": match.commitment if match is not None else (
+            commitments[number - 1] if number <= len(commitments) else None
+        ),
+        "par": None if match is None else match.par_score,
+        "par_exact": None if match is None else match.par_exact,
+        "rank": None,
+        "name": result["name"],
+        "player_id": result["player_id"],
+        "bot": False,
+        "score": result["score"],
+        "placed": result["placed"],
+        "redeals": result["redeals"],
+        "won": result["won"],
+        "end_reason": None,
+        "finish_ms": result["finish_ms"],
+        "entered": True,
     }
 
 

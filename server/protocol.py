@@ -19,6 +19,7 @@ from typing import Any, Final, Union
 import orjson
 
 from gaps import Action, GapsError, Ruleset, Seed, parse_action
+from gaps.board import ALL_PLACED
 from gaps_protocol.limits import (
     BOARDS,
     CODE_REGEX,
@@ -37,6 +38,7 @@ from gaps_protocol.limits import (
     MAX_ROUNDS,
     MAX_SAFE_INTEGER,
     MAX_SEQ,
+    MAX_TABLE_REDEALS,
     MAX_TIME_LIMIT_S,
     MAX_TOURNAMENT_PLAYERS,
     NAME_REGEX,
@@ -211,6 +213,75 @@ class SteerTournament:
     player: str | None = None
 
 
+# -- tables in the room (docs/tables.md): the host's and the arbiters' requests ------------
+
+
+@dataclass(frozen=True)
+class NameArbiter:
+    """The host names ``player`` an arbiter of tournament ``code``."""
+
+    id: Any
+    code: str
+    player: str
+
+
+@dataclass(frozen=True)
+class SetTable:
+    """The host or an arbiter seats ``player`` at a table (``at_table``) or online."""
+
+    id: Any
+    code: str
+    player: str
+    at_table: bool
+
+
+@dataclass(frozen=True)
+class EnterTableResult:
+    """The host or an arbiter enters ``player``'s result at a table in ``round``."""
+
+    id: Any
+    code: str
+    round: int
+    player: str
+    placed: int
+    redeals: int
+    finish_ms: int
+    won: bool
+
+
+@dataclass(frozen=True)
+class GetDealSheet:
+    """The host or an arbiter asks for ``round``'s deal sheet."""
+
+    id: Any
+    code: str
+    round: int
+
+
+
+_TABLE_PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
+    "tournament_arbiter": lambda i, f: NameArbiter(
+        i, f.match_code(), f.text("player", max_length=64)
+    ),
+    "tournament_table": lambda i, f: SetTable(
+        i, f.match_code(), f.text("player", max_length=64), f.boolean("at_table", default=True)
+    ),
+    "tournament_enter_result": lambda i, f: EnterTableResult(
+        i,
+        f.match_code(),
+        round=f.integer("round", low=1, high=MAX_ROUNDS),
+        player=f.text("player", max_length=64),
+        placed=f.integer("placed", low=0, high=ALL_PLACED),
+        redeals=f.integer("redeals", low=0, high=MAX_TABLE_REDEALS),
+        finish_ms=f.integer("finish_ms", low=0, high=MAX_TIME_LIMIT_S * 1000),
+        won=f.boolean("won", default=False),
+    ),
+    "tournament_deal_sheet": lambda i, f: GetDealSheet(
+        i, f.match_code(), f.integer("round", low=1, high=MAX_ROUNDS)
+    ),
+}
+
+
 @dataclass(frozen=True)
 class JoinTournament:
     id: Any
@@ -333,6 +404,10 @@ Request = Union[
     StartTournament,
     RemoveEntrant,
     SteerTournament,
+    NameArbiter,
+    SetTable,
+    EnterTableResult,
+    GetDealSheet,
     ListTournaments,
     GetStandings,
     ResyncTournament,
@@ -714,6 +789,7 @@ _PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
     "tournament_announce": lambda i, f: SteerTournament(
         i, "announce", f.match_code(), text=f.display("text", max_length=MAX_ANNOUNCEMENT_LENGTH)
     ),
+    **_TABLE_PARSERS,
     "tournament_list": lambda i, f: ListTournaments(
         i, status=f.choice("status", TOURNAMENT_LISTS, default="active")
     ),

@@ -80,10 +80,14 @@ class Reads:
         )
 
     async def player_id(self, name: str) -> int:
+        return (await self.player_named(name))[0]
+
+    async def player_named(self, name: str) -> tuple[int, str]:
+        """The id and the name (as registered) of the player called ``name``, any case."""
         player = await self._store.players.named(name)
         if player is None:
             raise ServerError("no_such_player", f"no player is called {name!r}")
-        return player.id
+        return player.id, player.name
 
     async def rating(self, name: str) -> dict[str, Any]:
         player = await self._store.players.named(name)
@@ -123,6 +127,7 @@ class Reads:
             view=view,
             standings=found["standings"],
             played=played,
+            entered=found.get("entered_results", []),
             generated_at=iso(self._clock.now_ms()),
             number=number,
         )

@@ -41,6 +41,7 @@ from server.match import Match, MatchOptions
 from server.outages import Outage
 from server.storage.outage import is_outage, until_stored
 from server.storage.tournaments import (
+    EnteredRow,
     StandingRow,
     StoredRound,
     StoredTournament,
@@ -118,6 +119,9 @@ class Tournament(Actor[TournamentState, core.Command]):
     async def standings(self) -> dict[str, Any]:
         return await self.read(lambda state, _now: with_standings(state))
 
+    async def deal_sheet(self, player_id: int, number: int) -> dict[str, Any]:
+        return await self.read(lambda state, now: core.deal_sheet(state, player_id, number, now))
+
     async def resync(self, since: int) -> dict[str, Any]:
         """The events after ``since`` (``tournament_events``) while the history keeps
         them all; otherwise (or for a ``since`` beyond the last event: the server
@@ -160,6 +164,8 @@ class Tournament(Actor[TournamentState, core.Command]):
             return {"tournament": core.view(self._state), "seq": self.history.last_seq}
         if isinstance(reply, core.Viewed):
             return {"tournament": core.view(self._state)}
+        if isinstance(reply, core.Standing):
+            return with_standings(self._state)
         return reply
 
     def _after(self, step: core.Step) -> None:
@@ -193,8 +199,25 @@ class Tournament(Actor[TournamentState, core.Command]):
                 )
             case core.TournamentStarted(at=at):
                 await repository.update(tournament_id, status="running", started_at=datetime_of(at))
-            case core.RoundBegun(number=number):
-                await repository.update(tournament_id, current_round=number)
+            case core.RoundBegun(number=number, tables=tables):
+                await repository.begin_round(tournament_id, number, tables=tables)
+            case core.RoundStarted(number=number, at=at, online=online):
+                await repository.start_round(
+                    tournament_id, number, at=datetime_of(at), online=online
+                )
+            case core.ArbiterNamed(player_id=player_id, at=at):
+                await repository.name_arbiter(tournament_id, player_id, at=datetime_of(at))
+            case core.TableSet(player_id=player_id, at_table=at_table):
+                await repository.set_table(tournament_id, player_id, at_table=at_table)
+            case core.ResultEntered(number=number, result=result):
+                await repository.enter_result(
+                    tournament_id,
+                    number,
+                    EnteredRow(
+                        result.player_id, result.placed, result.redeals, result.finish_ms,
+                        result.won, result.score, result.by, datetime_of(result.at),
+                    ),
+                )
             case core.StandingsRecorded(rows=rows):
                 await repository.record_standings(
                     tournament_id,
@@ -345,6 +368,9 @@ LOGGED_EVENTS = {
     "tournament_paused": "tournament paused",
     "tournament_resumed": "tournament resumed",
     "entrant_reinstated": "tournament entrant reinstated",
+    "arbiter_named": "tournament arbiter named",
+    "entrant_table": "tournament entrant seated at a table",
+    "result_entered": "tournament table result entered",
 }
 
 
@@ -356,7 +382,8 @@ def _loggable(data: Any) -> dict[str, Any]:
         k: v
         for k, v in data.items()
         if k in ("round", "match", "reason", "rounds", "next_round_at", "commitment",
-                 "abandoned_round", "after_round", "player_id", "from_round")
+                 "abandoned_round", "after_round", "player_id", "from_round", "at_table",
+                 "score", "replaced")
     }
     if "entrants" in data:
         fields["entrants"] = len(data["entrants"])
@@ -393,11 +420,25 @@ def host_command(args: dict[str, Any]) -> core.Command:
             return core.Resume(by)
         case "announce":
             return core.Announce(by, args["text"])
+        case "arbiter":
+            return core.NameArbiter(by, args["arbiter_id"], args["player"])
+        case "table":
+            return core.SetTable(by, args["player"], args["at_table"])
+        case "enter_result":
+            return core.EnterResult(
+                by, args["round"], args["player"], args["placed"], args["redeals"],
+                args["finish_ms"], args["won"],
+            )
     raise ServerError("internal_error", f"no tournament command {args['what']!r}")
 
 
 def with_standings(state: TournamentState) -> dict[str, Any]:
-    return {"tournament": core.view(state), "standings": core.standings(state)}
+    """The view, the standings, and every result entered for a table (by round)."""
+    return {
+        "tournament": core.view(state),
+        "standings": core.standings(state),
+        "entered_results": core.entered_results(state),
+    }
 
 
 class Tournaments:
@@ -601,6 +642,13 @@ class Tournaments:
             return await found.standings()
         return with_standings(found)
 
+    async def deal_sheet(self, code: str, player_id: int, number: int) -> dict[str, Any]:
+        """Round ``number``'s deal sheet, for the host or an arbiter of ``code``."""
+        found = await self.find(code)
+        if isinstance(found, Tournament):
+            return await found.deal_sheet(player_id, number)
+        return core.deal_sheet(found, player_id, number, self._clock.now_ms())
+
     async def resync(self, code: str, since: int) -> dict[str, Any]:
         found = await self.find(code)
         if isinstance(found, Tournament):
@@ -658,6 +706,7 @@ class Tournaments:
 
     async def _rebuilt(self, stored: StoredTournament) -> TournamentState:
         rounds = await self._repository.rounds(stored.id)
+        tables = await self._repository.tables(stored.id)
         return core.rebuild(
             tournament_id=stored.id,
             code=stored.code,
@@ -684,6 +733,7 @@ class Tournaments:
                     name,
                     player_id in stored.bot_entrants,
                     stored.removed.get(player_id),
+                    player_id in stored.at_table,
                 )
                 for player_id, name in stored.entrants
             ],
@@ -707,6 +757,22 @@ class Tournaments:
             announcements=[
                 core.Announcement(text, ms_of(at)) for text, at in stored.announcements
             ],
+            arbiters=stored.arbiters,
+            tables=core.StoredTables(
+                started={n: ms_of(at) for n, at in tables.started.items()},
+                online=tables.online,
+                tables=tables.tables,
+                entered={
+                    n: tuple(
+                        core.EnteredResult(
+                            r.player_id, r.placed, r.redeals, r.finish_ms, r.won, r.score,
+                            r.entered_by, ms_of(r.entered_at),
+                        )
+                        for r in rows
+                    )
+                    for n, rows in tables.entered.items()
+                },
+            ),
         )
 
     async def resume(self) -> None:

@@ -37,6 +37,17 @@ nobody gains on another), revealed once the round has ended, and all of them onc
 tournament is over. A tournament of ``deals: "winnable"`` has no seed when it is
 created: the actor draws deals until the solver proves them winnable (``DrawDeals``),
 off the players' path, and entries open once they are committed (``DealsDrawn``).
+
+Tables in the room (docs/tables.md): the host, or an arbiter they name, marks entrants
+as playing at a table, from the next round dealt. A round's match seats the entrants
+online only; a round with every entrant at a table has no match and ends by its own
+clock (its countdown and time limit, as a match would). Once a round's play has begun
+(its countdown over) the host and the arbiters get its deal sheet, and enter each
+table's result, checked against the rules and the round's time limit and scored as the
+rules score; an entered result is kept apart (``entered``) and counted with the others
+once its round is. A result entered after its round was counted updates the standings
+(``result_entered``); the last round waits for its tables' results until its time limit
+and a break have passed, then the tournament ends without those not entered.
 """
 
 from __future__ import annotations
@@ -45,7 +56,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from gaps.board import ALL_PLACED
 from gaps.commitment import deals_commitment, round_commitments
+from gaps.par import final_score
+from gaps.ruleset import Ruleset
 from gaps.seed import Seed
 from server.clock import iso
 from server.errors import ServerError, bots_not_allowed
@@ -103,6 +117,8 @@ class Entrant:
     bot: bool = False
     #: Why the host removed them (None: still in).
     removed_reason: str | None = None
+    #: They play at a table in the room, from the next round dealt (not online).
+    at_table: bool = False
 
     @property
     def removed(self) -> bool:
@@ -119,17 +135,51 @@ class RoundScore:
 
 
 @dataclass(frozen=True)
+class EnteredResult:
+    """A table's result in one round, entered by the host or an arbiter (``by``)."""
+
+    player_id: int
+    placed: int
+    redeals: int
+    finish_ms: int
+    won: bool
+    score: int
+    by: int
+    at: Ms
+
+
+@dataclass(frozen=True)
 class Round:
-    """A round dealt: its match, and once counted, its scores and when it ended."""
+    """A round dealt: its match ("" when every entrant of it was at a table), when its
+    play began, who played it at a table and the results entered for them, and once
+    counted, the match's scores and when it ended."""
 
     number: int
     code: str
     scores: tuple[RoundScore, ...] | None = None
     ended_at: Ms | None = None
+    #: When play began (its countdown over): the deal sheet is given from then.
+    started_at: Ms | None = None
+    #: The entrants who played it at a table (player ids).
+    tables: tuple[int, ...] = ()
+    entered: tuple[EnteredResult, ...] = ()
 
     @property
     def counted(self) -> bool:
         return self.scores is not None
+
+    @property
+    def match(self) -> str | None:
+        """Its match's code (None: it had none, every entrant was at a table)."""
+        return self.code or None
+
+    def entered_for(self, player_id: int) -> EnteredResult | None:
+        return next((r for r in self.entered if r.player_id == player_id), None)
+
+    @property
+    def awaited(self) -> tuple[int, ...]:
+        """The table entrants with no result entered yet."""
+        return tuple(p for p in self.tables if self.entered_for(p) is None)
 
 
 @dataclass(frozen=True)
@@ -171,6 +221,10 @@ class TournamentState:
     dealing_again: bool = False
     #: The host's last announcements, oldest first (``ANNOUNCEMENTS_KEPT`` at most).
     announcements: tuple[Announcement, ...] = ()
+    #: The players the host named arbiters (player id, name), in the order named.
+    arbiters: tuple[tuple[int, str], ...] = ()
+    #: The table entrants of the round being dealt (fixed when it was dealt).
+    dealing_tables: tuple[int, ...] = ()
 
     @property
     def preparing(self) -> bool:
@@ -200,10 +254,14 @@ class TournamentState:
 
     @property
     def round_code(self) -> str | None:
-        """The match of the round being played."""
+        """The match of the round being played (None: none, or every entrant of it is
+        at a table)."""
         if self.rounds and not self.rounds[-1].counted:
-            return self.rounds[-1].code
+            return self.rounds[-1].match
         return None
+
+    def is_arbiter(self, player_id: int) -> bool:
+        return any(arbiter_id == player_id for arbiter_id, _ in self.arbiters)
 
     def entrant(self, player_id: int) -> Entrant | None:
         for entrant in self.entrants:
@@ -268,9 +326,43 @@ class TournamentStarted:
 
 @dataclass(frozen=True)
 class RoundBegun:
-    """Round ``number`` is dealt next (stored before its match is)."""
+    """Round ``number`` is dealt next (stored before its match is), ``tables`` playing
+    it at a table."""
 
     number: int
+    tables: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    """Round ``number``'s play begins at ``at`` (its countdown over); ``online``: it has
+    a match (not every entrant of it is at a table)."""
+
+    number: int
+    at: Ms
+    online: bool = True
+
+
+@dataclass(frozen=True)
+class ArbiterNamed:
+    player_id: int
+    at: Ms
+
+
+@dataclass(frozen=True)
+class TableSet:
+    """The entrant plays at a table (``at_table``) or online, from the next round."""
+
+    player_id: int
+    at_table: bool
+
+
+@dataclass(frozen=True)
+class ResultEntered:
+    """A table's result in round ``number`` (replacing one entered before)."""
+
+    number: int
+    result: EnteredResult
 
 
 @dataclass(frozen=True)
@@ -330,6 +422,10 @@ Write = (
     | EntrantReinstated
     | PauseSet
     | AnnouncementMade
+    | RoundStarted
+    | ArbiterNamed
+    | TableSet
+    | ResultEntered
 )
 
 
@@ -393,6 +489,39 @@ class Announce:
 
     by: int
     text: str
+
+
+@dataclass(frozen=True)
+class NameArbiter:
+    """The host (``by``) names player ``player_id`` (``name``) an arbiter."""
+
+    by: int
+    player_id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class SetTable:
+    """The host or an arbiter (``by``) puts the entrant named ``player`` at a table
+    (``at_table``) or back online, from the next round dealt."""
+
+    by: int
+    player: str
+    at_table: bool
+
+
+@dataclass(frozen=True)
+class EnterResult:
+    """The host or an arbiter (``by``) enters the result of the entrant named ``player``
+    at a table in round ``number``."""
+
+    by: int
+    number: int
+    player: str
+    placed: int
+    redeals: int
+    finish_ms: int
+    won: bool
 
 
 @dataclass(frozen=True)
@@ -470,6 +599,9 @@ Command = (
     | Pause
     | Resume
     | Announce
+    | NameArbiter
+    | SetTable
+    | EnterResult
 )
 
 
@@ -521,7 +653,12 @@ class Viewed:
     """The reply to a start: the view."""
 
 
-Reply = Entered | Viewed | ServerError | None
+@dataclass(frozen=True)
+class Standing:
+    """The reply to an entered result: the view and the standings."""
+
+
+Reply = Entered | Viewed | Standing | ServerError | None
 
 
 @dataclass(frozen=True)
@@ -607,6 +744,12 @@ def _command(
             return _resume(state, by, now, out), Viewed()
         case Announce(by=by, text=text):
             return _announce(state, by, text, now, out), Viewed()
+        case NameArbiter(by=by, player_id=player_id, name=name):
+            return _name_arbiter(state, by, player_id, name, now, out), Viewed()
+        case SetTable(by=by, player=player, at_table=at_table):
+            return _set_table(state, by, player, at_table, out), Viewed()
+        case EnterResult():
+            return _enter_result(state, command, now, out), Standing()
         case Tick():
             return state, None
         case RoundDealt(number=number, code=code):
@@ -853,6 +996,177 @@ def _announce(
     return replace(state, announcements=kept)
 
 
+# -- tables in the room ------------------------------------------------------------------
+
+
+def _require_desk(state: TournamentState, by: int, does: str) -> None:
+    """Refuse anyone but the host and the arbiters they named (``not_arbiter``)."""
+    if by != state.host_id and not state.is_arbiter(by):
+        raise ServerError(
+            "not_arbiter", f"only the host or an arbiter they named {does} {state.code}"
+        )
+
+
+def _name_arbiter(
+    state: TournamentState, by: int, player_id: int, name: str, now: Ms, out: _Out
+) -> TournamentState:
+    _require_host(state, by, "names the arbiters of")
+    require_not_over(state)
+    if player_id == state.host_id or state.is_arbiter(player_id):
+        return state  # may do what an arbiter does already
+    out.writes.append(ArbiterNamed(player_id, now))
+    out.emit("arbiter_named", player_id=player_id, name=name)
+    return replace(state, arbiters=(*state.arbiters, (player_id, name)))
+
+
+def _set_table(
+    state: TournamentState, by: int, player: str, at_table: bool, out: _Out
+) -> TournamentState:
+    _require_desk(state, by, "seats entrants at tables in")
+    require_not_over(state)
+    entrant = _named(state, player)
+    if entrant is None or entrant.removed:
+        raise ServerError(
+            "not_an_entrant", f"{player!r} is not in tournament {state.code}", player=player
+        )
+    if entrant.at_table == at_table:
+        return state
+    out.writes.append(TableSet(entrant.player_id, at_table))
+    out.emit(
+        "entrant_table",
+        player_id=entrant.player_id,
+        name=entrant.name,
+        at_table=at_table,
+        from_round=state.current_round + 1,
+    )
+    moved = replace(entrant, at_table=at_table)
+    return replace(state, entrants=tuple(moved if e is entrant else e for e in state.entrants))
+
+
+def _started_round(state: TournamentState, number: int, now: Ms) -> Round:
+    """Round ``number``, once its play has begun (``round_not_started`` before)."""
+    if 1 <= number <= len(state.rounds):
+        round_ = state.rounds[number - 1]
+        if round_.started_at is None or round_.started_at <= now or round_.counted:
+            return round_
+        raise ServerError(
+            "round_not_started",
+            f"round {number} of tournament {state.code} starts at {iso(round_.started_at)}",
+            round=number, starts_at=iso(round_.started_at),
+        )
+    if not 1 <= number <= state.options.rounds:
+        raise ServerError(
+            "bad_message",
+            f"tournament {state.code} has rounds 1 to {state.options.rounds}, not {number}",
+            field="round",
+        )
+    raise ServerError(
+        "round_not_started", f"round {number} of tournament {state.code} is not dealt yet",
+        round=number, starts_at=None,
+    )
+
+
+def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> dict[str, Any]:
+    """The ``deal_sheet`` reply for round ``number``: given to the host and the arbiters,
+    once the round's play has begun."""
+    _require_desk(state, by, "gets the deal sheets of")
+    round_ = _started_round(state, number, now)
+    seed = state.seed_of(number)
+    if seed is None:
+        raise ServerError(
+            "round_not_started",
+            f"tournament {state.code} committed no deals (it was stored before they were): "
+            "it has no deal sheets",
+            round=number, starts_at=None,
+        )
+    return {
+        "type": "deal_sheet",
+        "tournament": state.code,
+        "round": number,
+        "seed": str(Seed(seed)),
+        "ruleset": state.options.ruleset,
+        "match": round_.match,
+        "started_at": None if round_.started_at is None else iso(round_.started_at),
+    }
+
+
+def _bad_result(field: str, message: str) -> ServerError:
+    return ServerError(
+        "bad_message", f"tournament_enter_result: field {field!r}: {message}", field=field
+    )
+
+
+def check_result(command: EnterResult, ruleset: Ruleset, time_limit_ms: int) -> int:
+    """The score of an entered result, as the rules score it; refuses (``bad_message``,
+    naming the field) what the rules and the round's time limit do not allow."""
+    if not 0 <= command.placed <= ALL_PLACED:
+        raise _bad_result("placed", f"placed must be from 0 to {ALL_PLACED}, got {command.placed}")
+    if not 0 <= command.redeals <= ruleset.redeals:
+        raise _bad_result(
+            "redeals",
+            f"{ruleset.name} allows {ruleset.redeals} redeal(s), got {command.redeals}",
+        )
+    if not 0 <= command.finish_ms <= time_limit_ms:
+        raise _bad_result(
+            "finish_ms",
+            f"the round's time limit is {time_limit_ms} ms, got {command.finish_ms}",
+        )
+    if command.won != (command.placed == ALL_PLACED):
+        raise _bad_result(
+            "won",
+            f"a game is won when all {ALL_PLACED} cards are placed: won is "
+            f"{str(command.won).lower()} with {command.placed} placed",
+        )
+    return final_score(command.placed, command.redeals)
+
+
+def _enter_result(
+    state: TournamentState, command: EnterResult, now: Ms, out: _Out
+) -> TournamentState:
+    _require_desk(state, command.by, "enters results in")
+    require_not_over(state)
+    round_ = _started_round(state, command.number, now)
+    entrant = _named(state, command.player)
+    if entrant is None:
+        raise ServerError(
+            "not_an_entrant", f"{command.player!r} is not in tournament {state.code}",
+            player=command.player,
+        )
+    if entrant.player_id not in round_.tables:
+        raise ServerError(
+            "not_at_table",
+            f"{entrant.name} did not play round {round_.number} of {state.code} at a table",
+            player=entrant.name, round=round_.number,
+        )
+    score = check_result(
+        command, Ruleset.named(state.options.ruleset), state.options.round_time_limit_s * 1000
+    )
+    result = EnteredResult(
+        entrant.player_id, command.placed, command.redeals, command.finish_ms, command.won,
+        score, command.by, now,
+    )
+    replaced = round_.entered_for(entrant.player_id) is not None
+    entered = tuple(r for r in round_.entered if r.player_id != entrant.player_id)
+    round_ = replace(round_, entered=(*entered, result))
+    rounds = list(state.rounds)
+    rounds[round_.number - 1] = round_
+    state = replace(state, rounds=tuple(rounds))
+    out.writes.append(ResultEntered(round_.number, result))
+    rows = standings(state) if round_.counted else None
+    if rows is not None:
+        out.writes.append(StandingsRecorded(tuple(rows)))
+    out.emit(
+        "result_entered",
+        **entered_view(state, round_.number, result),
+        replaced=replaced,
+        standings=rows,
+    )
+    last = round_.number == state.options.rounds
+    if last and round_.counted and not round_.awaited and state.status == "running":
+        return _finish(state, now, out, rows=rows)  # every table's result is in
+    return state
+
+
 # -- running ---------------------------------------------------------------------------
 
 
@@ -868,16 +1182,24 @@ def _begin(state: TournamentState, now: Ms, out: _Out) -> TournamentState:
 
 
 def _deal(state: TournamentState, at: Ms, out: _Out) -> TournamentState:
-    """Deal the next round (or finish, if nobody is left to play it)."""
+    """Deal the next round (or finish, if nobody is left to play it): a match for the
+    entrants online; a round of tables only has none and starts at once."""
     seats = state.seated()
     if not seats:  # the host removed everyone
         return _finish(state, at, out)
     number = len(state.rounds) + 1
-    out.writes.append(RoundBegun(number))
-    out.deal = DealRound(
-        number, tuple((e.player_id, e.name, e.bot) for e in seats), state.seed_of(number)
+    online = tuple(e for e in seats if not e.at_table)
+    tables = tuple(e.player_id for e in seats if e.at_table)
+    out.writes.append(RoundBegun(number, tables))
+    state = replace(
+        state, dealing=number, next_round_at=None, dealing_again=False, dealing_tables=tables
     )
-    return replace(state, dealing=number, next_round_at=None, dealing_again=False)
+    if not online:
+        return _dealt(state, number, "", at, out)
+    out.deal = DealRound(
+        number, tuple((e.player_id, e.name, e.bot) for e in online), state.seed_of(number)
+    )
+    return state
 
 
 def _committed(
@@ -899,18 +1221,28 @@ def _dealt(
 ) -> TournamentState:
     if state.dealing != number or state.over:
         return state  # cancelled while its match was being created: it is not played
+    started_at = now + state.options.countdown_s * 1000
+    out.writes.append(RoundStarted(number, started_at, online=bool(code)))
     out.emit(
         "round_starting",
         round=number,
-        match=code,
+        match=code or None,
         countdown_ms=state.options.countdown_s * 1000,
+        tables=[_name_of(state, p) for p in state.dealing_tables],
     )
+    round_ = Round(number, code, started_at=started_at, tables=state.dealing_tables)
     return replace(
         state,
         dealing=None,
-        rounds=(*state.rounds, Round(number, code)),
-        check_at=now + state.check_ms,
+        dealing_tables=(),
+        rounds=(*state.rounds, round_),
+        check_at=now + state.check_ms if code else None,
     )
+
+
+def _name_of(state: TournamentState, player_id: int) -> str:
+    entrant = state.entrant(player_id)
+    return entrant.name if entrant is not None else str(player_id)
 
 
 def _round_ended(
@@ -918,27 +1250,50 @@ def _round_ended(
 ) -> TournamentState:
     if state.round_code != ended.code or state.current_round != ended.number:
         return state  # counted already (a check and the lobby's word both came)
-    counted = replace(state.rounds[-1], scores=ended.scores, ended_at=ended.ended_at)
+    return _count(state, ended.scores, ended.ended_at, now, out)
+
+
+def _count(
+    state: TournamentState, scores: tuple[RoundScore, ...], ended_at: Ms, now: Ms, out: _Out
+) -> TournamentState:
+    """Count the round being played: its match's ``scores`` and the results entered."""
+    counted = replace(state.rounds[-1], scores=scores, ended_at=ended_at)
     state = replace(
         state, rounds=(*state.rounds[:-1], counted), check_at=None, look_again=False
     )
     rows = standings(state)
     out.writes.append(StandingsRecorded(tuple(rows)))
-    last = ended.number >= state.options.rounds
-    next_round_at = None if last else ended.ended_at + round(state.options.break_s * 1000)
+    last = counted.number >= state.options.rounds
+    break_ms = round(state.options.break_s * 1000)
+    if last:
+        # The tables' results are awaited until the round's time limit and a break
+        # have passed: the arbiters enter them then.
+        next_round_at = (
+            max(ended_at, _time_up(state, counted)) + break_ms if counted.awaited else None
+        )
+    else:
+        next_round_at = ended_at + break_ms
     out.emit(
         "round_ended",
-        round=ended.number,
-        match=ended.code,
-        seed=_share_code(state.seed_of(ended.number)),
+        round=counted.number,
+        match=counted.match,
+        seed=_share_code(state.seed_of(counted.number)),
         standings=rows,
         # Paused: the next round waits for the host's resume.
         next_round_at=None if next_round_at is None or state.paused else iso(next_round_at),
         paused=state.paused,
+        entered=[entered_view(state, counted.number, r) for r in counted.entered],
+        results_awaited=[_name_of(state, p) for p in counted.awaited],
     )
-    if last:
+    if last and next_round_at is None:
         return _finish(state, now, out, rows=rows)
     return replace(state, next_round_at=next_round_at)
+
+
+def _time_up(state: TournamentState, round_: Round) -> Ms:
+    """When round ``round_``'s time limit is up (its play began at ``started_at``)."""
+    started_at = round_.started_at if round_.started_at is not None else 0
+    return started_at + state.options.round_time_limit_s * 1000
 
 
 def _finish(
@@ -988,7 +1343,8 @@ def _cancel(
 
 def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
     """(instant, kind) of every deadline of ``state``: 0 the scheduled start, 1 the end
-    of a break, 2 the next check of the round being played."""
+    of a break (or of the wait for the last round's tables), 2 the next check of the
+    round being played, 3 the end of a round of tables only."""
     start_at = state.options.start_at
     # A start waits for the deals: nobody can have entered before they were committed.
     if state.status == "open" and start_at is not None and not state.start_due \
@@ -999,6 +1355,8 @@ def _deadlines(state: TournamentState) -> Iterable[tuple[Ms, int]]:
             yield state.next_round_at, 1
         if state.check_at is not None and state.round_code is not None:
             yield state.check_at, 2
+        if state.playing and state.round_code is None:
+            yield _time_up(state, state.rounds[-1]), 3
 
 
 def next_deadline(state: TournamentState) -> Ms | None:
@@ -1029,10 +1387,12 @@ def advance(state: TournamentState, now: Ms, out: _Out | None = None) -> Tournam
                 state = _finish(state, at, out)
             else:
                 state = _deal(state, at, out)
-        else:
+        elif kind == 2:
             round_ = state.rounds[-1]
             out.look = LookForRound(round_.number, round_.code)
             state = replace(state, check_at=None)
+        else:
+            state = _count(state, (), at, at, out)
 
 
 # -- views ------------------------------------------------------------------------------
@@ -1046,7 +1406,44 @@ def entrant_view(entrant: Entrant) -> dict[str, Any]:
         "bot": entrant.bot,
         "removed": entrant.removed,
         "removed_reason": entrant.removed_reason,
+        "at_table": entrant.at_table,
     }
+
+
+def entered_view(state: TournamentState, number: int, result: EnteredResult) -> dict[str, Any]:
+    """A table's result as shown: always ``entered``."""
+    return {
+        "round": number,
+        "player_id": result.player_id,
+        "name": _name_of(state, result.player_id),
+        "score": result.score,
+        "placed": result.placed,
+        "redeals": result.redeals,
+        "finish_ms": result.finish_ms,
+        "won": result.won,
+        "entered": True,
+        "entered_by": _arbiter_name(state, result.by),
+        "entered_at": iso(result.at),
+    }
+
+
+def _arbiter_name(state: TournamentState, player_id: int) -> str | None:
+    """The name of an arbiter (None: the host, whose name the tournament does not keep)."""
+    if player_id == state.host_id:
+        return None
+    for arbiter_id, name in state.arbiters:
+        if arbiter_id == player_id:
+            return name
+    return _name_of(state, player_id)
+
+
+def entered_results(state: TournamentState) -> list[dict[str, Any]]:
+    """Every result entered for a table, by round."""
+    return [
+        entered_view(state, round_.number, result)
+        for round_ in state.rounds
+        for result in round_.entered
+    ]
 
 
 def _share_code(seed: bytes | None) -> str | None:
@@ -1096,6 +1493,11 @@ def view(state: TournamentState) -> dict[str, Any]:
         "deals_ready": not state.preparing,
         "late_entry_until_round": options.late_entry_until_round,
         "paused": state.paused,
+        "arbiters": [{"player_id": p, "name": name} for p, name in state.arbiters],
+        "round_started_at": _round_started_at(state),
+        # Who plays the round being played at a table (no seat in its match).
+        "round_tables": [_name_of(state, p) for p in state.rounds[-1].tables]
+        if state.rounds and not state.rounds[-1].counted else [],
         "announcements": [
             {"text": a.text, "at": iso(a.at)} for a in state.announcements
         ],
@@ -1105,6 +1507,14 @@ def view(state: TournamentState) -> dict[str, Any]:
     }
 
 
+def _round_started_at(state: TournamentState) -> str | None:
+    """When the play of the round being played began (or begins: its countdown)."""
+    if not state.playing or state.dealing is not None:
+        return None
+    started_at = state.rounds[-1].started_at
+    return None if started_at is None else iso(started_at)
+
+
 def standings(state: TournamentState) -> list[dict[str, Any]]:
     """Totals over the counted rounds: score (higher first), then time (less first), the
     entrants the host removed after everyone still in; equal rows share a rank. A round
@@ -1112,12 +1522,18 @@ def standings(state: TournamentState) -> list[dict[str, Any]]:
     costs them the round's whole time limit."""
     counted = [round_ for round_ in state.rounds if round_.counted]
     totals: dict[int, list[int]] = {}
+    entered: dict[int, list[int]] = {}
     for round_ in counted:
-        for result in round_.scores or ():
+        results = [*(round_.scores or ()), *(
+            RoundScore(r.player_id, r.score, r.finish_ms) for r in round_.entered
+        )]
+        for result in results:
             total = totals.setdefault(result.player_id, [0, 0, 0])
             total[0] += result.score
             total[1] += result.time_ms
             total[2] += 1
+        for table in round_.entered:
+            entered.setdefault(table.player_id, []).append(round_.number)
     missed_ms = state.options.round_time_limit_s * 1000
     rows: list[dict[str, Any]] = []
     for entrant in state.entrants:
@@ -1129,6 +1545,9 @@ def standings(state: TournamentState) -> list[dict[str, Any]]:
                 "total_score": score,
                 "total_time_ms": time_ms,
                 "rounds_played": played,
+                # Counts a result entered for a table (not validated by the server).
+                "entered": entrant.player_id in entered,
+                "entered_rounds": entered.get(entrant.player_id, []),
             }
         )
     rows.sort(key=lambda r: (r["removed"], -r["total_score"], r["total_time_ms"], r["player_id"]))
@@ -1173,6 +1592,8 @@ def rebuild(
     seeds: Sequence[bytes] = (),
     paused: bool = False,
     announcements: Sequence[Announcement] = (),
+    arbiters: Sequence[tuple[int, str]] = (),
+    tables: StoredTables | None = None,
 ) -> TournamentState:
     """The tournament as the database holds it, after a restart or a new leader.
 
@@ -1180,7 +1601,9 @@ def rebuild(
     round goes on: if its match is stored (unfinished, or finished while nobody ran the
     tournament) it is looked for at once, and counted once it has ended (``round_ended``
     is said again); if its match was never stored (or was abandoned), it is dealt again.
-    A break goes on from the end of the last round counted, on the wall clock."""
+    A break goes on from the end of the last round counted, on the wall clock. A round
+    of tables only goes on to its time limit from when its play began, as stored."""
+    tables = tables if tables is not None else StoredTables()
     state = TournamentState(
         id=tournament_id,
         code=code,
@@ -1193,6 +1616,7 @@ def rebuild(
         seeds=tuple(seeds),
         paused=paused,
         announcements=tuple(announcements)[-ANNOUNCEMENTS_KEPT:],
+        arbiters=tuple(arbiters),
     )
     by_number = {r.number: r for r in rounds}
     # Every round before the current one was counted before the next was dealt; once the
@@ -1202,15 +1626,42 @@ def rebuild(
     counted = []
     for number in range(1, last_counted + 1):
         stored = by_number.get(number)
-        counted.append(
+        round_ = (
             Round(number, stored.code, stored.scores, stored.ended_at)
             if stored is not None
             else Round(number, "", (), None)
         )
+        counted.append(tables.attach(round_))
     state = replace(state, rounds=tuple(counted))
     if status != "running":
         return state
+    tables_only = current_round in tables.started and not tables.online.get(current_round, True)
+    if tables_only:
+        return replace(state, rounds=(*state.rounds, tables.attach(Round(current_round, ""))))
     if current is None or current.status == "abandoned":
         # Never dealt (or dealt and lost): deal it (again) now.
         return replace(state, next_round_at=now, dealing_again=True)
-    return replace(state, rounds=(*state.rounds, Round(current_round, current.code)), check_at=now)
+    round_ = tables.attach(Round(current_round, current.code))
+    if round_.started_at is None:  # stopped before its start was stored: it counts down again
+        round_ = replace(round_, started_at=now + options.countdown_s * 1000)
+    return replace(state, rounds=(*state.rounds, round_), check_at=now)
+
+
+@dataclass(frozen=True)
+class StoredTables:
+    """What is stored of each round for tables in the room: when its play began, whether
+    it had a match (``online``), who played it at a table, and the results entered."""
+
+    started: Mapping[int, Ms] = field(default_factory=dict)
+    online: Mapping[int, bool] = field(default_factory=dict)
+    tables: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    entered: Mapping[int, tuple[EnteredResult, ...]] = field(default_factory=dict)
+
+    def attach(self, round_: Round) -> Round:
+        number = round_.number
+        return replace(
+            round_,
+            started_at=self.started.get(number),
+            tables=self.tables.get(number, ()),
+            entered=self.entered.get(number, ()),
+        )

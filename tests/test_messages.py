@@ -174,7 +174,8 @@ def test_the_request_types_are_the_servers() -> None:
 def _minimal(kind: str) -> dict[str, Any]:
     """A request of ``kind`` with its required fields only."""
     required = {"code": "K7QX2M", "seq": 1, "since": 0, "action": "8C", "token": "abc",
-                "player": "bob", "reason": "a reason", "name": "ana", "text": "coffee"}
+                "player": "bob", "reason": "a reason", "name": "ana", "text": "coffee",
+                "round": 1, "placed": 30, "redeals": 1, "finish_ms": 60_000}
     cls = next(c for c in get_args(ClientMessage) if mi.type_info(c).tag == kind)
     fields = {f.name for f in mi.type_info(cls).fields if f.required}
     return {"type": kind, **{name: required[name] for name in fields if name != "type"}}

@@ -345,7 +345,8 @@ async def test_a_tournament_resync_further_back_than_the_history_gets_a_snapshot
     standings = await eve.ok("tournament_standings", code=code)
     assert snapshot == {"type": "tournament", "id": snapshot["id"],
                         "tournament": standings["tournament"],
-                        "standings": standings["standings"], "seq": 3}
+                        "standings": standings["standings"],
+                        "entered_results": standings["entered_results"], "seq": 3}
     assert [row["name"] for row in snapshot["standings"]] == ["ana", "bob", "cid"]
     # A seq the server never gave (it restarted and numbers anew): the snapshot too.
     ahead = await eve.ok("tournament_resync", code=code, since=99)
@@ -719,7 +720,7 @@ async def test_a_scheduled_start_keeps_its_time_across_a_restart(
     started = await follower.event("tournament_started")
     assert started["entrants"] == [
         {"player_id": ana.id, "name": "ana", "bot": False, "removed": False,
-         "removed_reason": None}
+         "removed_reason": None, "at_table": False}
     ]
 
 

@@ -50,10 +50,12 @@ from server.tournamentcore import (
     RoundLost,
     RoundRunning,
     RoundScore,
+    RoundStarted,
     StandingsRecorded,
     Start,
     Step,
     StoredRound,
+    StoredTables,
     Tick,
     TournamentCancelled,
     TournamentFinished,
@@ -316,9 +318,12 @@ def test_the_round_dealt_is_said_and_looked_for_after_a_while() -> None:
     assert (stale.events, stale.state) == ((), state)
     step = ok(state, RoundDealt(1, "R1"), T0 + 40)
     assert step.events == (
-        Event("round_starting", {"round": 1, "match": "R1", "countdown_ms": COUNTDOWN_S * 1000}),
+        Event("round_starting", {"round": 1, "match": "R1", "countdown_ms": COUNTDOWN_S * 1000,
+                                 "tables": []}),
     )
-    assert step.writes == () and step.state.round_code == "R1" and step.state.dealing is None
+    started_at = T0 + 40 + COUNTDOWN_S * 1000
+    assert step.writes == (RoundStarted(1, started_at),)
+    assert step.state.round_code == "R1" and step.state.dealing is None
     assert step.state.check_at == step.wake_at == T0 + 40 + CHECK_MS
     again = ok(step.state, RoundDealt(1, "R1"), T0 + 41)
     assert (again.events, again.state) == ((), step.state)
@@ -369,6 +374,8 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
                 "standings": rows,
                 "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
                 "paused": False,
+                "entered": [],
+                "results_awaited": [],
             },
         ),
     )
@@ -640,6 +647,9 @@ def rebuilt(
         now=now,
         check_ms=CHECK_MS,
         seeds=state.seeds,
+        tables=StoredTables(
+            started={r.number: r.started_at for r in state.rounds if r.started_at is not None}
+        ),
     )
 
 
@@ -707,8 +717,11 @@ def comparable(state: TournamentState) -> TournamentState:
     (``check_at``), whether it looks again right after the look under way
     (``look_again``) and whether it is drawing winnable deals (``drawing``): those
     belong to the process, not to the tournament, and are not stored; a rebuilt
-    tournament looks (and draws) at once. Everything else must come back."""
-    return replace(state, check_at=None, look_again=False, drawing=False)
+    tournament looks (and draws) at once. Everything else must come back, but when each
+    round's play began: ``settled`` deals a round without storing its start, and
+    tests/test_tables.py holds a rebuilt round's start to the stored one."""
+    rounds = tuple(replace(round_, started_at=None) for round_ in state.rounds)
+    return replace(state, check_at=None, look_again=False, drawing=False, rounds=rounds)
 
 
 @dataclass
@@ -745,6 +758,8 @@ class World:
     stored_matches: dict[int, MatchRow] = field(default_factory=dict)
     paused: bool = False
     announcements: list[Announcement] = field(default_factory=list)
+    #: When each round's play began, as ``tournament_rounds`` holds it.
+    started: dict[int, int] = field(default_factory=dict)
 
     def store(self, write: Write) -> None:
         match write:
@@ -777,6 +792,8 @@ class World:
                 self.paused = paused
             case AnnouncementMade(text=text, at=at):
                 self.announcements.append(Announcement(text, at))
+            case RoundStarted(number=number, at=at):
+                self.started[number] = at
 
     def part(self) -> tuple[Any, ...]:
         """What ``stored_part`` reads of a state, as stored."""
@@ -814,6 +831,7 @@ class World:
             seeds=self.seeds,
             paused=self.paused,
             announcements=self.announcements,
+            tables=StoredTables(started=dict(self.started)),
         )
 
 

@@ -21,6 +21,7 @@ from gaps_protocol.messages.replies import (
     AuditLog,
     DailyBoard,
     DailyStarted,
+    DealSheet,
     Events,
     Joined,
     Leaderboard,
@@ -49,7 +50,7 @@ ServerReply: TypeAlias = (
     Registered | Welcome | Pong | Ok | MatchCreated | Joined | Snapshot | Matched
     | RematchJoined | DailyStarted | Matches | Left | ActionOk | Events | ReplayReply
     | Leaderboard | Rating | Tournament | Tournaments | Standings | TournamentEvents
-    | DailyBoard | Queued | Reviews | AuditLog | Error
+    | DailyBoard | Queued | Reviews | AuditLog | DealSheet | Error
 )
 ServerMessage: TypeAlias = ServerReply | MatchEvent | TournamentEvent
 

@@ -4,6 +4,7 @@ and every code the server raises agree with ``ERROR_CODES``)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Final, Literal, get_args
 
 import msgspec
@@ -17,7 +18,8 @@ ErrorCode = Literal[
     "not_started", "match_finished", "game_over", "illegal_action", "stale_seq",
     "not_finished", "no_such_tournament", "tournament_full", "bots_not_allowed",
     "deals_not_ready", "round_in_play", "not_an_entrant", "not_removed", "late_entry_closed",
-    "not_running", "already_paused", "not_paused", "tournament_finished", "removed",
+    "not_running", "already_paused", "not_paused", "not_arbiter", "round_not_started",
+    "not_at_table", "tournament_finished", "removed",
     "daily_already_played", "no_such_player", "no_such_resource", "storage_unavailable",
     "shutting_down", "not_watchable", "too_many_matches", "broker_unavailable",
     "rate_limited", "method_not_allowed", "not_operator", "no_such_result",
@@ -48,9 +50,13 @@ class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):
     retry_after_ms: Annotated[int, msgspec.Meta(ge=1)] | msgspec.UnsetType = msgspec.UNSET
     #: ``too_many_matches``: how many lobby matches one player may host.
     limit: int | msgspec.UnsetType = msgspec.UNSET
-    #: ``round_in_play``: the round being played.
+    #: ``round_in_play``: the round being played; ``round_not_started``,
+    #: ``not_at_table``: the round asked for.
     round: int | msgspec.UnsetType = msgspec.UNSET
-    #: ``not_an_entrant``: the name asked for; ``not_removed``: the entrant's name.
+    #: ``round_not_started``: when the round's play begins (null: not dealt yet).
+    starts_at: datetime | None | msgspec.UnsetType = msgspec.UNSET
+    #: ``not_an_entrant``: the name asked for; ``not_removed``: the entrant's name;
+    #: ``not_at_table``: the entrant's.
     player: str | msgspec.UnsetType = msgspec.UNSET
     #: ``late_entry_closed``: the round until which the tournament took late entrants.
     late_entry_until_round: int | msgspec.UnsetType = msgspec.UNSET

@@ -17,6 +17,7 @@ from gaps_protocol.messages.common import (
     ShareCode,
 )
 from gaps_protocol.messages.views import (
+    EnteredResult,
     Entrant,
     Grid,
     Progress,
@@ -185,13 +186,19 @@ class TournamentStarted(_TournamentEvent, tag="tournament_started", kw_only=True
 
 class RoundStarting(_TournamentEvent, tag="round_starting", kw_only=True, frozen=True):
     round: Seq
-    match: Code
+    #: Null: every entrant plays the round at a table.
+    match: Code | None
     countdown_ms: Count
+    #: Who plays the round at a table (no seat in its match).
+    tables: list[str]
 
 
 class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True, frozen=True):
     round: Seq
-    match: Code
+    match: Code | None
+    #: The tables' results entered so far, and the table entrants with none yet.
+    entered: list[EnteredResult]
+    results_awaited: list[str]
     #: The round's deal, revealed now.
     seed: ShareCode | None
     standings: list[StandingsRow]
@@ -216,8 +223,42 @@ class TournamentCancelled(_TournamentEvent, tag="tournament_cancelled", kw_only=
     seeds: list[ShareCode | None]
 
 
+class ArbiterNamed(_TournamentEvent, tag="arbiter_named", kw_only=True, frozen=True):
+    player_id: int
+    name: str
+
+
+class EntrantTable(_TournamentEvent, tag="entrant_table", kw_only=True, frozen=True):
+    player_id: int
+    name: str
+    at_table: bool
+    from_round: Seq
+
+
+class ResultEntered(_TournamentEvent, tag="result_entered", kw_only=True, frozen=True):
+    """A table's result, as ``EnteredResult`` (msgspec types take one base), and what it
+    changed."""
+
+    round: Seq
+    player_id: int
+    name: str
+    score: int
+    placed: Count
+    redeals: Count
+    finish_ms: Count
+    won: bool
+    entered: Literal[True]
+    entered_by: str | None
+    entered_at: datetime
+    #: It replaces one entered before for the same round and entrant.
+    replaced: bool
+    #: Null while its round is not counted yet.
+    standings: list[StandingsRow] | None
+
+
 TournamentEvent = (
     DealsCommitted | EntrantJoined | EntrantReinstated | EntrantRemoved | TournamentStarted
     | RoundStarting | RoundEnded | TournamentPaused | TournamentResumed
-    | TournamentAnnouncement | TournamentEnded | TournamentCancelled
+    | TournamentAnnouncement | TournamentEnded | TournamentCancelled | ArbiterNamed
+    | EntrantTable | ResultEntered
 )

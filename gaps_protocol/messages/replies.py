@@ -19,6 +19,7 @@ from gaps_protocol.messages.common import (
     Player,
     RequestId,
     Ruleset,
+    ShareCode,
     Signature,
 )
 from gaps_protocol.messages.events import MatchEvent, TournamentEvent
@@ -26,6 +27,7 @@ from gaps_protocol.messages.views import (
     AuditEntry,
     DailyAttempt,
     DailyEntry,
+    EnteredResult,
     GameCounters,
     Grid,
     HeldResult,
@@ -176,6 +178,7 @@ class Tournament(Reply, tag="tournament", kw_only=True, frozen=True):
     tournament: TournamentView
     seq: Count | msgspec.UnsetType = msgspec.UNSET
     standings: list[StandingsRow] | msgspec.UnsetType = msgspec.UNSET
+    entered_results: list[EnteredResult] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Tournaments(Reply, tag="tournaments", kw_only=True, frozen=True):
@@ -185,6 +188,21 @@ class Tournaments(Reply, tag="tournaments", kw_only=True, frozen=True):
 class Standings(Reply, tag="standings", kw_only=True, frozen=True):
     tournament: TournamentView
     standings: list[StandingsRow]
+    #: Every table's result entered so far, by round (docs/tables.md).
+    entered_results: list[EnteredResult] | msgspec.UnsetType = msgspec.UNSET
+
+
+class DealSheet(Reply, tag="deal_sheet", kw_only=True, frozen=True):
+    """``tournament_deal_sheet``: a round's deal, to lay out at a table."""
+
+    tournament: Code
+    round: Annotated[int, msgspec.Meta(ge=1)]
+    seed: ShareCode
+    ruleset: Ruleset
+    #: The round's match of the players online; null: everyone plays it at a table.
+    match: Code | None
+    #: When its play began.
+    started_at: datetime | None
 
 
 class TournamentEvents(Reply, tag="tournament_events", kw_only=True, frozen=True):

@@ -22,6 +22,7 @@ from gaps_protocol.limits import (
     MAX_CURSOR_LENGTH,
     MAX_FRAME_BYTES,
     MAX_PAGE_ROWS,
+    MAX_PLACED,
     MAX_PLAYER_REFERENCE_LENGTH,
     MAX_PLAYERS,
     MAX_REASON_LENGTH,
@@ -29,6 +30,7 @@ from gaps_protocol.limits import (
     MAX_RULESET_LENGTH,
     MAX_SEED_LENGTH,
     MAX_SEQ,
+    MAX_TABLE_REDEALS,
     MAX_TIME_LIMIT_S,
     MAX_TOKEN_LENGTH,
     MAX_TOURNAMENT_NAME_LENGTH,
@@ -235,6 +237,46 @@ class Announce(Request, tag="tournament_announce", kw_only=True, frozen=True):
     text: Annotated[str, _text(MAX_ANNOUNCEMENT_LENGTH)]
 
 
+Round = Annotated[int, msgspec.Meta(ge=1, le=MAX_ROUNDS)]
+
+
+class NameArbiter(Request, tag="tournament_arbiter", kw_only=True, frozen=True):
+    """The host names ``player`` an arbiter: they seat entrants at tables, read the deal
+    sheets and enter the tables' results (docs/tables.md)."""
+
+    code: CodeText
+    player: NameText
+
+
+class SetTable(Request, tag="tournament_table", kw_only=True, frozen=True):
+    """The host or an arbiter seats ``player`` at a table (or online again) from the next
+    round dealt."""
+
+    code: CodeText
+    player: NameText
+    at_table: bool = True
+
+
+class EnterTableResult(Request, tag="tournament_enter_result", kw_only=True, frozen=True):
+    """The host or an arbiter enters the result ``player`` reached at a table."""
+
+    code: CodeText
+    round: Round
+    player: NameText
+    placed: Annotated[int, msgspec.Meta(ge=0, le=MAX_PLACED)]
+    redeals: Annotated[int, msgspec.Meta(ge=0, le=MAX_TABLE_REDEALS)]
+    finish_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_TIME_LIMIT_S * 1000)]
+    won: bool = False
+
+
+class GetDealSheet(Request, tag="tournament_deal_sheet", kw_only=True, frozen=True):
+    """A round's deal, to lay out at a table: for the host and the arbiters, once its
+    play has begun."""
+
+    code: CodeText
+    round: Round
+
+
 class ListTournaments(Request, tag="tournament_list", kw_only=True, frozen=True):
     status: TournamentList = "active"
 
@@ -299,7 +341,8 @@ ClientMessage = (
     Register | Hello | CreateMatch | ListMatches | JoinMatch | LeaveMatch | Ready
     | StartMatch | Rematch | Play | Resync | GetReplay | Ping | GetLeaderboard | GetRating
     | CreateTournament | JoinTournament | StartTournament | RemoveEntrant | ReinstateEntrant
-    | CancelTournament | PauseTournament | ResumeTournament | Announce | ListTournaments
+    | CancelTournament | PauseTournament | ResumeTournament | Announce | NameArbiter
+    | SetTable | EnterTableResult | GetDealSheet | ListTournaments
     | GetStandings | ResyncTournament | PlayDaily | GetDailyBoard | QuickMatch
     | CancelQuickMatch | ListReviews | ClearReview | VoidReview | Suspend | GetAuditLog
 )

@@ -286,6 +286,8 @@ class Entrant(Message, frozen=True):
     bot: bool
     removed: bool
     removed_reason: str | None
+    #: They play at a table from the next round dealt (docs/tables.md).
+    at_table: bool
 
 
 class StandingsRow(Entrant, frozen=True):
@@ -293,6 +295,31 @@ class StandingsRow(Entrant, frozen=True):
     total_score: int
     total_time_ms: Count
     rounds_played: Count
+    #: The row counts a result entered for a table, in these rounds.
+    entered: bool
+    entered_rounds: list[Annotated[int, msgspec.Meta(ge=1)]]
+
+
+class Arbiter(Message, frozen=True):
+    player_id: int
+    name: str
+
+
+class EnteredResult(Message, frozen=True):
+    """A table's result as the host or an arbiter entered it: never the server's."""
+
+    round: Annotated[int, msgspec.Meta(ge=1)]
+    player_id: int
+    name: str
+    score: int
+    placed: Count
+    redeals: Count
+    finish_ms: Count
+    won: bool
+    entered: Literal[True]
+    #: The arbiter who entered it; null: the host.
+    entered_by: str | None
+    entered_at: datetime
 
 
 class Announcement(Message, frozen=True):
@@ -326,6 +353,11 @@ class TournamentView(Message, frozen=True):
     late_entry_until_round: Count
     #: The host holds the next round back.
     paused: bool
+    arbiters: list[Arbiter]
+    #: When the play of the round being played began (its countdown's end).
+    round_started_at: datetime | None
+    #: Who plays the round being played at a table.
+    round_tables: list[str]
     #: The host's last announcements, oldest first.
     announcements: list[Announcement]
     commitment: Sha256 | None

@@ -1,5 +1,6 @@
 """Tournaments: create, join, remove an entrant, start, the host's hand (reinstate,
-cancel, pause, resume, announce), list, standings, resync.
+cancel, pause, resume, announce), tables in the room (arbiters, entrants at tables,
+deal sheets, the tables' results), list, standings, resync.
 
 Every tournament runs on the cluster's leader (server/leadership.py): these requests
 are sent there (``server.desk`` answers them) and the connection follows the
@@ -12,11 +13,15 @@ from typing import Any, Final
 from server.handlers.context import Connection, Handler
 from server.protocol import (
     CreateTournament,
+    EnterTableResult,
+    GetDealSheet,
     GetStandings,
     JoinTournament,
     ListTournaments,
+    NameArbiter,
     RemoveEntrant,
     ResyncTournament,
+    SetTable,
     StartTournament,
     SteerTournament,
 )
@@ -78,6 +83,47 @@ async def steer(session: Connection, request: SteerTournament) -> dict[str, Any]
     return {"type": "tournament", **answer}
 
 
+async def name_arbiter(session: Connection, request: NameArbiter) -> dict[str, Any]:
+    session.require_player()
+    arbiter_id, name = await session.services.reads.player_named(request.player)
+    return await _steer_tables(session, request.code, "arbiter", arbiter_id=arbiter_id,
+                               player=name)
+
+
+async def set_table(session: Connection, request: SetTable) -> dict[str, Any]:
+    session.require_player()
+    return await _steer_tables(session, request.code, "table", player=request.player,
+                               at_table=request.at_table)
+
+
+async def enter_result(session: Connection, request: EnterTableResult) -> dict[str, Any]:
+    session.require_player()
+    answer = await _steer_tables(
+        session, request.code, "enter_result", round=request.round, player=request.player,
+        placed=request.placed, redeals=request.redeals, finish_ms=request.finish_ms,
+        won=request.won,
+    )
+    return {**answer, "type": "standings"}
+
+
+async def _steer_tables(session: Connection, code: str, what: str, **args: Any) -> dict[str, Any]:
+    player = session.require_player()
+    answer = await session.services.leadership.ask(
+        "tournament_steer", {"code": code, "player_id": player.id, "what": what, **args}
+    )
+    return {"type": "tournament", **answer}
+
+
+async def deal_sheet(session: Connection, request: GetDealSheet) -> dict[str, Any]:
+    player = session.require_player()
+    return dict(
+        await session.services.leadership.ask(
+            "tournament_deal_sheet",
+            {"code": request.code, "player_id": player.id, "round": request.round},
+        )
+    )
+
+
 async def start(session: Connection, request: StartTournament) -> dict[str, Any]:
     player = session.require_player()
     started = await session.services.leadership.ask(
@@ -117,6 +163,10 @@ HANDLERS: Final[dict[type, Handler]] = {
     RemoveEntrant: remove,
     StartTournament: start,
     SteerTournament: steer,
+    NameArbiter: name_arbiter,
+    SetTable: set_table,
+    EnterTableResult: enter_result,
+    GetDealSheet: deal_sheet,
     ListTournaments: listed,
     GetStandings: standings,
     ResyncTournament: resync,

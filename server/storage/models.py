@@ -290,6 +290,59 @@ class TournamentEntry(Base):
     removed_reason: Mapped[str | None] = mapped_column(String(200))
     # The place in the joining order (1 first); none for entries stored before it was kept.
     position: Mapped[int | None] = mapped_column(SmallInteger)
+    # They play at a table in the room (docs/tables.md), from the next round dealt.
+    at_table: Mapped[bool] = mapped_column(Boolean, server_default=false())
+
+
+class TournamentArbiter(Base):
+    """A player the host of a tournament named an arbiter: they seat entrants at tables,
+    get the deal sheets and enter the tables' results."""
+
+    __tablename__ = "tournament_arbiters"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    named_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TournamentRound(Base):
+    """When a round's play began (its countdown over), and whether it had a match (a
+    round with every entrant at a table has none)."""
+
+    __tablename__ = "tournament_rounds"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    round: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    online: Mapped[bool] = mapped_column(Boolean)
+
+
+class TournamentTable(Base):
+    """An entrant who played a round at a table in the room."""
+
+    __tablename__ = "tournament_tables"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    round: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+
+
+class TournamentEnteredResult(Base):
+    """A table's result in a round, entered by the host or an arbiter (``entered_by``):
+    kept apart from the results the server validated (``match_players``)."""
+
+    __tablename__ = "tournament_entered_results"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    round: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    placed: Mapped[int] = mapped_column(SmallInteger)
+    redeals: Mapped[int] = mapped_column(SmallInteger)
+    finish_ms: Mapped[int] = mapped_column(Integer)
+    won: Mapped[bool] = mapped_column(Boolean)
+    score: Mapped[int] = mapped_column(SmallInteger)
+    entered_by: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class DailyEntry(Base):

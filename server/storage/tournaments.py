@@ -2,8 +2,11 @@
 rounds and the totals their standings add up.
 
 A tournament's rows are ``tournaments`` (one), ``tournament_entries`` (one per
-entrant), ``tournament_deals`` (the seed of each round, drawn before anyone entered)
-and ``tournament_announcements`` (what its host said to everyone);
+entrant), ``tournament_deals`` (the seed of each round, drawn before anyone entered),
+``tournament_announcements`` (what its host said to everyone), and for tables in the
+room ``tournament_arbiters``, ``tournament_rounds`` (when each round's play began),
+``tournament_tables`` (who played each round at a table) and
+``tournament_entered_results`` (the tables' results, kept apart from the server's);
 its rounds are the ``matches`` of kind ``tournament`` that name it, with their round
 number; the totals of its standings are summed from the results of those rounds that
 finished (``match_players``), so that they can always be computed again from what is
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -28,8 +31,12 @@ from server.storage.models import (
     Player,
     Tournament,
     TournamentAnnouncement,
+    TournamentArbiter,
     TournamentDeal,
+    TournamentEnteredResult,
     TournamentEntry,
+    TournamentRound,
+    TournamentTable,
 )
 
 #: How many of a tournament's last announcements come back with it.
@@ -76,6 +83,36 @@ class StoredTournament:
     paused: bool = False
     #: Its last announcements (text, when), oldest first.
     announcements: tuple[tuple[str, datetime], ...] = ()
+    #: The entrants who play at a table from the next round dealt.
+    at_table: frozenset[int] = frozenset()
+    #: The arbiters the host named (player id, name), in the order named.
+    arbiters: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class EnteredRow:
+    """A table's result in a round, as entered."""
+
+    player_id: int
+    placed: int
+    redeals: int
+    finish_ms: int
+    won: bool
+    score: int
+    entered_by: int
+    entered_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredTables:
+    """What a tournament stored of its rounds for tables in the room, by round number:
+    when each one's play began and whether it had a match (``online``), who played it
+    at a table, and the results entered."""
+
+    started: dict[int, datetime] = field(default_factory=dict)
+    online: dict[int, bool] = field(default_factory=dict)
+    tables: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    entered: dict[int, tuple[EnteredRow, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -310,6 +347,134 @@ class TournamentRepository:
             )
         return bool(reinstated.rowcount)
 
+    async def name_arbiter(self, tournament_id: int, player_id: int, *, at: datetime) -> None:
+        """Name ``player_id`` an arbiter of the tournament (again: nothing changes)."""
+        try:
+            async with self._database.write() as connection:
+                await connection.execute(
+                    insert(TournamentArbiter).values(
+                        tournament_id=tournament_id, player_id=player_id, named_at=at
+                    )
+                )
+        except IntegrityError:
+            pass  # named already: the answer of the first write was lost
+
+    async def set_table(self, tournament_id: int, player_id: int, *, at_table: bool) -> None:
+        """The entrant plays at a table (``at_table``) or online from the next round."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(TournamentEntry)
+                .where(
+                    TournamentEntry.tournament_id == tournament_id,
+                    TournamentEntry.player_id == player_id,
+                )
+                .values(at_table=at_table)
+            )
+
+    async def begin_round(
+        self, tournament_id: int, number: int, *, tables: Sequence[int]
+    ) -> None:
+        """Round ``number`` is dealt next, ``tables`` playing it at a table (dealt again:
+        those of the new deal)."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                update(Tournament).where(Tournament.id == tournament_id)
+                .values(current_round=number)
+            )
+            await connection.execute(
+                delete(TournamentTable).where(
+                    TournamentTable.tournament_id == tournament_id,
+                    TournamentTable.round == number,
+                )
+            )
+            if tables:
+                await connection.execute(
+                    insert(TournamentTable),
+                    [{"tournament_id": tournament_id, "round": number, "player_id": p}
+                     for p in tables],
+                )
+
+    async def start_round(
+        self, tournament_id: int, number: int, *, at: datetime, online: bool
+    ) -> None:
+        """Round ``number``'s play begins ``at`` (a round dealt again: its new start)."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                delete(TournamentRound).where(
+                    TournamentRound.tournament_id == tournament_id,
+                    TournamentRound.round == number,
+                )
+            )
+            await connection.execute(
+                insert(TournamentRound).values(
+                    tournament_id=tournament_id, round=number, started_at=at, online=online
+                )
+            )
+
+    async def enter_result(self, tournament_id: int, number: int, row: EnteredRow) -> None:
+        """Keep a table's result in round ``number``, replacing one entered before."""
+        async with self._database.write() as connection:
+            await connection.execute(
+                delete(TournamentEnteredResult).where(
+                    TournamentEnteredResult.tournament_id == tournament_id,
+                    TournamentEnteredResult.round == number,
+                    TournamentEnteredResult.player_id == row.player_id,
+                )
+            )
+            await connection.execute(
+                insert(TournamentEnteredResult).values(
+                    tournament_id=tournament_id, round=number, player_id=row.player_id,
+                    placed=row.placed, redeals=row.redeals, finish_ms=row.finish_ms,
+                    won=row.won, score=row.score, entered_by=row.entered_by,
+                    entered_at=row.entered_at,
+                )
+            )
+
+    async def tables(self, tournament_id: int) -> StoredTables:
+        """What the tournament stored of its rounds for tables in the room."""
+        found = StoredTables()
+        async with self._database.read() as connection:
+            for row in (
+                await connection.execute(
+                    select(TournamentRound).where(TournamentRound.tournament_id == tournament_id)
+                )
+            ).all():
+                found.started[row.round] = _utc(row.started_at) or row.started_at
+                found.online[row.round] = bool(row.online)
+            tables: dict[int, list[int]] = {}
+            for table in (
+                await connection.execute(
+                    select(TournamentTable)
+                    .join(TournamentEntry, (TournamentEntry.tournament_id
+                                            == TournamentTable.tournament_id)
+                          & (TournamentEntry.player_id == TournamentTable.player_id))
+                    .where(TournamentTable.tournament_id == tournament_id)
+                    # In the joining order, as the rounds seat them.
+                    .order_by(TournamentTable.round, TournamentEntry.position,
+                              TournamentEntry.joined_at, TournamentTable.player_id)
+                )
+            ).all():
+                tables.setdefault(table.round, []).append(table.player_id)
+            entered: dict[int, list[EnteredRow]] = {}
+            for result in (
+                await connection.execute(
+                    select(TournamentEnteredResult)
+                    .where(TournamentEnteredResult.tournament_id == tournament_id)
+                    .order_by(TournamentEnteredResult.round, TournamentEnteredResult.entered_at,
+                              TournamentEnteredResult.player_id)
+                )
+            ).all():
+                entered.setdefault(result.round, []).append(
+                    EnteredRow(
+                        result.player_id, result.placed, result.redeals, result.finish_ms,
+                        bool(result.won), result.score, result.entered_by,
+                        _utc(result.entered_at) or result.entered_at,
+                    )
+                )
+        found.tables.update({number: tuple(ids) for number, ids in tables.items()})
+        found.entered.update({number: tuple(rows) for number, rows in entered.items()})
+        return found
+
     async def announce(self, tournament_id: int, text: str, *, at: datetime) -> None:
         """Keep what the host said to everyone, at ``at``."""
         async with self._database.write() as connection:
@@ -369,12 +534,14 @@ class TournamentRepository:
         entrants: dict[int, list[tuple[int, str]]] = {}
         bots: dict[int, set[int]] = {}
         removed: dict[int, dict[int, str]] = {}
+        at_table: dict[int, set[int]] = {}
         for entry in (
             await connection.execute(
                 select(
                     TournamentEntry.tournament_id,
                     TournamentEntry.removed_at,
                     TournamentEntry.removed_reason,
+                    TournamentEntry.at_table,
                     Player.id,
                     Player.name,
                     Player.bot,
@@ -390,6 +557,18 @@ class TournamentRepository:
                 bots.setdefault(entry.tournament_id, set()).add(entry.id)
             if entry.removed_at is not None:
                 removed.setdefault(entry.tournament_id, {})[entry.id] = entry.removed_reason or ""
+            if entry.at_table:
+                at_table.setdefault(entry.tournament_id, set()).add(entry.id)
+        arbiters: dict[int, list[tuple[int, str]]] = {}
+        for arbiter in (
+            await connection.execute(
+                select(TournamentArbiter.tournament_id, Player.id, Player.name)
+                .join(Player, Player.id == TournamentArbiter.player_id)
+                .where(TournamentArbiter.tournament_id.in_([row.id for row in rows]))
+                .order_by(TournamentArbiter.named_at, Player.id)
+            )
+        ).all():
+            arbiters.setdefault(arbiter.tournament_id, []).append((arbiter.id, arbiter.name))
         seeds = await self._deals(connection, [row.id for row in rows])
         announcements = await self._announcements(connection, [row.id for row in rows])
         return [
@@ -418,6 +597,8 @@ class TournamentRepository:
                 late_entry_until_round=row.late_entry_until_round,
                 paused=bool(row.paused),
                 announcements=announcements.get(row.id, ()),
+                at_table=frozenset(at_table.get(row.id, ())),
+                arbiters=tuple(arbiters.get(row.id, ())),
             )
             for row in rows
         ]

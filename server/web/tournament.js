@@ -4,7 +4,9 @@
 // shows the commitment to the deals, checks every seed revealed against it (and says so
 // loudly when one does not match), links to the exports, and shows the host's
 // announcements. Its host steers the evening from it: announce, pause, resume, cancel
-// with a reason, and reinstate an entrant they removed.
+// with a reason, and reinstate an entrant they removed. The host and the arbiters they
+// named run the tables in the room (docs/tables.md): who plays at a table, the round's
+// deal sheet, and each table's result, entered; entered results are marked.
 import { checkDeals } from './deals.js';
 import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
@@ -18,6 +20,19 @@ export const PUBLIC_REFRESH_MS = 10000;
 /** Entrants the host removed come after everyone still in, as the server sends them. */
 const stillInFirst = (list) => [...list.filter((e) => e.removed !== true), ...list.filter((e) => e.removed === true)];
 const removedNote = (entry) => el('span', { class: 'removed-note' }, `removed: ${entry.removed_reason || 'by the host'}`);
+/** A result entered for a table in the room, not played online: marked wherever shown. */
+const enteredNote = (rounds) => el('span', { class: 'entered-note', title: 'entered by the host or an arbiter: played at a table, not validated by the server' },
+  `✎ entered${rounds && rounds.length ? ` (round ${rounds.join(', ')})` : ''}`);
+const tableNote = () => el('span', { class: 'table-note' }, 'at a table');
+
+/** A time as a clock shows it, MM:SS or H:MM:SS (tenths allowed), in ms; null if not one. */
+export function clockMs(text) {
+  const found = /^(?:(\d+):)?(\d+):([0-5]\d)(?:\.(\d{1,3}))?$/.exec(text.trim());
+  if (!found) return null;
+  const [, hours, minutes, seconds, fraction] = found;
+  if (hours !== undefined && Number(minutes) > 59) return null;
+  return ((Number(hours ?? 0) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000 + Number((fraction ?? '0').padEnd(3, '0'));
+}
 
 /** The page's parts, drawn from a tournament view and its standings. */
 function tournamentScreen() {
@@ -29,6 +44,8 @@ function tournamentScreen() {
   const removing = el('div', { id: 'remove-entrant' }); // the host's form asking for a reason
   // The host's desk: announce, pause or resume, cancel with a reason.
   const desk = el('div', { id: 'host-desk' });
+  // The tables in the room, for the host and the arbiters: the deal sheet, a result to enter.
+  const tablesDesk = el('div', { id: 'tables-desk' });
   // What the host said to everyone, newest last.
   const announcements = el('ul', { id: 'announcements', 'aria-live': 'polite', 'aria-labelledby': 'announcements-heading' });
   const announcementsHeading = el('h2', { id: 'announcements-heading', hidden: true }, 'From the host');
@@ -42,7 +59,7 @@ function tournamentScreen() {
   const dealsStatus = el('p', { id: 'deals-status' });
   const dealSeeds = el('ul', { id: 'deal-seeds' });
   const exportLinks = el('p', { id: 'exports', class: 'row' });
-  show(el('div', { class: 'projector' }, title, round, actions, desk, announcementsHeading, announcements,
+  show(el('div', { class: 'projector' }, title, round, actions, desk, tablesDesk, announcementsHeading, announcements,
     dealsAlarm, log, standingsTable, noRound,
     el('h2', { id: 'entrants-heading' }, 'Entrants'), entrants, removing,
     el('h2', { id: 'deals-heading' }, 'Deals'), dealsStatus, dealSeeds,
@@ -50,7 +67,7 @@ function tournamentScreen() {
   const logged = new Set(); // the names whose removal the log shows already
   let alarmed = '';
   return {
-    title, round, actions, entrants, removing, desk, updated,
+    title, round, actions, entrants, removing, desk, tablesDesk, updated,
     /** The host's last announcements (the view keeps 10), each with its time. */
     announcements(view) {
       const said = Array.isArray(view.announcements) ? view.announcements : [];
@@ -95,7 +112,8 @@ function tournamentScreen() {
       noRound.hidden = Boolean(standings);
       if (!standings) return;
       put(rows, stillInFirst(standings).map((s) => el('tr', { class: s.removed === true ? 'removed' : null },
-        el('td', {}, s.rank), el('td', {}, named(s), s.removed === true ? [' · ', removedNote(s)] : null),
+        el('td', {}, s.rank), el('td', {}, named(s), s.removed === true ? [' · ', removedNote(s)] : null,
+          s.entered === true ? [' · ', enteredNote(s.entered_rounds)] : null),
         el('td', {}, s.total_score ?? s.score ?? 0), el('td', {}, formatMs(s.total_time_ms ?? 0)), el('td', {}, s.rounds_played ?? 0))));
     },
     logRemoval(name, reason) {
@@ -117,9 +135,10 @@ function tournamentScreen() {
       // The rounds this browser opens from here link back to the tournament.
       if (view.round_match) sessionStorage.setItem(roundKey(view.round_match), view.code);
     },
-    entrantList(view, removeButton = () => null, reinstateButton = () => null) {
+    entrantList(view, removeButton = () => null, reinstateButton = () => null, tableButton = () => null) {
       put(entrants, stillInFirst(view.entrants).map((e) => el('li', { class: e.removed === true ? 'removed' : null },
-        named(e), e.removed === true ? [' · ', removedNote(e)] : null, e.removed === true ? reinstateButton(e) : removeButton(e))));
+        named(e), e.removed === true ? [' · ', removedNote(e)] : null, e.at_table === true && e.removed !== true ? [' · ', tableNote()] : null,
+        e.removed === true ? reinstateButton(e) : [removeButton(e), tableButton(e)])));
     },
   };
 }
@@ -244,22 +263,68 @@ export async function tournamentPage(code) {
   }
   let hostDeskDrawn = false;
 
+  /** Whether this player runs the tables: the host, or an arbiter they named. */
+  const runsTables = () => view.host_id === me.id || (view.arbiters || []).some((a) => a.player_id === me.id);
+
+  /** The tables' desk: the current round's deal sheet, and a form to enter a table's result. */
+  function tablesDesk() {
+    const over = view.status === 'finished' || view.status === 'cancelled';
+    if (!runsTables() || over || view.status !== 'running') { tablesDeskDrawn = ''; put(screen.tablesDesk); return; }
+    const stillIn = view.entrants.filter((e) => e.removed !== true);
+    const key = `${view.current_round}|${stillIn.map((e) => e.name).join(',')}`;
+    if (tablesDeskDrawn === key) return; // redrawn only when it changes: a half-typed result stays
+    tablesDeskDrawn = key;
+    const field = (id, label, input) => [el('label', { for: id }, label), input];
+    const roundInput = el('input', { id: 'result-round', type: 'number', min: 1, max: view.rounds, value: view.current_round, required: true });
+    const player = el('select', { id: 'result-player', required: true }, stillIn.map((e) => el('option', { value: e.name }, e.name)));
+    const placed = el('input', { id: 'result-placed', type: 'number', min: 0, max: 48, required: true });
+    const redeals = el('input', { id: 'result-redeals', type: 'number', min: 0, max: 9, value: 0, required: true });
+    const time = el('input', { id: 'result-time', placeholder: 'MM:SS', required: true, autocomplete: 'off', size: 8 });
+    const won = el('input', { id: 'result-won', type: 'checkbox' });
+    const form = el('form', { id: 'enter-result', class: 'row', 'aria-label': "Enter a table's result", on: { submit: async (event) => {
+      event.preventDefault();
+      const finishMs = clockMs(time.value);
+      if (finishMs === null) { say('The time is minutes and seconds as a clock shows them, like 12:34.', true); time.focus(); return; }
+      const request = { type: 'tournament_enter_result', code, round: Number(roundInput.value), player: player.value,
+        placed: Number(placed.value), redeals: Number(redeals.value), finish_ms: finishMs, won: won.checked };
+      try {
+        const reply = await retrying(() => connection.request(request));
+        adopt(reply);
+        if (reply.standings && reply.standings.some((s) => s.rounds_played > 0)) screen.standings(reply.standings);
+        const entered = (reply.entered_results || []).find((r) => r.round === request.round && r.name === request.player);
+        say(`Entered: ${request.player}, round ${request.round}${entered ? `, ${entered.score} points` : ''}.`);
+        placed.value = ''; time.value = ''; won.checked = false;
+      } catch (error) { say(`${request.player}'s result was not entered: ${error.message}`, true); }
+    } } },
+    ...field('result-round', 'Round', roundInput), ...field('result-player', 'Player', player),
+    ...field('result-placed', 'Cards placed', placed), ...field('result-redeals', 'Redeals', redeals),
+    ...field('result-time', 'Time', time), el('label', { class: 'option' }, won, 'Won'),
+    el('button', { type: 'submit' }, 'Enter the result'));
+    const sheet = view.current_round > 0
+      ? link(`/sheet/${encodeURIComponent(view.code)}/${view.current_round}`, `Deal sheet of round ${view.current_round}`, { id: 'deal-sheet-link' }) : null;
+    put(screen.tablesDesk, el('h2', {}, 'Tables in the room'), el('p', { class: 'row' }, sheet), form);
+  }
+  let tablesDeskDrawn = '';
+
   function renderView() {
     screen.heading(view, nextRoundAt);
     screen.announcements(view);
     hostDesk();
+    tablesDesk();
     screen.deals(view);
     screen.exports(view);
     // Join, start, and the round to play or watch: a projector needs none of them.
     const still = view.entrants.filter((e) => e.removed !== true);
     const entered = still.some((e) => e.player_id === me.id);
+    const atTable = (view.round_tables || []).some((name) => name.toLowerCase() === me.name.toLowerCase());
     const removed = view.entrants.some((e) => e.player_id === me.id && e.removed === true);
     put(screen.actions,
       view.status === 'open' && !entered && !removed && view.deals_ready !== false
         ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_join', code }) } }, 'Join this tournament') : null,
       view.status === 'open' && view.host_id === me.id
         ? el('button', { type: 'button', on: { click: () => ask({ type: 'tournament_start', code }) } }, 'Start now') : null,
-      view.status === 'running' && view.round_match && entered ? link(`/m/${view.round_match}`, `Play round ${view.current_round}`) : null,
+      view.status === 'running' && view.round_match && entered && !atTable ? link(`/m/${view.round_match}`, `Play round ${view.current_round}`) : null,
+      view.status === 'running' && entered && atTable ? el('span', { id: 'at-table' }, `You play round ${view.current_round} at a table in the room`) : null,
       view.status === 'running' && view.round_match ? link(`/watch/${view.round_match}`, `Watch round ${view.current_round}`) : null);
     // The host removes entrants before the start or between rounds, never while one is played.
     const canRemove = view.host_id === me.id && (view.status === 'open' || (view.status === 'running' && !view.round_match));
@@ -273,7 +338,12 @@ export async function tournamentPage(code) {
     }, (e) => (canReinstate ? [' ', el('button', { type: 'button', class: 'reinstate', 'aria-label': `Reinstate ${e.name}`,
       on: { click: () => retrying(() => connection.request({ type: 'tournament_reinstate', code, player: e.name }))
         .then((reply) => { adopt(reply); say(`${e.name} is back: they play from the next round.`); return refreshStandings(); })
-        .catch((error) => say(`${e.name} was not reinstated: ${error.message}`, true)) } }, 'Reinstate')] : null));
+        .catch((error) => say(`${e.name} was not reinstated: ${error.message}`, true)) } }, 'Reinstate')] : null),
+    (e) => (runsTables() && (view.status === 'open' || view.status === 'running') ? [' ', el('button', {
+      type: 'button', class: 'at-table', 'aria-pressed': String(e.at_table === true), 'aria-label': `${e.name} plays at a table`,
+      on: { click: () => retrying(() => connection.request({ type: 'tournament_table', code, player: e.name, at_table: e.at_table !== true }))
+        .then((reply) => { adopt(reply); say(`${e.name} plays ${e.at_table === true ? 'online' : 'at a table'} from the next round.`); })
+        .catch((error) => say(`${e.name} was not moved: ${error.message}`, true)) } }, 'At a table')] : null));
   }
 
   function apply(event) {
@@ -312,6 +382,14 @@ export async function tournamentPage(code) {
         say(`The host says: ${event.text}`);
       }
     }
+    if (event.event === 'entrant_table') {
+      const entrant = view.entrants.find((e) => e.player_id === event.player_id);
+      if (entrant) entrant.at_table = event.at_table;
+    }
+    if (event.event === 'arbiter_named' && !(view.arbiters || []).some((a) => a.player_id === event.player_id)) {
+      view.arbiters = [...(view.arbiters || []), { player_id: event.player_id, name: event.name }];
+    }
+    if (event.event === 'result_entered' && event.standings) screen.standings(event.standings);
     if (event.event === 'tournament_paused') view.paused = true;
     if (event.event === 'tournament_resumed') { view.paused = false; nextRoundAt = event.next_round_at; }
     if (event.event === 'deals_committed') {
@@ -322,7 +400,7 @@ export async function tournamentPage(code) {
     }
     if (Array.isArray(event.seeds) && event.event !== 'deals_committed') view.seeds = event.seeds; // the end reveals them all
     if (event.event === 'tournament_started') view.status = 'running';
-    if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; }
+    if (event.event === 'round_starting') { view.current_round = event.round; view.round_match = event.match; view.round_tables = event.tables || []; }
     if (event.event === 'round_ended') { view.round_match = null; nextRoundAt = event.next_round_at; screen.standings(event.standings); }
     if (event.event === 'tournament_ended') { view.status = 'finished'; screen.standings(event.standings); }
     if (event.event === 'tournament_cancelled') {
