@@ -55,6 +55,7 @@ ANSWERED_APART: Final = (
     protocol.ListMatches,
     protocol.ListTournaments,
     protocol.GetStandings,
+    protocol.GetDealSheet,
     protocol.Resync,
 )
 
