@@ -73,20 +73,29 @@ class ClientRefused(FloodBenchError):
     """The server refused to register one of the benchmark's clients."""
 
 
-def check_loopback(url: str) -> str:
-    """``url`` itself if it is ws:// on a loopback address: the flood stays on this
-    machine."""
+def loopback_problem(url: str, *, done: str) -> str | None:
+    """Why ``url`` is not a ws:// URL on a loopback address (a benchmark stays on this
+    machine), or None; ``done`` says what the benchmark does to it (``flooded``)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.scheme != "ws":
-        raise NotLoopback(f"{url!r}: only ws:// URLs are flooded")
+        return f"{url!r}: only ws:// URLs are {done}"
     if host != "localhost":
         try:
             loopback = ipaddress.ip_address(host).is_loopback
         except ValueError:
             loopback = False
         if not loopback:
-            raise NotLoopback(f"{url!r}: {host!r} is not a loopback address")
+            return f"{url!r}: {host!r} is not a loopback address"
+    return None
+
+
+def check_loopback(url: str) -> str:
+    """``url`` itself if it is ws:// on a loopback address: the flood stays on this
+    machine."""
+    problem = loopback_problem(url, done="flooded")
+    if problem is not None:
+        raise NotLoopback(problem)
     return url
 
 

@@ -49,7 +49,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import ipaddress
 import json
 import os
 import re
@@ -71,7 +70,15 @@ from urllib.parse import urlsplit
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.echo import command as echo_command
-from bench.flood import LOAD_CORE, SERVER_CORE, can_pin, listening_url, percentile, stop
+from bench.flood import (
+    LOAD_CORE,
+    SERVER_CORE,
+    can_pin,
+    listening_url,
+    loopback_problem,
+    percentile,
+    stop,
+)
 from bench.players import (
     DEFAULT_MAX_ACTIONS,
     REPLY_TIMEOUT_S,
@@ -135,17 +142,9 @@ class ServerDidNotStart(LoadBenchError):
 def check_loopback(url: str) -> str:
     """``url`` itself if it is ws:// on a loopback address: the load stays on this
     machine."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme != "ws":
-        raise NotLoopback(f"{url!r}: only ws:// URLs are measured")
-    if host != "localhost":
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise NotLoopback(f"{url!r}: {host!r} is not a loopback address")
+    problem = loopback_problem(url, done="measured")
+    if problem is not None:
+        raise NotLoopback(problem)
     return url
 
 
