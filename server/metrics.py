@@ -40,7 +40,7 @@ from server.tournament import Tournaments
 #: The content type of what ``exposition`` returns.
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 
-#: A tournament's statuses (``server.tournamentcore``).
+#: A tournament's statuses (``server.tournamentstate``).
 TOURNAMENT_STATUSES: Final = ("open", "running", "finished", "cancelled")
 
 #: The limits a ``rate_limited`` refusal is counted against (``rate_limited{limit}``).

@@ -30,7 +30,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
+from server import tournamentcommands as commands
 from server import tournamentcore as core
+from server import tournamentrestore as restore
+from server import tournamentstate as states
+from server import tournamentviews as views
 from server.actor import Actor
 from server.broker import Broker
 from server.clock import Cancel, Clock, datetime_of, ms_of
@@ -47,7 +51,7 @@ from server.storage.tournaments import (
     StoredTournament,
     TournamentRepository,
 )
-from server.tournamentcore import TournamentOptions, TournamentState
+from server.tournamentstate import TournamentOptions, TournamentState
 
 log = logging.getLogger("gaps.tournament")
 
@@ -63,7 +67,7 @@ def tournament_channel(code: str) -> str:
     return f"tournament:{code}"
 
 
-class Tournament(Actor[TournamentState, core.Command]):
+class Tournament(Actor[TournamentState, commands.Command]):
     """The actor of one tournament."""
 
     def __init__(
@@ -104,15 +108,15 @@ class Tournament(Actor[TournamentState, core.Command]):
     # -- what others ask ------------------------------------------------------------------
 
     async def join(self, player_id: int, name: str, *, bot: bool) -> dict[str, Any]:
-        return await self.ask(core.Join(player_id, name, bot))  # type: ignore[no-any-return]
+        return await self.ask(commands.Join(player_id, name, bot))  # type: ignore[no-any-return]
 
     async def remove(self, host_id: int, player: str, reason: str) -> dict[str, Any]:
-        return await self.ask(core.Remove(host_id, player, reason))  # type: ignore[no-any-return]
+        return await self.ask(commands.Remove(host_id, player, reason))  # type: ignore[no-any-return]
 
     async def start_by(self, player_id: int) -> dict[str, Any]:
-        return await self.ask(core.Start(player_id))  # type: ignore[no-any-return]
+        return await self.ask(commands.Start(player_id))  # type: ignore[no-any-return]
 
-    async def steer(self, command: core.Command) -> dict[str, Any]:
+    async def steer(self, command: commands.Command) -> dict[str, Any]:
         """One of the host's commands (reinstate, cancel, pause, resume, announce)."""
         return await self.ask(command)  # type: ignore[no-any-return]
 
@@ -137,20 +141,20 @@ class Tournament(Actor[TournamentState, core.Command]):
 
     def round_may_have_ended(self) -> None:
         """The match of a round ended on this process: look at once."""
-        self.tell(core.CheckRound())
+        self.tell(commands.CheckRound())
 
     # -- the core and its effects ---------------------------------------------------------
 
-    def _core(self, state: TournamentState, command: core.Command, now: int) -> core.Step:
+    def _core(self, state: TournamentState, command: commands.Command, now: int) -> commands.Step:
         return core.handle(state, command, now)
 
-    def _tick(self) -> core.Command:
-        return core.Tick()
+    def _tick(self) -> commands.Command:
+        return commands.Tick()
 
     def _deadline(self, state: TournamentState) -> int | None:
         return core.next_deadline(state)
 
-    def _message(self, event: core.Event) -> dict[str, Any]:
+    def _message(self, event: commands.Event) -> dict[str, Any]:
         return {
             "type": "tournament_event",
             "tournament": self.code,
@@ -159,16 +163,16 @@ class Tournament(Actor[TournamentState, core.Command]):
             **event.data,
         }
 
-    def _answer(self, reply: core.Reply) -> Any:
-        if isinstance(reply, core.Entered):
-            return {"tournament": core.view(self._state), "seq": self.history.last_seq}
-        if isinstance(reply, core.Viewed):
-            return {"tournament": core.view(self._state)}
-        if isinstance(reply, core.Standing):
+    def _answer(self, reply: commands.Reply) -> Any:
+        if isinstance(reply, commands.Entered):
+            return {"tournament": views.view(self._state), "seq": self.history.last_seq}
+        if isinstance(reply, commands.Viewed):
+            return {"tournament": views.view(self._state)}
+        if isinstance(reply, commands.Standing):
             return with_standings(self._state)
         return reply
 
-    def _after(self, step: core.Step) -> None:
+    def _after(self, step: commands.Step) -> None:
         for event in step.events:
             if event.name in LOGGED_EVENTS:
                 log.info(
@@ -186,30 +190,30 @@ class Tournament(Actor[TournamentState, core.Command]):
         if step.closed:
             self._on_closed(self)
 
-    async def _store(self, write: core.Write) -> None:
+    async def _store(self, write: states.Write) -> None:
         repository, tournament_id = self._repository, self.id
         match write:
-            case core.EntrantAdded(player_id=player_id, at=at, position=position):
+            case states.EntrantAdded(player_id=player_id, at=at, position=position):
                 await repository.add_entrant(
                     tournament_id, player_id, at=datetime_of(at), position=position
                 )
-            case core.EntrantRemoved(player_id=player_id, reason=reason, at=at):
+            case states.EntrantRemoved(player_id=player_id, reason=reason, at=at):
                 await repository.remove_entrant(
                     tournament_id, player_id, reason=reason, at=datetime_of(at)
                 )
-            case core.TournamentStarted(at=at):
+            case states.TournamentStarted(at=at):
                 await repository.update(tournament_id, status="running", started_at=datetime_of(at))
-            case core.RoundBegun(number=number, tables=tables):
+            case states.RoundBegun(number=number, tables=tables):
                 await repository.begin_round(tournament_id, number, tables=tables)
-            case core.RoundStarted(number=number, at=at, online=online):
+            case states.RoundStarted(number=number, at=at, online=online):
                 await repository.start_round(
                     tournament_id, number, at=datetime_of(at), online=online
                 )
-            case core.ArbiterNamed(player_id=player_id, at=at):
+            case states.ArbiterNamed(player_id=player_id, at=at):
                 await repository.name_arbiter(tournament_id, player_id, at=datetime_of(at))
-            case core.TableSet(player_id=player_id, at_table=at_table):
+            case states.TableSet(player_id=player_id, at_table=at_table):
                 await repository.set_table(tournament_id, player_id, at_table=at_table)
-            case core.ResultEntered(number=number, result=result):
+            case states.ResultEntered(number=number, result=result):
                 await repository.enter_result(
                     tournament_id,
                     number,
@@ -218,7 +222,7 @@ class Tournament(Actor[TournamentState, core.Command]):
                         result.won, result.score, result.by, datetime_of(result.at),
                     ),
                 )
-            case core.StandingsRecorded(rows=rows):
+            case states.StandingsRecorded(rows=rows):
                 await repository.record_standings(
                     tournament_id,
                     [
@@ -232,9 +236,9 @@ class Tournament(Actor[TournamentState, core.Command]):
                         for row in rows
                     ],
                 )
-            case core.TournamentFinished(at=at):
+            case states.TournamentFinished(at=at):
                 await repository.update(tournament_id, status="finished", ended_at=datetime_of(at))
-            case core.TournamentCancelled(reason=reason, at=at, current_round=counted):
+            case states.TournamentCancelled(reason=reason, at=at, current_round=counted):
                 await repository.update(
                     tournament_id,
                     status="cancelled",
@@ -242,16 +246,16 @@ class Tournament(Actor[TournamentState, core.Command]):
                     ended_at=datetime_of(at),
                     current_round=counted,
                 )
-            case core.DealsCommitted(seeds=seeds):
+            case states.DealsCommitted(seeds=seeds):
                 await repository.commit_deals(tournament_id, seeds)
-            case core.EntrantReinstated(player_id=player_id):
+            case states.EntrantReinstated(player_id=player_id):
                 await repository.reinstate_entrant(tournament_id, player_id)
-            case core.PauseSet(paused=paused):
+            case states.PauseSet(paused=paused):
                 await repository.update(tournament_id, paused=paused)
-            case core.AnnouncementMade(text=text, at=at):
+            case states.AnnouncementMade(text=text, at=at):
                 await repository.announce(tournament_id, text, at=datetime_of(at))
 
-    async def _deal(self, deal: core.DealRound) -> None:
+    async def _deal(self, deal: commands.DealRound) -> None:
         """Create round ``deal.number``'s match (retried through outages: the round must
         be dealt), say so, then start it."""
         state = self._state
@@ -285,7 +289,7 @@ class Tournament(Actor[TournamentState, core.Command]):
             sleep=self._clock.sleep,
             outage=self._outage,
         )
-        await self.ask(core.RoundDealt(deal.number, match.code))
+        await self.ask(commands.RoundDealt(deal.number, match.code))
         if self._state.over:  # cancelled while the match was being created
             await match.abandon()
         else:
@@ -298,21 +302,21 @@ class Tournament(Actor[TournamentState, core.Command]):
         if match is not None:
             await match.abandon()
 
-    async def _draw(self, draw: core.DrawDeals) -> None:
+    async def _draw(self, draw: commands.DrawDeals) -> None:
         """Draw ``draw.count`` winnable deals (again after a solving process died), then
         say so, ``DealsDrawn`` (or ``NoDeals`` when none could be proven), again until
         it is stored."""
         delay_s = 1.0
-        command: core.DealsDrawn | core.NoDeals
+        command: commands.DealsDrawn | commands.NoDeals
         while True:
             try:
                 seeds = await self._prover.draw(draw.count, draw.ruleset)
-                command = core.DealsDrawn(tuple(seed.data for seed in seeds))
+                command = commands.DealsDrawn(tuple(seed.data for seed in seeds))
                 break
             except NoWinnableDeal as error:
                 log.error("no winnable deals", extra={"tournament": self.code,
                                                       "error": str(error)})
-                command = core.NoDeals(f"the server could not draw winnable deals: {error}")
+                command = commands.NoDeals(f"the server could not draw winnable deals: {error}")
                 break
             except Exception as error:
                 log.warning("winnable deals not drawn; retrying",
@@ -331,7 +335,7 @@ class Tournament(Actor[TournamentState, core.Command]):
             await self._clock.sleep(delay_s)
             delay_s = min(DRAW_RETRY_MAX_S, delay_s * 2)
 
-    async def _look(self, look: core.LookForRound) -> None:
+    async def _look(self, look: commands.LookForRound) -> None:
         """Whether round ``look.number``'s match has ended, from the database."""
         try:
             found = await self._repository.rounds(self.id, look.number)
@@ -342,17 +346,17 @@ class Tournament(Actor[TournamentState, core.Command]):
                 log.debug("tournament round not looked for", extra={"error": repr(error)[:300]})
             else:
                 log.warning("tournament round not looked for", extra={"error": repr(error)[:300]})
-            self.tell(core.RoundRunning(look.number))
+            self.tell(commands.RoundRunning(look.number))
             return
         stored = found[0] if found else None
         if stored is None or stored.code != look.code or stored.status in ("lobby", "running"):
-            self.tell(core.RoundRunning(look.number))
+            self.tell(commands.RoundRunning(look.number))
         elif stored.status == "abandoned":
             log.warning(
                 "tournament round lost: dealt again",
                 extra={"tournament": self.code, "round": look.number, "match": look.code},
             )
-            self.tell(core.RoundLost(look.number, look.code))
+            self.tell(commands.RoundLost(look.number, look.code))
         else:
             self.tell(round_ended(stored, default_ended_at=self._clock.now_ms()))
 
@@ -395,37 +399,37 @@ def _loggable(data: Any) -> dict[str, Any]:
     return fields
 
 
-def round_ended(stored: StoredRound, *, default_ended_at: int) -> core.RoundEnded:
+def round_ended(stored: StoredRound, *, default_ended_at: int) -> commands.RoundEnded:
     """The core's word for a round whose match finished."""
-    return core.RoundEnded(
+    return commands.RoundEnded(
         stored.number,
         stored.code,
-        tuple(core.RoundScore(r.player_id, r.score, r.finish_ms) for r in stored.results),
+        tuple(states.RoundScore(r.player_id, r.score, r.finish_ms) for r in stored.results),
         ms_of(stored.ended_at) if stored.ended_at is not None else default_ended_at,
     )
 
 
-def host_command(args: dict[str, Any]) -> core.Command:
+def host_command(args: dict[str, Any]) -> commands.Command:
     """The core's command for a ``tournament_steer`` of the desk: ``what`` the host
     (``player_id``) does, with its ``reason``, ``text`` or ``player``."""
     by = args["player_id"]
     match args["what"]:
         case "reinstate":
-            return core.Reinstate(by, args["player"])
+            return commands.Reinstate(by, args["player"])
         case "cancel":
-            return core.Cancel(by, args["reason"])
+            return commands.Cancel(by, args["reason"])
         case "pause":
-            return core.Pause(by)
+            return commands.Pause(by)
         case "resume":
-            return core.Resume(by)
+            return commands.Resume(by)
         case "announce":
-            return core.Announce(by, args["text"])
+            return commands.Announce(by, args["text"])
         case "arbiter":
-            return core.NameArbiter(by, args["arbiter_id"], args["player"])
+            return commands.NameArbiter(by, args["arbiter_id"], args["player"])
         case "table":
-            return core.SetTable(by, args["player"], args["at_table"])
+            return commands.SetTable(by, args["player"], args["at_table"])
         case "enter_result":
-            return core.EnterResult(
+            return commands.EnterResult(
                 by, args["round"], args["player"], args["placed"], args["redeals"],
                 args["finish_ms"], args["won"],
             )
@@ -435,9 +439,9 @@ def host_command(args: dict[str, Any]) -> core.Command:
 def with_standings(state: TournamentState) -> dict[str, Any]:
     """The view, the standings, and every result entered for a table (by round)."""
     return {
-        "tournament": core.view(state),
-        "standings": core.standings(state),
-        "entered_results": core.entered_results(state),
+        "tournament": views.view(state),
+        "standings": views.standings(state),
+        "entered_results": views.entered_results(state),
     }
 
 
@@ -551,7 +555,7 @@ class Tournaments:
             break_s=break_s,
             late_entry_until_round=late_entry_until_round,
         )
-        state = core.new_tournament(
+        state = states.new_tournament(
             tournament_id=tournament_id,
             code=code,
             host_id=host_id,
@@ -561,7 +565,7 @@ class Tournaments:
         )
         tournament = self._live(state)
         log.info("tournament created", extra={"tournament": code, "host": host_id})
-        return {"tournament": core.view(tournament.state)}
+        return {"tournament": views.view(tournament.state)}
 
     def _options(
         self, *, countdown_s: int | None, break_s: int | None, **chosen: Any
@@ -587,7 +591,7 @@ class Tournaments:
         )
         self.live[state.code] = tournament
         # Whatever is due (a scheduled start passed while nobody led) is applied now.
-        tournament.tell(core.Tick())
+        tournament.tell(commands.Tick())
         return tournament
 
     async def find(self, code: str) -> Tournament | TournamentState:
@@ -619,7 +623,7 @@ class Tournaments:
         entrant = found.entrant(player_id)
         if entrant is None or entrant.removed:
             core.require_open(found)  # raises: it has ended
-        return {"tournament": core.view(found), "seq": 0}
+        return {"tournament": views.view(found), "seq": 0}
 
     async def remove(self, code: str, host_id: int, player: str, reason: str) -> dict[str, Any]:
         found = await self.find(code)
@@ -632,7 +636,7 @@ class Tournaments:
     async def start_by(self, code: str, player_id: int) -> dict[str, Any]:
         return await (await self._actor(code)).start_by(player_id)
 
-    async def steer(self, code: str, command: core.Command) -> dict[str, Any]:
+    async def steer(self, code: str, command: commands.Command) -> dict[str, Any]:
         """The host's ``command`` to tournament ``code``; an ended one refuses it."""
         return await (await self._actor(code)).steer(command)
 
@@ -665,10 +669,10 @@ class Tournaments:
         """The views of the ``active`` tournaments (open and running, oldest first), of
         the ``ended`` ones (finished and cancelled, newest first, the last
         ``ENDED_LISTED``), or of ``all`` (the active, then the ended)."""
-        views = []
+        shown = []
         if which in ("active", "all"):
-            views = [
-                core.view(t.state)
+            shown = [
+                views.view(t.state)
                 for t in self.live.values()
                 if t.state.status in ("open", "running")
             ]
@@ -676,8 +680,8 @@ class Tournaments:
             for stored in await self._repository.ended_recently(limit=ENDED_LISTED):
                 live = self.live.get(stored.code)
                 state = live.state if live is not None else await self._rebuilt(stored)
-                views.append(core.view(state))
-        return views
+                shown.append(views.view(state))
+        return shown
 
     # -- rounds and ends --------------------------------------------------------------------
 
@@ -707,7 +711,7 @@ class Tournaments:
     async def _rebuilt(self, stored: StoredTournament) -> TournamentState:
         rounds = await self._repository.rounds(stored.id)
         tables = await self._repository.tables(stored.id)
-        return core.rebuild(
+        return restore.rebuild(
             tournament_id=stored.id,
             code=stored.code,
             host_id=stored.host_id,
@@ -728,7 +732,7 @@ class Tournaments:
             status=stored.status,
             current_round=stored.current_round,
             entrants=[
-                core.Entrant(
+                states.Entrant(
                     player_id,
                     name,
                     player_id in stored.bot_entrants,
@@ -738,13 +742,13 @@ class Tournaments:
                 for player_id, name in stored.entrants
             ],
             rounds=[
-                core.StoredRound(
+                restore.StoredRound(
                     number=r.number,
                     code=r.code,
                     status=r.status,
                     ended_at=None if r.ended_at is None else ms_of(r.ended_at),
                     scores=tuple(
-                        core.RoundScore(x.player_id, x.score, x.finish_ms) for x in r.results
+                        states.RoundScore(x.player_id, x.score, x.finish_ms) for x in r.results
                     ),
                 )
                 for r in rounds
@@ -755,16 +759,16 @@ class Tournaments:
             seeds=stored.seeds,
             paused=stored.paused,
             announcements=[
-                core.Announcement(text, ms_of(at)) for text, at in stored.announcements
+                states.Announcement(text, ms_of(at)) for text, at in stored.announcements
             ],
             arbiters=stored.arbiters,
-            tables=core.StoredTables(
+            tables=restore.StoredTables(
                 started={n: ms_of(at) for n, at in tables.started.items()},
                 online=tables.online,
                 tables=tables.tables,
                 entered={
                     n: tuple(
-                        core.EnteredResult(
+                        states.EnteredResult(
                             r.player_id, r.placed, r.redeals, r.finish_ms, r.won, r.score,
                             r.entered_by, ms_of(r.entered_at),
                         )
@@ -777,7 +781,7 @@ class Tournaments:
 
     async def resume(self) -> None:
         """Rebuild every unfinished tournament from the database and carry on where the
-        last process stopped (``tournamentcore.rebuild``). Call it after
+        last process stopped (``tournamentrestore.rebuild``). Call it after
         ``Lobby.restore``: a round in progress goes on in its match, which the lobby
         restored (or another process runs), and is counted when it ends."""
         for stored in await self._repository.unfinished():

@@ -11,27 +11,25 @@ import pytest
 
 from gaps import Seed
 from gaps.par import final_score
+from server import tournamentcommands as commands
 from server import tournamentcore
+from server import tournamentrestore as restore
+from server import tournamentviews as views
 from server.errors import ServerError
-from server.tournamentcore import (
+from server.tournamentcommands import EnterResult, NameArbiter, RoundEnded, SetTable, Start, Tick
+from server.tournamentcore import deal_sheet
+from server.tournamentrestore import StoredTables
+from server.tournamentstate import (
     ArbiterNamed,
-    EnterResult,
-    NameArbiter,
     ResultEntered,
     RoundBegun,
-    RoundEnded,
     RoundStarted,
-    SetTable,
     StandingsRecorded,
-    Start,
-    StoredTables,
     TableSet,
-    Tick,
     TournamentFinished,
     TournamentState,
-    deal_sheet,
-    standings,
 )
+from server.tournamentviews import standings
 from tests.test_tournamentcore import (
     ANA,
     BOB,
@@ -71,7 +69,7 @@ def started_two_and_two(rounds: int = 2) -> TournamentState:
     step = ok(state, Start(HOST), T0)
     assert step.deal == dealt(1, ANA, BOB)  # the tables are seated in no match
     assert step.writes[-1] == RoundBegun(1, (CAT, DAN))
-    return ok(step.state, tournamentcore.RoundDealt(1, "R1"), T0).state
+    return ok(step.state, commands.RoundDealt(1, "R1"), T0).state
 
 
 def test_the_host_names_an_arbiter_who_may_seat_tables_but_not_start_or_cancel() -> None:
@@ -79,14 +77,14 @@ def test_the_host_names_an_arbiter_who_may_seat_tables_but_not_start_or_cancel()
     assert refused(state, NameArbiter(ANA, 99, "zed"), T0).code == "not_host"
     step = ok(state, NameArbiter(HOST, 99, "zed"), T0)
     assert step.writes == (ArbiterNamed(99, T0),) and names(step) == ["arbiter_named"]
-    assert tournamentcore.view(step.state)["arbiters"] == [{"player_id": 99, "name": "zed"}]
+    assert views.view(step.state)["arbiters"] == [{"player_id": 99, "name": "zed"}]
     again = ok(step.state, NameArbiter(HOST, 99, "zed"), T0)
     assert again.writes == () and again.state == step.state
     state = ok(step.state, SetTable(99, "ANA", True), T0).state  # any case
     assert state.entrant(ANA) is not None and state.entrant(ANA).at_table  # type: ignore[union-attr]
     assert refused(state, SetTable(BOB, "ana", False), T0).code == "not_arbiter"
     assert refused(state, Start(99), T0).code == "not_host"
-    assert refused(state, tournamentcore.Cancel(99, "no"), T0).code == "not_host"
+    assert refused(state, commands.Cancel(99, "no"), T0).code == "not_host"
 
 
 def test_a_table_is_set_from_the_next_round_and_said_once() -> None:
@@ -231,7 +229,7 @@ def test_a_round_of_tables_only_goes_on_to_its_stored_time_after_a_rebuild() -> 
     live = ok(at_tables(entered(ANA, BOB, rounds=1), "ana", "bob"), Start(HOST), T0).state
     live = ok(live, result("ana", placed=10, redeals=0, finish_ms=1000), T0 + COUNTDOWN_MS).state
     entered_result = live.rounds[0].entered
-    state = tournamentcore.rebuild(
+    state = restore.rebuild(
         tournament_id=live.id, code=live.code, host_id=HOST, options=live.options,
         status="running", current_round=1, entrants=live.entrants, rounds=[],
         cancel_reason=None, now=T0 + 20_000, check_ms=1000, seeds=live.seeds,

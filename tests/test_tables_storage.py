@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gaps import Ruleset
-from server import tournamentcore as core
 from server.storage.store import Store
 from server.storage.tournaments import EnteredRow
+from server.tournamentcommands import EnterResult, NameArbiter, SetTable
 from tests.fake_clock import FakeClock
 from tests.lobbies import new_player
 from tests.test_tournament import (  # noqa: F401 (fixtures)
@@ -94,13 +94,13 @@ async def test_a_round_of_tables_only_and_its_entered_result_survive_a_restart(
     for player in (ana, cat):
         await first.tournaments.join(code, player.id, player.name, bot=False)
     steer = first.tournaments.steer
-    await steer(code, core.NameArbiter(host.id, arb.id, "arb"))
+    await steer(code, NameArbiter(host.id, arb.id, "arb"))
     for name in ("ana", "cat"):
-        await steer(code, core.SetTable(arb.id, name, True))
+        await steer(code, SetTable(arb.id, name, True))
     await first.tournaments.start_by(code, host.id)
     await until(lambda: first.live(code).state.playing)
     clock.advance(5)  # the countdown: the round's play begins
-    await steer(code, core.EnterResult(arb.id, 1, "cat", 20, 0, 90_000, False))
+    await steer(code, EnterResult(arb.id, 1, "cat", 20, 0, 90_000, False))
     sheet = await first.tournaments.deal_sheet(code, arb.id, 1)
     await first.crash()
 

@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Game, Move, Redeal, Ruleset, parse_action
 from gaps.bots import bot_for_level
-from server import tournamentcore as core
+from server import tournamentstate as states
+from server import tournamentviews as views
 from server.app import Server
 from server.broker import LocalBroker
 from server.config import Settings
@@ -600,7 +601,7 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     restored = second.lobby.round_match(tournament.id, 2)
     assert restored is not None and resumed.round_code == restored.code
     assert (restored.code, restored.seed.data) == (cut.code, cut.seed.data)
-    assert core.view(resumed)["round_match"] == cut.code and resumed.current_round == 2
+    assert views.view(resumed)["round_match"] == cut.code and resumed.current_round == 2
     back = await restored.join(bob.id, bob.name)  # bob comes back to his seat
     assert back["you"]["game"]["grid"] == deal.splitlines()
     ana_restored = restored.state.seat(ana.id)
@@ -956,12 +957,12 @@ async def test_a_scheduled_tournament_nobody_entered_is_cancelled_and_says_why(
     await eve.ok("tournament_resync", code=code, since=0)  # eve follows it
     clock.advance(5 * 60)
     cancelled = await eve.event("tournament_cancelled")
-    assert cancelled["reason"] == core.NOBODY_ENTERED
+    assert cancelled["reason"] == states.NOBODY_ENTERED
     view = (await eve.ok("tournament_standings", code=code))["tournament"]
-    assert (view["status"], view["cancel_reason"]) == ("cancelled", core.NOBODY_ENTERED)
+    assert (view["status"], view["cancel_reason"]) == ("cancelled", states.NOBODY_ENTERED)
     late = await eve.request("tournament_join", code=code)
     assert (late["code"], late["status"], late["reason"]) == (
-        "tournament_finished", "cancelled", core.NOBODY_ENTERED
+        "tournament_finished", "cancelled", states.NOBODY_ENTERED
     )
     assert code not in [t["code"] for t in (await eve.ok("tournament_list"))["tournaments"]]
     ended = (await eve.ok("tournament_list", status="ended"))["tournaments"]

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from gaps import Ruleset
-from server import tournamentcore as core
+from server import tournamentcommands as commands
 from server.app import Server
 from server.storage.store import Store
 from tests.client import Client, http_get
@@ -187,11 +187,11 @@ async def test_a_pause_announcements_late_entry_and_a_reinstatement_survive_a_re
     for player in (ana, bob):
         await first.tournaments.join(code, player.id, player.name, bot=False)
     steer = first.tournaments.steer
-    await steer(code, core.Remove(host.id, "bob", "phone"))
-    await steer(code, core.Reinstate(host.id, "bob"))
-    await steer(code, core.Announce(host.id, "Welcome"))
+    await steer(code, commands.Remove(host.id, "bob", "phone"))
+    await steer(code, commands.Reinstate(host.id, "bob"))
+    await steer(code, commands.Announce(host.id, "Welcome"))
     await first.tournaments.start_by(code, host.id)
-    await steer(code, core.Pause(host.id))
+    await steer(code, commands.Pause(host.id))
     await until(lambda: first.live(code).state.round_code is not None)
     await first.crash()
 

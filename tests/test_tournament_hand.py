@@ -4,30 +4,31 @@ each refused when it must be. Time is passed explicitly."""
 
 from __future__ import annotations
 
-from server.tournamentcore import (
-    ANNOUNCEMENTS_KEPT,
+from server.tournamentcommands import (
     Announce,
-    Announcement,
-    AnnouncementMade,
     Cancel,
-    EntrantAdded,
-    EntrantReinstated,
     Event,
     Pause,
-    PauseSet,
     Reinstate,
     Remove,
     Resume,
-    RoundBegun,
     RoundDealt,
     RoundEnded,
     Start,
     Tick,
-    TournamentCancelled,
-    rebuild,
-    standings,
-    view,
 )
+from server.tournamentrestore import rebuild
+from server.tournamentstate import (
+    ANNOUNCEMENTS_KEPT,
+    Announcement,
+    AnnouncementMade,
+    EntrantAdded,
+    EntrantReinstated,
+    PauseSet,
+    RoundBegun,
+    TournamentCancelled,
+)
+from server.tournamentviews import standings, view
 from tests.test_tournamentcore import (
     ANA,
     BOB,

@@ -16,60 +16,62 @@ from hypothesis import strategies as st
 
 from gaps import Seed
 from gaps.commitment import check_deals, deals_commitment
-from server import tournamentcore
+from server import tournamentrestore as restore
+from server import tournamentviews as views
 from server.errors import ServerError
-from server.tournamentcore import (
-    NOBODY_ENTERED,
+from server.tournamentcommands import (
     Announce,
-    Announcement,
-    AnnouncementMade,
     Cancel,
     CheckRound,
     Command,
     DealRound,
-    DealsCommitted,
     DealsDrawn,
     DrawDeals,
     Entered,
-    Entrant,
-    EntrantAdded,
-    EntrantReinstated,
-    EntrantRemoved,
     Event,
     Join,
     LookForRound,
     NoDeals,
     Pause,
-    PauseSet,
     Reinstate,
     Remove,
     Resume,
-    RoundBegun,
     RoundDealt,
     RoundEnded,
     RoundLost,
     RoundRunning,
+    Start,
+    Step,
+    Tick,
+    Viewed,
+)
+from server.tournamentcore import advance, handle, next_deadline
+from server.tournamentrestore import StoredRound, StoredTables
+from server.tournamentstate import (
+    ANNOUNCEMENTS_KEPT,
+    DEALS,
+    NOBODY_ENTERED,
+    Announcement,
+    AnnouncementMade,
+    DealsCommitted,
+    Entrant,
+    EntrantAdded,
+    EntrantReinstated,
+    EntrantRemoved,
+    PauseSet,
+    RoundBegun,
     RoundScore,
     RoundStarted,
     StandingsRecorded,
-    Start,
-    Step,
-    StoredRound,
-    StoredTables,
-    Tick,
     TournamentCancelled,
     TournamentFinished,
     TournamentOptions,
     TournamentStarted,
     TournamentState,
-    Viewed,
     Write,
-    advance,
-    handle,
-    next_deadline,
-    standings,
-    view,
+    new_tournament,
 )
+from server.tournamentviews import standings, view
 
 T0: Final = 1_790_000_000_000  # a wall-clock instant, ms: 2026-09-21T14:13:20Z
 HOST: Final = 1  # organises; enters only if they join like anyone
@@ -108,7 +110,7 @@ def fresh(**chosen: Any) -> TournamentState:
     draws winnable ones."""
     made = options(**chosen)
     deals = () if made.deals == "winnable" else tuple(seed(n) for n in range(1, made.rounds + 1))
-    return tournamentcore.new_tournament(
+    return new_tournament(
         tournament_id=7, code="TQ4M2Z", host_id=HOST, options=made, check_ms=CHECK_MS,
         seeds=deals,
     )
@@ -294,7 +296,7 @@ def test_the_host_starts_and_round_one_is_dealt_in_the_same_step() -> None:
     assert step.events == (
         Event(
             "tournament_started",
-            {"rounds": 2, "entrants": [tournamentcore.entrant_view(e) for e in state.entrants]},
+            {"rounds": 2, "entrants": [views.entrant_view(e) for e in state.entrants]},
         ),
     )
     assert step.deal == dealt(1, ANA, BOB)
@@ -540,7 +542,7 @@ def test_a_lost_round_is_dealt_again_its_own_committed_seed() -> None:
 
 
 def test_a_tournament_stored_before_deals_were_committed_deals_fresh_seeds() -> None:
-    legacy = tournamentcore.new_tournament(
+    legacy = new_tournament(
         tournament_id=7, code="TQ4M2Z", host_id=HOST, options=options(), check_ms=CHECK_MS
     )
     shown = view(legacy)
@@ -634,7 +636,7 @@ def rebuilt(
     now: int,
 ) -> TournamentState:
     """``state``'s tournament as the database would give it back."""
-    return tournamentcore.rebuild(
+    return restore.rebuild(
         tournament_id=state.id,
         code=state.code,
         host_id=state.host_id,
@@ -798,7 +800,7 @@ class World:
     def part(self) -> tuple[Any, ...]:
         """What ``stored_part`` reads of a state, as stored."""
         entrants = tuple(self.entrants.items())
-        said = tuple(self.announcements[-tournamentcore.ANNOUNCEMENTS_KEPT:])
+        said = tuple(self.announcements[-ANNOUNCEMENTS_KEPT:])
         return (self.status, self.current_round, self.cancel_reason, entrants, self.seeds,
                 self.paused, said)
 
@@ -813,7 +815,7 @@ class World:
         return RoundEnded(row.number, row.code, row.scores, row.ended_at)
 
     def rebuild(self, like: TournamentState, now: int) -> TournamentState:
-        return tournamentcore.rebuild(
+        return restore.rebuild(
             tournament_id=like.id,
             code=like.code,
             host_id=like.host_id,
@@ -1140,7 +1142,7 @@ OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
     start_in=st.one_of(st.none(), st.integers(1, 120_000)),
     if_empty=st.sampled_from(["cancel", "wait"]),
     bots=st.booleans(),
-    deals=st.sampled_from(tournamentcore.DEALS),
+    deals=st.sampled_from(DEALS),
     ops=st.lists(
         st.tuples(
             st.sampled_from(OPS),
