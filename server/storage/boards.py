@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
@@ -24,23 +25,24 @@ from sqlalchemy import (
     Integer,
     SmallInteger,
     and_,
-    case,
     delete,
     func,
     insert,
-    or_,
     select,
     true,
+    update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from server.errors import ServerError
+from server.storage import board_counts
 from server.storage.counting import kept_by_review, with_reviews
 from server.storage.database import Database
 from server.storage.models import BoardEntry, MatchPlayer, Player, Rating
 from server.storage.models import Match as MatchRow
+from server.storage.players import bots_among
 
 PERIODS: Final = ("all", "month", "day")
 ALL_TIME: Final = date(2000, 1, 1)  # the period_start of the all-time rows
@@ -76,66 +78,86 @@ def _insert_for(connection: AsyncConnection) -> Any:
 async def record_results(
     connection: AsyncConnection, *, ruleset: str, ended_at: datetime, results: Sequence[Result]
 ) -> None:
-    """Fold each result into its player's all-time, month and day rows (in the caller's
-    transaction), in player id order: transactions that take the same rows take them in
-    the same order, and never deadlock."""
-    insert = _insert_for(connection)
-    table = BoardEntry.__table__
+    """Fold each result into its player's all-time, month and day rows, and move each
+    row's counts from its old buckets to its new ones (in the caller's transaction), in
+    player id order: transactions that take the same rows take them in the same order,
+    and never deadlock."""
     day = ended_at.date()
+    bots = await bots_among(connection, {result.player_id for result in results})
+    changes: Counter[board_counts.Place] = Counter()
     for result in sorted(results, key=lambda result: result.player_id):
         for period in PERIODS:
-            row = {
-                "ruleset": ruleset,
-                "period": period,
-                "period_start": period_start(period, day),
-                "player_id": result.player_id,
-                "games": 1,
-                "wins": int(result.won),
-                "best_score": result.score,
-                "best_score_ms": result.finish_ms,
-                "fastest_win_ms": result.finish_ms if result.won else None,
-                "fastest_win_score": result.score if result.won else None,
-            }
-            statement = insert(table).values(**row)
-            new = statement.excluded
-            better_score = or_(
-                new.best_score > table.c.best_score,
-                and_(
-                    new.best_score == table.c.best_score, new.best_score_ms < table.c.best_score_ms
-                ),
-            )
-            faster = and_(
-                new.fastest_win_ms.is_not(None),
-                or_(
-                    table.c.fastest_win_ms.is_(None),
-                    new.fastest_win_ms < table.c.fastest_win_ms,
-                    and_(
-                        new.fastest_win_ms == table.c.fastest_win_ms,
-                        new.fastest_win_score > table.c.fastest_win_score,
-                    ),
-                ),
-            )
-            await connection.execute(
-                statement.on_conflict_do_update(
-                    index_elements=["ruleset", "period", "period_start", "player_id"],
-                    set_={
-                        "games": table.c.games + 1,
-                        "wins": table.c.wins + new.wins,
-                        "best_score": _pick(better_score, new.best_score, table.c.best_score),
-                        "best_score_ms": _pick(
-                            better_score, new.best_score_ms, table.c.best_score_ms
-                        ),
-                        "fastest_win_ms": _pick(faster, new.fastest_win_ms, table.c.fastest_win_ms),
-                        "fastest_win_score": _pick(
-                            faster, new.fastest_win_score, table.c.fastest_win_score
-                        ),
-                    },
-                )
-            )
+            where = (ruleset, period, period_start(period, day), result.player_id)
+            old, new = await _fold(connection, where, result)
+            bot = result.player_id in bots
+            for board in COUNTED:
+                board_counts.move(changes, board.place(old, bot), board.place(new, bot))
+    await board_counts.apply(connection, changes)
 
 
-def _pick(condition: ColumnElement[bool], new: Any, old: Any) -> Any:
-    return case((condition, new), else_=old)
+_ENTRY_KEY: Final = ("ruleset", "period", "period_start", "player_id")
+
+
+async def _fold(
+    connection: AsyncConnection, where: tuple[str, str, date, int], result: Result
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Fold ``result`` into the board row at ``where``: the row before (None: there was
+    none) and after. The row is read locked (FOR UPDATE on PostgreSQL; on SQLite the
+    transaction holds the database's write lock): what it was decides which counts move."""
+    table = BoardEntry.__table__
+    matches = [table.c[name] == value for name, value in zip(_ENTRY_KEY, where, strict=True)]
+    locked = select(table).where(*matches).with_for_update()
+    found = (await connection.execute(locked)).mappings().first()
+    if found is None:
+        new = merged(dict(zip(_ENTRY_KEY, where, strict=True)), None, result)
+        inserted = await connection.execute(
+            _insert_for(connection)(table)
+            .values(**new)
+            .on_conflict_do_nothing()
+            .returning(table.c.player_id)
+        )
+        if inserted.first() is not None:
+            return None, new
+        # A match of the same player that ended at once inserted the row first.
+        found = (await connection.execute(locked)).mappings().one()
+    old = dict(found)
+    new = merged(old, old, result)
+    await connection.execute(update(BoardEntry).where(*matches).values(**new))
+    return old, new
+
+
+def merged(
+    where: Mapping[str, Any], row: Mapping[str, Any] | None, result: Result
+) -> dict[str, Any]:
+    """The board row at ``where`` once ``result`` is folded into ``row`` (None: the
+    first result of that row): the best score (then the quickest of it), the fastest win
+    (then the best score of it), the wins and the games."""
+    new = {name: where[name] for name in _ENTRY_KEY}
+    if row is None:
+        return new | {
+            "games": 1,
+            "wins": int(result.won),
+            "best_score": result.score,
+            "best_score_ms": result.finish_ms,
+            "fastest_win_ms": result.finish_ms if result.won else None,
+            "fastest_win_score": result.score if result.won else None,
+        }
+    new |= {name: row[name] for name in _FOLDED}
+    new["games"] += 1
+    new["wins"] += int(result.won)
+    if (-result.score, result.finish_ms) < (-row["best_score"], row["best_score_ms"]):
+        new["best_score"], new["best_score_ms"] = result.score, result.finish_ms
+    if result.won and (
+        row["fastest_win_ms"] is None
+        or (result.finish_ms, -result.score) < (row["fastest_win_ms"], -row["fastest_win_score"])
+    ):
+        new["fastest_win_ms"], new["fastest_win_score"] = result.finish_ms, result.score
+    return new
+
+
+_FOLDED: Final = (
+    "games", "wins", "best_score", "best_score_ms", "fastest_win_ms", "fastest_win_score"
+)
 
 
 @dataclass(frozen=True)
@@ -147,17 +169,52 @@ class Board:
     key: tuple[tuple[str, bool], ...]  # the last one is player_id, ascending
     shown: tuple[str, ...]
     per_period: bool
+    counting: board_counts.Counting | None = None  # None: a rank counts the rows ahead
 
     def where(self, ruleset: str, period: str, start: date) -> ColumnElement[bool]:
         c = self.table.c
         clauses = [c.ruleset == ruleset]
         if self.per_period:
             clauses += [c.period == period, c.period_start == start]
+        return and_(*clauses, self.on_board())
+
+    def on_board(self) -> ColumnElement[bool]:
+        """Which rows of its table the board shows (``holds``, in SQL)."""
+        c = self.table.c
         if self.name == "time":
-            clauses.append(c.fastest_win_ms.is_not(None))
+            return c.fastest_win_ms.is_not(None)
         if self.name == "wins":
-            clauses.append(c.wins > 0)
-        return and_(*clauses)
+            return c.wins > 0
+        return true()
+
+    def holds(self, row: Mapping[str, Any]) -> bool:
+        """Whether the board shows ``row`` (``on_board``, in Python)."""
+        if self.name == "time":
+            return row["fastest_win_ms"] is not None
+        if self.name == "wins":
+            return bool(row["wins"] > 0)
+        return True
+
+    def place(self, row: Mapping[str, Any] | None, bot: bool) -> board_counts.Place | None:
+        """The bucket a board row is counted in (None: no row, or not on the board)."""
+        if row is None or self.counting is None or not self.holds(row):
+            return None
+        bucket = self.counting.bucket(self.key, row)
+        return board_counts.place(
+            self.name, row["ruleset"], row["period"], row["period_start"], bot, bucket
+        )
+
+    def ahead_in_bucket(self, row: Mapping[str, Any]) -> list[ColumnElement[bool]]:
+        """The rows sorting before ``row`` in its own bucket, as index ranges: the
+        key's ranges that keep the bucket's whole columns, the widest of them cut at
+        the bucket's edge."""
+        assert self.counting is not None
+        exact = self.counting.exact
+        ranges = self.ranges([row[name] for name, _ in self.key], before=True)
+        inside = ranges[: len(self.key) - exact]
+        column = self.table.c[self.key[exact][0]]
+        inside[-1] = and_(inside[-1], self.counting.bound(self.key, column, row))
+        return inside
 
     def order(self, *, reverse: bool = False) -> list[Any]:
         return [
@@ -190,6 +247,9 @@ BOARDS: Final[dict[str, Board]] = {
         (("best_score", True), ("best_score_ms", False), ("player_id", False)),
         ("best_score", "best_score_ms", "games"),
         True,
+        # a bucket per score and second: at most one game's time limit in seconds of
+        # them for each score, and few players in each
+        board_counts.Counting(1, board_counts.Width(1000)),
     ),
     "time": Board(
         "time",
@@ -197,6 +257,7 @@ BOARDS: Final[dict[str, Board]] = {
         (("fastest_win_ms", False), ("fastest_win_score", True), ("player_id", False)),
         ("fastest_win_ms", "fastest_win_score", "wins"),
         True,
+        board_counts.Counting(0, board_counts.Width(1000)),
     ),
     "wins": Board(
         "wins",
@@ -204,6 +265,7 @@ BOARDS: Final[dict[str, Board]] = {
         (("wins", True), ("games", False), ("player_id", False)),
         ("wins", "games"),
         True,
+        board_counts.Counting(1, board_counts.Doubling()),
     ),
     "rating": Board(
         "rating",
@@ -213,6 +275,9 @@ BOARDS: Final[dict[str, Board]] = {
         False,
     ),
 }
+
+#: The boards of ``board_entries``, each with its counts.
+COUNTED: Final = tuple(board for board in BOARDS.values() if board.counting is not None)
 
 
 def board_named(name: str) -> Board:
@@ -413,17 +478,7 @@ async def around(
     if mine is None:
         return result
     key = [getattr(mine, name) for name, _ in board.key]
-    ahead = 0
-    for condition in board.ranges(key, before=True):
-        ahead += (
-            await connection.execute(
-                select(func.count())
-                .select_from(board.table)
-                .join(Player, Player.id == c.player_id)
-                .where(base, condition)
-            )
-        ).scalar_one()
-    rank = ahead + 1
+    rank = await _rows_ahead(connection, board, base, dict(mine._mapping), kind == "bots") + 1
     before = await _rows_beyond(connection, board, base, key, before=True, limit=neighbours)
     after = await _rows_beyond(connection, board, base, key, before=False, limit=neighbours)
     entries = [_row(board, row, rank - i - 1, provisional_games) for i, row in enumerate(before)]
@@ -432,6 +487,35 @@ async def around(
     entries += [_row(board, row, rank + i + 1, provisional_games) for i, row in enumerate(after)]
     result.update(rank=rank, entries=entries)
     return result
+
+
+async def _rows_ahead(
+    connection: AsyncConnection,
+    board: Board,
+    base: ColumnElement[bool],
+    row: Mapping[str, Any],
+    bot: bool,
+) -> int:
+    """How many rows of the board sort before ``row``, in one query: the counts of the
+    buckets ahead of its bucket, and the rows ahead of it inside its bucket (a board
+    without counts counts every row ahead)."""
+    place = board.place(row, bot)
+    if place is None:
+        ranges, counted = board.ranges([row[name] for name, _ in board.key], before=True), []
+    else:
+        ranges = board.ahead_in_bucket(row)
+        counted = [board_counts.ahead(place[0], *place[1:5], (place[5], place[6]))]
+    c = board.table.c
+    counts = [
+        select(func.count())
+        .select_from(board.table)
+        .join(Player, Player.id == c.player_id)
+        .where(base, condition)
+        .scalar_subquery()
+        for condition in ranges
+    ]
+    total = (await connection.execute(select(sum(counted + counts[1:], counts[0])))).scalar_one()
+    return int(total)
 
 
 #: The boards of people and the boards of bots.
@@ -485,38 +569,36 @@ async def rebuild(connection: AsyncConnection, *, batch_rows: int = 5000) -> int
     async for game in games:
         if game.with_bot and not game.bot:  # counting.kept_by_bot_rule: the bots' only
             continue
+        result = Result(game.player_id, game.score, game.finish_ms or 0, game.won)
         for period in PERIODS:
             key = (game.ruleset, period, period_start(period, game.ended_at.date()), game.player_id)
-            row = rows.get(key)
-            finish_ms = game.finish_ms or 0
-            if row is None:
-                rows[key] = {
-                    "ruleset": key[0],
-                    "period": key[1],
-                    "period_start": key[2],
-                    "player_id": key[3],
-                    "games": 1,
-                    "wins": int(game.won),
-                    "best_score": game.score,
-                    "best_score_ms": finish_ms,
-                    "fastest_win_ms": finish_ms if game.won else None,
-                    "fastest_win_score": game.score if game.won else None,
-                }
-                continue
-            row["games"] += 1
-            row["wins"] += int(game.won)
-            if (-game.score, finish_ms) < (-row["best_score"], row["best_score_ms"]):
-                row["best_score"], row["best_score_ms"] = game.score, finish_ms
-            if game.won and (
-                row["fastest_win_ms"] is None
-                or (finish_ms, -game.score) < (row["fastest_win_ms"], -row["fastest_win_score"])
-            ):
-                row["fastest_win_ms"], row["fastest_win_score"] = finish_ms, game.score
-    await connection.execute(delete(BoardEntry))
+            where = dict(zip(_ENTRY_KEY, key, strict=True))
+            rows[key] = merged(where, rows.get(key), result)
+    await clear(connection)
     values = list(rows.values())
     for start in range(0, len(values), batch_rows):
         await connection.execute(insert(BoardEntry), values[start : start + batch_rows])
+    await recount(connection)
     return len(values)
+
+
+async def clear(connection: AsyncConnection) -> None:
+    """Empty ``board_entries`` and their counts (in the caller's transaction)."""
+    await connection.execute(delete(BoardEntry))
+    await recount(connection)
+
+
+async def recount(connection: AsyncConnection) -> int:
+    """Count the rows of ``board_entries`` into their buckets again (after they were
+    written other than by ``record_results``); returns the buckets written."""
+    return await board_counts.recount(
+        connection,
+        {
+            board.name: (board.table, board.key, board.counting, board.on_board())
+            for board in COUNTED
+            if board.counting is not None
+        },
+    )
 
 
 class Boards:

@@ -216,6 +216,27 @@ class BoardEntry(Base):
     )
 
 
+class BoardCount(Base):
+    """How many rows of one board sort into one bucket of its sort key: the counted index
+    a rank is read from (``server.storage.board_counts``), kept in the transaction that
+    writes ``board_entries``.
+
+    ``bucket``, then ``sub``, ascend in the board's order; ``bot`` tells the people's
+    board from the bots'.
+    """
+
+    __tablename__ = "board_counts"
+
+    board: Mapped[str] = mapped_column(String(8), primary_key=True)  # score, time or wins
+    ruleset: Mapped[str] = mapped_column(String(16), primary_key=True)
+    period: Mapped[str] = mapped_column(String(6), primary_key=True)
+    period_start: Mapped[date] = mapped_column(Date, primary_key=True)
+    bot: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    bucket: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sub: Mapped[int] = mapped_column(Integer, primary_key=True)
+    rows: Mapped[int] = mapped_column(Integer)
+
+
 class Tournament(Base):
     __tablename__ = "tournaments"
 

@@ -20,10 +20,10 @@ from sqlalchemy import and_, delete, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.storage.boards import Result, record_results
+from server.storage.boards import clear as clear_boards
 from server.storage.counting import NOT_COUNTED, counted_seats, with_reviews
 from server.storage.database import Database
 from server.storage.models import (
-    BoardEntry,
     Match,
     MatchPlayer,
     Rating,
@@ -59,7 +59,7 @@ async def refold(connection: AsyncConnection, *, batch_matches: int = 1000) -> i
     # ends between the reads below and the commit.
     await connection.execute(delete(RatingChange))
     await connection.execute(delete(Rating))
-    await connection.execute(delete(BoardEntry))
+    await clear_boards(connection)
     folded = 0
     after: tuple[datetime, int] | None = None
     while matches := await _matches_after(connection, after, limit=batch_matches):
