@@ -14,13 +14,17 @@ import random
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from bench import filler
-from server.storage.boards import Boards
+from server.storage.boards import Board, Boards, board_named, period_start
 from server.storage.database import Database, database_url
+from server.storage.models import Player
 
 
 async def timed(query: Callable[[], Awaitable[Any]], repeats: int) -> list[float]:
@@ -46,7 +50,18 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
     database = Database(url, statement_timeout_s=None)  # a benchmark fills millions of rows
     await database.migrate()
     boards = Boards(database, provisional_games=10)
-    if results:
+    if results and not database.is_sqlite:
+        begin = time.perf_counter()
+        written = await filler.fill_in_sql(
+            database, results=results, players=players, days=days, seed=seed
+        )
+        print(
+            f"filled {results:,} results of {players:,} players and built {written:,} "
+            f"board rows and their counts in SQL: {time.perf_counter() - begin:.1f} s",
+            flush=True,
+        )
+        await filler.analyze(database)
+    elif results:
         begin = time.perf_counter()
         await filler.fill(database, results=results, players=players, days=days, seed=seed)
         print(
@@ -57,7 +72,6 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
         begin = time.perf_counter()
         written = await boards.rebuild()
         print(f"built {written:,} board rows: {time.perf_counter() - begin:.1f} s", flush=True)
-        await filler.analyze(database)
     newest = await filler.newest_end(database)
     total, entries = await filler.counts(database)
     print(f"database holds {total:,} results and {entries:,} board rows", flush=True)
@@ -83,18 +97,53 @@ async def run(url: str, *, results: int, players: int, days: int, repeats: int, 
     report("score/all following pages (cursor)", await timed(next_page, repeats))
     ids = await filler.filled_player_ids(database, limit=players)
 
-    async def around_someone() -> None:
-        await boards.around(
-            ruleset="classic",
-            by="score",
-            period="all",
-            day=day,
-            player_id=rng.choice(ids),
-            neighbours=10,
-        )
+    for by, period in (("score", "all"), ("score", "day"), ("time", "all"), ("wins", "all")):
 
-    report("score/all around me", await timed(around_someone, repeats))
+        def around_someone(by: str = by, period: str = period) -> Awaitable[Any]:
+            return boards.around(
+                ruleset="classic",
+                by=by,
+                period=period,
+                day=day,
+                player_id=rng.choice(ids),
+                neighbours=10,
+            )
+
+        report(f"{by}/{period} around me", await timed(around_someone, repeats))
+    score = board_named("score")
+
+    async def count_ahead() -> None:
+        async with database.read() as connection:
+            await rank_by_counting(connection, score, day=day, player_id=rng.choice(ids))
+
+    report("score/all around me's rank counting every row ahead", await timed(count_ahead, repeats))
     await database.dispose()
+
+
+async def rank_by_counting(
+    connection: AsyncConnection, board: Board, *, day: date, player_id: int
+) -> int | None:
+    """A player's rank on the people's all-time ``board`` as it was read before the counts
+    (migration 0015): every row ahead counted, over the key's index ranges. Timed beside
+    ``around`` to compare the two on the same database."""
+    c = board.table.c
+    base = and_(board.where("classic", "all", period_start("all", day)), Player.bot.is_(False))
+    mine = (
+        await connection.execute(select(board.table).where(base, c.player_id == player_id))
+    ).first()
+    if mine is None:
+        return None
+    ahead = 0
+    for condition in board.ranges([getattr(mine, name) for name, _ in board.key], before=True):
+        ahead += (
+            await connection.execute(
+                select(func.count())
+                .select_from(board.table)
+                .join(Player, Player.id == c.player_id)
+                .where(base, condition)
+            )
+        ).scalar_one()
+    return ahead + 1
 
 
 def main(argv: list[str] | None = None) -> None:

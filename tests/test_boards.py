@@ -447,7 +447,7 @@ def test_the_benchmark_fills_builds_and_times_a_small_database(tmp_path: Path) -
     lines = result.stdout.splitlines()
     assert "database holds 400 results" in lines[2]
     timings = [line for line in lines if " ms median, " in line]
-    assert len(timings) == 12 and all("(3 queries)" in line for line in timings)
+    assert len(timings) == 16 and all("(3 queries)" in line for line in timings)
 
 
 async def test_the_boards_repository_reads_a_page_and_around_me_from_its_database(
