@@ -129,7 +129,11 @@ async def rank_by_counting(
     c = board.table.c
     base = and_(board.where("classic", "all", period_start("all", day)), Player.bot.is_(False))
     mine = (
-        await connection.execute(select(board.table).where(base, c.player_id == player_id))
+        await connection.execute(
+            select(board.table)
+            .join(Player, Player.id == c.player_id)
+            .where(base, c.player_id == player_id)
+        )
     ).first()
     if mine is None:
         return None
