@@ -405,33 +405,6 @@ def round_ended(stored: StoredRound, *, default_ended_at: int) -> core.RoundEnde
     )
 
 
-def host_command(args: dict[str, Any]) -> core.Command:
-    """The core's command for a ``tournament_steer`` of the desk: ``what`` the host
-    (``player_id``) does, with its ``reason``, ``text`` or ``player``."""
-    by = args["player_id"]
-    match args["what"]:
-        case "reinstate":
-            return core.Reinstate(by, args["player"])
-        case "cancel":
-            return core.Cancel(by, args["reason"])
-        case "pause":
-            return core.Pause(by)
-        case "resume":
-            return core.Resume(by)
-        case "announce":
-            return core.Announce(by, args["text"])
-        case "arbiter":
-            return core.NameArbiter(by, args["arbiter_id"], args["player"])
-        case "table":
-            return core.SetTable(by, args["player"], args["at_table"])
-        case "enter_result":
-            return core.EnterResult(
-                by, args["round"], args["player"], args["placed"], args["redeals"],
-                args["finish_ms"], args["won"],
-            )
-    raise ServerError("internal_error", f"no tournament command {args['what']!r}")
-
-
 def with_standings(state: TournamentState) -> dict[str, Any]:
     """The view, the standings, and every result entered for a table (by round)."""
     return {
