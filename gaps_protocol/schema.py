@@ -356,3 +356,55 @@ def documents() -> dict[str, dict[str, Any]]:
 def render(document: dict[str, Any]) -> str:
     """A document as its file holds it: indented JSON, one newline at the end."""
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+#: The fields whose requests are too many to list.
+_EVERY: Final = {
+    "id": "every request",
+    "code": "every request about a match or a tournament",
+}
+
+
+def ranges_table() -> str:
+    """The range of every bounded field of the requests, as docs/protocol.md's table
+    (Schema, Ranges) lists them: one row per field and range, naming its requests."""
+    import msgspec.inspect as mi  # only this table reads the types' bounds
+
+    rows: dict[tuple[str, str], list[str]] = {}
+    for info in mi.multi_type_info(get_args(ClientMessage)):
+        assert isinstance(info, mi.StructType)
+        for field in info.fields:
+            shown = _range_of(field.type)
+            if shown is not None:
+                rows.setdefault((field.name, shown), []).append(f"`{info.tag}`")
+    lines = ["| field | range | in |", "|---|---|---|"]
+    for (name, shown), kinds in sorted(rows.items()):
+        where = _EVERY.get(name) or ", ".join(kinds)
+        lines.append(f"| `{name}` | {shown} | {where} |")
+    return "\n".join(lines)
+
+
+def _range_of(info: Any) -> str | None:
+    """A field's bounds in words, or None for a field without any (a choice, a flag)."""
+    import msgspec.inspect as mi
+
+    if isinstance(info, mi.UnionType):
+        shown = [_range_of(member) for member in info.types]
+        bounded = [words for words in shown if words is not None]
+        return "; ".join(bounded) or None
+    if isinstance(info, mi.IntType) and info.ge is not None and info.le is not None:
+        return f"integer {_number(info.ge)} to {_number(info.le)}"
+    if isinstance(info, mi.StrType) and (info.max_length or info.pattern) is not None:
+        length = (None if info.max_length is None
+                  else f"{info.min_length or 0} to {info.max_length} characters")
+        pattern = None if info.pattern is None else f"matching `{info.pattern}`"
+        return "text of " + ", ".join(words for words in (length, pattern) if words)
+    return None
+
+
+def _number(value: int) -> str:
+    """An integer as the docs write it: the large bounds as powers of two."""
+    for exponent in (31, 53):
+        if abs(value) == 2**exponent - 1:
+            return f"{'-' if value < 0 else ''}(2^{exponent} - 1)"
+    return str(value)

@@ -23,6 +23,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gaps_protocol import schema
+from gaps_protocol.messages import requests
 from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
@@ -161,10 +162,10 @@ class Http:
                 fields = protocol.parse_request(
                     json.dumps({**query, "type": "leaderboard", "ruleset": ruleset})
                 )
-                assert isinstance(fields, protocol.GetLeaderboard)
+                assert isinstance(fields, requests.GetLeaderboard)
                 around = await reads.player_id(query["player"]) if "player" in query else None
                 return await reads.leaderboard(
-                    ruleset=fields.ruleset.name,
+                    ruleset=protocol.ruleset_of(fields).name,
                     by=fields.by,
                     period=fields.period,
                     day=fields.day,
@@ -179,7 +180,7 @@ class Http:
                 return await reads.rating(name)
             case ["tournaments"]:
                 listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
-                assert isinstance(listing, protocol.ListTournaments)
+                assert isinstance(listing, requests.ListTournaments)
                 return await reads.tournaments(listing.status)
             case ["tournaments", name] if name.endswith(".ics"):
                 code = name.removesuffix(".ics")
@@ -194,8 +195,8 @@ class Http:
                 board = protocol.parse_request(
                     json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
                 )
-                assert isinstance(board, protocol.GetDailyBoard)
-                return await reads.daily_board(board.ruleset.name, board.day)
+                assert isinstance(board, requests.GetDailyBoard)
+                return await reads.daily_board(protocol.ruleset_of(board).name, board.day)
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
 
     async def _export(self, code: str, export: str, number: int | None, kind: str) -> FileBody:

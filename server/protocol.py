@@ -1,7 +1,17 @@
-"""The wire protocol's messages: one parser for every client message, one encoder out.
+"""The wire protocol on the server's side: one decoder of every client message into its
+type of ``gaps_protocol.messages``, the engine's values a handler reads from one, and one
+encoder of every frame out.
 
 Pure: no I/O. docs/protocol.md is the contract this module implements; a test replays
 the documented example session against the real server.
+
+``parse_request`` first guards what a frame may be at all (its size, its nesting, UTF-8
+text), then decodes it with msgspec straight into the request's Struct (the schema's
+bounds and choices: a refusal names the field), then checks what a schema cannot say, in
+one table per type (``_CHECKS``): every text by the one rule for text
+(``gaps_protocol.text``), a code upper-cased, a ruleset, a share code and an action that
+read as one, a start time in UTC. Only a refused frame is read a second time, to echo
+its ``id`` and name what is wrong.
 """
 
 from __future__ import annotations
@@ -10,44 +20,16 @@ import functools
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from typing import Any, Final, Union
+from datetime import UTC, datetime
+from typing import Any, Final, Protocol, TypeAlias, get_args
 
+import msgspec
+import msgspec.inspect as mi
 import orjson
 
-from gaps import Action, GapsError, Ruleset, Seed, parse_action
-from gaps.board import ALL_PLACED
-from gaps_protocol.limits import (
-    BOARDS,
-    CODE_REGEX,
-    DEALS,
-    IF_EMPTY,
-    KINDS,
-    MAX_ANNOUNCEMENT_LENGTH,
-    MAX_BREAK_S,
-    MAX_COUNTDOWN_S,
-    MAX_DEPTH,
-    MAX_FRAME_BYTES,
-    MAX_ID_LENGTH,
-    MAX_PAGE_ROWS,
-    MAX_PLAYERS,
-    MAX_REASON_LENGTH,
-    MAX_ROUNDS,
-    MAX_SAFE_INTEGER,
-    MAX_SEQ,
-    MAX_TABLE_REDEALS,
-    MAX_TIME_LIMIT_S,
-    MAX_TOURNAMENT_PLAYERS,
-    NAME_REGEX,
-    PERIODS,
-    ROLES,
-    TOURNAMENT_LISTS,
-    UNPRINTABLE_CATEGORIES,
-    WIN_BY,
-)
+from gaps import RULESETS, Action, GapsError, Ruleset, Seed, parse_action
+from gaps_protocol.limits import MAX_DEPTH, MAX_FRAME_BYTES, MAX_TOKEN_LENGTH
 
 # Re-exported for the connection's max_size (app.py, bench) and the welcome's version.
 from gaps_protocol.limits import (
@@ -56,514 +38,66 @@ from gaps_protocol.limits import (
 from gaps_protocol.limits import (
     PROTOCOL_VERSION as PROTOCOL_VERSION,
 )
+from gaps_protocol.messages.common import RequestId
+from gaps_protocol.messages.requests import REQUEST_TYPES as REQUEST_TYPES
+from gaps_protocol.messages.requests import ClientMessage, CreateMatch, Play
+from gaps_protocol.text import text_problem
 from server.errors import ServerError
-from server.identity import MAX_TOKEN_LENGTH, is_token_text
 
-#: The bounds and choices a client needs too are gaps_protocol.limits'.
-NAME_PATTERN: Final = re.compile(NAME_REGEX)
-#: A match's or tournament's code, before it is upper-cased.
-CODE_PATTERN: Final = re.compile(CODE_REGEX)
-
-
-@dataclass(frozen=True)
-class Register:
-    id: Any
-    name: str
-    #: A declared bot (docs/fair-play.md): fixed for good at registration.
-    bot: bool = False
-
-
-@dataclass(frozen=True)
-class Hello:
-    id: Any
-    token: str
-
-
-@dataclass(frozen=True)
-class CreateMatch:
-    id: Any
-    ruleset: Ruleset
-    max_players: int
-    time_limit_s: int
-    win_by: str
-    public: bool
-    countdown_s: int | None
-    seed: Seed | None
-    #: Whether bots may sit (the host's choice; no by default).
-    bots: bool = False
-
-
-@dataclass(frozen=True)
-class ListMatches:
-    id: Any
-
-
-@dataclass(frozen=True)
-class JoinMatch:
-    id: Any
-    code: str
-    role: str
-
-
-@dataclass(frozen=True)
-class LeaveMatch:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class Ready:
-    id: Any
-    code: str
-    ready: bool
-
-
-@dataclass(frozen=True)
-class StartMatch:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class Rematch:
-    id: Any
-    code: str
-    same_seed: bool
-
-
-@dataclass(frozen=True)
-class Play:
-    id: Any
-    code: str
-    seq: int
-    action: Action
-
-
-@dataclass(frozen=True)
-class Resync:
-    id: Any
-    code: str
-    since: int
-
-
-@dataclass(frozen=True)
-class GetReplay:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class Ping:
-    id: Any
-
-
-@dataclass(frozen=True)
-class GetLeaderboard:
-    id: Any
-    ruleset: Ruleset
-    by: str
-    period: str
-    day: date | None
-    cursor: str | None
-    limit: int
-    around_me: bool
-    #: The people's boards or the bots' (``KINDS``).
-    kind: str = "people"
-
-
-@dataclass(frozen=True)
-class GetRating:
-    id: Any
-    name: str | None
-
-
-@dataclass(frozen=True)
-class CreateTournament:
-    id: Any
-    name: str
-    ruleset: Ruleset
-    rounds: int
-    max_players: int
-    round_time_limit_s: int
-    start_at: datetime | None
-    #: Whether bots may enter (the host's choice; no by default).
-    bots: bool = False
-    #: What the scheduled start does with nobody entered: ``cancel`` or ``wait``.
-    if_empty: str = "cancel"
-    #: ``any`` deal, or only ``winnable`` ones (proven so by the solver, without redeal).
-    deals: str = "any"
-    #: The countdown of each round and the break between rounds (None: the server's).
-    countdown_s: int | None = None
-    break_s: int | None = None
-    #: Players may enter the running tournament until this round is dealt (0: never).
-    late_entry_until_round: int = 0
-
-
-@dataclass(frozen=True)
-class SteerTournament:
-    """One of the host's commands to their tournament ``code``: ``what`` is ``cancel``
-    (with ``reason``), ``pause``, ``resume``, ``announce`` (with ``text``) or
-    ``reinstate`` (with ``player``)."""
-
-    id: Any
-    what: str
-    code: str
-    reason: str | None = None
-    text: str | None = None
-    player: str | None = None
-
-
-# -- tables in the room (docs/tables.md): the host's and the arbiters' requests ------------
-
-
-@dataclass(frozen=True)
-class NameArbiter:
-    """The host names ``player`` an arbiter of tournament ``code``."""
-
-    id: Any
-    code: str
-    player: str
-
-
-@dataclass(frozen=True)
-class SetTable:
-    """The host or an arbiter seats ``player`` at a table (``at_table``) or online."""
-
-    id: Any
-    code: str
-    player: str
-    at_table: bool
-
-
-@dataclass(frozen=True)
-class EnterTableResult:
-    """The host or an arbiter enters ``player``'s result at a table in ``round``."""
-
-    id: Any
-    code: str
-    round: int
-    player: str
-    placed: int
-    redeals: int
-    finish_ms: int
-    won: bool
-
-
-@dataclass(frozen=True)
-class GetDealSheet:
-    """The host or an arbiter asks for ``round``'s deal sheet."""
-
-    id: Any
-    code: str
-    round: int
-
-
-
-_TABLE_PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
-    "tournament_arbiter": lambda i, f: NameArbiter(
-        i, f.match_code(), f.text("player", max_length=64)
-    ),
-    "tournament_table": lambda i, f: SetTable(
-        i, f.match_code(), f.text("player", max_length=64), f.boolean("at_table", default=True)
-    ),
-    "tournament_enter_result": lambda i, f: EnterTableResult(
-        i,
-        f.match_code(),
-        round=f.integer("round", low=1, high=MAX_ROUNDS),
-        player=f.text("player", max_length=64),
-        placed=f.integer("placed", low=0, high=ALL_PLACED),
-        redeals=f.integer("redeals", low=0, high=MAX_TABLE_REDEALS),
-        finish_ms=f.integer("finish_ms", low=0, high=MAX_TIME_LIMIT_S * 1000),
-        won=f.boolean("won", default=False),
-    ),
-    "tournament_deal_sheet": lambda i, f: GetDealSheet(
-        i, f.match_code(), f.integer("round", low=1, high=MAX_ROUNDS)
-    ),
-}
-
-
-@dataclass(frozen=True)
-class JoinTournament:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class StartTournament:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class RemoveEntrant:
-    """The host removes an entrant between rounds, with a reason shown to all."""
-
-    id: Any
-    code: str
-    player: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class ListTournaments:
-    id: Any
-    #: Which: ``active`` (open and running, the default), ``ended`` (finished and
-    #: cancelled, newest first) or ``all``.
-    status: str = "active"
-
-
-@dataclass(frozen=True)
-class GetStandings:
-    id: Any
-    code: str
-
-
-@dataclass(frozen=True)
-class ResyncTournament:
-    id: Any
-    code: str
-    since: int
-
-
-@dataclass(frozen=True)
-class PlayDaily:
-    id: Any
-    ruleset: Ruleset
-
-
-@dataclass(frozen=True)
-class GetDailyBoard:
-    id: Any
-    ruleset: Ruleset
-    day: date | None
-
-
-@dataclass(frozen=True)
-class QuickMatch:
-    id: Any
-    ruleset: Ruleset
-
-
-@dataclass(frozen=True)
-class CancelQuickMatch:
-    id: Any
-
-
-@dataclass(frozen=True)
-class ListReviews:
-    """Operators: the results held for review."""
-
-    id: Any
-
-
-@dataclass(frozen=True)
-class DecideReview:
-    """Operators: clear (it counts) or void a player's result in a match."""
-
-    id: Any
-    decision: str  # clear or void
-    code: str
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Suspend:
-    """Operators: suspend an account from rated play."""
-
-    id: Any
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class GetAuditLog:
-    """Operators: the latest decisions."""
-
-    id: Any
-
-
-Request = Union[
-    Register,
-    Hello,
-    CreateMatch,
-    ListMatches,
-    JoinMatch,
-    LeaveMatch,
-    Ready,
-    StartMatch,
-    Rematch,
-    Play,
-    Resync,
-    GetReplay,
-    Ping,
-    GetLeaderboard,
-    GetRating,
-    CreateTournament,
-    JoinTournament,
-    StartTournament,
-    RemoveEntrant,
-    SteerTournament,
-    NameArbiter,
-    SetTable,
-    EnterTableResult,
-    GetDealSheet,
-    ListTournaments,
-    GetStandings,
-    ResyncTournament,
-    PlayDaily,
-    GetDailyBoard,
-    QuickMatch,
-    CancelQuickMatch,
-    ListReviews,
-    DecideReview,
-    Suspend,
-    GetAuditLog,
-]
-
-class _Fields:
-    """Typed access to a message's fields; every refusal names the field."""
-
-    def __init__(self, kind: str, data: dict[str, Any]) -> None:
-        self.kind = kind
-        self.data = data
-
-    def fail(self, field: str, expected: str) -> ServerError:
-        got = self.data.get(field, "nothing")
-        return ServerError(
-            "bad_message",
-            f"{self.kind}: field {field!r} must be {expected}, got {got!r}"[:300],
-            field=field,
-        )
-
-    def string(self, field: str, *, default: str | None = None, max_length: int = 200) -> str:
-        """The field as sent: a non-empty string of at most ``max_length`` characters."""
-        value = self.data.get(field, default)
-        if not isinstance(value, str) or not value or len(value) > max_length:
-            raise self.fail(field, f"a non-empty string of at most {max_length} characters")
-        return value
-
-    def text(self, field: str, *, default: str | None = None, max_length: int = 200) -> str:
-        """The field without the spaces around it: printable text, not only spaces."""
-        value = self.string(field, default=default, max_length=max_length).strip()
-        if not value or not is_printable(value):
-            raise self.fail(field, f"printable text of at most {max_length} characters")
-        return value
-
-    def display(self, field: str, *, default: str | None = None, max_length: int) -> str:
-        """A text that people will see (a tournament's name): see ``display_text``."""
-        try:
-            shown = display_text(self.string(field, default=default, max_length=max_length))
-        except ValueError:
-            shown = ""
-        if not shown:
-            raise self.fail(field, f"printable text of at most {max_length} characters")
-        return shown
-
-    def integer(self, field: str, *, low: int, high: int, default: int | None = None) -> int:
-        value = self.data.get(field, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(field, f"an integer from {low} to {high}")
-        return value
-
-    def optional_integer(self, field: str, *, low: int, high: int) -> int | None:
-        if self.data.get(field) is None:
-            return None
-        return self.integer(field, low=low, high=high)
-
-    def boolean(self, field: str, *, default: bool | None = None) -> bool:
-        value = self.data.get(field, default)
-        if not isinstance(value, bool):
-            raise self.fail(field, "true or false")
-        return value
-
-    def choice(self, field: str, choices: tuple[str, ...], *, default: str | None = None) -> str:
-        value = self.data.get(field, default)
-        if value not in choices:
-            raise self.fail(field, "one of " + ", ".join(choices))
-        return str(value)
-
-    def match_code(self) -> str:
-        """A match's or tournament's code, in any case (the server's are upper case)."""
-        code = self.text("code", max_length=16)
-        if CODE_PATTERN.fullmatch(code) is None:
-            raise self.fail("code", "a code of letters and digits, like K7QX2M")
-        return code.upper()
-
-    def since(self) -> int:
-        """The ``since`` of a resync: the last event seq the client saw (0: none)."""
-        return self.integer("since", low=0, high=MAX_SEQ)
-
-    def ruleset(self) -> Ruleset:
-        try:
-            return Ruleset.named(self.text("ruleset", default="classic", max_length=32))
-        except GapsError as error:
-            raise ServerError("bad_message", f"{self.kind}: {error}", field="ruleset") from None
-
-    def optional_day(self, field: str) -> date | None:
-        value = self.data.get(field)
-        if value is None:
-            return None
-        try:
-            return date.fromisoformat(self.text(field, max_length=10))
-        except ValueError:
-            raise self.fail(field, "a date like 2026-11-29") from None
-
-    def optional_time(self, field: str) -> datetime | None:
-        value = self.data.get(field)
-        if value is None:
-            return None
-        try:
-            moment = datetime.fromisoformat(self.text(field, max_length=40))
-            # In UTC, as stored: a time near year 1 or 9999 may not be one in UTC.
-            return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-        except (ValueError, OverflowError):
-            raise self.fail(field, "an ISO 8601 time like 2026-11-29T18:00:00Z") from None
-
-    def optional_text(self, field: str, *, max_length: int) -> str | None:
-        return None if self.data.get(field) is None else self.text(field, max_length=max_length)
-
-
-def is_printable(text: str) -> bool:
-    """Whether ``text`` holds no character of ``UNPRINTABLE_CATEGORIES``."""
-    # isprintable() is also false for spaces other than " " (no-break...), which are fine.
-    return text.isprintable() or all(
-        unicodedata.category(char) not in UNPRINTABLE_CATEGORIES for char in text
-    )
-
-
-def display_text(text: str) -> str:
-    """``text`` as shown to people: every run of spaces one " ", none around.
-
-    The one check of every string a user chooses for others to see; raises ``ValueError``
-    naming the first character that is not printable (see ``UNPRINTABLE_CATEGORIES``)."""
-    if not is_printable(text):
-        char = next(c for c in text if unicodedata.category(c) in UNPRINTABLE_CATEGORIES)
-        raise ValueError(f"{text!r} holds U+{ord(char):04X}, which is not printable text")
-    return " ".join(text.split())
+#: A client's request, as decoded: one of the types of ``gaps_protocol.messages.requests``.
+Request: TypeAlias = ClientMessage
 
 
 def parse_request(frame: str | bytes) -> Request:
-    """Parse one client frame into its request, or raise ``ServerError``."""
-    data = _json_object(frame)
-    request_id = _request_id(data.get("id"))
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise ServerError(
-            "bad_message", "field 'type' must be a string", id=request_id, field="type"
-        )
-    parser = _PARSERS.get(kind)
-    if parser is None:
-        raise ServerError("unknown_type", f"unknown message type {kind[:40]!r}", id=request_id)
+    """Decode one client frame into its request, or raise ``ServerError`` (docs/protocol.md,
+    Transport and Errors: ``bad_json``, ``bad_message`` naming the field, ``unknown_type``,
+    ``bad_name``, ``bad_token``), with the request's ``id`` when it has a valid one."""
+    text = _guarded(frame)
     try:
-        return parser(request_id, _Fields(kind, data))
-    except ServerError as error:
-        error.details.setdefault("id", request_id)
-        raise
+        request = _REQUESTS.decode(text)
+    except msgspec.ValidationError as error:
+        raise _refusal(text, error) from None
+    except msgspec.DecodeError:
+        raise _not_json(text) from None
+    return _checked(request, text)
 
 
-def _json_object(frame: str | bytes) -> dict[str, Any]:
-    """The frame's JSON object, of text that any strict JSON reader takes as it is."""
+# -- the engine's values a handler reads from a request ---------------------------------
+
+
+class _WithRuleset(Protocol):
+    @property
+    def ruleset(self) -> str: ...
+
+
+def ruleset_of(request: _WithRuleset) -> Ruleset:
+    """The ruleset ``request`` names (``parse_request`` refused any other name)."""
+    return Ruleset.named(request.ruleset)
+
+
+def action_of(play: Play) -> Action:
+    """The action ``play`` carries (``parse_request`` refused any other text)."""
+    return _parse_action(play.action)
+
+
+def seed_of(request: CreateMatch) -> Seed | None:
+    """The deal ``request`` asks for by its share code; None: a secret one."""
+    return None if request.seed is None else Seed.parse(request.seed)
+
+
+#: ``parse_action``, remembering the actions it parsed (values, shared safely): a game
+#: uses a few thousand texts at most, and parsing one took about a third of a request's
+#: parsing.
+_parse_action: Final = functools.lru_cache(maxsize=4096)(parse_action)
+
+
+# -- what a frame may be at all -----------------------------------------------------------
+
+
+def _guarded(frame: str | bytes) -> str:
+    """The frame's text, unless it is none a strict JSON reader takes (refused before
+    decoding): a binary frame, one over ``MAX_FRAME_BYTES`` of UTF-8, one nesting deeper
+    than ``MAX_DEPTH``."""
     if isinstance(frame, bytes):
         raise ServerError("bad_json", "frames are JSON text, not binary")
     try:
@@ -574,22 +108,10 @@ def _json_object(frame: str | bytes) -> dict[str, Any]:
         raise ServerError("bad_json", f"a frame is at most {MAX_FRAME_BYTES} bytes of UTF-8")
     if _nesting_depth(frame) > MAX_DEPTH:
         raise ServerError("bad_json", f"a frame nests arrays and objects at most {MAX_DEPTH} deep")
-    try:
-        if frame.startswith("\ufeff"):  # what json.loads says; the decoder would not
-            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", frame, 0)
-        data = _DECODER.decode(frame)
-    except (ValueError, RecursionError) as error:
-        raise ServerError("bad_json", f"not JSON: {error}"[:300]) from None
-    if not isinstance(data, dict):
-        raise ServerError("bad_json", "a frame is one JSON object")
-    if _SURROGATE_ESCAPE.search(frame) and _holds_lone_surrogate(data):
-        # "\ud800" is valid JSON syntax but no Unicode text: it cannot be echoed as UTF-8.
-        raise ServerError("bad_json", "a frame's strings are Unicode text: no lone surrogates")
-    return data
+    return frame
 
 
 _STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 
 
@@ -607,207 +129,321 @@ def _nesting_depth(frame: str) -> int:
     return deepest
 
 
-def _holds_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, dict):
-        return any(_holds_lone_surrogate(k) or _holds_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_holds_lone_surrogate(item) for item in value)
-    return False
+def _not_json(frame: str) -> ServerError:
+    """The refusal of a frame msgspec does not read as JSON, saying why as the standard
+    library would (it names the line and column)."""
+    try:
+        json.loads(frame, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as error:
+        return ServerError("bad_json", f"not JSON: {error}"[:300])
+    # What the standard library reads and msgspec does not: "\ud800" is valid JSON syntax
+    # but no Unicode text, which no reply could echo as UTF-8.
+    return ServerError("bad_json", "a frame's strings are Unicode text: no lone surrogates")
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"the number {text[:40]} is out of range")
-    return number
+# -- the request's id ---------------------------------------------------------------------
 
 
-def _request_id(value: Any) -> Any:
-    """The request's ``id``, if it is one the reply can echo to any client as it is."""
-    if value is None or (isinstance(value, str) and len(value) <= MAX_ID_LENGTH):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if abs(value) <= MAX_SAFE_INTEGER:
-            return value
-    raise ServerError(
+class _Envelope(msgspec.Struct):
+    """A refused frame's ``id`` and ``type`` as sent, to echo the one and name the other."""
+
+    id: msgspec.Raw = msgspec.Raw(b"null")
+    type: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_ENVELOPES: Final = msgspec.json.Decoder(_Envelope)
+_IDS: Final = msgspec.json.Decoder(RequestId)
+
+
+def _checked_id(request_id: Any, frame: str) -> None:
+    """Refuse an ``id`` its type takes that is still not one to echo as sent: a text the
+    rule refuses (a control character...), or a zero written ``-0``."""
+    if isinstance(request_id, str):
+        problem = text_problem(request_id)
+        if problem is not None:
+            raise _bad_id(f"{request_id!r} {problem}")
+    elif request_id == 0 and bytes(_ENVELOPES.decode(frame).id) != b"0":
+        raise _bad_id("-0 would come back as 0")
+
+
+def _request_id(raw: msgspec.Raw, frame: str) -> Any:
+    """The ``id`` of a refused frame, if it is one to echo; else its own refusal."""
+    try:
+        request_id = _IDS.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        raise _bad_id(f"got {bytes(raw)[:80].decode(errors='replace')}") from None
+    _checked_id(request_id, frame)
+    return request_id
+
+
+def _bad_id(why: str) -> ServerError:
+    return ServerError(
         "bad_message",
-        f"field 'id' must be null, a number from -(2**53 - 1) to 2**53 - 1 or a string of "
-        f"at most {MAX_ID_LENGTH} characters, got {value!r}"[:300],
+        "field 'id' must be null, an integer from -(2**53 - 1) to 2**53 - 1 written as one, "
+        f"or a text of at most 64 characters by the rule for text: {why}"[:300],
         id=None,
         field="id",
     )
 
 
-def _register(request_id: Any, fields: _Fields) -> Register:
-    name = fields.string("name", max_length=MAX_FRAME_BYTES).strip()
-    if not name:
-        raise fields.fail("name", "a name, not only spaces")
-    if NAME_PATTERN.fullmatch(name) is None:
-        raise ServerError(
-            "bad_name",
-            f"{name[:40]!r}: a name is 2-24 letters, digits, '_', '-' or '.', starting with "
-            "a letter or digit",
-        )
-    return Register(request_id, name, fields.boolean("bot", default=False))
+# -- what a schema cannot say, type by type -----------------------------------------------
 
 
-def _hello(request_id: Any, fields: _Fields) -> Hello:
-    # The token exactly as sent: a token with a space around it is not the token.
-    token = fields.string("token", max_length=MAX_TOKEN_LENGTH)
-    if not is_token_text(token):
-        raise ServerError("bad_token", "a token is URL-safe text, as register gave it")
-    return Hello(request_id, token)
+class _Refused(Exception):
+    """A field's value its check refuses; the message says why, after the field's name."""
 
 
-def _create_match(request_id: Any, fields: _Fields) -> CreateMatch:
-    ruleset = fields.ruleset()
-    seed_text = fields.data.get("seed")
-    seed = None
-    if seed_text is not None:
+#: A field's check: the value to keep (the value itself, or as the server holds it: a
+#: code upper-cased, a time in UTC), or ``_Refused``.
+Check = Callable[[Any], Any]
+
+
+def _text(value: str) -> str:
+    problem = text_problem(value)
+    if problem is not None:
+        raise _Refused(f"{value!r} {problem}"[:200])
+    return value
+
+
+def _whole(value: str) -> str:
+    """A text its pattern matched whole: msgspec matches with ``re.search``, where ``$``
+    also matches before a last line feed (``"ana\\n"`` would be a name)."""
+    if value.endswith("\n"):
+        raise _Refused(f"{value!r} ends with a line feed")
+    return value
+
+
+def _code(value: str) -> str:
+    """A code in any case, as the server writes them: upper case."""
+    upper = value.upper()
+    return value if upper == value else upper
+
+
+def _reading(read: Callable[[str], object]) -> Check:
+    """A check that the text reads as the engine's value (``read`` raises ``GapsError``)."""
+
+    def check(value: str) -> str:
         try:
-            seed = Seed.parse(fields.text("seed", max_length=64))
+            read(value)
         except GapsError as error:
-            raise ServerError("bad_message", f"create_match: {error}", field="seed") from None
-    return CreateMatch(
-        request_id,
-        ruleset=ruleset,
-        max_players=fields.integer("max_players", low=1, high=MAX_PLAYERS, default=2),
-        time_limit_s=fields.integer("time_limit_s", low=1, high=MAX_TIME_LIMIT_S, default=600),
-        win_by=fields.choice("win_by", WIN_BY, default="time"),
-        public=fields.boolean("public", default=False),
-        countdown_s=fields.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),
-        seed=seed,
-        bots=fields.boolean("bots", default=False),
-    )
+            raise _Refused(str(error)[:200]) from None
+        return value
+
+    return check
 
 
-def _play(request_id: Any, fields: _Fields) -> Play:
-    text = fields.text("action", max_length=16)
+def _start_at(value: datetime) -> datetime:
+    """A start time in UTC, as stored (one without an offset is in UTC)."""
     try:
-        action = _parse_action(text)
-    except GapsError as error:
-        raise ServerError("bad_message", f"action: {error}", field="action") from None
-    return Play(
-        request_id,
-        code=fields.match_code(),
-        seq=fields.integer("seq", low=1, high=MAX_SEQ),
-        action=action,
-    )
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):  # near year 1 or 9999: no time in UTC
+        raise _Refused(f"{value.isoformat()} is no time in UTC") from None
 
 
-def _leaderboard(request_id: Any, f: _Fields) -> GetLeaderboard:
-    return GetLeaderboard(
-        request_id,
-        ruleset=f.ruleset(),
-        by=f.choice("by", BOARDS, default="score"),
-        period=f.choice("period", PERIODS, default="all"),
-        day=f.optional_day("day"),
-        cursor=f.optional_text("cursor", max_length=512),
-        limit=f.integer("limit", low=1, high=MAX_PAGE_ROWS, default=20),
-        around_me=f.boolean("around_me", default=False),
-        kind=f.choice("kind", KINDS, default="people"),
-    )
-
-
-def _create_tournament(request_id: Any, f: _Fields) -> CreateTournament:
-    return CreateTournament(
-        request_id,
-        name=f.display("name", default="Tournament", max_length=64),
-        ruleset=f.ruleset(),
-        rounds=f.integer("rounds", low=1, high=MAX_ROUNDS, default=3),
-        max_players=f.integer("max_players", low=1, high=MAX_TOURNAMENT_PLAYERS, default=16),
-        round_time_limit_s=f.integer(
-            "round_time_limit_s", low=1, high=MAX_TIME_LIMIT_S, default=600
-        ),
-        start_at=f.optional_time("start_at"),
-        bots=f.boolean("bots", default=False),
-        if_empty=f.choice("if_empty", IF_EMPTY, default="cancel"),
-        deals=f.choice("deals", DEALS, default="any"),
-        countdown_s=f.optional_integer("countdown_s", low=0, high=MAX_COUNTDOWN_S),
-        break_s=f.optional_integer("break_s", low=0, high=MAX_BREAK_S),
-        late_entry_until_round=f.integer(
-            "late_entry_until_round", low=0, high=MAX_ROUNDS, default=0
-        ),
-    )
-
-
-def _remove_entrant(request_id: Any, f: _Fields) -> RemoveEntrant:
-    return RemoveEntrant(
-        request_id,
-        code=f.match_code(),
-        player=f.text("player", max_length=64),
-        reason=f.display("reason", max_length=MAX_REASON_LENGTH),
-    )
-
-
-def _reason(f: _Fields) -> str:
-    return f.text("reason", max_length=MAX_REASON_LENGTH)
-
-
-def _decide_review(request_id: Any, f: _Fields, decision: str) -> DecideReview:
-    return DecideReview(
-        request_id, decision, f.match_code(), f.text("name", max_length=64), _reason(f)
-    )
-
-
-_PARSERS: Final[dict[str, Callable[[Any, _Fields], Request]]] = {
-    "register": _register,
-    "hello": _hello,
-    "create_match": _create_match,
-    "list_matches": lambda i, f: ListMatches(i),
-    "join_match": lambda i, f: JoinMatch(
-        i, f.match_code(), f.choice("role", ROLES, default="player")
-    ),
-    "leave_match": lambda i, f: LeaveMatch(i, f.match_code()),
-    "ready": lambda i, f: Ready(i, f.match_code(), f.boolean("ready", default=True)),
-    "start_match": lambda i, f: StartMatch(i, f.match_code()),
-    "rematch": lambda i, f: Rematch(i, f.match_code(), f.boolean("same_seed", default=False)),
-    "action": _play,
-    "resync": lambda i, f: Resync(i, f.match_code(), f.since()),
-    "get_replay": lambda i, f: GetReplay(i, f.match_code()),
-    "ping": lambda i, f: Ping(i),
-    "leaderboard": _leaderboard,
-    "rating": lambda i, f: GetRating(i, f.optional_text("name", max_length=64)),
-    "tournament_create": _create_tournament,
-    "tournament_join": lambda i, f: JoinTournament(i, f.match_code()),
-    "tournament_start": lambda i, f: StartTournament(i, f.match_code()),
-    "tournament_remove": _remove_entrant,
-    "tournament_reinstate": lambda i, f: SteerTournament(
-        i, "reinstate", f.match_code(), player=f.text("player", max_length=64)
-    ),
-    "tournament_cancel": lambda i, f: SteerTournament(
-        i, "cancel", f.match_code(), reason=f.display("reason", max_length=MAX_REASON_LENGTH)
-    ),
-    "tournament_pause": lambda i, f: SteerTournament(i, "pause", f.match_code()),
-    "tournament_resume": lambda i, f: SteerTournament(i, "resume", f.match_code()),
-    "tournament_announce": lambda i, f: SteerTournament(
-        i, "announce", f.match_code(), text=f.display("text", max_length=MAX_ANNOUNCEMENT_LENGTH)
-    ),
-    **_TABLE_PARSERS,
-    "tournament_list": lambda i, f: ListTournaments(
-        i, status=f.choice("status", TOURNAMENT_LISTS, default="active")
-    ),
-    "tournament_standings": lambda i, f: GetStandings(i, f.match_code()),
-    "tournament_resync": lambda i, f: ResyncTournament(i, f.match_code(), f.since()),
-    "daily": lambda i, f: PlayDaily(i, f.ruleset()),
-    "daily_board": lambda i, f: GetDailyBoard(i, f.ruleset(), f.optional_day("day")),
-    "quick_match": lambda i, f: QuickMatch(i, f.ruleset()),
-    "quick_cancel": lambda i, f: CancelQuickMatch(i),
-    "review_list": lambda i, f: ListReviews(i),
-    "review_clear": lambda i, f: _decide_review(i, f, "clear"),
-    "review_void": lambda i, f: _decide_review(i, f, "void"),
-    "suspend": lambda i, f: Suspend(i, f.text("name", max_length=64), _reason(f)),
-    "audit_log": lambda i, f: GetAuditLog(i),
+#: The checks of the fields of these names, wherever they are (after the text rule).
+_READINGS: Final[dict[str, Check]] = {
+    "code": _code,
+    "ruleset": _reading(Ruleset.named),
+    "seed": _reading(Seed.parse),
+    "action": _reading(_parse_action),
+    "start_at": _start_at,
 }
 
-#: Every client message type, in the order docs/protocol.md lists them.
-REQUEST_TYPES: Final = tuple(_PARSERS)
+
+def _is_free_text(info: mi.Type) -> bool:
+    """Whether a field holds text a person chose: a string no pattern confines."""
+    if isinstance(info, mi.UnionType):
+        return any(_is_free_text(member) for member in info.types)
+    return isinstance(info, mi.StrType) and info.pattern is None
+
+
+def _is_patterned(info: mi.Type) -> bool:
+    if isinstance(info, mi.UnionType):
+        return any(_is_patterned(member) for member in info.types)
+    return isinstance(info, mi.StrType) and info.pattern is not None
+
+
+def _chain(first: Check, then: Check) -> Check:
+    return lambda value: then(first(value))
+
+
+def _checks_of(info: mi.StructType) -> tuple[tuple[str, Check], ...]:
+    checks = []
+    for field in info.fields:
+        if field.name == "id":  # the id's own rule: _checked_id
+            continue
+        steps: list[Check] = (
+            [_text] if _is_free_text(field.type) else [_whole] if _is_patterned(field.type) else []
+        )
+        if field.name in _READINGS:
+            steps.append(_READINGS[field.name])
+        if steps:
+            check = steps[0] if len(steps) == 1 else _chain(steps[0], steps[1])
+            checks.append((field.name, check))
+    return tuple(checks)
+
+
+_REQUEST_INFOS: Final = [
+    info for info in mi.multi_type_info(get_args(ClientMessage))
+    if isinstance(info, mi.StructType)
+]
+#: Each request type's checks after decoding: (field, check), in the fields' order.
+_CHECKS: Final[dict[type, tuple[tuple[str, Check], ...]]] = {
+    info.cls: _checks_of(info) for info in _REQUEST_INFOS
+}
+#: Each request type's ``type``, and each type by it.
+_KINDS: Final[dict[type, str]] = {info.cls: str(info.tag) for info in _REQUEST_INFOS}
+_TYPES: Final[dict[str, mi.StructType]] = {str(info.tag): info for info in _REQUEST_INFOS}
+
+_REQUESTS: Final = msgspec.json.Decoder(ClientMessage)
+
+
+def _checked(request: Request, frame: str) -> Request:
+    """``request`` as the handlers take it, or the refusal of what its schema let by."""
+    request_id = request.id
+    if request_id is not None:
+        _checked_id(request_id, frame)
+    changes: dict[str, Any] | None = None
+    for field, check in _CHECKS[type(request)]:
+        value = getattr(request, field)
+        if value is None:
+            continue
+        try:
+            kept = check(value)
+        except _Refused as refused:
+            error = _field_error(_KINDS[type(request)], field, value, f": {refused}")
+            error.details["id"] = request_id
+            raise error from None
+        if kept is not value:
+            changes = {**(changes or {}), field: kept}
+    return request if changes is None else msgspec.structs.replace(request, **changes)
+
+
+# -- the refusal of a frame its type refuses ----------------------------------------------
+
+
+def _refusal(frame: str, error: msgspec.ValidationError) -> ServerError:
+    """What to answer a JSON frame that is no request: checked in the order a reader
+    needs, the id first (every other refusal echoes it), then the type, then the field
+    msgspec named."""
+    try:
+        envelope = _ENVELOPES.decode(frame)
+    except msgspec.ValidationError:
+        return ServerError("bad_json", "a frame is one JSON object")
+    except msgspec.DecodeError:
+        return _not_json(frame)
+    try:
+        request_id = _request_id(envelope.id, frame)
+    except ServerError as bad_id:
+        return bad_id
+    refusal = _type_refusal(envelope.type, frame, error)
+    refusal.details["id"] = request_id
+    return refusal
+
+
+def _type_refusal(raw_type: msgspec.Raw, frame: str, error: msgspec.ValidationError) -> ServerError:
+    kind = msgspec.json.decode(raw_type)
+    if not isinstance(kind, str):
+        return ServerError("bad_message", "field 'type' must be a string", field="type")
+    info = _TYPES.get(kind)
+    if info is None:
+        return ServerError("unknown_type", f"unknown message type {kind[:40]!r}")
+    return _field_refusal(info, frame, error)
+
+
+_AT_FIELD: Final = re.compile(r" - at `\$\.([A-Za-z0-9_]+)")
+_MISSING: Final = re.compile(r"missing required field `([A-Za-z0-9_]+)`")
+
+
+def _field_refusal(info: mi.StructType, frame: str, error: msgspec.ValidationError) -> ServerError:
+    kind = str(info.tag)
+    why = str(error)
+    found = _AT_FIELD.search(why) or _MISSING.search(why)
+    field = found.group(1) if found is not None else "type"
+    got = _member(frame, field)
+    shown = "nothing" if got is _MISSING_VALUE else repr(got)
+    return _field_error(kind, field, got, f" must be {_expected(info, field)}, got {shown}")
+
+
+def _field_error(kind: str, field: str, got: Any, why: str) -> ServerError:
+    """The refusal of ``field`` of a ``kind`` request, which holds ``got``: ``bad_name``
+    for a name to register and ``bad_token`` for a token that are text, else
+    ``bad_message`` saying ``why`` after the field's name."""
+    if kind == "register" and field == "name" and isinstance(got, str):
+        return ServerError(
+            "bad_name",
+            f"{got[:40]!r}: a name is 2-24 letters, digits, '_', '-' or '.', starting with "
+            "a letter or digit",
+        )
+    if kind == "hello" and field == "token" and isinstance(got, str):
+        if 0 < len(got) <= MAX_TOKEN_LENGTH:
+            return ServerError("bad_token", "a token is URL-safe text, as register gave it")
+    return ServerError("bad_message", f"{kind}: field {field!r}{why}"[:300], field=field)
+
+
+_MISSING_VALUE: Final = object()
+
+
+def _member(frame: str, field: str) -> Any:
+    """The value of ``field`` in a refused frame as sent (a number past a double's range
+    as its text), or ``_MISSING_VALUE``."""
+    members = msgspec.json.decode(frame, type=dict[str, msgspec.Raw])
+    raw = members.get(field)
+    if raw is None:
+        return _MISSING_VALUE
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.ValidationError:
+        return bytes(raw).decode()
+
+
+#: What the fields of these names must be, in words, wherever they are.
+_EXPECTED_BY_NAME: Final = {
+    "code": "a code of letters and digits, like K7QX2M",
+    "ruleset": "a ruleset: " + ", ".join(RULESETS),
+    "seed": "a share code like AAAA-BBBB-CCCC-DDDD",
+    "action": "an action like 8C, 2H>3, 8C>r2c6, redeal, undo or stop",
+    "token": "the token register gave, exactly",
+}
+
+
+def _expected(info: mi.StructType, field: str) -> str:
+    """What ``field`` of the request ``info`` must be, in words."""
+    found = next((f for f in info.fields if f.name == field), None)
+    if found is None:
+        return "absent"  # not reached: msgspec names only the fields it knows
+    words = _EXPECTED_BY_NAME.get(field) or _described(found.type)
+    return words if found.required or found.default is not None else f"{words} or null"
+
+
+def _described(info: mi.Type) -> str:
+    match info:
+        case mi.UnionType(types=members):
+            return " or ".join(
+                _described(member) for member in members if not isinstance(member, mi.NoneType)
+            )
+        case mi.IntType(ge=low, le=high):
+            return f"an integer from {low} to {high}"
+        case mi.StrType(max_length=None):
+            return "text"
+        case mi.StrType(max_length=longest):
+            return f"text of at most {longest} characters"
+        case mi.BoolType():
+            return "true or false"
+        case mi.LiteralType(values=values):
+            return "one of " + ", ".join(map(str, values))
+        case mi.DateType():
+            return "a date like 2026-11-29"
+        case mi.DateTimeType():
+            return "an RFC 3339 time like 2026-11-29T18:00:00Z"
+    return str(info)
+
+
+# -- one encoder out ----------------------------------------------------------------------
 
 
 def encode(message: dict[str, Any]) -> str:
@@ -838,16 +474,9 @@ def _dumps(message: Any) -> str:
 #: the standard library's in every case orjson declines.
 _ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
-# One encoder and one decoder for every frame: ``json.dumps`` and ``json.loads`` build a
-# new one for each call when given options, a few microseconds of every request's reply.
+# One encoder for every frame: ``json.dumps`` builds a new one for each call when given
+# options, a few microseconds of every request's reply.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_DECODER: Final = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
-
-#: ``parse_action``, remembering the actions it parsed (values, shared safely): a game
-#: uses a few thousand texts at most, and parsing one took about a third of a request's
-#: parsing.
-_parse_action: Final = functools.lru_cache(maxsize=4096)(parse_action)
-
 
 def _strict(value: Any, depth: int) -> Any:
     """``value`` with only what strict JSON in UTF-8 can hold (see ``encode``)."""

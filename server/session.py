@@ -22,6 +22,7 @@ from typing import Any, Final
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from gaps_protocol.messages import requests
 from server import handlers, protocol
 from server.broker import BrokerError
 from server.clock import Cancel, iso
@@ -47,16 +48,16 @@ MAX_PENDING_EVENTS: Final = 1024
 #: Requests that change nothing and follow nothing: answered as soon as they are ready,
 #: even while an earlier request of the connection waits (for the database, say).
 ANSWERED_APART: Final = (
-    protocol.Ping,
-    protocol.GetLeaderboard,
-    protocol.GetRating,
-    protocol.GetReplay,
-    protocol.GetDailyBoard,
-    protocol.ListMatches,
-    protocol.ListTournaments,
-    protocol.GetStandings,
-    protocol.GetDealSheet,
-    protocol.Resync,
+    requests.Ping,
+    requests.GetLeaderboard,
+    requests.GetRating,
+    requests.GetReplay,
+    requests.GetDailyBoard,
+    requests.ListMatches,
+    requests.ListTournaments,
+    requests.GetStandings,
+    requests.GetDealSheet,
+    requests.Resync,
 )
 
 

@@ -409,33 +409,6 @@ def round_ended(stored: StoredRound, *, default_ended_at: int) -> commands.Round
     )
 
 
-def host_command(args: dict[str, Any]) -> commands.Command:
-    """The core's command for a ``tournament_steer`` of the desk: ``what`` the host
-    (``player_id``) does, with its ``reason``, ``text`` or ``player``."""
-    by = args["player_id"]
-    match args["what"]:
-        case "reinstate":
-            return commands.Reinstate(by, args["player"])
-        case "cancel":
-            return commands.Cancel(by, args["reason"])
-        case "pause":
-            return commands.Pause(by)
-        case "resume":
-            return commands.Resume(by)
-        case "announce":
-            return commands.Announce(by, args["text"])
-        case "arbiter":
-            return commands.NameArbiter(by, args["arbiter_id"], args["player"])
-        case "table":
-            return commands.SetTable(by, args["player"], args["at_table"])
-        case "enter_result":
-            return commands.EnterResult(
-                by, args["round"], args["player"], args["placed"], args["redeals"],
-                args["finish_ms"], args["won"],
-            )
-    raise ServerError("internal_error", f"no tournament command {args['what']!r}")
-
-
 def with_standings(state: TournamentState) -> dict[str, Any]:
     """The view, the standings, and every result entered for a table (by round)."""
     return {

@@ -182,16 +182,9 @@ def _minimal(kind: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", REQUEST_TYPES)
-def test_the_defaults_of_a_request_are_the_servers(kind: str) -> None:
+def test_the_server_decodes_a_request_into_its_type_with_its_defaults(kind: str) -> None:
     frame = msgspec.json.encode(_minimal(kind))
-    ours = msgspec.structs.asdict(decode_request(frame))
-    theirs = vars(protocol.parse_request(frame.decode()))
-    for name, value in theirs.items():
-        if name in ours:
-            # The server's values of the engine's types, as the wire writes them.
-            plain = value is None or isinstance(value, bool | int | str)
-            shown = value if plain else getattr(value, "name", None) or str(value)
-            assert ours[name] == shown, (kind, name)
+    assert protocol.parse_request(frame.decode()) == decode_request(frame)
 
 
 def _documented_error_codes() -> list[str]:

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gaps_protocol import limits
+from gaps_protocol.schema import ranges_table
 from server.config import Limits, limit_flags
 from server.errors import ERROR_CODES
 from server.protocol import REQUEST_TYPES
@@ -106,3 +108,49 @@ def test_the_limits_table_lists_every_limit_with_its_flag_variable_and_default()
     assert [(name, flag, variable) for name, flag, variable, _ in rows] == limit_flags()
     for name, _, _, default in rows:
         assert float(default) == getattr(defaults, name), f"{name}: the doc says {default}"
+
+
+def test_the_ranges_table_is_the_one_the_message_types_give() -> None:
+    section = DOC.read_text().split("\n### Ranges", 1)[1].split("\n## ", 1)[0]
+    assert ranges_table() in section, (
+        "docs/protocol.md's Ranges table is out of date: paste "
+        "gaps_protocol.schema.ranges_table() there"
+    )
+
+
+def test_the_ranges_table_says_the_bounds_of_gaps_protocol_limits() -> None:
+    table = ranges_table()
+    for field, low, high in [
+        ("seq", 1, "(2^31 - 1)"), ("since", 0, "(2^31 - 1)"), ("limit", 1, limits.MAX_PAGE_ROWS),
+        ("id", "-(2^53 - 1)", "(2^53 - 1)"), ("rounds", 1, limits.MAX_ROUNDS),
+        ("max_players", 1, limits.MAX_PLAYERS), ("max_players", 1, limits.MAX_TOURNAMENT_PLAYERS),
+        ("time_limit_s", 1, limits.MAX_TIME_LIMIT_S), ("countdown_s", 0, limits.MAX_COUNTDOWN_S),
+        ("break_s", 0, limits.MAX_BREAK_S), ("placed", 0, limits.MAX_PLACED),
+        ("redeals", 0, limits.MAX_TABLE_REDEALS),
+    ]:
+        assert f"| `{field}` | integer {low} to {high}" in table, field
+    assert limits.MAX_SEQ == 2**31 - 1 and limits.MAX_SAFE_INTEGER == 2**53 - 1
+    for field, longest in [
+        ("id", limits.MAX_ID_LENGTH), ("action", limits.MAX_ACTION_LENGTH),
+        ("seed", limits.MAX_SEED_LENGTH), ("text", limits.MAX_ANNOUNCEMENT_LENGTH),
+        ("reason", limits.MAX_REASON_LENGTH), ("cursor", limits.MAX_CURSOR_LENGTH),
+        ("token", limits.MAX_TOKEN_LENGTH), ("code", limits.MAX_CODE_LENGTH),
+    ]:
+        assert re.search(rf"\| `{field}` \| [^|]*text of 1 to {longest} characters", table), field
+
+
+async def test_a_player_who_takes_a_seat_receives_their_own_player_joined_with_the_replys_seq(
+    connect: Any,
+) -> None:
+    # docs/protocol.md, join_match: the seat is that event; the client skips it as
+    # reflected in the snapshot.
+    ana, bob = await connect(), await connect()
+    await ana.register("ana")
+    await bob.register("bob")
+    code = (await ana.ok("create_match", max_players=2))["match"]["code"]
+    joined = await bob.ok("join_match", code=code)
+    own = await bob.event("player_joined", seq=joined["seq"])
+    assert own["player"]["name"] == "bob" and own["match"] == code
+    assert [p["name"] for p in joined["players"]] == ["ana", "bob"]
+    seen = await ana.event("player_joined", seq=joined["seq"])
+    assert seen == own

@@ -459,7 +459,10 @@ async def test_an_operator_decides_through_the_protocol_and_reads_the_log(
     await ana.register("ana")
     assert (await boss.ok("review_list"))["reviews"] == []
 
-    assert (await boss.ok("suspend", name="ana", reason=" a shared account "))["type"] == "ok"
+    # A reason is taken as sent, or refused (docs/protocol.md, Text): never trimmed.
+    refused = await boss.request("suspend", name="ana", reason=" a shared account ")
+    assert (refused["code"], refused["field"]) == ("bad_message", "reason")
+    assert (await boss.ok("suspend", name="ana", reason="a shared account"))["type"] == "ok"
 
     refused = await boss.request("suspend", name="ana", reason="again")
     assert refused["code"] == "already_decided"

@@ -15,12 +15,12 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     missing one or one of the wrong type is refused, naming its path)."""
 
 
-#: A request's ``id``, echoed by its reply: null, a number every JSON reader holds
-#: exactly, or a short string.
+#: A request's ``id``, echoed by its reply as sent: null, an integer every JSON reader
+#: holds exactly (written as one: no fraction, no exponent, not ``-0``), or a short text
+#: (by the one rule for text, ``gaps_protocol.text``: the server checks it).
 RequestId: TypeAlias = (
     Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
-    | Annotated[float, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
-    | Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)]
+    | Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
     | None
 )
 

@@ -1,9 +1,10 @@
 """Every client message (docs/protocol.md), as it goes on the wire: its fields, their
-bounds and their defaults. The server refuses what these types refuse (``bad_json``,
-``bad_message`` naming the field, ``unknown_type``, ``bad_name``, ``bad_token``) and
-checks some text further than a schema can say: that it is printable (no control,
-format, private-use or unassigned character), that an action, a seed or a ruleset reads
-as one, and that it is not only spaces."""
+bounds and their defaults. The server decodes every request into these types and
+refuses what they refuse (``bad_json``, ``bad_message`` naming the field,
+``unknown_type``, ``bad_name``, ``bad_token``); it then checks what a schema cannot say:
+that a text follows the one rule for text (``gaps_protocol.text``: printable, no space
+but U+0020, none around, never two in a row), and that an action, a share code or a
+ruleset reads as one."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from gaps_protocol.limits import (
     MAX_CODE_LENGTH,
     MAX_COUNTDOWN_S,
     MAX_CURSOR_LENGTH,
-    MAX_FRAME_BYTES,
     MAX_PAGE_ROWS,
     MAX_PLACED,
     MAX_PLAYER_REFERENCE_LENGTH,
@@ -53,12 +53,13 @@ from gaps_protocol.messages.common import (
 
 
 def _text(max_length: int, pattern: str | None = None) -> msgspec.Meta:
-    """A non-empty string of at most ``max_length`` characters (before the spaces around
-    it are dropped); ``pattern``, if given, is what it holds between those spaces."""
+    """A non-empty string of at most ``max_length`` characters, taken as sent (the server
+    refuses a text the rule of ``gaps_protocol.text`` refuses); ``pattern``, if given, is
+    all it holds."""
     return msgspec.Meta(
         min_length=1,
         max_length=max_length,
-        pattern=None if pattern is None else rf"^\s*{pattern}\s*$",
+        pattern=None if pattern is None else f"^{pattern}$",
     )
 
 
@@ -80,7 +81,8 @@ class Request(Message, tag_field="type", forbid_unknown_fields=False, frozen=Tru
 
 
 class Register(Request, tag="register", kw_only=True, frozen=True):
-    name: Annotated[str, _text(MAX_FRAME_BYTES, NAME_REGEX)]
+    #: Any other text is refused ``bad_name``.
+    name: Annotated[str, msgspec.Meta(pattern=f"^{NAME_REGEX}$")]
     bot: bool = False
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from server import protocol
+from gaps_protocol.messages import requests
 from server.handlers import accounts, boards, matches, operators, quick, tournaments
 from server.handlers.context import Connection, Handler
 
@@ -24,22 +24,22 @@ HANDLERS: Final[dict[type, Handler]] = {
 #: Requests that cost the server a database round trip or a large reply: each also
 #: takes from the player's and the address's budget of costly requests.
 COSTLY_REQUESTS: Final = (
-    protocol.Register,
-    protocol.Hello,
-    protocol.CreateMatch,
-    protocol.Rematch,
-    protocol.CreateTournament,
-    protocol.GetReplay,
-    protocol.GetLeaderboard,
-    protocol.GetRating,
-    protocol.GetDailyBoard,
-    protocol.GetStandings,
+    requests.Register,
+    requests.Hello,
+    requests.CreateMatch,
+    requests.Rematch,
+    requests.CreateTournament,
+    requests.GetReplay,
+    requests.GetLeaderboard,
+    requests.GetRating,
+    requests.GetDailyBoard,
+    requests.GetStandings,
 )
 
 __all__ = ["COSTLY_REQUESTS", "HANDLERS", "dispatch", "quick"]
 
 
-async def dispatch(session: Connection, request: protocol.Request) -> dict[str, Any]:
+async def dispatch(session: Connection, request: requests.ClientMessage) -> dict[str, Any]:
     """The reply's fields for ``request`` (every request but the account's needs a
     player: ``not_authenticated`` before)."""
     handler = HANDLERS.get(type(request))

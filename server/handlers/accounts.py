@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from gaps_protocol.messages.requests import Hello, Ping, Register
 from server import protocol
 from server.errors import ServerError
 from server.handlers.context import Connection, Handler
 from server.identity import new_token, token_hash
-from server.protocol import Hello, Ping, Register
 from server.storage.players import NameTaken
 
 log = logging.getLogger("gaps.server")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gaps_protocol.messages.requests import GetDailyBoard, GetLeaderboard, GetRating, PlayDaily
 from server.handlers.context import Connection, Handler
-from server.protocol import GetDailyBoard, GetLeaderboard, GetRating, PlayDaily
+from server.protocol import ruleset_of
 
 
 async def leaderboard(session: Connection, request: GetLeaderboard) -> dict[str, Any]:
     player = session.require_player()
     board = await session.services.reads.leaderboard(
-        ruleset=request.ruleset.name,
+        ruleset=ruleset_of(request).name,
         by=request.by,
         period=request.period,
         day=request.day,
@@ -31,13 +32,13 @@ async def rating(session: Connection, request: GetRating) -> dict[str, Any]:
 async def play_daily(session: Connection, request: PlayDaily) -> dict[str, Any]:
     player = session.require_player()
     attempt = await session.services.daily.start(
-        player.id, player.name, request.ruleset, bot=player.bot
+        player.id, player.name, ruleset_of(request), bot=player.bot
     )
     return {"type": "daily_started", **await session.seat(attempt.match), "daily": attempt.view()}
 
 
 async def daily_board(session: Connection, request: GetDailyBoard) -> dict[str, Any]:
-    board = await session.services.reads.daily_board(request.ruleset.name, request.day)
+    board = await session.services.reads.daily_board(ruleset_of(request).name, request.day)
     return {"type": "daily_board", **board}
 
 

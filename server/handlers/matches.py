@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
-from server.broker import BrokerUnavailable
-from server.errors import ServerError, bots_not_allowed
-from server.handlers.context import Connection, Handler
-from server.match import Match, MatchOptions
-from server.protocol import (
+from gaps_protocol.messages.requests import (
     CreateMatch,
     GetReplay,
     JoinMatch,
@@ -21,6 +17,11 @@ from server.protocol import (
     Resync,
     StartMatch,
 )
+from server.broker import BrokerUnavailable
+from server.errors import ServerError, bots_not_allowed
+from server.handlers.context import Connection, Handler
+from server.match import Match, MatchOptions
+from server.protocol import action_of, ruleset_of, seed_of
 from server.remote import MatchHandle
 from server.storage.players import PlayerRecord
 
@@ -39,7 +40,7 @@ async def create(session: Connection, request: CreateMatch) -> dict[str, Any]:
         )
     countdown_s = request.countdown_s
     options = MatchOptions(
-        ruleset=request.ruleset,
+        ruleset=ruleset_of(request),
         max_players=request.max_players,
         time_limit_s=request.time_limit_s,
         win_by=request.win_by,
@@ -49,7 +50,7 @@ async def create(session: Connection, request: CreateMatch) -> dict[str, Any]:
         ),
         bots=request.bots,
     )
-    match = await _hosted(session, player, options, request.seed)
+    match = await _hosted(session, player, options, seed_of(request))
     return {"type": "match_created", **await match.snapshot(player.id)}
 
 
@@ -102,7 +103,7 @@ async def start(session: Connection, request: StartMatch) -> dict[str, Any]:
 async def play(session: Connection, request: Play) -> dict[str, Any]:
     player = session.require_player()
     match = await session.match(request.code)
-    return await match.play(player.id, request.seq, request.action)
+    return await match.play(player.id, request.seq, action_of(request))
 
 
 async def resync(session: Connection, request: Resync) -> dict[str, Any]:

@@ -6,15 +6,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from gaps_protocol.messages.requests import (
+    ClearReview,
+    GetAuditLog,
+    ListReviews,
+    Suspend,
+    VoidReview,
+)
 from server.errors import ServerError
 from server.handlers.context import Connection, Handler
-from server.protocol import DecideReview, GetAuditLog, ListReviews, Suspend
 
 log = logging.getLogger("gaps.server")
 
 
 async def operate(
-    session: Connection, request: ListReviews | DecideReview | Suspend | GetAuditLog
+    session: Connection, request: ListReviews | ClearReview | VoidReview | Suspend | GetAuditLog
 ) -> dict[str, Any]:
     player = session.require_player()
     services = session.services
@@ -25,9 +31,9 @@ async def operate(
     match request:
         case ListReviews():
             return {"type": "reviews", "reviews": await reviews.held()}
-        case DecideReview(decision="clear", code=code, name=name, reason=reason):
+        case ClearReview(code=code, name=name, reason=reason):
             await reviews.clear(code=code, name=name, operator=player.name, reason=reason, at=now)
-        case DecideReview(code=code, name=name, reason=reason):
+        case VoidReview(code=code, name=name, reason=reason):
             await reviews.void(code=code, name=name, operator=player.name, reason=reason, at=now)
         case Suspend(name=name, reason=reason):
             await reviews.suspend(name=name, operator=player.name, reason=reason, at=now)
@@ -44,7 +50,8 @@ async def operate(
 
 HANDLERS: Final[dict[type, Handler]] = {
     ListReviews: operate,
-    DecideReview: operate,
+    ClearReview: operate,
+    VoidReview: operate,
     Suspend: operate,
     GetAuditLog: operate,
 }

@@ -12,10 +12,11 @@ import logging
 import secrets
 from typing import Any, Final
 
+from gaps_protocol.messages.requests import CancelQuickMatch, QuickMatch
 from server.broker import BrokerUnavailable
 from server.errors import ServerError, bots_not_allowed
 from server.handlers.context import Connection, Handler
-from server.protocol import CancelQuickMatch, QuickMatch
+from server.protocol import ruleset_of
 from server.remote import MatchHandle
 
 log = logging.getLogger("gaps.server")
@@ -29,12 +30,13 @@ async def queue(session: Connection, request: QuickMatch) -> dict[str, Any]:
             "quick match is for people on this server: bots may not queue",
             refused_by="quick_match",
         )
+    ruleset = ruleset_of(request).name
     ticket = secrets.token_hex(8)
-    waiting = await _enqueue(session, request.ruleset.name, ticket, waited_s=0.0)
-    session.queued = (request.ruleset.name, ticket, services.clock.monotonic())
+    waiting = await _enqueue(session, ruleset, ticket, waited_s=0.0)
+    session.queued = (ruleset, ticket, services.clock.monotonic())
     if session.requeueing is None:
         session.requeueing = asyncio.create_task(_stay_queued(session))
-    return {"type": "queued", "ruleset": request.ruleset.name, "waiting": waiting or 0}
+    return {"type": "queued", "ruleset": ruleset, "waiting": waiting or 0}
 
 
 async def cancel(session: Connection, request: CancelQuickMatch) -> dict[str, Any]:

@@ -3,15 +3,16 @@ cancel, pause, resume, announce), tables in the room (arbiters, entrants at tabl
 deal sheets, the tables' results), list, standings, resync.
 
 Every tournament runs on the cluster's leader (server/leadership.py): these requests
-are sent there (``server.desk`` answers them) and the connection follows the
-tournament's events on its channel."""
+are sent there as they came, typed (``server.desk`` answers them), with who asks, and
+the connection follows the tournament's events on its channel."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from server.handlers.context import Connection, Handler
-from server.protocol import (
+from gaps_protocol.messages.requests import (
+    Announce,
+    CancelTournament,
     CreateTournament,
     EnterTableResult,
     GetDealSheet,
@@ -19,117 +20,48 @@ from server.protocol import (
     JoinTournament,
     ListTournaments,
     NameArbiter,
+    PauseTournament,
+    ReinstateEntrant,
     RemoveEntrant,
+    ResumeTournament,
     ResyncTournament,
     SetTable,
     StartTournament,
-    SteerTournament,
 )
+from server.desk import TournamentRequest, ask_desk
+from server.handlers.context import Connection, Handler
 from server.tournament import tournament_channel
 
 
 async def create(session: Connection, request: CreateTournament) -> dict[str, Any]:
-    player = session.require_player()
-    created = await session.services.leadership.ask(
-        "tournament_create",
-        {
-            "host_id": player.id,
-            "name": request.name,
-            "ruleset": request.ruleset.name,
-            "rounds": request.rounds,
-            "max_players": request.max_players,
-            "round_time_limit_s": request.round_time_limit_s,
-            "start_at": request.start_at.isoformat() if request.start_at else None,
-            "bots": request.bots,
-            "if_empty": request.if_empty,
-            "deals": request.deals,
-            "countdown_s": request.countdown_s,
-            "break_s": request.break_s,
-            "late_entry_until_round": request.late_entry_until_round,
-        },
-    )
+    created = await _ask(session, request)
     await session.follow(tournament_channel(created["tournament"]["code"]))
     return {"type": "tournament", **created}
 
 
 async def join(session: Connection, request: JoinTournament) -> dict[str, Any]:
-    player = session.require_player()
     # Followed first: what is published from now on comes after the reply.
     await _follow(session, request.code)
-    joined = await session.services.leadership.ask(
-        "tournament_join",
-        {"code": request.code, "player_id": player.id, "name": player.name, "bot": player.bot},
-    )
-    return {"type": "tournament", **joined}
-
-
-async def remove(session: Connection, request: RemoveEntrant) -> dict[str, Any]:
-    player = session.require_player()
-    answer = await session.services.leadership.ask(
-        "tournament_remove",
-        {"code": request.code, "player_id": player.id, "player": request.player,
-         "reason": request.reason},
-    )
-    return {"type": "tournament", **answer}
-
-
-async def steer(session: Connection, request: SteerTournament) -> dict[str, Any]:
-    player = session.require_player()
-    answer = await session.services.leadership.ask(
-        "tournament_steer",
-        {"code": request.code, "player_id": player.id, "what": request.what,
-         "reason": request.reason, "text": request.text, "player": request.player},
-    )
-    return {"type": "tournament", **answer}
+    return {"type": "tournament", **await _ask(session, request)}
 
 
 async def name_arbiter(session: Connection, request: NameArbiter) -> dict[str, Any]:
     session.require_player()
-    arbiter_id, name = await session.services.reads.player_named(request.player)
-    return await _steer_tables(session, request.code, "arbiter", arbiter_id=arbiter_id,
-                               player=name)
+    arbiter = await session.services.reads.player_named(request.player)
+    return {"type": "tournament", **await _ask(session, request, arbiter=arbiter)}
 
 
-async def set_table(session: Connection, request: SetTable) -> dict[str, Any]:
-    session.require_player()
-    return await _steer_tables(session, request.code, "table", player=request.player,
-                               at_table=request.at_table)
+async def steer(session: Connection, request: TournamentRequest) -> dict[str, Any]:
+    """The host's (or an arbiter's) hand: the tournament's view and standings back."""
+    return {"type": "tournament", **await _ask(session, request)}
 
 
 async def enter_result(session: Connection, request: EnterTableResult) -> dict[str, Any]:
-    session.require_player()
-    answer = await _steer_tables(
-        session, request.code, "enter_result", round=request.round, player=request.player,
-        placed=request.placed, redeals=request.redeals, finish_ms=request.finish_ms,
-        won=request.won,
-    )
-    return {**answer, "type": "standings"}
-
-
-async def _steer_tables(session: Connection, code: str, what: str, **args: Any) -> dict[str, Any]:
-    player = session.require_player()
-    answer = await session.services.leadership.ask(
-        "tournament_steer", {"code": code, "player_id": player.id, "what": what, **args}
-    )
-    return {"type": "tournament", **answer}
+    return {**await _ask(session, request), "type": "standings"}
 
 
 async def deal_sheet(session: Connection, request: GetDealSheet) -> dict[str, Any]:
-    player = session.require_player()
-    return dict(
-        await session.services.leadership.ask(
-            "tournament_deal_sheet",
-            {"code": request.code, "player_id": player.id, "round": request.round},
-        )
-    )
-
-
-async def start(session: Connection, request: StartTournament) -> dict[str, Any]:
-    player = session.require_player()
-    started = await session.services.leadership.ask(
-        "tournament_start", {"code": request.code, "player_id": player.id}
-    )
-    return {"type": "tournament", **started}
+    return dict(await _ask(session, request))
 
 
 async def listed(session: Connection, request: ListTournaments) -> dict[str, Any]:
@@ -142,10 +74,15 @@ async def standings(session: Connection, request: GetStandings) -> dict[str, Any
 
 async def resync(session: Connection, request: ResyncTournament) -> dict[str, Any]:
     await _follow(session, request.code)
-    return dict(
-        await session.services.leadership.ask(
-            "tournament_resync", {"code": request.code, "since": request.since}
-        )
+    return dict(await _ask(session, request))
+
+
+async def _ask(
+    session: Connection, request: TournamentRequest, arbiter: tuple[int, str] | None = None
+) -> Any:
+    """The leader's answer to ``request`` of this connection's player."""
+    return await ask_desk(
+        session.services.leadership, request, session.require_player(), arbiter=arbiter
     )
 
 
@@ -160,11 +97,15 @@ async def _follow(session: Connection, code: str) -> str:
 HANDLERS: Final[dict[type, Handler]] = {
     CreateTournament: create,
     JoinTournament: join,
-    RemoveEntrant: remove,
-    StartTournament: start,
-    SteerTournament: steer,
+    RemoveEntrant: steer,
+    StartTournament: steer,
+    ReinstateEntrant: steer,
+    CancelTournament: steer,
+    PauseTournament: steer,
+    ResumeTournament: steer,
+    Announce: steer,
     NameArbiter: name_arbiter,
-    SetTable: set_table,
+    SetTable: steer,
     EnterTableResult: enter_result,
     GetDealSheet: deal_sheet,
     ListTournaments: listed,
