@@ -139,7 +139,8 @@ class Desk:
             case NameArbiter(code=code):
                 assert arbiter is not None, "the asking process finds the arbiter"
                 arbiter_id, arbiter_name = arbiter
-                return await tournaments.steer(code, commands.NameArbiter(by, arbiter_id, arbiter_name))
+                naming = commands.NameArbiter(by, arbiter_id, arbiter_name)
+                return await tournaments.steer(code, naming)
         return await tournaments.steer(request.code, _host_command(request, by))
 
 
