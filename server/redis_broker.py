@@ -10,6 +10,11 @@ What it guarantees (docs/broker.md tells the whole story):
 - Messages published through one broker on one channel arrive in the order of the
   ``publish`` calls: they go out on one connection, each queued for the wire before
   ``publish`` first waits (the commands of one event-loop turn are written together).
+- A channel this process publishes (``claim``: it runs the match, tournament or queue)
+  reaches this process's own subscribers from ``publish`` itself, in order and before
+  it goes to Redis, and the other processes' through Redis: the listening connection is
+  not subscribed to it, so Redis sends nothing back (a message of it that still comes,
+  sent before Redis took the unsubscription, is not delivered again).
 - When either of its two connections (one publishes, one listens) is lost, the broker
   reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
   failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
@@ -28,7 +33,7 @@ import asyncio
 import logging
 import re
 import ssl
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -144,6 +149,8 @@ class RedisBroker:
         self._sleep = sleep
         self._outage = outage
         self._subscribers: dict[str, set[LocalSubscription]] = {}
+        #: The channels this process publishes, each as many times as claimed.
+        self._claimed: Counter[str] = Counter()
         self._publisher: _Connection | None = None
         self._listener: _Connection | None = None
         self._reconnecting: dict[Link, asyncio.Task[None]] = {}
@@ -202,6 +209,10 @@ class RedisBroker:
         return 0 if publisher is None else publisher.awaited
 
     async def publish(self, channel: str, message: str) -> int:
+        local = 0
+        if channel in self._claimed:
+            # Ours before Redis takes it: a Redis outage keeps no event from them.
+            local = self._deliver_here(channel, message)
         publisher = self._publisher
         if publisher is None:
             raise self._failed(
@@ -229,7 +240,22 @@ class RedisBroker:
                 )
             ) from error
         self._answered()
-        return delivered
+        return delivered + local
+
+    def claim(self, channel: str) -> None:
+        self._claimed[channel] += 1
+        if self._claimed[channel] == 1 and self._listener is not None:
+            self._listener.unlisten(channel)
+
+    def release(self, channel: str) -> None:
+        self._claimed[channel] -= 1
+        if self._claimed[channel] > 0:
+            return
+        del self._claimed[channel]
+        if channel in self._subscribers and self._listener is not None:
+            # Another process may publish it now (the match moved): listen again. The
+            # routes close the connections that followed the match here meanwhile.
+            self._listener.listen(channel)
 
     def _failed(self, error: BrokerUnavailable) -> BrokerUnavailable:
         """``error``, told to the outage first (logged at DEBUG: the outage is logged once)."""
@@ -247,7 +273,7 @@ class RedisBroker:
 
     async def subscribe(self, channel: str) -> LocalSubscription:
         listener = self._listener
-        if listener is None:
+        if listener is None and channel not in self._claimed:
             raise self._failed(
                 BrokerUnavailable(f"cannot subscribe to {channel}: Redis is out of reach")
             )
@@ -255,6 +281,8 @@ class RedisBroker:
             self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
         self._subscribers.setdefault(channel, set()).add(subscription)
+        if listener is None or channel in self._claimed:
+            return subscription  # fed by ``publish`` itself: live at once
         try:
             async with asyncio.timeout(self._timeout_s):
                 # Shielded: the confirmation is shared by every subscriber of the channel.
@@ -288,8 +316,20 @@ class RedisBroker:
                 self._listener.unlisten(channel)
 
     def _deliver(self, channel: str, message: str) -> None:
-        for subscription in tuple(self._subscribers.get(channel, ())):
+        """A message from Redis: for this process's subscribers, unless it is one this
+        process published itself (and delivered already)."""
+        if channel not in self._claimed:
+            self._deliver_here(channel, message)
+
+    def _deliver_here(self, channel: str, message: str) -> int:
+        """Hand ``message`` to this process's subscribers of ``channel``; 1 if it has
+        any, else 0 (processes that got it)."""
+        subscriptions = self._subscribers.get(channel)
+        if not subscriptions:
+            return 0
+        for subscription in tuple(subscriptions):
             subscription.deliver(message)
+        return 1
 
     # -- connections ---------------------------------------------------------------------
 
@@ -320,7 +360,11 @@ class RedisBroker:
         connection = await self._open(listens=True)
         try:
             await connection.start_subscribe()
-            confirmations = [connection.listen(channel) for channel in self._subscribers]
+            confirmations = [
+                connection.listen(channel)
+                for channel in self._subscribers
+                if channel not in self._claimed
+            ]
             async with asyncio.timeout(self._timeout_s):
                 live = await asyncio.gather(*confirmations)
             if not all(live):
@@ -328,8 +372,10 @@ class RedisBroker:
         except BaseException:
             connection.abort()
             raise
-        for channel in connection.channels - self._subscribers.keys():
-            connection.unlisten(channel)  # its last subscriber left while we subscribed
+        for channel in connection.channels:
+            # Its last subscriber left while we subscribed, or this process claimed it.
+            if channel not in self._subscribers or channel in self._claimed:
+                connection.unlisten(channel)
         return connection
 
     def _lost(self, connection: _Connection) -> None:
