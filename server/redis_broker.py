@@ -350,6 +350,7 @@ class RedisBroker:
         except BaseException:
             connection.abort()
             raise
+        connection.read_replies()
         return connection
 
     async def _open_publisher(self) -> _Connection:
@@ -444,11 +445,59 @@ class RedisBroker:
         self._subscribers.clear()
 
 
+#: What ``_parse_reply`` returns for a reply whose bytes have not all come yet.
+_INCOMPLETE: Any = object()
+
+
+def _parse_reply(data: bytes, start: int) -> tuple[Any, int]:
+    """The RESP2 reply at ``data[start:]``, as asyncio-redis's reader gives it (a status
+    as bytes, an error as ``ErrorReply``, an integer, a bulk string as bytes or None, an
+    array as a list), and where the next one starts; ``_INCOMPLETE`` if it has not all
+    come."""
+    end = data.find(b"\r\n", start)
+    if end < 0:
+        return _INCOMPLETE, start
+    kind = data[start]
+    line = data[start + 1 : end]
+    after = end + 2
+    if kind == 0x24:  # $: a bulk string
+        length = int(line)
+        if length < 0:
+            return None, after
+        if len(data) < after + length + 2:
+            return _INCOMPLETE, start
+        return data[after : after + length], after + length + 2
+    if kind == 0x3A:  # :
+        return int(line), after
+    if kind == 0x2A:  # *: an array
+        count = int(line)
+        if count < 0:
+            return None, after
+        items = []
+        for _ in range(count):
+            item, after = _parse_reply(data, after)
+            if item is _INCOMPLETE:
+                return _INCOMPLETE, start
+            items.append(item)
+        return items, after
+    if kind == 0x2B:  # +
+        return line, after
+    if kind == 0x2D:  # -
+        return asyncio_redis.ErrorReply(line.decode()), after
+    raise asyncio_redis.Error(f"not a Redis reply: {data[start : start + 40]!r}")
+
+
 class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
     """One connection: asyncio-redis's protocol, told of its own loss and, when it
     listens, of each message and each confirmation of SUBSCRIBE and UNSUBSCRIBE (which
     asyncio-redis throws away, so that its ``subscribe`` returns before Redis has
-    subscribed)."""
+    subscribed).
+
+    Once logged in (``read_replies``) it reads Redis's replies itself, from each chunk
+    received: asyncio-redis's reader awaits a stream for every line of a reply and starts
+    a task for every message, which took a quarter of a worker's time in a cluster
+    (docs/benchmarks.md). The answers go where asyncio-redis's own reader would put them,
+    so that its commands (``ping``) work on as before."""
 
     def __init__(
         self,
@@ -466,6 +515,46 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # Commands written together at the end of the event loop's turn: see _send_command.
         self._outgoing: list[bytes] = []
+        self._reads_replies = False
+        self._received = b""  # the start of a reply whose end has not come yet
+
+    def read_replies(self) -> None:
+        """Read every reply from now on (nothing may be awaited from asyncio-redis's
+        reader: it would never come)."""
+        self._reads_replies = True
+
+    def data_received(self, data: bytes) -> None:
+        if not self._reads_replies:
+            super().data_received(data)
+            return
+        if self._received:
+            data = self._received + data
+        start = 0
+        size = len(data)
+        try:
+            while start < size:
+                reply, after = _parse_reply(data, start)
+                if reply is _INCOMPLETE:
+                    break
+                start = after
+                if self._in_pubsub and type(reply) is list:
+                    self._published(reply)
+                else:
+                    self._push_answer(reply)
+        except (ValueError, IndexError, asyncio_redis.Error) as error:
+            log.error("redis out of step", extra={"error": repr(error)})
+            self.abort()  # a fresh connection starts afresh
+            return
+        self._received = data[start:]
+
+    def _published(self, reply: list[Any]) -> None:
+        """A message, or a confirmation of SUBSCRIBE or UNSUBSCRIBE."""
+        kind = reply[0]
+        if kind == b"message":
+            if self._on_message is not None:
+                self._on_message(reply[1].decode(), reply[2].decode())
+        elif kind in (b"subscribe", b"unsubscribe"):
+            self._confirm(kind, reply[1].decode())
 
     @property
     def channels(self) -> set[str]:
@@ -526,15 +615,6 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
             return
         self._unconfirmed.append((command, channel, confirmed))
         self._send_command([command, self.encode_from_native(channel)])
-
-    async def _handle_pubsub_multibulk_reply(self, reply: Any) -> None:
-        kind = await reply._read(decode=False, _one=True)
-        if kind == b"message" and self._on_message is not None:
-            channel, message = await reply._read(count=2)
-            self._on_message(channel, message)
-        elif kind in (b"subscribe", b"unsubscribe"):
-            channel, _count = await reply._read(count=2)
-            self._confirm(kind, channel)
 
     def _confirm(self, kind: bytes, channel: str) -> None:
         if not self._unconfirmed:
