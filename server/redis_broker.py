@@ -18,10 +18,11 @@ What it guarantees (docs/broker.md tells the whole story):
 - When either of its two connections (one publishes, one listens) is lost, the broker
   reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
   failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
-  local subscribers. Until then ``publish`` and ``subscribe`` raise ``BrokerUnavailable``
-  at once, and whatever was published meanwhile never reaches this broker's
-  subscribers: Redis pub/sub keeps nothing. Watchers see the gap in the events' ``seq``
-  and resync from the match's history.
+  local subscribers and is not its own. Until then ``publish`` and ``subscribe`` raise
+  ``BrokerUnavailable`` at once (on a channel of its own, after handing the message to
+  its subscribers, or making the subscription), and whatever other processes published
+  meanwhile never reaches this broker's subscribers: Redis pub/sub keeps nothing.
+  Watchers see the gap in the events' ``seq`` and resync from the match's history.
 
 An outage (a link lost until both are back) is logged once when it begins and once when
 it ends (``server.outages``), each failed attempt and refused publish at DEBUG only.
@@ -281,7 +282,7 @@ class RedisBroker:
             self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
         self._subscribers.setdefault(channel, set()).add(subscription)
-        if listener is None or channel in self._claimed:
+        if listener is None or channel in self._claimed:  # None: claimed, as checked above
             return subscription  # fed by ``publish`` itself: live at once
         try:
             async with asyncio.timeout(self._timeout_s):
