@@ -18,10 +18,11 @@ What it guarantees (docs/broker.md tells the whole story):
 - When either of its two connections (one publishes, one listens) is lost, the broker
   reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
   failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
-  local subscribers and is not its own. Until then ``publish`` and ``subscribe`` raise
-  ``BrokerUnavailable`` at once (on a channel of its own, after handing the message to
-  its subscribers, or making the subscription), and whatever other processes published
-  meanwhile never reaches this broker's subscribers: Redis pub/sub keeps nothing.
+  local subscribers and is not its own. Until then ``publish`` raises
+  ``BrokerUnavailable`` at once (on a channel of its own, once it has handed the message
+  to this process's subscribers), and so does ``subscribe`` (but to a channel of its
+  own, which needs no Redis); whatever other processes published meanwhile never
+  reaches this broker's subscribers: Redis pub/sub keeps nothing.
   Watchers see the gap in the events' ``seq`` and resync from the match's history.
 
 An outage (a link lost until both are back) is logged once when it begins and once when
