@@ -99,7 +99,6 @@ class Relay:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._subscription: Subscription | None = None
-        self._listening: asyncio.Task[None] | None = None
         self._handling: set[asyncio.Task[None]] = set()
 
     def serve(self, service: str, handler: Handler) -> None:
@@ -111,7 +110,8 @@ class Relay:
         """Listen on this node's channel: requests to it are handled from now on."""
         if self._subscription is None:
             self._subscription = await self._broker.subscribe(channel_of(self.node))
-            self._listening = asyncio.create_task(self._listen(), name="relay")
+            # Each message handed over as it comes: no queue, no task woken for it.
+            self._subscription.listen(self._received)
 
     async def call(
         self, node: str, command: AnyCommand, *, timeout_s: float | None = None
@@ -150,46 +150,39 @@ class Relay:
 
     async def close(self) -> None:
         """Stop listening; requests being handled are cancelled (their callers time out)."""
-        tasks = [t for t in (self._listening, *self._handling) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        tasks = list(self._handling)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- this node's side ------------------------------------------------------------
 
-    async def _listen(self) -> None:
-        assert self._subscription is not None
-        while True:
-            raw = await self._subscription.get()
-            try:
-                message = decode(raw)
-            except msgspec.DecodeError as error:
-                log.error(
-                    "relay message dropped", extra={"error": str(error), "received": raw[:300]}
-                )
-                continue
-            match message:
-                case Call():
-                    # Created in arrival order: each handler starts (and reaches a match's
-                    # mailbox) in the order the requests came.
-                    task = asyncio.create_task(self._answer(message))
-                    self._handling.add(task)
-                    task.add_done_callback(self._handling.discard)
-                case Answered(request=request_id, result=result):
-                    waiting = self._waiting.get(request_id)
-                    if waiting is not None and not waiting.done():
-                        waiting.set_result(result)
-                case Refused(request=request_id):
-                    waiting = self._waiting.get(request_id)
-                    if waiting is not None and not waiting.done():
-                        waiting.set_exception(
-                            ServerError(message.code, message.message, **message.details)
-                        )
-                case Ping():
-                    pass
+    def _received(self, raw: str) -> None:
+        try:
+            message = decode(raw)
+        except msgspec.DecodeError as error:
+            log.error("relay message dropped", extra={"error": str(error), "received": raw[:300]})
+            return
+        match message:
+            case Call():
+                # Created in arrival order: each handler starts (and reaches a match's
+                # mailbox) in the order the requests came.
+                task = asyncio.create_task(self._answer(message))
+                self._handling.add(task)
+                task.add_done_callback(self._handling.discard)
+            case Answered(request=request_id, result=result):
+                waiting = self._waiting.get(request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(result)
+            case Refused(request=request_id):
+                waiting = self._waiting.get(request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_exception(_refusal(message))
+            case Ping():
+                pass
 
     async def _answer(self, call: Call) -> None:
         reply: Answered | Refused
@@ -234,6 +227,15 @@ class Relay:
                 extra={"service": command.service, "method": command.method},
             )
             raise ServerError("internal_error", "the server failed on this request") from error
+
+
+def _refusal(refused: Refused) -> ServerError:
+    """The ``ServerError`` that ``refused`` carries (an ``internal_error`` for a code this
+    process does not know: a newer process's)."""
+    try:
+        return ServerError(refused.code, refused.message, **refused.details)
+    except ValueError:
+        return ServerError("internal_error", f"{refused.code}: {refused.message}")
 
 
 def _named(command: Command) -> str:
