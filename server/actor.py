@@ -134,6 +134,10 @@ class Actor(Generic[State, Command]):
         self._clock = clock
         self._broker = broker
         self.channel = channel
+        # This process publishes the channel: its own followers get each event from the
+        # publish itself, the other processes' through the broker (server/redis_broker.py).
+        broker.claim(channel)
+        self._claimed = True
         self.name = name
         self.history = History(max_events=max_history_events)
         self._mailbox: asyncio.Queue[_Mail] = asyncio.Queue()
@@ -248,6 +252,9 @@ class Actor(Generic[State, Command]):
             _, waiter = self._mailbox.get_nowait()
             if waiter is not None and not waiter.done():
                 waiter.set_exception(self._shutting_down())
+        if self._claimed:
+            self._claimed = False
+            self._broker.release(self.channel)
 
     @property
     def closing(self) -> bool:

@@ -39,6 +39,7 @@ from server.reads import Reads
 from server.redis_broker import RedisBroker
 from server.refusals import unavailable
 from server.relay import Relay
+from server.relaymessages import Matched
 from server.remote import MatchHandle
 from server.routes import Routes
 from server.services import Services, Sessions
@@ -232,7 +233,7 @@ class Server:
         )
         leadership.serve(self._desk)
         if relay is not None:
-            relay.serve("sessions", self._sessions_service)
+            relay.serve(Matched.service, self._sessions_service)
         self.http = Http(
             settings=settings,
             reads=self.services.reads,
@@ -415,14 +416,10 @@ class Server:
         if self.relay is None or node == self.relay.node:
             await self._matched(player_id, match)
         else:
-            await self.relay.call(
-                node, "sessions", "matched", {"player_id": player_id, "code": match.code}
-            )
+            await self.relay.call(node, Matched(player_id=player_id, code=match.code))
 
-    async def _sessions_service(self, method: str, args: dict[str, Any], _caller: str) -> Any:
-        if method != "matched":
-            raise ServerError("internal_error", f"no sessions method {method!r}")
-        await self._matched(args["player_id"], await self.routes.find(args["code"]))
+    async def _sessions_service(self, command: Matched, _caller: str) -> None:
+        await self._matched(command.player_id, await self.routes.find(command.code))
 
     async def _matched(self, player_id: int, match: MatchHandle) -> None:
         for session in self.services.sessions.of_player(player_id):

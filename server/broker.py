@@ -45,6 +45,15 @@ class Broker(Protocol):
         """Deliver the channel's messages published from now on: the subscription is
         live when this returns. Raises ``BrokerUnavailable`` when it cannot be made."""
 
+    def claim(self, channel: str) -> None:
+        """This process publishes ``channel`` (it runs the match, tournament or queue
+        whose events go there), until ``release``: its own subscribers get each message
+        from ``publish`` itself, in order, and only the other processes' through what
+        links them; a message of the channel coming back that way is not delivered again."""
+
+    def release(self, channel: str) -> None:
+        """This process no longer publishes ``channel`` (claimed as many times)."""
+
     async def ready(self) -> bool:
         """Whether messages published now reach other server processes."""
 
@@ -119,6 +128,12 @@ class LocalBroker:
             subscribers.discard(subscription)
             if not subscribers:
                 del self._subscribers[channel]
+
+    def claim(self, channel: str) -> None:
+        """Nothing to do: every message is handed over in ``publish``."""
+
+    def release(self, channel: str) -> None:
+        """Nothing to do: every message is handed over in ``publish``."""
 
     async def ready(self) -> bool:
         return True

@@ -20,17 +20,22 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+import msgspec
+
 from server.clock import Clock
 from server.errors import ServerError
-from server.relay import Handler, NodeUnavailable, NodeUnreachable, Relay
+from server.relay import NodeUnavailable, NodeUnreachable, Relay
+from server.relaymessages import LeaderCommand, leader_command, method_and_args
 from server.storage.leader import LeaderLock
 from server.storage.outage import is_transient
 
 log = logging.getLogger("gaps.leadership")
 
-SERVICE: Final = "leader"
+SERVICE: Final = LeaderCommand.service
 
 Hook = Callable[[], Awaitable[None]]
+#: What answers the leader's requests: ``handler(method, args, caller)`` (``server.desk``).
+Handler = Callable[[str, dict[str, Any], str], Awaitable[Any]]
 
 
 class Leadership:
@@ -92,15 +97,22 @@ class Leadership:
             await self._become_leader()
 
     async def ask(self, method: str, args: dict[str, Any]) -> Any:
-        """Have the leader answer ``method`` with ``args``, wherever it runs. Raises
+        """Have the leader answer ``method`` with ``args``, wherever it runs: they travel
+        as the leader's command of that name (``server.relaymessages``). Raises
         ``NodeUnavailable`` (a ``BrokerUnavailable``) when no leader can be reached now."""
+        try:
+            command = leader_command(method, args)
+        except msgspec.ValidationError as error:
+            raise ServerError(
+                "internal_error", f"no leader's request {method!r} with these arguments: {error}"
+            ) from None
         if self.leading or self._relay is None:
-            return await self._serve(method, args, self.node)
+            return await self._serve(command, self.node)
         leader = await self._leader()
         if leader is None:
             raise NodeUnreachable("no process leads the cluster right now")
         try:
-            return await self._relay.call(leader, SERVICE, method, args)
+            return await self._relay.call(leader, command)
         except NodeUnavailable:
             self._known = (None, 0.0)
             raise
@@ -117,12 +129,12 @@ class Leadership:
 
     # -- inside -------------------------------------------------------------------------
 
-    async def _serve(self, method: str, args: dict[str, Any], caller: str) -> Any:
+    async def _serve(self, command: LeaderCommand, caller: str) -> Any:
         if not self.leading or self._handler is None:
             raise ServerError(
                 "broker_unavailable", "this process no longer leads the cluster: retry"
             )
-        return await self._handler(method, args, caller)
+        return await self._handler(*method_and_args(command), caller)
 
     async def _leader(self) -> str | None:
         assert self._lock is not None

@@ -10,13 +10,20 @@ What it guarantees (docs/broker.md tells the whole story):
 - Messages published through one broker on one channel arrive in the order of the
   ``publish`` calls: they go out on one connection, each queued for the wire before
   ``publish`` first waits (the commands of one event-loop turn are written together).
+- A channel this process publishes (``claim``: it runs the match, tournament or queue)
+  reaches this process's own subscribers from ``publish`` itself, in order and before
+  it goes to Redis, and the other processes' through Redis: the listening connection is
+  not subscribed to it, so Redis sends nothing back (a message of it that still comes,
+  sent before Redis took the unsubscription, is not delivered again).
 - When either of its two connections (one publishes, one listens) is lost, the broker
   reconnects by itself, waiting ``reconnect_delay_s``, then twice as long after each
   failure up to ``max_reconnect_delay_s``, and subscribes again to every channel that has
-  local subscribers. Until then ``publish`` and ``subscribe`` raise ``BrokerUnavailable``
-  at once, and whatever was published meanwhile never reaches this broker's
-  subscribers: Redis pub/sub keeps nothing. Watchers see the gap in the events' ``seq``
-  and resync from the match's history.
+  local subscribers and is not its own. Until then ``publish`` raises
+  ``BrokerUnavailable`` at once (on a channel of its own, once it has handed the message
+  to this process's subscribers), and so does ``subscribe`` (but to a channel of its
+  own, which needs no Redis); whatever other processes published meanwhile never
+  reaches this broker's subscribers: Redis pub/sub keeps nothing.
+  Watchers see the gap in the events' ``seq`` and resync from the match's history.
 
 An outage (a link lost until both are back) is logged once when it begins and once when
 it ends (``server.outages``), each failed attempt and refused publish at DEBUG only.
@@ -28,7 +35,7 @@ import asyncio
 import logging
 import re
 import ssl
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -144,6 +151,8 @@ class RedisBroker:
         self._sleep = sleep
         self._outage = outage
         self._subscribers: dict[str, set[LocalSubscription]] = {}
+        #: The channels this process publishes, each as many times as claimed.
+        self._claimed: Counter[str] = Counter()
         self._publisher: _Connection | None = None
         self._listener: _Connection | None = None
         self._reconnecting: dict[Link, asyncio.Task[None]] = {}
@@ -202,6 +211,10 @@ class RedisBroker:
         return 0 if publisher is None else publisher.awaited
 
     async def publish(self, channel: str, message: str) -> int:
+        local = 0
+        if channel in self._claimed:
+            # Ours before Redis takes it: a Redis outage keeps no event from them.
+            local = self._deliver_here(channel, message)
         publisher = self._publisher
         if publisher is None:
             raise self._failed(
@@ -229,7 +242,22 @@ class RedisBroker:
                 )
             ) from error
         self._answered()
-        return delivered
+        return delivered + local
+
+    def claim(self, channel: str) -> None:
+        self._claimed[channel] += 1
+        if self._claimed[channel] == 1 and self._listener is not None:
+            self._listener.unlisten(channel)
+
+    def release(self, channel: str) -> None:
+        self._claimed[channel] -= 1
+        if self._claimed[channel] > 0:
+            return
+        del self._claimed[channel]
+        if channel in self._subscribers and self._listener is not None:
+            # Another process may publish it now (the match moved): listen again. The
+            # routes close the connections that followed the match here meanwhile.
+            self._listener.listen(channel)
 
     def _failed(self, error: BrokerUnavailable) -> BrokerUnavailable:
         """``error``, told to the outage first (logged at DEBUG: the outage is logged once)."""
@@ -247,7 +275,7 @@ class RedisBroker:
 
     async def subscribe(self, channel: str) -> LocalSubscription:
         listener = self._listener
-        if listener is None:
+        if listener is None and channel not in self._claimed:
             raise self._failed(
                 BrokerUnavailable(f"cannot subscribe to {channel}: Redis is out of reach")
             )
@@ -255,6 +283,8 @@ class RedisBroker:
             self._unsubscribe, channel, max_pending_messages=self._max_pending_messages
         )
         self._subscribers.setdefault(channel, set()).add(subscription)
+        if listener is None or channel in self._claimed:  # None: claimed, as checked above
+            return subscription  # fed by ``publish`` itself: live at once
         try:
             async with asyncio.timeout(self._timeout_s):
                 # Shielded: the confirmation is shared by every subscriber of the channel.
@@ -288,8 +318,20 @@ class RedisBroker:
                 self._listener.unlisten(channel)
 
     def _deliver(self, channel: str, message: str) -> None:
-        for subscription in tuple(self._subscribers.get(channel, ())):
+        """A message from Redis: for this process's subscribers, unless it is one this
+        process published itself (and delivered already)."""
+        if channel not in self._claimed:
+            self._deliver_here(channel, message)
+
+    def _deliver_here(self, channel: str, message: str) -> int:
+        """Hand ``message`` to this process's subscribers of ``channel``; 1 if it has
+        any, else 0 (processes that got it)."""
+        subscriptions = self._subscribers.get(channel)
+        if not subscriptions:
+            return 0
+        for subscription in tuple(subscriptions):
             subscription.deliver(message)
+        return 1
 
     # -- connections ---------------------------------------------------------------------
 
@@ -310,6 +352,7 @@ class RedisBroker:
         except BaseException:
             connection.abort()
             raise
+        connection.read_replies()
         return connection
 
     async def _open_publisher(self) -> _Connection:
@@ -320,7 +363,11 @@ class RedisBroker:
         connection = await self._open(listens=True)
         try:
             await connection.start_subscribe()
-            confirmations = [connection.listen(channel) for channel in self._subscribers]
+            confirmations = [
+                connection.listen(channel)
+                for channel in self._subscribers
+                if channel not in self._claimed
+            ]
             async with asyncio.timeout(self._timeout_s):
                 live = await asyncio.gather(*confirmations)
             if not all(live):
@@ -328,8 +375,10 @@ class RedisBroker:
         except BaseException:
             connection.abort()
             raise
-        for channel in connection.channels - self._subscribers.keys():
-            connection.unlisten(channel)  # its last subscriber left while we subscribed
+        for channel in connection.channels:
+            # Its last subscriber left while we subscribed, or this process claimed it.
+            if channel not in self._subscribers or channel in self._claimed:
+                connection.unlisten(channel)
         return connection
 
     def _lost(self, connection: _Connection) -> None:
@@ -398,11 +447,59 @@ class RedisBroker:
         self._subscribers.clear()
 
 
+#: What ``_parse_reply`` returns for a reply whose bytes have not all come yet.
+_INCOMPLETE: Any = object()
+
+
+def _parse_reply(data: bytes, start: int) -> tuple[Any, int]:
+    """The RESP2 reply at ``data[start:]``, as asyncio-redis's reader gives it (a status
+    as bytes, an error as ``ErrorReply``, an integer, a bulk string as bytes or None, an
+    array as a list), and where the next one starts; ``_INCOMPLETE`` if it has not all
+    come."""
+    end = data.find(b"\r\n", start)
+    if end < 0:
+        return _INCOMPLETE, start
+    kind = data[start]
+    line = data[start + 1 : end]
+    after = end + 2
+    if kind == 0x24:  # $: a bulk string
+        length = int(line)
+        if length < 0:
+            return None, after
+        if len(data) < after + length + 2:
+            return _INCOMPLETE, start
+        return data[after : after + length], after + length + 2
+    if kind == 0x3A:  # :
+        return int(line), after
+    if kind == 0x2A:  # *: an array
+        count = int(line)
+        if count < 0:
+            return None, after
+        items = []
+        for _ in range(count):
+            item, after = _parse_reply(data, after)
+            if item is _INCOMPLETE:
+                return _INCOMPLETE, start
+            items.append(item)
+        return items, after
+    if kind == 0x2B:  # +
+        return line, after
+    if kind == 0x2D:  # -
+        return asyncio_redis.ErrorReply(line.decode()), after
+    raise asyncio_redis.Error(f"not a Redis reply: {data[start : start + 40]!r}")
+
+
 class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
     """One connection: asyncio-redis's protocol, told of its own loss and, when it
     listens, of each message and each confirmation of SUBSCRIBE and UNSUBSCRIBE (which
     asyncio-redis throws away, so that its ``subscribe`` returns before Redis has
-    subscribed)."""
+    subscribed).
+
+    Once logged in (``read_replies``) it reads Redis's replies itself, from each chunk
+    received: asyncio-redis's reader awaits a stream for every line of a reply and starts
+    a task for every message, which took a quarter of a worker's time in a cluster
+    (docs/benchmarks.md). The answers go where asyncio-redis's own reader would put them,
+    so that its commands (``ping``) work on as before."""
 
     def __init__(
         self,
@@ -420,6 +517,46 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # Commands written together at the end of the event loop's turn: see _send_command.
         self._outgoing: list[bytes] = []
+        self._reads_replies = False
+        self._received = b""  # the start of a reply whose end has not come yet
+
+    def read_replies(self) -> None:
+        """Read every reply from now on (nothing may be awaited from asyncio-redis's
+        reader: it would never come)."""
+        self._reads_replies = True
+
+    def data_received(self, data: bytes) -> None:
+        if not self._reads_replies:
+            super().data_received(data)
+            return
+        if self._received:
+            data = self._received + data
+        start = 0
+        size = len(data)
+        try:
+            while start < size:
+                reply, after = _parse_reply(data, start)
+                if reply is _INCOMPLETE:
+                    break
+                start = after
+                if self._in_pubsub and type(reply) is list:
+                    self._published(reply)
+                else:
+                    self._push_answer(reply)
+        except (ValueError, IndexError, asyncio_redis.Error) as error:
+            log.error("redis out of step", extra={"error": repr(error)})
+            self.abort()  # a fresh connection starts afresh
+            return
+        self._received = data[start:]
+
+    def _published(self, reply: list[Any]) -> None:
+        """A message, or a confirmation of SUBSCRIBE or UNSUBSCRIBE."""
+        kind = reply[0]
+        if kind == b"message":
+            if self._on_message is not None:
+                self._on_message(reply[1].decode(), reply[2].decode())
+        elif kind in (b"subscribe", b"unsubscribe"):
+            self._confirm(kind, reply[1].decode())
 
     @property
     def channels(self) -> set[str]:
@@ -480,15 +617,6 @@ class _Connection(asyncio_redis.RedisProtocol):  # type: ignore[misc]
             return
         self._unconfirmed.append((command, channel, confirmed))
         self._send_command([command, self.encode_from_native(channel)])
-
-    async def _handle_pubsub_multibulk_reply(self, reply: Any) -> None:
-        kind = await reply._read(decode=False, _one=True)
-        if kind == b"message" and self._on_message is not None:
-            channel, message = await reply._read(count=2)
-            self._on_message(channel, message)
-        elif kind in (b"subscribe", b"unsubscribe"):
-            channel, _count = await reply._read(count=2)
-            self._confirm(kind, channel)
 
     def _confirm(self, kind: bytes, channel: str) -> None:
         if not self._unconfirmed:

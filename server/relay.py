@@ -17,6 +17,9 @@ What it guarantees:
   calls (one publishing connection, one listening connection; each handler starts in the
   order its request arrived), though the handlers run concurrently and may finish in
   another order.
+- **Typed.** What goes between nodes is ``server.relaymessages``'s: a ``Call`` carrying
+  one service's command, its ``Answered`` or ``Refused``; a message that is not one is
+  logged and dropped.
 - **No silent wait.** A request to a node that nobody listens for (it died, or is not
   started) raises ``NodeUnreachable`` at once; one that is not answered within
   ``timeout_s`` (a node paused, Redis restarted under the request or the reply) raises
@@ -28,18 +31,29 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from server.broker import Broker, BrokerUnavailable, Subscription
 from server.errors import ServerError
+from server.relaymessages import (
+    Answered,
+    AnyCommand,
+    Call,
+    Command,
+    Ping,
+    Refused,
+    decode,
+    encode,
+)
 
 log = logging.getLogger("gaps.relay")
 
-#: A service: ``handler(method, args, caller)``, ``caller`` the asking node's name.
-Handler = Callable[[str, dict[str, Any], str], Awaitable[Any]]
+#: A service: ``handler(command, caller)``, ``caller`` the asking node's name.
+Handler = Callable[[Any, str], Awaitable[Any]]
 Refusal = Callable[[Exception], "ServerError | None"]
 
 
@@ -85,54 +99,44 @@ class Relay:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._subscription: Subscription | None = None
-        self._listening: asyncio.Task[None] | None = None
         self._handling: set[asyncio.Task[None]] = set()
 
     def serve(self, service: str, handler: Handler) -> None:
-        """Answer requests to ``service`` with ``handler(method, args, caller)``, whose
-        result must be JSON-serializable."""
+        """Answer the commands of ``service`` (those whose ``service`` it is) with
+        ``handler(command, caller)``, whose result must be JSON-serializable."""
         self._services[service] = handler
 
     async def start(self) -> None:
         """Listen on this node's channel: requests to it are handled from now on."""
         if self._subscription is None:
             self._subscription = await self._broker.subscribe(channel_of(self.node))
-            self._listening = asyncio.create_task(self._listen(), name="relay")
+            # Each message handed over as it comes: no queue, no task woken for it.
+            self._subscription.listen(self._received)
 
     async def call(
-        self,
-        node: str,
-        service: str,
-        method: str,
-        args: dict[str, Any],
-        *,
-        timeout_s: float | None = None,
+        self, node: str, command: AnyCommand, *, timeout_s: float | None = None
     ) -> Any:
-        """Ask ``service`` of ``node`` to do ``method`` with ``args``; its result.
+        """Have ``node`` carry out ``command`` (by its service); its result.
 
         Raises what the handler raised (a ``ServerError``), ``NodeUnreachable``,
         ``NodeTimeout``, or ``BrokerUnavailable`` when the request cannot be sent."""
         if node == self.node:
-            return await self._handle(service, method, args, self.node)
+            return await self._handle(command, self.node)
         request_id = next(self._ids)
         reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = reply
         try:
-            message = {
-                "request": request_id,
-                "from": self.node,
-                "service": service,
-                "method": method,
-                "args": args,
-            }
-            if not await self._broker.publish(channel_of(node), json.dumps(message)):
-                raise NodeUnreachable(f"node {node} is not listening: {service}.{method} not sent")
+            message = encode(Call(request=request_id, caller=self.node, command=command))
+            if not await self._broker.publish(channel_of(node), message):
+                raise NodeUnreachable(
+                    f"node {node} is not listening: {_named(command)} not sent"
+                )
             try:
                 async with asyncio.timeout(self._timeout_s if timeout_s is None else timeout_s):
                     return await reply
             except TimeoutError:
                 raise NodeTimeout(
-                    f"node {node} did not answer {service}.{method} in time"
+                    f"node {node} did not answer {_named(command)} in time"
                 ) from None
         finally:
             del self._waiting[request_id]
@@ -142,77 +146,98 @@ class Relay:
         broker can tell now."""
         if node == self.node:
             return True
-        return bool(await self._broker.publish(channel_of(node), json.dumps({"ping": self.node})))
+        return bool(await self._broker.publish(channel_of(node), encode(Ping(caller=self.node))))
 
     async def close(self) -> None:
         """Stop listening; requests being handled are cancelled (their callers time out)."""
-        tasks = [t for t in (self._listening, *self._handling) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        tasks = list(self._handling)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- this node's side ------------------------------------------------------------
 
-    async def _listen(self) -> None:
-        assert self._subscription is not None
-        while True:
-            try:
-                message = json.loads(await self._subscription.get())
-            except ValueError:
-                log.error("relay message not JSON: dropped")
-                continue
-            if "ping" in message:
-                continue
-            if "request" in message:
+    def _received(self, raw: str) -> None:
+        try:
+            message = decode(raw)
+        except msgspec.DecodeError as error:
+            log.error("relay message dropped", extra={"error": str(error), "received": raw[:300]})
+            return
+        match message:
+            case Call():
                 # Created in arrival order: each handler starts (and reaches a match's
                 # mailbox) in the order the requests came.
                 task = asyncio.create_task(self._answer(message))
                 self._handling.add(task)
                 task.add_done_callback(self._handling.discard)
-            else:
-                waiting = self._waiting.get(message.get("reply"))
+            case Answered(request=request_id, result=result):
+                waiting = self._waiting.get(request_id)
                 if waiting is not None and not waiting.done():
-                    if "error" in message:
-                        error = message["error"]
-                        waiting.set_exception(
-                            ServerError(error["code"], error["message"], **error["details"])
-                        )
-                    else:
-                        waiting.set_result(message["result"])
+                    waiting.set_result(result)
+            case Refused(request=request_id):
+                waiting = self._waiting.get(request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_exception(_refusal(message))
+            case Ping():
+                pass
 
-    async def _answer(self, request: dict[str, Any]) -> None:
-        reply: dict[str, Any] = {"reply": request["request"]}
+    async def _answer(self, call: Call) -> None:
+        reply: Answered | Refused
         try:
-            reply["result"] = await self._handle(
-                request["service"], request["method"], request["args"], request["from"]
-            )
+            result = await self._handle(call.command, call.caller)
+            reply = Answered(request=call.request, result=result)
         except ServerError as error:
-            reply["error"] = {
-                "code": error.code,
-                "message": error.message,
-                "details": error.details,
-            }
+            reply = Refused(
+                request=call.request,
+                code=error.code,
+                message=error.message,
+                details=error.details,
+            )
         try:
-            await self._broker.publish(channel_of(request["from"]), json.dumps(reply))
+            message = encode(reply)
+        except (TypeError, msgspec.EncodeError):
+            log.exception("relayed answer not JSON", extra={"method": call.command.method})
+            message = encode(Refused(
+                request=call.request,
+                code="internal_error",
+                message="the server failed on this request",
+            ))
+        try:
+            await self._broker.publish(channel_of(call.caller), message)
         except BrokerUnavailable as error:  # the caller times out, and retries
             log.warning("relay reply lost", extra={"error": str(error)})
 
-    async def _handle(
-        self, service: str, method: str, args: dict[str, Any], caller: str
-    ) -> Any:
-        handler = self._services.get(service)
+    async def _handle(self, command: Command, caller: str) -> Any:
+        handler = self._services.get(command.service)
         if handler is None:
-            raise ServerError("internal_error", f"this node has no service {service!r}")
+            raise ServerError("internal_error", f"this node has no service {command.service!r}")
         try:
-            return await handler(method, args, caller)
+            return await handler(command, caller)
         except ServerError:
             raise
         except Exception as error:
             refusal = self._refusal(error) if self._refusal is not None else None
             if refusal is not None:
                 raise refusal from error
-            log.exception("relayed request failed", extra={"service": service, "method": method})
+            log.exception(
+                "relayed request failed",
+                extra={"service": command.service, "method": command.method},
+            )
             raise ServerError("internal_error", "the server failed on this request") from error
+
+
+def _refusal(refused: Refused) -> ServerError:
+    """The ``ServerError`` that ``refused`` carries (an ``internal_error`` for a code this
+    process does not know: a newer process's)."""
+    try:
+        return ServerError(refused.code, refused.message, **refused.details)
+    except ValueError:
+        return ServerError("internal_error", f"{refused.code}: {refused.message}")
+
+
+def _named(command: Command) -> str:
+    """``service.method``, for messages."""
+    return f"{command.service}.{command.method}"

@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
 from gaps import Action, parse_action
+from server import relaymessages as messages
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match, channel_of
 from server.relay import NodeUnavailable, Relay
 
-SERVICE: Final = "match"
+SERVICE: Final = messages.MatchCommand.service
 
 
 class RemoteMatch:
@@ -70,53 +71,64 @@ class RemoteMatch:
         self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
     ) -> dict[str, Any]:
         return await self._call(  # type: ignore[no-any-return]
-            "join", player_id=player_id, name=name, connected=connected, bot=bot
+            messages.JoinMatch(
+                **self._match, player_id=player_id, name=name, connected=connected, bot=bot
+            )
         )
 
     async def watch(self, player_id: int) -> dict[str, Any]:
-        return await self._call("watch", player_id=player_id)  # type: ignore[no-any-return]
+        return await self._call(messages.WatchMatch(**self._match, player_id=player_id))  # type: ignore[no-any-return]
 
     async def unwatch(self) -> None:
-        await self._call("unwatch")
+        await self._call(messages.UnwatchMatch(**self._match))
 
     async def disconnect(self, player_id: int) -> None:
-        await self._call("disconnect", player_id=player_id)
+        await self._call(messages.DisconnectFromMatch(**self._match, player_id=player_id))
 
     async def leave(self, player_id: int) -> None:
-        await self._call("leave", player_id=player_id)
+        await self._call(messages.LeaveMatch(**self._match, player_id=player_id))
 
     async def set_ready(self, player_id: int, ready: bool) -> None:
-        await self._call("set_ready", player_id=player_id, ready=ready)
+        await self._call(messages.SetReady(**self._match, player_id=player_id, ready=ready))
 
     async def start_by(self, player_id: int) -> None:
-        await self._call("start_by", player_id=player_id)
+        await self._call(messages.StartMatch(**self._match, player_id=player_id))
 
     async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
-        return await self._call("play", player_id=player_id, seq=seq, action=str(action))  # type: ignore[no-any-return]
+        return await self._call(  # type: ignore[no-any-return]
+            messages.Play(**self._match, player_id=player_id, seq=seq, action=str(action))
+        )
 
     async def snapshot(self, player_id: int | None) -> dict[str, Any]:
-        return await self._call("snapshot", player_id=player_id)  # type: ignore[no-any-return]
+        return await self._call(messages.Snapshot(**self._match, player_id=player_id))  # type: ignore[no-any-return]
 
     async def offer_rematch(
         self, player_id: int, same_seed: bool, code: str | None = None,
         replacing: str | None = None,
     ) -> dict[str, Any]:
         return await self._call(  # type: ignore[no-any-return]
-            "offer_rematch",
-            player_id=player_id,
-            same_seed=same_seed,
-            rematch=code,
-            replacing=replacing,
+            messages.OfferRematch(
+                **self._match,
+                player_id=player_id,
+                same_seed=same_seed,
+                rematch=code,
+                replacing=replacing,
+            )
         )
 
     async def resync(self, player_id: int, since: int) -> dict[str, Any]:
-        return await self._call("resync", player_id=player_id, since=since)  # type: ignore[no-any-return]
+        return await self._call(  # type: ignore[no-any-return]
+            messages.Resync(**self._match, player_id=player_id, since=since)
+        )
 
-    async def _call(self, method: str, **args: Any) -> Any:
+    @property
+    def _match(self) -> dict[str, Any]:
+        """The fields that name the match in each of its commands."""
+        return {"code": self.code, "epoch": self.epoch}
+
+    async def _call(self, command: messages.AnyMatchCommand) -> Any:
         try:
-            return await self._relay.call(
-                self.node, SERVICE, method, {"code": self.code, "epoch": self.epoch, **args}
-            )
+            return await self._relay.call(self.node, command)
         except NodeUnavailable as error:
             # Dead or paused: whoever takes the match over is seen at a lease renewal.
             raise unavailable(self.code, self._retry_ms, str(error)) from None
@@ -156,57 +168,54 @@ class MatchService:
         lobby.on_dropped(self.forget)
         lobby.on_renewed(self.forget_gone)
 
-    async def handle(self, method: str, args: dict[str, Any], caller: str) -> Any:
-        if method == "open_public":
+    async def handle(self, command: messages.Command, caller: str) -> Any:
+        if isinstance(command, messages.OpenPublic):
             return self._lobby.open_public_here()
-        code = str(args["code"])
+        assert isinstance(command, messages.MatchCommand), command
+        code = command.code
         match = self._lobby.matches.get(code)
-        if match is None or self._lobby.epochs.get(match.id, args["epoch"]) != args["epoch"]:
+        if match is None or self._lobby.epochs.get(match.id, command.epoch) != command.epoch:
             raise unavailable(code, self._retry_ms, "it moved to another process")
         presence = self._presence[caller].setdefault(code, _Presence())
-        player_id: Any = args.get("player_id")  # None for a spectator's snapshot
-        match method:
-            case "join":
+        match command:
+            case messages.JoinMatch(player_id=player_id, connected=connected):
                 snapshot = await match.join(
-                    player_id,
-                    args["name"],
-                    connected=args["connected"],
-                    bot=bool(args.get("bot", False)),
+                    player_id, command.name, connected=connected, bot=command.bot
                 )
-                if args["connected"]:
+                if connected:
                     presence.players[player_id] += 1
                 return snapshot
-            case "watch":
+            case messages.WatchMatch(player_id=player_id):
                 snapshot = await match.watch(player_id)
                 presence.spectators += 1
                 return snapshot
-            case "unwatch":
+            case messages.UnwatchMatch():
                 await match.unwatch()
                 presence.spectators = max(0, presence.spectators - 1)
-            case "disconnect":
+            case messages.DisconnectFromMatch(player_id=player_id):
                 await match.disconnect(player_id)
                 presence.players[player_id] -= 1
                 if presence.players[player_id] <= 0:
                     del presence.players[player_id]
-            case "leave":
+            case messages.LeaveMatch(player_id=player_id):
                 await match.leave(player_id)
                 presence.players.pop(player_id, None)
-            case "set_ready":
-                await match.set_ready(player_id, args["ready"])
-            case "start_by":
+            case messages.SetReady(player_id=player_id, ready=ready):
+                await match.set_ready(player_id, ready)
+            case messages.StartMatch(player_id=player_id):
                 await match.start_by(player_id)
-            case "play":
-                return await match.play(player_id, args["seq"], parse_action(args["action"]))
-            case "snapshot":
+            case messages.Play(player_id=player_id, seq=seq, action=action):
+                return await match.play(player_id, seq, parse_action(action))
+            case messages.Snapshot(player_id=player_id):
                 return await match.snapshot(player_id)
-            case "resync":
-                return await match.resync(player_id, args["since"])
-            case "offer_rematch":
+            case messages.Resync(player_id=player_id, since=since):
+                return await match.resync(player_id, since)
+            case messages.OfferRematch(player_id=player_id, same_seed=same_seed):
                 return await match.offer_rematch(
-                    player_id, args["same_seed"], args["rematch"], args["replacing"]
+                    player_id, same_seed, command.rematch, command.replacing
                 )
             case _:
-                raise ServerError("internal_error", f"no match method {method!r}")
+                raise ServerError("internal_error", f"no match method {command.method!r}")
         return None
 
     async def forget_gone(self) -> None:

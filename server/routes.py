@@ -34,6 +34,7 @@ from server.clock import Clock
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.relay import Relay
+from server.relaymessages import OpenPublic
 from server.remote import MatchHandle, MatchService, RemoteMatch, unavailable
 from server.storage.leases import MatchLeases
 from server.storage.store import Store
@@ -177,7 +178,7 @@ class Routes:
 
         async def ask(node: str) -> list[dict[str, Any]]:
             try:
-                return list(await relay.call(node, "match", "open_public", {}, timeout_s=1.0))
+                return list(await relay.call(node, OpenPublic(), timeout_s=1.0))
             except (ServerError, BrokerError) as error:
                 log.warning("open matches not listed", extra={"node": node, "error": str(error)})
                 return []

@@ -87,6 +87,65 @@ async def test_a_message_published_on_one_broker_reaches_subscribers_of_another(
         await second.close()
 
 
+async def test_a_claimed_channel_reaches_this_process_and_the_other_once_each_in_order(
+    redis_url: str,
+) -> None:
+    """The process that runs a match hands its events to its own subscribers in
+    ``publish`` and to the other process's through Redis, which sends it none back."""
+    owner = await RedisBroker.connect(redis_url, max_pending_messages=5000)
+    other = await RedisBroker.connect(redis_url, max_pending_messages=5000)
+    try:
+        owner.claim("match:OWNED")
+        here = [await owner.subscribe("match:OWNED") for _ in range(2)]
+        there = await other.subscribe("match:OWNED")
+        numbers = itertools.count()
+
+        async def publish_some() -> None:
+            for _ in range(250):
+                # The number is taken in the same step as the call: numbers give call order.
+                await owner.publish("match:OWNED", str(next(numbers)))
+
+        await asyncio.gather(*(publish_some() for _ in range(4)))
+        expected = [str(number) for number in range(1000)]
+        assert await receive(there, 1000) == expected
+        for subscription in here:
+            assert await receive(subscription, 1000) == expected
+        # Whatever Redis sent the owner's listening connection before a later message
+        # on it has arrived once that message has: nothing came back to deliver twice.
+        fence = await owner.subscribe("fence")
+        await owner.publish("fence", "after")
+        assert await receive(fence, 1) == ["after"]
+        assert all(s._queue.empty() for s in (*here, there))
+        # Redis counts one listening process on the channel: the other one, not the owner.
+        assert await other.publish("match:OWNED", "stale") == 1
+        assert await receive(there, 1) == ["stale"]
+        await owner.publish("fence", "after stale")
+        assert await receive(fence, 1) == ["after stale"]
+        assert all(s._queue.empty() for s in here)  # not the owner's: it publishes there
+    finally:
+        await owner.close()
+        await other.close()
+
+
+async def test_a_released_channel_is_heard_through_redis_again(redis_url: str) -> None:
+    """A match that moved to another process: its events come from there now."""
+    former = await RedisBroker.connect(redis_url)
+    new_owner = await RedisBroker.connect(redis_url)
+    try:
+        former.claim("match:MOVED")
+        subscription = await former.subscribe("match:MOVED")
+        await former.publish("match:MOVED", "before")
+        former.release("match:MOVED")
+        await until(lambda: "match:MOVED" in former._listener.channels)  # type: ignore[union-attr]
+        await until(lambda: not former._listener._unconfirmed)  # type: ignore[union-attr]
+        new_owner.claim("match:MOVED")
+        await new_owner.publish("match:MOVED", "after")
+        assert await receive(subscription, 2) == ["before", "after"]
+    finally:
+        await former.close()
+        await new_owner.close()
+
+
 async def test_a_subscription_is_live_when_subscribe_returns_on_each_of_200_fresh_brokers(
     redis_url: str,
 ) -> None:
@@ -255,6 +314,26 @@ async def test_while_redis_is_down_publish_and_subscribe_refuse_and_ready_is_fal
     await until(broker.ready)
     subscription = await broker.subscribe("match:DOWN")
     await broker.publish("match:DOWN", "back")
+    assert await receive(subscription, 1) == ["back"]
+
+
+async def test_while_redis_is_down_a_claimed_channel_still_reaches_this_process(
+    own_redis: Redis, brokers: list[RedisBroker]
+) -> None:
+    broker = await quick_broker(own_redis, brokers)
+    broker.claim("match:HERE")
+    own_redis.halt()
+    try:
+        await until(lambda: broker._publisher is None and broker._listener is None)
+        subscription = await broker.subscribe("match:HERE")
+        with pytest.raises(BrokerUnavailable, match="cannot publish on match:HERE"):
+            await broker.publish("match:HERE", "kept here")
+        assert await receive(subscription, 1) == ["kept here"]
+    finally:
+        own_redis.resume()
+    await until(broker.ready)
+    assert "match:HERE" not in broker._listener.channels  # type: ignore[union-attr]
+    await broker.publish("match:HERE", "back")
     assert await receive(subscription, 1) == ["back"]
 
 
