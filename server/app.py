@@ -39,7 +39,7 @@ from server.reads import Reads
 from server.redis_broker import RedisBroker
 from server.refusals import unavailable
 from server.relay import Relay
-from server.relaymessages import Matched
+from server.relaymessages import AnyLeaderCommand, Matched
 from server.remote import MatchHandle
 from server.routes import Routes
 from server.services import Services, Sessions
@@ -406,10 +406,10 @@ class Server:
             self.matchmaker = None
         await self.tournaments.close()
 
-    async def _desk(self, method: str, args: dict[str, Any], caller: str) -> Any:
+    async def _desk(self, command: AnyLeaderCommand, caller: str) -> Any:
         if self.desk is None:
             raise ServerError("broker_unavailable", "this process no longer leads: retry")
-        return await self.desk.answer(method, args, caller)
+        return await self.desk.answer(command, caller)
 
     async def _tell_matched(self, node: str, player_id: int, match: Match) -> None:
         """The matchmaker seated ``player_id``, connected to ``node``, in ``match``."""

@@ -1,18 +1,17 @@
 """The leader's desk: the cluster-wide requests (tournaments, quick match), answered.
 
-Every process sends these through ``Leadership.ask`` (server/leadership.py); the leader
-answers here, from its ``Tournaments`` and ``Matchmaker``, in JSON, since the answer may
-cross the relay. A player's tournament request travels as it came, typed
-(``ask_desk``: its wire form, decoded again here), with who asks. The caller's process
-name comes with each request: the matchmaker tells a player of their match on the
-process their connection is on.
+Every process sends these through ``Leadership.ask`` (server/leadership.py) as the
+leader's commands of ``server.relaymessages``; the leader answers here, from its
+``Tournaments`` and ``Matchmaker``, in JSON, since the answer may cross the relay. A
+player's tournament request travels as it came, of its own type, in an
+``AskTournament`` with who asks (``ask_desk``). The caller's process name comes with
+each command: the matchmaker tells a player of their match on the process their
+connection is on.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeAlias
-
-import msgspec
+from typing import Any
 
 from gaps import Ruleset
 from gaps_protocol.messages.requests import (
@@ -36,16 +35,18 @@ from server.clock import ms_of
 from server.errors import ServerError
 from server.leadership import Leadership
 from server.matchmaker import Matchmaker
+from server.relaymessages import (
+    AnyLeaderCommand,
+    AskTournament,
+    CancelQuickMatch,
+    EnqueueQuickMatch,
+    GetStandings,
+    ListTournaments,
+    TournamentCode,
+    TournamentRequest,
+)
 from server.storage.players import PlayerRecord
 from server.tournament import Tournaments
-
-#: A player's request that the leader answers for a tournament.
-TournamentRequest: TypeAlias = (
-    CreateTournament | JoinTournament | StartTournament | RemoveEntrant | ReinstateEntrant
-    | CancelTournament | PauseTournament | ResumeTournament | Announce | NameArbiter
-    | SetTable | EnterTableResult | GetDealSheet | ResyncTournament
-)
-_TOURNAMENT_REQUESTS: Final = msgspec.json.Decoder(TournamentRequest)
 
 
 async def ask_desk(
@@ -58,12 +59,10 @@ async def ask_desk(
     """The leader's answer to ``player``'s ``request`` (``arbiter``: the id and the name
     of the player a ``NameArbiter`` names, found on the asking process)."""
     return await leadership.ask(
-        "tournament_request",
-        {
-            "player": [player.id, player.name, player.bot],
-            "request": msgspec.json.encode(request).decode(),
-            "arbiter": arbiter,
-        },
+        AskTournament(
+            request=request, player_id=player.id, name=player.name, bot=player.bot,
+            arbiter=arbiter,
+        )
     )
 
 
@@ -72,32 +71,30 @@ class Desk:
         self._tournaments = tournaments
         self._matchmaker = matchmaker
 
-    async def answer(self, method: str, args: dict[str, Any], caller: str) -> Any:
+    async def answer(self, command: AnyLeaderCommand, caller: str) -> Any:
         tournaments = self._tournaments
-        match method:
-            case "tournament_request":
-                request = _TOURNAMENT_REQUESTS.decode(args["request"])
-                player_id, name, bot = args["player"]
-                return await self._tournament(request, player_id, name, bot, args["arbiter"])
-            case "tournament_list":
-                return {"tournaments": await tournaments.listed(args.get("status", "active"))}
-            case "tournament_standings":
-                return await tournaments.standings(args["code"])
-            case "tournament_code":
-                return await tournaments.code_of(args["code"])
-            case "quick_enqueue":
+        match command:
+            case AskTournament(request=request, player_id=by, name=name, bot=bot):
+                return await self._tournament(request, by, name, bot, command.arbiter)
+            case ListTournaments(status=status):
+                return {"tournaments": await tournaments.listed(status)}
+            case GetStandings(code=code):
+                return await tournaments.standings(code)
+            case TournamentCode(code=code):
+                return await tournaments.code_of(code)
+            case EnqueueQuickMatch():
                 return await self._matchmaker.enqueue(
-                    Ruleset.named(args["ruleset"]),
-                    args["player_id"],
-                    args["name"],
+                    Ruleset.named(command.ruleset),
+                    command.player_id,
+                    command.name,
                     node=caller,
-                    ticket=args["ticket"],
-                    waited_s=args["waited_s"],
-                    bot=bool(args.get("bot", False)),
+                    ticket=command.ticket,
+                    waited_s=command.waited_s,
+                    bot=command.bot,
                 )
-            case "quick_cancel":
-                return await self._matchmaker.cancel(args["player_id"])
-        raise ServerError("internal_error", f"the leader has no method {method!r}")
+            case CancelQuickMatch(player_id=player_id):
+                return await self._matchmaker.cancel(player_id)
+        raise ServerError("internal_error", f"the leader has no command {command!r}")
 
     async def _tournament(
         self,
@@ -105,7 +102,7 @@ class Desk:
         by: int,
         name: str,
         bot: bool,
-        arbiter: list[Any] | None,
+        arbiter: tuple[int, str] | None,
     ) -> dict[str, Any]:
         """The answer to the request of player ``by`` (called ``name``, a bot or not)."""
         tournaments = self._tournaments

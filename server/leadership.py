@@ -20,12 +20,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-import msgspec
-
 from server.clock import Clock
 from server.errors import ServerError
 from server.relay import NodeUnavailable, NodeUnreachable, Relay
-from server.relaymessages import LeaderCommand, leader_command, method_and_args
+from server.relaymessages import AnyLeaderCommand, LeaderCommand
 from server.storage.leader import LeaderLock
 from server.storage.outage import is_transient
 
@@ -35,7 +33,7 @@ SERVICE: Final = LeaderCommand.service
 
 Hook = Callable[[], Awaitable[None]]
 #: What answers the leader's requests: ``handler(method, args, caller)`` (``server.desk``).
-Handler = Callable[[str, dict[str, Any], str], Awaitable[Any]]
+Handler = Callable[[AnyLeaderCommand, str], Awaitable[Any]]
 
 
 class Leadership:
@@ -96,16 +94,9 @@ class Leadership:
             log.info("leading the cluster", extra={"node": self.node})
             await self._become_leader()
 
-    async def ask(self, method: str, args: dict[str, Any]) -> Any:
-        """Have the leader answer ``method`` with ``args``, wherever it runs: they travel
-        as the leader's command of that name (``server.relaymessages``). Raises
+    async def ask(self, command: AnyLeaderCommand) -> Any:
+        """Have the leader answer ``command``, wherever it runs. Raises
         ``NodeUnavailable`` (a ``BrokerUnavailable``) when no leader can be reached now."""
-        try:
-            command = leader_command(method, args)
-        except msgspec.ValidationError as error:
-            raise ServerError(
-                "internal_error", f"no leader's request {method!r} with these arguments: {error}"
-            ) from None
         if self.leading or self._relay is None:
             return await self._serve(command, self.node)
         leader = await self._leader()
@@ -129,12 +120,12 @@ class Leadership:
 
     # -- inside -------------------------------------------------------------------------
 
-    async def _serve(self, command: LeaderCommand, caller: str) -> Any:
+    async def _serve(self, command: AnyLeaderCommand, caller: str) -> Any:
         if not self.leading or self._handler is None:
             raise ServerError(
                 "broker_unavailable", "this process no longer leads the cluster: retry"
             )
-        return await self._handler(*method_and_args(command), caller)
+        return await self._handler(command, caller)
 
     async def _leader(self) -> str | None:
         assert self._lock is not None

@@ -12,6 +12,7 @@ from server.daily import Daily
 from server.errors import ServerError
 from server.exports import calendar_text, export_document
 from server.leadership import Leadership
+from server.relaymessages import GetStandings, ListTournaments
 from server.replays import replay_document
 from server.routes import Routes
 from server.signing import Signer
@@ -108,10 +109,10 @@ class Reads:
         return await self._routes.open_public()
 
     async def tournaments(self, status: str = "active") -> dict[str, Any]:
-        return dict(await self._leadership.ask("tournament_list", {"status": status}))
+        return dict(await self._leadership.ask(ListTournaments(status=status)))
 
     async def tournament_standings(self, code: str) -> dict[str, Any]:
-        return dict(await self._leadership.ask("tournament_standings", {"code": code}))
+        return dict(await self._leadership.ask(GetStandings(code=code)))
 
     async def tournament_export(
         self, code: str, export: str, number: int | None = None

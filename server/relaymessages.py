@@ -3,7 +3,7 @@
 A request from one process to another (``server.relay``) travels as a ``Call``: its
 number, the asking process, and one command of a service: the match service's
 (``server.remote``: ``JoinMatch`` ... ``OfferRematch``, ``OpenPublic``), the leader's
-(``server.leadership``, answered by ``server.desk``: ``CreateTournament`` ...
+(``server.leadership``, answered by ``server.desk``: ``AskTournament`` ...
 ``CancelQuickMatch``) or the sessions' (``Matched``, the quick-match queue's notice). Its
 answer comes back as an ``Answered`` (the result, a JSON value) or a ``Refused`` (a
 ``ServerError``'s code, message and details); a ``Ping`` only asks whether a process
@@ -12,8 +12,9 @@ listens. Each is a frozen msgspec Struct, tagged, so that one ``encode`` and one
 traffic.
 
 What a client sent is carried as it sent it, in the types of
-``gaps_protocol.messages.requests`` (a match's code, an action's ``seq`` and its text, a
-resync's ``since``): an action's text is parsed once, on the process that runs the match.
+``gaps_protocol.messages.requests``: a tournament request whole, of its own type; a
+match's code, an action's ``seq`` and its text, a resync's ``since``. An action's text
+is parsed once, on the process that runs the match.
 What the server adds (a player's id and name, a lease's epoch) is its own.
 """
 
@@ -24,6 +25,7 @@ from typing import Annotated, Any, ClassVar, Final, TypeAlias
 import msgspec
 
 from gaps_protocol.limits import MAX_ACTION_LENGTH
+from gaps_protocol.messages import requests
 from gaps_protocol.messages.requests import CodeText, Seq, Since
 
 __all__ = [
@@ -40,9 +42,17 @@ __all__ = [
     "Refused",
     "decode",
     "encode",
-    "leader_command",
-    "method_and_args",
+    "TournamentRequest",
 ]
+
+#: A player's request that the leader answers for a tournament, as the player sent it.
+TournamentRequest: TypeAlias = (
+    requests.CreateTournament | requests.JoinTournament | requests.StartTournament
+    | requests.RemoveEntrant | requests.ReinstateEntrant | requests.CancelTournament
+    | requests.PauseTournament | requests.ResumeTournament | requests.Announce
+    | requests.NameArbiter | requests.SetTable | requests.EnterTableResult
+    | requests.GetDealSheet | requests.ResyncTournament
+)
 
 #: An action's text, as a client sends it in ``action`` (``Play.action``).
 ActionText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ACTION_LENGTH)]
@@ -138,63 +148,16 @@ class LeaderCommand(Command, frozen=True, kw_only=True):
     service: ClassVar[str] = "leader"
 
 
-class CreateTournament(LeaderCommand, tag="tournament_create", frozen=True, kw_only=True):
-    host_id: int
-    name: str
-    ruleset: str
-    rounds: int
-    max_players: int
-    round_time_limit_s: int
-    start_at: str | None = None  # ISO 8601
-    bots: bool = False
-    if_empty: str = "cancel"
-    deals: str = "any"
-    countdown_s: int | None = None
-    break_s: int | None = None
-    late_entry_until_round: int = 0
+class AskTournament(LeaderCommand, tag="tournament_request", frozen=True, kw_only=True):
+    """A player's tournament request, of the very type it came in, with who asks."""
 
-
-class JoinTournament(LeaderCommand, tag="tournament_join", frozen=True, kw_only=True):
-    code: CodeText
+    request: TournamentRequest
     player_id: int
     name: str
     bot: bool = False
-
-
-class StartTournament(LeaderCommand, tag="tournament_start", frozen=True, kw_only=True):
-    code: CodeText
-    player_id: int
-
-
-class RemoveEntrant(LeaderCommand, tag="tournament_remove", frozen=True, kw_only=True):
-    code: CodeText
-    player_id: int
-    player: str
-    reason: str
-
-
-class SteerTournament(LeaderCommand, tag="tournament_steer", frozen=True, kw_only=True):
-    """What the host (or an arbiter) does: ``what``, with the fields it takes."""
-
-    code: CodeText
-    player_id: int
-    what: str
-    reason: str | None = None
-    text: str | None = None
-    player: str | None = None
-    arbiter_id: int | None = None
-    at_table: bool | None = None
-    round: int | None = None
-    placed: int | None = None
-    redeals: int | None = None
-    finish_ms: int | None = None
-    won: bool | None = None
-
-
-class GetDealSheet(LeaderCommand, tag="tournament_deal_sheet", frozen=True, kw_only=True):
-    code: CodeText
-    player_id: int
-    round: int
+    #: The id and the name of the player a ``NameArbiter`` names, found on the asking
+    #: process (which knows the names).
+    arbiter: tuple[int, str] | None = None
 
 
 class ListTournaments(LeaderCommand, tag="tournament_list", frozen=True, kw_only=True):
@@ -203,11 +166,6 @@ class ListTournaments(LeaderCommand, tag="tournament_list", frozen=True, kw_only
 
 class GetStandings(LeaderCommand, tag="tournament_standings", frozen=True, kw_only=True):
     code: CodeText
-
-
-class ResyncTournament(LeaderCommand, tag="tournament_resync", frozen=True, kw_only=True):
-    code: CodeText
-    since: Since
 
 
 class TournamentCode(LeaderCommand, tag="tournament_code", frozen=True, kw_only=True):
@@ -256,15 +214,9 @@ AnyMatchCommand: TypeAlias = (
 )
 
 AnyLeaderCommand: TypeAlias = (
-    CreateTournament
-    | JoinTournament
-    | StartTournament
-    | RemoveEntrant
-    | SteerTournament
-    | GetDealSheet
+    AskTournament
     | ListTournaments
     | GetStandings
-    | ResyncTournament
     | TournamentCode
     | EnqueueQuickMatch
     | CancelQuickMatch
@@ -327,17 +279,3 @@ def decode(message: str | bytes) -> AnyEnvelope:
     not JSON, and its ``ValidationError`` for one that is no envelope or has a field out
     of its type or bounds."""
     return _decoder.decode(message)
-
-
-def leader_command(method: str, args: dict[str, Any]) -> AnyLeaderCommand:
-    """The leader's command ``method`` with ``args`` (as ``Leadership.ask`` is called);
-    raises ``msgspec.ValidationError`` naming what does not fit."""
-    command: AnyLeaderCommand = msgspec.convert(
-        {**args, "command": method}, AnyLeaderCommand
-    )
-    return command
-
-
-def method_and_args(command: Command) -> tuple[str, dict[str, Any]]:
-    """``command`` as a method's name and its arguments (what ``server.desk`` answers)."""
-    return command.method, msgspec.structs.asdict(command)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any, get_args
 
 import msgspec
@@ -10,20 +11,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gaps_protocol.messages import requests
 from server.relaymessages import (
     Answered,
     AnyCommand,
+    AskTournament,
     Call,
     Command,
-    CreateTournament,
     Ping,
     Play,
     Refused,
-    SteerTournament,
     decode,
     encode,
-    leader_command,
-    method_and_args,
 )
 
 #: Every JSON value a result may be.
@@ -54,10 +53,20 @@ def values_of(info: mi.Type) -> st.SearchStrategy[Any]:
             return st.text(min_size=low or 0, max_size=high if high is not None else 40)
         case mi.UnionType(types=types):
             return st.one_of(*(values_of(each) for each in types))
+        case mi.StructType():
+            return commands_of(info)
+        case mi.LiteralType(values=values):
+            return st.sampled_from(values)
+        case mi.DateTimeType():
+            return st.datetimes(timezones=st.just(UTC))
+        case mi.DateType():
+            return st.dates()
+        case mi.TupleType(item_types=items):
+            return st.tuples(*(values_of(each) for each in items))
     raise AssertionError(f"no strategy for {info}")
 
 
-def commands_of(info: mi.StructType) -> st.SearchStrategy[Command]:
+def commands_of(info: mi.StructType) -> st.SearchStrategy[Any]:
     return st.builds(
         info.cls, **{field.name: values_of(field.type) for field in info.fields}
     )
@@ -98,19 +107,15 @@ def test_a_message_out_of_its_types_is_refused_naming_the_field() -> None:
         decode("not json")
 
 
-def test_a_leaders_request_becomes_its_command_and_back() -> None:
-    args = {"code": "ABCDEF", "player_id": 4, "what": "announce", "text": "hello"}
-    command = leader_command("tournament_steer", args)
-    assert command == SteerTournament(code="ABCDEF", player_id=4, what="announce", text="hello")
-    method, back = method_and_args(command)
-    assert method == "tournament_steer" and back == {
-        **args, "reason": None, "player": None, "arbiter_id": None, "at_table": None,
-        "round": None, "placed": None, "redeals": None, "finish_ms": None, "won": None,
-    }
-    created = leader_command("tournament_create", {
-        "host_id": 1, "name": "Cup", "ruleset": "classic", "rounds": 3, "max_players": 8,
-        "round_time_limit_s": 600, "start_at": None,
-    })
-    assert isinstance(created, CreateTournament) and created.deals == "any"
-    with pytest.raises(msgspec.ValidationError):
-        leader_command("tournament_fly", {})
+def test_a_tournament_request_travels_whole_in_its_own_type() -> None:
+    asked = AskTournament(
+        request=requests.NameArbiter(id=7, code="ABCDEF", player="bob"),
+        player_id=4, name="ana", arbiter=(9, "bob"),
+    )
+    call = decode(encode(Call(request=1, caller="a", command=asked)))
+    assert isinstance(call, Call) and call.command == asked
+    assert isinstance(call.command, AskTournament)
+    assert type(call.command.request) is requests.NameArbiter
+    with pytest.raises(msgspec.ValidationError, match="request"):
+        decode(encode(Call(request=1, caller="a", command=asked)).replace(
+            '"tournament_arbiter"', '"action"'))

@@ -13,6 +13,7 @@ import secrets
 from typing import Any, Final
 
 from gaps_protocol.messages.requests import CancelQuickMatch, QuickMatch
+from server import relaymessages as leader
 from server.broker import BrokerUnavailable
 from server.errors import ServerError, bots_not_allowed
 from server.handlers.context import Connection, Handler
@@ -42,7 +43,7 @@ async def queue(session: Connection, request: QuickMatch) -> dict[str, Any]:
 async def cancel(session: Connection, request: CancelQuickMatch) -> dict[str, Any]:
     player = session.require_player()
     _leave_queue(session)
-    cancelled = await session.services.leadership.ask("quick_cancel", {"player_id": player.id})
+    cancelled = await session.services.leadership.ask(leader.CancelQuickMatch(player_id=player.id))
     return {"type": "ok", "cancelled": cancelled}
 
 
@@ -60,7 +61,9 @@ async def forget(session: Connection) -> None:
         return
     _leave_queue(session)
     try:
-        await session.services.leadership.ask("quick_cancel", {"player_id": session.player.id})
+        await session.services.leadership.ask(
+            leader.CancelQuickMatch(player_id=session.player.id)
+        )
     except (ServerError, BrokerUnavailable):
         pass
 
@@ -70,15 +73,10 @@ async def _enqueue(
 ) -> int | None:
     player = session.require_player()
     waiting = await session.services.leadership.ask(
-        "quick_enqueue",
-        {
-            "ruleset": ruleset,
-            "player_id": player.id,
-            "name": player.name,
-            "ticket": ticket,
-            "waited_s": waited_s,
-            "bot": player.bot,
-        },
+        leader.EnqueueQuickMatch(
+            ruleset=ruleset, player_id=player.id, name=player.name, ticket=ticket,
+            waited_s=waited_s, bot=player.bot,
+        )
     )
     return None if waiting is None else int(waiting)
 

@@ -28,8 +28,9 @@ from gaps_protocol.messages.requests import (
     SetTable,
     StartTournament,
 )
-from server.desk import TournamentRequest, ask_desk
+from server.desk import ask_desk
 from server.handlers.context import Connection, Handler
+from server.relaymessages import TournamentCode, TournamentRequest
 from server.tournament import tournament_channel
 
 
@@ -88,7 +89,7 @@ async def _ask(
 
 async def _follow(session: Connection, code: str) -> str:
     """Follow tournament ``code``'s events on this connection; its channel."""
-    stored = await session.services.leadership.ask("tournament_code", {"code": code})
+    stored = await session.services.leadership.ask(TournamentCode(code=code))
     channel = tournament_channel(stored)
     await session.follow(channel)
     return channel
