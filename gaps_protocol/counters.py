@@ -36,15 +36,24 @@ def check_message(message: dict[str, Any]) -> None:
     _check_object(message, kind, "", _WHOLE_OR_COUNTER if kind == "action_ok" else _WHOLE)
 
 
-# Every frame a client reads goes through here, so the walk costs one set look-up a key:
-# it goes down into objects and lists only, and looks closer at a whole number's key.
+_CONTAINERS: Final = frozenset({dict, list})
+
+
+# Every frame a client reads goes through here, so each object costs two scans in C (its
+# keys against the counters' names, its values' types against the containers') and a
+# look at each counter; only an object holding objects or lists is walked key by key.
 def _check_object(value: dict[str, Any], kind: str, path: str, whole: frozenset[str]) -> None:
+    for key in whole.intersection(value):
+        item = value[key]
+        if type(item) is not int and not (item is None and key in WHOLE_OR_NULL) and (
+                not isinstance(item, int) or isinstance(item, bool)):
+            _violation(kind, f"{path}.{key}" if path else str(key), item)
+    if _CONTAINERS.isdisjoint(map(type, value.values())):
+        return
     for key, item in value.items():
         if key in whole:
-            if type(item) is not int and not (item is None and key in WHOLE_OR_NULL) and (
-                    not isinstance(item, int) or isinstance(item, bool)):
-                _violation(kind, f"{path}.{key}" if path else str(key), item)
-        elif type(item) is dict:
+            continue
+        if type(item) is dict:
             inner = _WHOLE_OR_COUNTER if key == "game" and path == "you" else _WHOLE
             _check_object(item, kind, f"{path}.{key}" if path else str(key), inner)
         elif type(item) is list:
@@ -52,6 +61,8 @@ def _check_object(value: dict[str, Any], kind: str, path: str, whole: frozenset[
 
 
 def _check_list(value: list[Any], kind: str, path: str) -> None:
+    if _CONTAINERS.isdisjoint(map(type, value)):
+        return
     for index, item in enumerate(value):
         if type(item) is dict:
             _check_object(item, kind, f"{path}[{index}]", _WHOLE)

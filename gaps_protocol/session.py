@@ -205,6 +205,8 @@ class ClientSession:
 
     def next_timer(self) -> float | None:
         """The instant the session wants ``tick`` called, if any."""
+        if not self._pending:  # most calls: between requests
+            return None
         instants = [instant for request in self._pending.values()
                     for instant in (request.answer_by, request.resend_at) if instant is not None]
         return min(instants, default=None)
