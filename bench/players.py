@@ -209,7 +209,9 @@ class Client:
     async def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self.session.close(time.perf_counter())
+        now = time.perf_counter()
+        self.session.close(now)
+        self._pump(now)  # what still waits is told: no answer comes
         await self.wire.close()
 
 
