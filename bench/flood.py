@@ -13,6 +13,10 @@ loopback, a port the system picks), pinned to core 0 with ``taskset`` while the 
 run on core 1, so that the flooder competes with the calm client only inside the server.
 ``--url`` targets a running server instead; only loopback addresses are accepted. The
 flooder stops when the server closes its connection, unless ``--reconnect``.
+
+The calm client is a well-behaved client: it speaks through the client session every
+client shares (``bench.players.Client``). The flooder is not: it sends frames raw, on
+websockets' client, without waiting for their replies.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
+
+from bench.players import Client, Tally, open_client
+from bench.wire import WireClosed
 
 SERVER_CORE = 0
 LOAD_CORE = 1
@@ -171,8 +178,9 @@ class FloodReport:
 
 
 async def registered(url: str, prefix: str) -> tuple[ClientConnection, str]:
-    """A new connection, registered as ``prefix`` and a random suffix, and the player's
-    token. Keepalive pings are off: they would be frames the figures do not count."""
+    """The flooder's connection (websockets' client: it sends what no session would),
+    registered as ``prefix`` and a random suffix, and the player's token. Keepalive pings
+    are off: they would be frames the figures do not count."""
     connection = await connect(url, ping_interval=None, close_timeout=2)
     name = f"{prefix}-{secrets.token_hex(3)}"
     await connection.send(json.dumps({"type": "register", "id": 1, "name": name}))
@@ -183,25 +191,35 @@ async def registered(url: str, prefix: str) -> tuple[ClientConnection, str]:
     return connection, str(reply["token"])
 
 
+async def calm_client(url: str) -> Client:
+    """The calm client's connection, registered as ``calm`` and a random suffix: a
+    well-behaved client, so it speaks through the shared client session
+    (``bench.players.Client``)."""
+    client = Client(await open_client(url), Tally())
+    name = f"calm-{secrets.token_hex(3)}"
+    reply = (await client.request("register", {"name": name}))[2]
+    if reply.get("type") != "registered":
+        await client.close()
+        raise ClientRefused(f"registering {name!r}: {reply}")
+    return client
+
+
 class CalmClient:
     """Pings at a steady pace, whatever the replies do, and times each round trip. The
     pings are sent on schedule rather than after the previous reply, so a stalled
     server delays every ping waiting behind it, as it would delay a player."""
 
-    def __init__(self, connection: ClientConnection) -> None:
-        self.connection = connection
-        self._sent: dict[int, float] = {}  # ping id -> perf_counter when sent
-        self._answered: dict[int, float] = {}  # ping id -> round trip in ms
-        self._refused: dict[int, str] = {}  # ping id -> error code
-        self._all_answered = asyncio.Event()
-        self._expected = 0
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._sent: dict[int, float] = {}  # ping number -> perf_counter when sent
+        self._answered: dict[int, float] = {}  # ping number -> round trip in ms
+        self._refused: dict[int, str] = {}  # ping number -> error code
 
     async def warm_up(self, pings: int) -> None:
         """Round trips that are not counted: the first requests of a connection are
         slower."""
-        for number in range(pings):
-            await self.connection.send(json.dumps({"type": "ping", "id": f"warm-{number}"}))
-            await asyncio.wait_for(self.connection.recv(), 30)
+        for _ in range(pings):
+            await self.client.request("ping")
 
     async def run(
         self, *, start_at: float, phases: Sequence[Phase], reply_timeout_s: float
@@ -209,27 +227,23 @@ class CalmClient:
         """Pings from ``start_at`` (``time.monotonic``) through ``phases`` one after the
         other, then fills each phase with its round trips."""
         counts = [max(1, round(phase.seconds * phase.pace_hz)) for phase in phases]
-        self._expected = sum(counts)
-        reader = asyncio.create_task(self._read())
+        pings: list[asyncio.Task[None]] = []
         try:
             number, begin = 0, start_at
             for phase, count in zip(phases, counts, strict=True):
                 for index in range(count):
                     await asyncio.sleep(max(0.0, begin + index / phase.pace_hz - time.monotonic()))
+                    failure = self.client.session.failure
+                    if failure is not None:
+                        raise FloodBenchError(f"the server closed the calm client: {failure}")
                     number += 1
-                    self._sent[number] = time.perf_counter()
-                    try:
-                        await self.connection.send(f'{{"type":"ping","id":{number}}}')
-                    except ConnectionClosed as closed:
-                        message = f"the server closed the calm client: {closed}"
-                        raise FloodBenchError(message) from None
+                    pings.append(asyncio.create_task(self._ping(number)))
                 begin += phase.seconds
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._all_answered.wait(), reply_timeout_s)
+            await asyncio.wait(pings, timeout=reply_timeout_s)
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                await reader
+            for ping in pings:
+                ping.cancel()
+            await asyncio.gather(*pings, return_exceptions=True)
         given_up = time.perf_counter()
         first = 1
         for phase, count in zip(phases, counts, strict=True):
@@ -244,19 +258,18 @@ class CalmClient:
                     phase.round_trips_ms.append((given_up - self._sent[number]) * 1000)
             first += count
 
-    async def _read(self) -> None:
-        async for frame in self.connection:
-            arrived = time.perf_counter()
-            message = json.loads(frame)
-            number = message.get("id")
-            if not isinstance(number, int) or number not in self._sent:
-                continue
-            if message.get("type") == "error":
-                self._refused[number] = str(message.get("code"))
+    async def _ping(self, number: int) -> None:
+        self._sent[number] = time.perf_counter()
+        with contextlib.suppress(WireClosed, TimeoutError):  # counted as unanswered
+            sent, arrived, reply = await self.client.request("ping")
+            self._sent[number] = sent
+            if reply.get("type") == "error":
+                self._refused[number] = str(reply.get("code"))
             else:
-                self._answered[number] = (arrived - self._sent[number]) * 1000
-            if len(self._answered) + len(self._refused) == self._expected:
-                self._all_answered.set()
+                self._answered[number] = (arrived - sent) * 1000
+
+    async def close(self) -> None:
+        await self.client.close()
 
 
 class Flooder:
@@ -526,7 +539,7 @@ async def measure(
     )  # fmt: skip
     assert flooder.stdin is not None
     try:
-        calm = CalmClient((await registered(url, "calm"))[0])
+        calm = CalmClient(await calm_client(url))
         try:
             await calm.warm_up(10)
             if (await _line_from(flooder, 120.0)).strip() != "ready":
@@ -540,7 +553,7 @@ async def measure(
             await flooder.stdin.drain()
             await calm.run(start_at=start_at, phases=phases, reply_timeout_s=reply_timeout_s)
         finally:
-            await calm.connection.close()
+            await calm.close()
         report = FloodReport(**json.loads(await _line_from(flooder, 4 * reply_timeout_s + 30)))
     finally:
         try:

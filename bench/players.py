@@ -1,17 +1,18 @@
 """The load benchmark's clients: bot players racing on gaps-server, and echo clients
 sending an action-sized frame to an echo server and waiting for it back.
 
-Both ride on ``bench.wire`` (a frame is a slice of the bytes read and one call) and
-encode and decode with orjson: the load generator has to cost less a frame than the
-servers it measures (docs/benchmarks.md, issue 35). An echo client is driven by its
-frames alone, with no task or future a round trip.
+Both ride on ``bench.wire`` (a frame is a slice of the bytes read and one call): the load
+generator has to cost less a frame than the servers it measures (docs/benchmarks.md,
+issue 35). A player speaks the protocol through the client session every client shares
+(``gaps_protocol.ClientSession``: request ids, replies, events in order, action seqs,
+the counters checked). An echo client is no Gaps client (the echo answers with the frame
+it was sent): it is driven by its frames alone, with no task or future a round trip.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import math
 import random
 import time
@@ -20,15 +21,22 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import orjson
-
 from bench.wire import Wire, WireClosed, open_wire
 from gaps import Game, Seed
+from gaps_protocol import (
+    ClientSession,
+    Disconnect,
+    Event,
+    Notice,
+    Refused,
+    Reply,
+    Retrying,
+    Unanswered,
+)
+from gaps_protocol.session import CLOSE_PROTOCOL_ERROR
 
 DEFAULT_MAX_ACTIONS: Final = 10_000_000
 REPLY_TIMEOUT_S: Final = 30.0
-#: How often a connection looks for a request whose reply is overdue.
-OVERDUE_CHECK_S: Final = 1.0
 #: What an echo client sends: an action as a player sends it.
 ECHO_FRAME: Final = b'{"type":"action","code":"K7QX2M","seq":107,"action":"8C>r2c6","id":107}'
 
@@ -103,69 +111,107 @@ class Pacer:
 
 
 class Client:
-    """One connection: requests with an ``id`` wait for the reply carrying it, timed on
-    arrival; other frames (events) go to ``on_event``. A request unanswered for
-    ``REPLY_TIMEOUT_S`` fails with ``TimeoutError``, a lost connection with
-    ``WireClosed``."""
+    """One connection's ``ClientSession`` (gaps_protocol) over a ``Wire``: the session
+    numbers the requests and matches their replies, delivers the events in order and
+    checks the counters; this layer writes its frames, feeds it what the wire reads with
+    the instant it was read, and wakes it when it asks (a reply overdue after
+    ``REPLY_TIMEOUT_S``, a request refused for now going again). Events go to
+    ``on_event``."""
 
     def __init__(self, wire: Wire, tally: Tally) -> None:
         self.wire = wire
         self.tally = tally
-        self._ids = itertools.count(1)
-        # In the order sent: the first one is the oldest.
-        self._waiting: dict[int, tuple[float, asyncio.Future[tuple[float, Any]]]] = {}
-        self._closed: WireClosed | None = None
+        # No reconnect: a lost connection is a figure of the run (``WireClosed``).
+        self.session = ClientSession(wire.url, reconnect=False, reconnect_for_s=REPLY_TIMEOUT_S,
+                                     request_timeout_s=REPLY_TIMEOUT_S)
+        self._waiting: dict[int, asyncio.Future[tuple[float, Notice]]] = {}
         self._loop = asyncio.get_running_loop()
-        self._overdue_check = self._loop.call_later(OVERDUE_CHECK_S, self._fail_overdue)
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+        self.session.connection_made(time.perf_counter())
         wire.listen(self._received, self._lost)
 
-    async def request(self, message: dict[str, Any]) -> tuple[float, float, dict[str, Any]]:
-        """Sends ``message`` with a fresh ``id``; its send time, the reply's arrival time
-        (``time.perf_counter``) and the reply."""
-        if self._closed is not None:
-            raise self._closed
-        number = next(self._ids)
-        waiting: asyncio.Future[tuple[float, Any]] = self._loop.create_future()
-        message["id"] = number
+    async def request(
+        self, kind: str, fields: dict[str, Any] | None = None, *, retry: bool = False
+    ) -> tuple[float, float, dict[str, Any]]:
+        """Sends request ``kind``; its send time, the reply's arrival time
+        (``time.perf_counter``) and the reply (an ``error`` too). A request unanswered for
+        ``REPLY_TIMEOUT_S`` raises ``TimeoutError``, a lost connection ``WireClosed``."""
         sent = time.perf_counter()
-        self._waiting[number] = (sent, waiting)
-        try:
-            self.wire.send(orjson.dumps(message))
-            arrived, reply = await waiting
-        finally:
-            self._waiting.pop(number, None)
+        request_id = self.session.request(kind, fields or {}, sent, retry=retry)
+        arrived, reply = await self.answer(request_id)
         return sent, arrived, reply
 
+    async def answer(self, request_id: int) -> tuple[float, dict[str, Any]]:
+        """The reply to the session's request ``request_id`` (sent by the pump this
+        starts) and when it arrived."""
+        waiting: asyncio.Future[tuple[float, Notice]] = self._loop.create_future()
+        self._waiting[request_id] = waiting
+        self._pump(time.perf_counter())
+        try:
+            arrived, notice = await waiting
+        finally:
+            self._waiting.pop(request_id, None)
+        if isinstance(notice, Reply | Refused):
+            return arrived, notice.message
+        assert isinstance(notice, Unanswered)
+        raise WireClosed(notice.reason) if notice.lost else TimeoutError(notice.reason)
+
     def on_event(self, message: dict[str, Any], arrived: float) -> None:
-        """An event (a frame that answers no request); ignored here."""
+        """An event of a match, in order; ignored here."""
 
     def _received(self, payload: bytes, arrived: float) -> None:
-        message = orjson.loads(payload)
-        number = message.get("id")
-        waiting = None if number is None else self._waiting.get(number)
-        if waiting is None:
-            self.on_event(message, arrived)
-        elif not waiting[1].done():
-            waiting[1].set_result((arrived, message))
+        self.session.receive(payload, arrived)
+        self._pump(arrived)
 
-    def _fail_overdue(self) -> None:
-        too_old = time.perf_counter() - REPLY_TIMEOUT_S
-        for sent, waiting in list(self._waiting.values()):
-            if sent > too_old:
-                break
-            if not waiting.done():
-                waiting.set_exception(TimeoutError("no reply"))
-        self._overdue_check = self._loop.call_later(OVERDUE_CHECK_S, self._fail_overdue)
+    def _pump(self, now: float) -> None:
+        """Does what the session asks: sends its frames, hands on its notices (``now``:
+        when what they answer arrived) and arms its timer."""
+        session = self.session
+        for frame in session.frames_to_send():
+            try:
+                self.wire.send(frame.encode())
+            except WireClosed:
+                break  # the wire tells the session, which answers what waits
+        for notice in session.events():
+            if isinstance(notice, Event):
+                self.on_event(notice.message, now)
+            elif isinstance(notice, Reply | Refused | Unanswered):
+                waiting = self._waiting.get(notice.request_id)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result((now, notice))
+            elif isinstance(notice, Retrying):
+                self.tally.errors[notice.code] += 1
+            elif isinstance(notice, Disconnect) and notice.code == CLOSE_PROTOCOL_ERROR:
+                self.tally.errors["protocol_error"] += 1
+                self.wire.abort()
+        wake_at = session.next_timer()
+        # A timer is rearmed only for an earlier instant: each request's answer is due
+        # ``REPLY_TIMEOUT_S`` after its send, and a timer a request costs more than the
+        # request.
+        if wake_at is not None and wake_at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = wake_at
+            self._timer = self._loop.call_later(max(0.0, wake_at - now), self._tick)
+
+    def _tick(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        now = time.perf_counter()
+        self.session.tick(now)
+        self._pump(now)
 
     def _lost(self, closed: WireClosed) -> None:
-        self._closed = closed
-        self._overdue_check.cancel()
-        for _sent, waiting in self._waiting.values():
-            if not waiting.done():
-                waiting.set_exception(closed)
+        now = time.perf_counter()
+        self.session.connection_lost(now)
+        self._pump(now)
 
     async def close(self) -> None:
-        self._overdue_check.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+        now = time.perf_counter()
+        self.session.close(now)
+        self._pump(now)  # what still waits is told: no answer comes
         await self.wire.close()
 
 
@@ -188,29 +234,31 @@ class Player(Client):
         self.dealt = asyncio.Event()
         self.ended = asyncio.Event()
         self.sent_at: dict[tuple[int, int], float] = {}  # (moves, redeals) after -> send
-        self.seq = 0
 
     async def register(self, name: str) -> None:
-        reply = await self.setup({"type": "register", "name": name})
+        reply = await self.setup("register", {"name": name})
         self.player_id = int(reply["player"]["id"])
         self.players[self.player_id] = self
 
-    async def setup(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def setup(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         """A request the race needs answered; a refusal raises ``SetupRefused``."""
-        reply = (await self.request(message))[2]
+        reply = (await self.request(kind, fields))[2]
         if reply.get("type") == "error":
             self.tally.errors[str(reply.get("code"))] += 1
-            raise SetupRefused(f"{message['type']}: {reply}")
+            raise SetupRefused(f"{kind}: {reply}")
         return reply
 
     def watch(self, code: str) -> None:
-        self.code, self.game, self.seq = code, None, 0
+        """Play match ``code`` next: the session stops following the last one."""
+        if self.code:
+            self.session.forget(self.code)
+        self.code, self.game = code, None
         self.dealt.clear()
         self.ended.clear()
         self.sent_at.clear()
 
     def on_event(self, message: dict[str, Any], arrived: float) -> None:
-        if message.get("type") != "event" or message.get("match") != self.code:
+        if message.get("match") != self.code:
             return
         name = message.get("event")
         if name == "progress":
@@ -237,13 +285,14 @@ class Player(Client):
         while self.game is not None and not self.game.is_over() and not self.tally.done():
             await pacer.wait()
             if not await self._act(self.game):
-                await self.setup({"type": "leave_match", "code": self.code})
+                await self.setup("leave_match", {"code": self.code})
                 break
         await self._until_done(self.ended.wait())
 
     async def _act(self, game: Game) -> bool:
-        """One action; False if the server refused it for good (the game is then given
-        up)."""
+        """One action, numbered by the session (one refused for now goes again, for up
+        to ``REPLY_TIMEOUT_S``, and is timed from its first send); False if the server
+        refused it for good (the game is then given up)."""
         moves = game.legal_moves()
         if moves:
             chosen = random.choice(moves)
@@ -256,24 +305,18 @@ class Player(Client):
         else:
             action = "stop"
             game.stop()
-        self.seq += 1
-        for _attempt in range(3):
-            message = {"type": "action", "code": self.code, "seq": self.seq, "action": action}
-            sent, arrived, reply = await self.request(message)
-            if reply.get("type") == "action_ok":
-                self.tally.acknowledged(sent, arrived)
-                if action == "redeal":
-                    self.game = game_from(
-                        reply["grid"], self.ruleset, redeals_used=reply["redeals_used"],
-                        moves_made=reply["moves_made"],
-                    )  # fmt: skip
-                return True
-            code = str(reply.get("code"))
-            self.tally.errors[code] += 1
-            if code not in ("storage_unavailable", "rate_limited"):
-                return False
-            await asyncio.sleep(reply.get("retry_after_ms", 50) / 1000)
-        return False
+        sent = time.perf_counter()
+        arrived, reply = await self.answer(self.session.act(self.code, action, sent))
+        if reply.get("type") != "action_ok":
+            self.tally.errors[str(reply.get("code"))] += 1
+            return False
+        self.tally.acknowledged(sent, arrived)
+        if action == "redeal":
+            self.game = game_from(
+                reply["grid"], self.ruleset, redeals_used=reply["redeals_used"],
+                moves_made=reply["moves_made"],
+            )  # fmt: skip
+        return True
 
     async def _until_done(self, waited: Awaitable[Any]) -> None:
         with contextlib.suppress(TimeoutError):
@@ -300,16 +343,15 @@ async def race(
     host, tally = group[0], group[0].tally
     while not tally.done():
         created = await host.setup(
-            {"type": "create_match", "ruleset": ruleset, "max_players": len(group),
-             "countdown_s": 0}
-        )  # fmt: skip
+            "create_match", {"ruleset": ruleset, "max_players": len(group), "countdown_s": 0}
+        )
         code = str(created["match"]["code"])
         for player in group:
             player.watch(code)
         await asyncio.gather(
-            *(player.setup({"type": "join_match", "code": code}) for player in group[1:])
+            *(player.setup("join_match", {"code": code}) for player in group[1:])
         )
-        await host.setup({"type": "start_match", "code": code})
+        await host.setup("start_match", {"code": code})
         dealt()
         await asyncio.gather(*(player.play(pace_per_s) for player in group))
         if all(player.ended.is_set() for player in group):

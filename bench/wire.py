@@ -53,6 +53,7 @@ class Wire(asyncio.Protocol):
     """One client connection: once it is open, ``listen`` says where its frames go."""
 
     def __init__(self, host: str, path: str) -> None:
+        self.url = f"ws://{host}{path}"
         self._on_frame: Callable[[bytes, float], None] = self._keep
         self._on_closed: Callable[[WireClosed], None] = self._keep_closed
         self._early: list[tuple[bytes, float]] = []  # frames before ``listen``
@@ -127,6 +128,11 @@ class Wire(asyncio.Protocol):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.lost), CLOSE_WAIT_S)
         self._transport.abort()
+
+    def abort(self) -> None:
+        """Drops the connection at once, without a closing handshake."""
+        if self._transport is not None:
+            self._transport.abort()
 
     def _write(self, opcode: int, payload: bytes) -> None:
         if self._transport is None or self._transport.is_closing():
@@ -210,8 +216,7 @@ class Wire(asyncio.Protocol):
     def _fail(self, error: WireError) -> None:
         if not self.opened.done():
             self.opened.set_exception(error)
-        if self._transport is not None:
-            self._transport.abort()
+        self.abort()
 
 
 async def open_wire(url: str, *, timeout_s: float) -> Wire:

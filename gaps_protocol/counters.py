@@ -26,27 +26,53 @@ class ProtocolViolation(ValueError):
     """The server sent what the protocol does not allow; the message names the field."""
 
 
+_WHOLE: Final = WHOLE_NUMBERS | WHOLE_OR_NULL
+_WHOLE_OR_COUNTER: Final = _WHOLE | COUNTERS
+
+
 def check_message(message: dict[str, Any]) -> None:
     """Raise ``ProtocolViolation`` if a field a client counts with is not a whole number."""
     kind = str(message.get("type", "message"))
-    _check_fields(message, kind, "", counters=kind == "action_ok")
+    _check_object(message, kind, "", _WHOLE_OR_COUNTER if kind == "action_ok" else _WHOLE)
 
 
-def _check_fields(value: Any, kind: str, path: str, *, counters: bool) -> None:
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            _check_fields(item, kind, f"{path}[{index}]", counters=False)
-        return
-    if not isinstance(value, dict):
+_CONTAINERS: Final = frozenset({dict, list})
+
+
+# Every frame a client reads goes through here, so each object costs two scans in C (its
+# keys against the counters' names, its values' types against the containers') and a
+# look at each counter; only an object holding objects or lists is walked key by key.
+def _check_object(value: dict[str, Any], kind: str, path: str, whole: frozenset[str]) -> None:
+    for key in whole.intersection(value):
+        item = value[key]
+        if type(item) is not int and not (item is None and key in WHOLE_OR_NULL) and (
+                not isinstance(item, int) or isinstance(item, bool)):
+            _violation(kind, f"{path}.{key}" if path else str(key), item)
+    if _CONTAINERS.isdisjoint(map(type, value.values())):
         return
     for key, item in value.items():
-        where = f"{path}.{key}" if path else str(key)
-        whole = key in WHOLE_NUMBERS or (counters and key in COUNTERS) or (
-            key in WHOLE_OR_NULL and item is not None)
-        if whole and (not isinstance(item, int) or isinstance(item, bool)):
-            shown = repr(item)
-            if len(shown) > SHOWN_AT_MOST:
-                shown = shown[:SHOWN_AT_MOST - 3] + "..."
-            raise ProtocolViolation(f"the server broke the protocol: in a {kind!r} message, "
-                                    f"{where} is {shown}, not a whole number")
-        _check_fields(item, kind, where, counters=key == "game" and path == "you")
+        if key in whole:
+            continue
+        if type(item) is dict:
+            inner = _WHOLE_OR_COUNTER if key == "game" and path == "you" else _WHOLE
+            _check_object(item, kind, f"{path}.{key}" if path else str(key), inner)
+        elif type(item) is list:
+            _check_list(item, kind, f"{path}.{key}" if path else str(key))
+
+
+def _check_list(value: list[Any], kind: str, path: str) -> None:
+    if _CONTAINERS.isdisjoint(map(type, value)):
+        return
+    for index, item in enumerate(value):
+        if type(item) is dict:
+            _check_object(item, kind, f"{path}[{index}]", _WHOLE)
+        elif type(item) is list:
+            _check_list(item, kind, f"{path}[{index}]")
+
+
+def _violation(kind: str, where: str, value: Any) -> None:
+    shown = repr(value)
+    if len(shown) > SHOWN_AT_MOST:
+        shown = shown[:SHOWN_AT_MOST - 3] + "..."
+    raise ProtocolViolation(f"the server broke the protocol: in a {kind!r} message, "
+                            f"{where} is {shown}, not a whole number")

@@ -2,9 +2,10 @@
 
 It is a probe of the server, not a client to rely on: it keeps every pushed message as it
 came (no reordering, no resync: a test sees what the server sent) and lets a test send
-any frame. What every client relies on, it checks in every frame it reads, as the
-terminal client's session does (``gaps_protocol.check_message``): a count that is not a
-whole number fails the requests waiting, naming the field.
+any frame. Its requests and actions go through the session every client shares
+(``gaps_protocol.ClientSession``, opened without reconnect, retry or resync), which
+checks what every client relies on in every frame read: a count that is not a whole
+number fails the requests waiting, naming the field.
 
 Every frame is also held against the published message types (``gaps_protocol.messages``,
 whose schema is docs/protocol/schema.json): each frame received must decode as a server
@@ -16,18 +17,29 @@ refused as unreadable (``bad_json``, ``unknown_type``)."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import jsonschema
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
-from gaps_protocol import ProtocolViolation, check_message, schema
+from gaps_protocol import (
+    ClientSession,
+    Notice,
+    NotInMatch,
+    ProtocolViolation,
+    Refused,
+    Reply,
+    State,
+    Unanswered,
+    schema,
+)
 from gaps_protocol.messages import decode_request, decode_server_message
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
@@ -72,15 +84,65 @@ def check_reply_to(frame: str, reply: dict[str, Any]) -> None:
                              f"{frame!r}")
 
 
+def _peer(connection: ClientConnection) -> str:
+    """The server's URL, as far as the handshake tells."""
+    request = connection.request
+    if request is None:
+        return "the server"
+    return f"ws://{request.headers.get('Host', 'localhost')}{request.path}"
+
+
+class Seqs(MutableMapping[str, int]):
+    """The last action ``seq`` a client numbered, by match: a view of its session's
+    (``gaps_protocol.MatchTrack.next_seq``), which a test may set (after a rejoin, say)."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._tracks = session.tracks
+
+    def __getitem__(self, code: str) -> int:
+        return self._tracks[code].next_seq - 1
+
+    def __setitem__(self, code: str, seq: int) -> None:
+        if code not in self._tracks:
+            raise NotInMatch(code)
+        self._tracks[code].next_seq = seq + 1
+
+    def __delitem__(self, code: str) -> None:
+        self[code] = 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tracks)
+
+    def __len__(self) -> int:
+        return len(self._tracks)
+
+
 class Client:
+    """One connection. Its requests go through the client session every client shares
+    (``gaps_protocol.ClientSession``: it numbers them and matches their replies, numbers
+    the actions of each match, and checks the counters of every frame), opened as a
+    probe: no reconnect, no retry of a refusal for now, no resync over a gap. Frames sent
+    with ``send_raw`` bypass it (their replies are matched by the ``id`` given); every
+    pushed message is kept in ``events`` as it came."""
+
     def __init__(self, connection: ClientConnection) -> None:
         self.connection = connection
         self.events: list[dict[str, Any]] = []
-        self._ids = itertools.count(1)
+        # Its timer is never run: each request waits for its reply as long as the test
+        # says. The session is not told when the connection ends (the reader fails what
+        # waits): a request after that goes to the socket anyway, whose ``send`` says so.
+        self.session = ClientSession(
+            _peer(connection), reconnect=False, reconnect_for_s=0,
+            request_timeout_s=SOLVING_TIMEOUT_S, fill_gaps=False)
+        self.session.connection_made(time.monotonic())
+        #: The waiters of the frames sent with ``send_raw``, by the ``id`` of their reply.
         self._replies: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        #: The waiters of the session's requests, and the frame each was sent as.
+        self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._sent: dict[int, str] = {}
         self._event_arrived = asyncio.Condition()
         self._reader = asyncio.create_task(self._read())
-        self.seq: dict[str, int] = {}  # the next action seq per match
+        self.seq = Seqs(self.session)  # the last seq numbered per match
         self.token: str | None = None
         self.player_id: int | None = None
 
@@ -92,31 +154,48 @@ class Client:
         violation: ProtocolViolation | SchemaMismatch | None = None
         try:
             async for frame in self.connection:
+                self.session.receive(frame, time.monotonic())
+                notices = self.session.events()
+                if self.session.state is State.FAILED:
+                    violation = ProtocolViolation(self.session.failure)
+                    raise violation
+                try:
+                    check_received(frame)
+                except SchemaMismatch as error:
+                    violation = error
+                    raise
+                self._answer(notices)
                 message = json.loads(frame)
-                if isinstance(message, dict):
-                    try:
-                        check_message(message)
-                        check_received(frame)
-                    except (ProtocolViolation, SchemaMismatch) as error:
-                        violation = error
-                        raise
                 if message.get("type") in PUSHED:
                     message.setdefault("event", message["type"])
                     async with self._event_arrived:
                         self.events.append(message)
                         self._event_arrived.notify_all()
-                else:
-                    waiter = self._replies.pop(message.get("id"), None)
-                    if waiter is not None and not waiter.done():
+                elif message.get("id") in self._replies:
+                    waiter = self._replies.pop(message["id"])
+                    if not waiter.done():
                         waiter.set_result(message)
         finally:
             # No reply comes once the connection is closed: a request waiting for one
             # fails now, instead of at its timeout.
             self._fail_waiting(violation)
 
+    def _answer(self, notices: list[Notice]) -> None:
+        """Hand the session's answers to the requests waiting for them."""
+        for notice in notices:
+            if isinstance(notice, Reply | Refused | Unanswered):
+                waiter = self._answers.pop(notice.request_id, None)
+                if waiter is None or waiter.done():
+                    continue
+                if isinstance(notice, Unanswered):
+                    waiter.set_exception(ConnectionError(notice.reason))
+                else:
+                    waiter.set_result(notice.message)
+
     def _fail_waiting(self, violation: ProtocolViolation | SchemaMismatch | None = None) -> None:
-        replies, self._replies = self._replies, {}
-        for waiter in replies.values():
+        waiting = [*self._replies.values(), *self._answers.values()]
+        self._replies, self._answers = {}, {}
+        for waiter in waiting:
             if not waiter.done():
                 waiter.set_exception(violation or ConnectionError(
                     "the connection closed before the reply"))
@@ -124,22 +203,38 @@ class Client:
     async def send_raw(
         self, frame: str, reply_id: Any, *, timeout_s: float = REPLY_TIMEOUT_S
     ) -> dict[str, Any]:
+        """Send ``frame`` as it is, past the session; the reply carrying ``reply_id``."""
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[reply_id] = waiter
-        await self.connection.send(frame)
-        if self._reader.done():  # closed: no reply will come
-            self._fail_waiting()
+        await self._send(frame)
         reply = await asyncio.wait_for(waiter, timeout_s)
         check_reply_to(frame, reply)
         return reply
 
+    async def _send(self, frame: str) -> None:
+        await self.connection.send(frame)
+        if self._reader.done():  # closed: no reply will come
+            self._fail_waiting()
+
+    async def _exchange(self, request_id: int, timeout_s: float) -> dict[str, Any]:
+        """Send what the session has to send, and wait for its answer to ``request_id``."""
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._answers[request_id] = waiter
+        self._answer(self.session.events())  # answered at once: the session is closed
+        for frame in self.session.frames_to_send():
+            self._sent[json.loads(frame)["id"]] = frame
+            await self._send(frame)
+        try:
+            reply = await asyncio.wait_for(waiter, timeout_s)
+        finally:
+            self._answers.pop(request_id, None)
+        check_reply_to(self._sent.pop(request_id), reply)
+        return reply
+
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
-        request_id = next(self._ids)
-        return await self.send_raw(
-            json.dumps({"type": kind, "id": request_id, **fields}),
-            request_id,
-            timeout_s=SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S,
-        )
+        request_id = self.session.request(kind, fields, time.monotonic())
+        return await self._exchange(
+            request_id, SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S)
 
     async def ok(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         """A request that must not fail."""
@@ -155,10 +250,18 @@ class Client:
         return reply
 
     async def act(self, code: str, action: str, *, seq: int | None = None) -> dict[str, Any]:
-        if seq is None:
-            seq = self.seq.get(code, 0) + 1
-        self.seq[code] = max(self.seq.get(code, 0), seq)
-        return await self.request("action", code=code, seq=seq, action=action)
+        """Play ``action`` in match ``code``, numbered by the session (or ``seq``): the
+        reply, an ``error`` too. In a match the session does not follow (never joined on
+        this connection), it goes as a plain request with ``seq`` (1 if not given), to
+        see what the server says."""
+        now = time.monotonic()
+        if code in self.session.tracks:
+            request_id = self.session.act(code, action, now, seq=seq)
+        else:
+            request_id = self.session.request(
+                "action", {"code": code, "seq": 1 if seq is None else seq, "action": action},
+                now)
+        return await self._exchange(request_id, REPLY_TIMEOUT_S)
 
     async def event(self, name: str, *, timeout: float = 10, **where: Any) -> dict[str, Any]:
         """The first event called ``name`` (matching ``where``) received so far or next."""
@@ -176,14 +279,13 @@ class Client:
         return result
 
     async def close(self) -> None:
+        self.session.close(time.monotonic())
         await self.connection.close()
         self._reader.cancel()
         try:
             await self._reader
         except (asyncio.CancelledError, Exception):
             pass
-
-
 _OPENAPI = schema.openapi()
 #: Each documented path of the HTTP reads, as a pattern of the paths it stands for.
 _ROUTES = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from gaps_protocol import (
     Lost,
     Notice,
     NotInMatch,
+    ProtocolViolation,
     Reconnect,
     Refused,
     Reply,
@@ -32,6 +34,7 @@ from gaps_protocol import (
     Snapshot,
     State,
     Unanswered,
+    check_message,
 )
 from tests.test_layers import imported, modules, within
 
@@ -375,6 +378,23 @@ def test_actions_of_a_match_go_one_at_a_time_each_with_the_next_seq() -> None:
         harness.session.act("ZZZZZZ", "3H", harness.now)
 
 
+def test_an_action_numbered_by_its_sender_goes_with_that_seq_and_the_count_goes_on() -> None:
+    server = FakeServer()
+    harness = started(server)
+    first = harness.act("3H")
+    harness.settle()
+    again = harness.session.act(CODE, "3H", harness.now, seq=1)  # sent again, on purpose
+    harness.pump()
+    harness.settle()
+    [reply] = harness.answers(again)
+    assert isinstance(reply, Reply) and reply.message["duplicate"] is True
+    ahead = harness.session.act(CODE, "QH", harness.now, seq=5)
+    then = harness.act("KH")
+    harness.settle()
+    assert [r["seq"] for r in server.requests if r["type"] == "action"] == [1, 1, 5, 6]
+    assert [harness.answers(i)[0].message["seq"] for i in (first, ahead, then)] == [1, 5, 6]  # type: ignore[union-attr]
+
+
 def test_an_unacknowledged_action_goes_again_with_the_same_seq_and_is_applied_once() -> None:
     server = FakeServer()
     harness = started(server)
@@ -506,6 +526,40 @@ def test_a_nested_count_is_named_by_its_path() -> None:
         "standings": [{"rank": 1.5}]}), harness.now)
     harness.pump()
     assert str(harness.session.failure).endswith("standings[0].rank is 1.5, not a whole number")
+
+
+def test_a_probe_session_delivers_the_events_after_a_gap_as_they_came_without_a_resync(
+) -> None:
+    server = FakeServer()
+    harness = started(server, fill_gaps=False)
+    server.publish("first")
+    server.publish("lost")
+    server.publish("third")
+    assert harness.wire is not None
+    del harness.wire.to_client[-2]  # the server dropped it for a slow reader
+    harness.settle()
+    assert [event["what"] for event in harness.delivered("event")] == ["first", "third"]
+    assert [r["type"] for r in server.requests] == ["hello", "join_match", "tournament_join"]
+
+
+def test_a_frame_may_come_as_bytes() -> None:
+    harness = started(FakeServer())
+    waiting = harness.request("ping")
+    harness.session.receive(json.dumps({"type": "pong", "id": waiting}).encode(), harness.now)
+    harness.pump()
+    assert harness.answers(waiting) == [Reply(waiting, {"type": "pong", "id": waiting})]
+
+
+def test_a_bool_or_a_float_is_no_count_and_a_null_rank_is_no_rank() -> None:
+    for message, where in (
+        ({"type": "action_ok", "id": 1, "seq": 1, "score": True}, "score is True"),
+        ({"type": "joined", "you": {"game": {"moves_made": 1.0}}}, "you.game.moves_made is 1.0"),
+        ({"type": "board", "entries": [[{"wins": "3"}]]}, "entries[0][0].wins is '3'"),
+    ):
+        with pytest.raises(ProtocolViolation, match=re.escape(where)):
+            check_message(message)
+    check_message({"type": "board", "entries": [{"rank": None, "score": 1.5}]})
+    check_message({"type": "event", "you": {"score": 1.5}})  # a score only shown
 
 
 def test_a_request_unanswered_in_time_says_so() -> None:
