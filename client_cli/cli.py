@@ -87,6 +87,7 @@ from client_cli.tournament import (
 from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
+from gaps_protocol.times import format_time
 
 Frontend = Callable[[App[Any]], Awaitable[Any]]
 
@@ -1153,12 +1154,12 @@ async def cmd_tournament_create(context: Context) -> int:
     start_at: datetime | None = options.start_at
     now = datetime.now(UTC)
     if start_at is not None and start_at <= now:
-        raise CliError(f"tournament create: --start-at {local_time(start_at.isoformat())} has "
+        raise CliError(f"tournament create: --start-at {local_time(format_time(start_at))} has "
                        "passed: a tournament starts by itself at a time to come", 2)
     if options.start_in is not None:
         start_at = now + timedelta(seconds=options.start_in)
     if start_at is not None:
-        request["start_at"] = start_at.isoformat(timespec="seconds")
+        request["start_at"] = format_time(start_at)
         request["if_empty"] = options.if_empty
     elif options.if_empty != "cancel":
         raise CliError("tournament create: --if-empty says what a start time does: give "

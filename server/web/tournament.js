@@ -8,7 +8,7 @@
 // named run the tables in the room (docs/tables.md): who plays at a table, the round's
 // deal sheet, and each table's result, entered; entered results are marked.
 import { checkDeals } from './deals.js';
-import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
+import { el, formatClock, formatClockOf, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
 import { onLeave } from './nav.js';
 import { roundKey } from './match.js';
@@ -73,7 +73,7 @@ function tournamentScreen() {
       const said = Array.isArray(view.announcements) ? view.announcements : [];
       announcementsHeading.hidden = said.length === 0;
       put(announcements, said.map((a) => el('li', { class: 'announcement' },
-        el('time', { datetime: a.at }, formatClock(new Date(a.at))), ' ', a.text)));
+        el('time', { datetime: a.at }, formatClockOf(a.at)), ' ', a.text)));
     },
     /** The commitment, the seeds revealed so far, and the check of each against it. */
     deals(view) {
@@ -129,8 +129,8 @@ function tournamentScreen() {
           : view.status === 'open' ? `Waiting to start · ${plural(count, 'entrant')} of ${view.max_players}`
             : `Round ${view.current_round} of ${view.rounds}`;
       if (view.status === 'running' && view.paused) text += ' · paused by the host: the next round waits';
-      if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClock(new Date(view.start_at))}`;
-      if (view.status === 'running' && !view.round_match && nextRoundAt && !view.paused) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
+      if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClockOf(view.start_at)}`;
+      if (view.status === 'running' && !view.round_match && nextRoundAt && !view.paused) text += ` ended · the next round starts at ${formatClockOf(nextRoundAt, true)}`;
       round.textContent = text;
       // The rounds this browser opens from here link back to the tournament.
       if (view.round_match) sessionStorage.setItem(roundKey(view.round_match), view.code);
