@@ -12,6 +12,7 @@ import { el, formatClock, formatClockOf, formatMs, link, named, plural, put, say
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
 import { onLeave } from './nav.js';
 import { roundKey } from './match.js';
+import { textRefusal } from './text.js';
 
 // How often a projector without an account reads the standings: each read is a costly
 // request of its address (docs/protocol.md, Limits: 30 a minute by default).
@@ -202,8 +203,10 @@ export async function tournamentPage(code) {
     reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') cancel(); });
     const form = el('form', { class: 'row', 'aria-label': `Remove ${entrant.name}`, on: { submit: async (event) => {
       event.preventDefault();
-      const text = reason.value.trim();
+      const text = reason.value;
       if (!text) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+      const refused = textRefusal('The reason', text);
+      if (refused !== null) { say(refused, true); return; }
       try {
         const reply = await retrying(() => connection.request({ type: 'tournament_remove', code, player: entrant.name, reason: text }));
         put(screen.removing);
@@ -234,8 +237,10 @@ export async function tournamentPage(code) {
     const text = el('input', { id: 'announce-text', maxlength: 280, autocomplete: 'off' });
     const announce = el('form', { id: 'announce-form', class: 'row', 'aria-label': 'Announce to everyone', on: { submit: async (event) => {
       event.preventDefault();
-      const said = text.value.trim();
+      const said = text.value;
       if (!said) { say('Type what to say to everyone first.', true); return; }
+      const refused = textRefusal('The announcement', said);
+      if (refused !== null) { say(refused, true); return; }
       if (await steer({ type: 'tournament_announce', text: said }, 'Announced.')) text.value = '';
     } } }, el('label', { for: 'announce-text' }, 'Say to everyone'), text, el('button', { type: 'submit' }, 'Announce'));
     const pause = view.status !== 'running' ? null : view.paused
@@ -248,8 +253,10 @@ export async function tournamentPage(code) {
       reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') back(); });
       put(screen.desk, el('form', { id: 'cancel-form', class: 'row', 'aria-label': 'Cancel the tournament', on: { submit: async (event) => {
         event.preventDefault();
-        const why = reason.value.trim();
+        const why = reason.value;
         if (!why) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+        const refused = textRefusal('The reason', why);
+        if (refused !== null) { say(refused, true); return; }
         await steer({ type: 'tournament_cancel', reason: why }, 'The tournament is cancelled.');
         back(); // cancelled: no desk; refused: the desk again
       } } }, el('label', { for: 'cancel-reason' }, 'Why cancel? (everyone sees it; a round being played is abandoned)'), reason,
