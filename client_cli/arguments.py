@@ -17,6 +17,7 @@ from typing import Final, NoReturn
 
 from client_cli.duration import DurationError, format_duration, parse_duration
 from gaps import NotationError, Seed
+from gaps_protocol.text import BadText, check_text
 
 #: The server's limits (docs/protocol.md): a match's or a round's clock, the countdown,
 #: a tournament's name, a removal's or cancel's reason, a host's announcement, and the
@@ -134,16 +135,29 @@ def clock_time(text: str) -> int:
     return total_s * 1000 + int((fraction or "0").ljust(3, "0"))
 
 
-def text_of_at_most(most: int, what: str) -> Callable[[str], str]:
-    """Printable text of 1 to ``most`` characters (spaces around it dropped)."""
+def typed_text(what: str) -> Callable[[str], str]:
+    """Text as typed, taken by the protocol's one rule (``gaps_protocol.text``: no space
+    around it, no two in a row, no other space than U+0020, nothing unprintable) or
+    refused saying why, ``what`` naming it: nothing is stripped, as the server strips
+    nothing."""
     def parse(text: str) -> str:
-        cleaned = " ".join(text.split())
-        if not cleaned or not cleaned.isprintable():
-            raise argparse.ArgumentTypeError(f"{what} must be printable text, not {text!r}")
-        if len(cleaned) > most:
+        try:
+            return check_text(text)
+        except BadText as error:
+            raise argparse.ArgumentTypeError(f"{what}: {error}") from None
+
+    return parse
+
+
+def text_of_at_most(most: int, what: str) -> Callable[[str], str]:
+    """Text taken by the one rule (``typed_text``), of at most ``most`` characters."""
+    taken = typed_text(what)
+
+    def parse(text: str) -> str:
+        if len(taken(text)) > most:
             raise argparse.ArgumentTypeError(
-                f"{what} is at most {most} characters, not {len(cleaned)}")
-        return cleaned
+                f"{what} is at most {most} characters, not {len(text)}")
+        return text
 
     return parse
 
@@ -151,27 +165,36 @@ def text_of_at_most(most: int, what: str) -> Callable[[str], str]:
 tournament_name = text_of_at_most(MAX_TOURNAMENT_NAME, "a tournament's name")
 reason = text_of_at_most(MAX_REASON, "the reason")
 announcement = text_of_at_most(MAX_ANNOUNCEMENT, "an announcement")
+#: A player's name, as it is registered or as another player's is typed; the server says
+#: which names it takes (2-24 letters, digits, _ - or .).
+player_name = typed_text("a player's name")
+_share_code = typed_text("a share code")
 
 
 def seed(text: str) -> str:
+    """A deal's share code, as ``Seed.parse`` reads it (groups between dashes or single
+    spaces, any case), sent in its usual form."""
     try:
-        return str(Seed.parse(text))
+        return str(Seed.parse(_share_code(text)))
     except NotationError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def match_code(text: str) -> str:
-    code = text.strip().upper()
-    if not code or not code.isalnum():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a match code (like K7QX2M)")
-    return code
+def _code(what: str, example: str) -> Callable[[str], str]:
+    """A match's or tournament's code (letters and digits, any case), sent in upper case
+    as the server writes it."""
+    taken = typed_text(what)
+
+    def parse(text: str) -> str:
+        if not taken(text).isalnum():
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} (like {example})")
+        return text.upper()
+
+    return parse
 
 
-def tournament_code(text: str) -> str:
-    code = text.strip().upper()
-    if not code or not code.isalnum():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a tournament code (like Q4M2ZK)")
-    return code
+match_code = _code("a match code", "K7QX2M")
+tournament_code = _code("a tournament code", "Q4M2ZK")
 
 
 def day(text: str) -> str:

@@ -40,8 +40,10 @@ from client_cli.palette import (
     palette_named,
     theme_of,
 )
+from client_cli.render import printable
 from client_cli.widgets import BoardView, MessageLine, refused_key
 from client_cli.wording import board_words
+from gaps_protocol.text import BadText, check_text
 
 #: The narrowest terminal the whole board fits in (compact).
 MIN_COLUMNS = COMPACT.width + BOARD_FRAME[0]
@@ -126,6 +128,7 @@ class BoardApp(App[int]):
     # -- what a subclass says ------------------------------------------------------------
 
     def submit(self, text: str) -> None:
+        """Act on ``text``, typed or picked (taken by the rule for text, ``submit_typed``)."""
         raise NotImplementedError
 
     def can_type(self) -> bool:
@@ -324,15 +327,23 @@ class BoardApp(App[int]):
 
     @on(BoardView.Typed)
     def _typed(self, message: BoardView.Typed) -> None:
-        self.submit(message.text)
+        self.submit_typed(message.text)
 
     @on(Input.Submitted, "#command")
     def _submitted(self, message: Input.Submitted) -> None:
-        text = message.value.strip()
+        text = message.value
         message.input.value = ""
         self.query_one(BoardView).focus()
         if text:
-            self.submit(text)
+            self.submit_typed(text)
+
+    def submit_typed(self, text: str) -> None:
+        """Submit what the player typed if the protocol's one rule for text takes it
+        (``gaps_protocol.text``); else say why, as the server would: nothing is stripped."""
+        try:
+            self.submit(check_text(text))
+        except BadText as error:
+            self.say(printable(str(error)), error=True)
 
     def action_leave_input(self) -> None:
         self.query_one("#command", Input).value = ""

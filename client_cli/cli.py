@@ -87,6 +87,7 @@ from client_cli.tournament import (
 from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
+from gaps_protocol.times import format_time
 
 Frontend = Callable[[App[Any]], Awaitable[Any]]
 
@@ -176,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     register = commands.add_parser("register", parents=[common], help="create your player",
                                    description="Create a player on the server and keep its "
                                                "token in your config.")
-    register.add_argument("name", help="2-24 letters, digits, _ - or .")
+    register.add_argument("name", type=arguments.player_name, help="2-24 letters, digits, _ - or .")
     register.add_argument("--force", action="store_true",
                           help="replace the account you already have on this server")
     register.set_defaults(handler=cmd_register)
@@ -259,15 +260,16 @@ def build_parser() -> argparse.ArgumentParser:
     where = board.add_mutually_exclusive_group()
     where.add_argument("--around-me", action="store_true",
                        help="your rank and the rows around it (needs your account)")
-    where.add_argument("--around", metavar="NAME", help="that player's rank and the rows "
-                       "around it")
+    where.add_argument("--around", type=arguments.player_name, metavar="NAME",
+                       help="that player's rank and the rows around it")
     where.add_argument("--cursor", metavar="C", help="the next page (printed under a page)")
     board.set_defaults(handler=cmd_leaderboard)
 
     rating = commands.add_parser("rating", parents=[common], help="a player's ratings",
                                  description="A player's rating in each ruleset, and its "
                                              "recent changes.")
-    rating.add_argument("name", nargs="?", help="the player (default: you)")
+    rating.add_argument("name", nargs="?", type=arguments.player_name,
+                        help="the player (default: you)")
     rating.add_argument("--history", type=arguments.bounded(0, 200, "rows"), default=10,
                         metavar="N", help="how many recent changes to show (default 10)")
     rating.set_defaults(handler=cmd_rating)
@@ -364,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Remove an entrant from a tournament you host, before it starts or "
                     "between rounds; every follower is told the reason.")
     t_remove.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
-    t_remove.add_argument("player", help="the entrant's name")
+    t_remove.add_argument("player", type=arguments.player_name, help="the entrant's name")
     t_remove.add_argument("--reason", type=arguments.reason, required=True,
                           help="why, shown to everyone (at most 200 characters)")
     t_remove.set_defaults(handler=cmd_tournament_remove)
@@ -374,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "from the next round dealt (0 for the rounds they missed).")
     t_reinstate.add_argument("code", type=arguments.tournament_code,
                              help="the tournament's code")
-    t_reinstate.add_argument("player", help="the entrant's name")
+    t_reinstate.add_argument("player", type=arguments.player_name, help="the entrant's name")
     t_reinstate.set_defaults(handler=cmd_tournament_steer, steer="reinstate")
     t_cancel = actions.add_parser(
         "cancel", parents=[common], help="cancel your tournament, before or during it",
@@ -411,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "entrants at tables, get the deal sheets and enter the tables' results "
                     "(not start or cancel it).")
     t_arbiter.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
-    t_arbiter.add_argument("player", help="the player's name")
+    t_arbiter.add_argument("player", type=arguments.player_name, help="the player's name")
     t_arbiter.set_defaults(handler=cmd_tournament_steer, steer="arbiter")
     t_table = actions.add_parser(
         "table", parents=[common], help="seat an entrant at a table in the room",
@@ -420,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "sheet, and the host or an arbiter enters their result. --off: back "
                     "online. For the host and the arbiters.")
     t_table.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
-    t_table.add_argument("player", help="the entrant's name")
+    t_table.add_argument("player", type=arguments.player_name, help="the entrant's name")
     t_table.add_argument("--off", action="store_true", help="play online again instead")
     t_table.set_defaults(handler=cmd_tournament_steer, steer="table")
     t_enter = actions.add_parser(
@@ -433,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     t_enter.add_argument("code", type=arguments.tournament_code, help="the tournament's code")
     t_enter.add_argument("--round", type=arguments.bounded(1, 20, "round"), metavar="N",
                          required=True, help="the round's number")
-    t_enter.add_argument("player", help="the entrant's name")
+    t_enter.add_argument("player", type=arguments.player_name, help="the entrant's name")
     t_enter.add_argument("--placed", type=arguments.bounded(0, 48, "cards placed"),
                          required=True, metavar="P", help="the cards placed (0 to 48)")
     t_enter.add_argument("--redeals", type=arguments.bounded(0, 9, "redeals"), required=True,
@@ -574,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 async def cmd_register(context: Context) -> int:
     server, name = context.server, context.options.name
     existing = context.config.account(server)
-    again = existing is not None and existing.name.casefold() == name.strip().casefold()
+    again = existing is not None and existing.name.casefold() == name.casefold()
     if existing is not None and again:
         player = await _known(server, existing)
         if player is not None:  # the name is already this account's: nothing to do
@@ -1153,12 +1155,12 @@ async def cmd_tournament_create(context: Context) -> int:
     start_at: datetime | None = options.start_at
     now = datetime.now(UTC)
     if start_at is not None and start_at <= now:
-        raise CliError(f"tournament create: --start-at {local_time(start_at.isoformat())} has "
+        raise CliError(f"tournament create: --start-at {local_time(format_time(start_at))} has "
                        "passed: a tournament starts by itself at a time to come", 2)
     if options.start_in is not None:
         start_at = now + timedelta(seconds=options.start_in)
     if start_at is not None:
-        request["start_at"] = start_at.isoformat(timespec="seconds")
+        request["start_at"] = format_time(start_at)
         request["if_empty"] = options.if_empty
     elif options.if_empty != "cancel":
         raise CliError("tournament create: --if-empty says what a start time does: give "

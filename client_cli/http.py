@@ -70,7 +70,7 @@ async def open_matches(server: str) -> list[dict[str, Any]]:
 
 
 async def replay(server: str, code: str) -> dict[str, Any]:
-    body = await get_json(server, f"/matches/{quote(code.strip().upper(), safe='')}/replay")
+    body = await get_json(server, f"/matches/{quote(code, safe='')}/replay")
     if not isinstance(body, dict):
         raise ClientError("the server's replay is not a JSON object")
     return body
@@ -83,7 +83,7 @@ def _object(body: Any, what: str) -> dict[str, Any]:
 
 
 def _segment(text: str) -> str:
-    return quote(text.strip(), safe="")
+    return quote(text, safe="")
 
 
 async def leaderboard(server: str, ruleset: str, **query: Any) -> dict[str, Any]:

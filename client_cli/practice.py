@@ -191,7 +191,7 @@ class PracticeApp(BoardApp):
         self.refresh_bindings()
 
     def submit(self, text: str) -> None:
-        if text.strip().lower() in ("?", "help"):
+        if text.lower() in ("?", "help"):
             self.action_help()
             return
         try:

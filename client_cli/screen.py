@@ -632,7 +632,7 @@ class MatchApp(BoardApp):
 
     def submit(self, text: str) -> None:
         """Check what the player typed or picked, and send it to the server."""
-        words = text.strip().lower()
+        words = text.lower()
         if words in ("?", "help"):
             self.action_help()
             return

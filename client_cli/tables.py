@@ -26,6 +26,7 @@ from client_cli.render import (
     printable_text,
     result_words,
 )
+from gaps_protocol.times import BadTime, parse_time
 
 Row = Mapping[str, Any]
 
@@ -220,13 +221,14 @@ def history_table(history: Sequence[Row], *, limit: int = 10) -> Table:
     return table
 
 
-def local_time(iso: Any) -> str:
-    """An ISO time in the user's local time, ``2026-11-29 19:00:00 (CET)``: every start
-    time the client prints is in this one form."""
+def local_time(value: Any) -> str:
+    """A time from the server (``gaps_protocol.times``) in the user's local time,
+    ``2026-11-29 19:00:00 (CET)``: every start time the client prints is in this one form;
+    anything else is printed as it came."""
     try:
-        moment = datetime.fromisoformat(str(iso)).astimezone()
-    except ValueError:
-        return printable(iso)
+        moment = parse_time(str(value)).astimezone()
+    except BadTime:
+        return printable(value)
     return moment.strftime("%Y-%m-%d %H:%M:%S (%Z)")
 
 
@@ -245,12 +247,12 @@ def empty_daily_note(board: Row, rules: str, *, today: date | None = None) -> st
 
 
 def when(value: Any) -> str:
-    """An ISO time as ``2026-11-29 18:04`` (UTC), or as given if it is not one."""
+    """A time from the server as ``2026-11-29 18:04`` (UTC), or as given if it is not one."""
     if not isinstance(value, str):
         return "-"
     try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
+        moment = parse_time(value)
+    except BadTime:
         return printable(value)
     return moment.strftime("%Y-%m-%d %H:%M")
 

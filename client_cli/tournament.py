@@ -59,6 +59,7 @@ from client_cli.tables import (
     tournament_end,
     tournament_summary,
 )
+from gaps_protocol.times import BadTime, format_time, parse_time
 
 Message = dict[str, Any]
 Frontend = Callable[[App[Any]], Awaitable[Any]]
@@ -81,10 +82,9 @@ def next_round_time(event: Mapping[str, Any]) -> datetime | None:
     """When the round after a ``round_ended`` starts (None after the last round, or from
     a server that does not say)."""
     try:
-        moment = datetime.fromisoformat(str(event["next_round_at"]))
-    except (KeyError, ValueError):
+        return parse_time(str(event["next_round_at"]))
+    except (KeyError, BadTime):
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class Interrupted(Exception):
@@ -170,7 +170,7 @@ class TournamentFollower:
             then = ""
             if self.next_round_at is not None:
                 then = f"\nRound {int(event.get('round') or 0) + 1}/{rounds} starts at " \
-                       f"{local_time(self.next_round_at.isoformat())}"
+                       f"{local_time(format_time(self.next_round_at))}"
             app.notify(f"Standings: {standings_line(event.get('standings', []))}{then}",
                        title=printable(f"Round {event.get('round')}/{rounds} is over"),
                        timeout=30, markup=False)
@@ -227,7 +227,7 @@ class TournamentFollower:
         view = self.view
         if view.get("status") == "open":
             start_at = view.get("start_at")
-            if start_at and datetime.fromisoformat(start_at) <= self.now():
+            if start_at and parse_time(start_at) <= self.now():
                 return Text("The start time has passed: it starts with its first entrant "
                             "(Ctrl-C stops following)…")
             if start_at:

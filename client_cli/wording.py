@@ -50,7 +50,7 @@ def board_words(message: str) -> str:
 
 def typed_error(text: str, error: NotationError) -> str:
     """Why ``text``, typed on the screen, is not an action (``error`` is the engine's)."""
-    shown = printable(text.strip())
+    shown = printable(text)
     first, _, rest = shown.partition(" ")
     if first.lower() in COMMANDS and rest.strip():
         return f"{shown!r} is not an action: type {first.lower()} alone"

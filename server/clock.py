@@ -27,6 +27,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 
+from gaps_protocol.times import format_time
+
 #: Cancels a wake-up (nothing happens if it has run already).
 Cancel = Callable[[], None]
 
@@ -99,5 +101,5 @@ def ms_of(moment: datetime) -> int:
 
 
 def iso(at_ms: int) -> str:
-    """``at_ms`` as the protocol writes instants: RFC 3339, UTC, to the millisecond."""
-    return datetime_of(at_ms).isoformat(timespec="milliseconds")
+    """``at_ms`` as the protocol writes instants (``gaps_protocol.times``)."""
+    return format_time(datetime_of(at_ms))

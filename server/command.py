@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from gaps_protocol.times import format_time
 from server import children, logs
 from server.app import Server
 from server.clock import SystemClock
@@ -249,7 +250,7 @@ async def _operate(url: str | None, data_dir: Path, options: argparse.Namespace)
             case "audit-log":
                 for entry in await reviews.audit_log():
                     print(
-                        f"{entry.at.isoformat()} {entry.operator} {entry.decision} "
+                        f"{format_time(entry.at)} {entry.operator} {entry.decision} "
                         f"{entry.target}: {entry.reason}"
                     )
         sys.stdout.flush()

@@ -28,6 +28,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
+from gaps_protocol.times import format_time
 from server.clock import Clock
 from server.deals import DealProver, NoWinnableDeal
 from server.errors import ServerError, bots_not_allowed
@@ -81,7 +82,7 @@ def unranked_reason(registered_at: datetime, day: date) -> str | None:
     if registered_at < day_began(day):
         return None
     return (
-        f"your account was registered at {registered_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"your account was registered at {format_time(registered_at)}, "
         f"after the {day} challenge began (00:00 UTC): you may play it, but your result "
         "stays off its board. Only accounts registered before a day begins are ranked on it, "
         "so that nobody can look at the deal first with a new account; your results count "
@@ -216,8 +217,8 @@ class Daily:
             "format": BOARD_FORMAT,
             "ruleset": ruleset,
             "day": day.isoformat(),
-            "as_of": self._clock.now().isoformat(),
-            "registered_before": began.isoformat(),
+            "as_of": format_time(self._clock.now()),
+            "registered_before": format_time(began),
             "par": None if par is None else {"score": par.score, "exact": par.exact},
             "entries": entries,
         }

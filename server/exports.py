@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from gaps_protocol.times import parse_time
 from server.errors import ServerError
 from server.storage.tournaments import PlayedRound
 
@@ -214,7 +215,7 @@ def calendar_text(view: Mapping[str, Any], *, stamp: datetime) -> str:
             f"tournament {view['code']} has no start time (its host starts it): "
             "it has no calendar file",
         )
-    start = datetime.fromisoformat(str(start_text))
+    start = parse_time(str(start_text))
     rounds = int(view["rounds"])
     latest = start + timedelta(
         seconds=rounds * (int(view["countdown_s"]) + int(view["round_time_limit_s"]))

@@ -29,6 +29,7 @@ from datetime import date
 from typing import Any
 
 from gaps import Action, Seed
+from gaps_protocol.times import format_time
 from server import matchcore, matchviews
 from server.actor import Actor, Step
 from server.broker import Broker
@@ -359,4 +360,4 @@ class Match(Actor[MatchState, matchcore.Command]):
             sleep=self._clock.sleep,
             outage=self._outage,
         )
-        self.tell(matchcore.Ended(end.ended_at.isoformat(), tuple(end.ratings), end.reviews))
+        self.tell(matchcore.Ended(format_time(end.ended_at), tuple(end.ratings), end.reviews))

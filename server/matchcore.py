@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Undo
+from server.clock import iso
 from server.errors import ServerError, bots_not_allowed
 from server.matchstate import (
     CACHED_ACKS,
@@ -33,7 +34,7 @@ from server.matchstate import (
     evolve,
     seed_revealed,
 )
-from server.matchviews import ack_of, iso, progress, ranking, wire_grid
+from server.matchviews import ack_of, progress, ranking, wire_grid
 from server.records import (
     ActionRow,
     GameEnded,

@@ -7,17 +7,13 @@ docs/protocol.md describes them. Pure functions of the state and the time.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from gaps import Game
 from gaps.ranking import Finish, rank
+from server.clock import iso
 from server.matchstate import MatchState, Seat, seed_revealed
 from server.records import ActionRow, Ms
-
-
-def iso(at: Ms) -> str:
-    return datetime.fromtimestamp(at / 1000, UTC).isoformat()
 
 
 def wire_grid(game: Game) -> list[str]:

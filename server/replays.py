@@ -5,10 +5,11 @@ Anyone can check it with gaps alone (``gaps.replay``), which is what ``gaps veri
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import datetime
 from typing import Any, Final
 
 from gaps import Seed
+from gaps_protocol.times import format_time
 
 FORMAT: Final = "gaps-replay/1"
 
@@ -37,8 +38,8 @@ def replay_document(stored: dict[str, Any]) -> dict[str, Any]:
             "rated": match["rated"],
             "seed": str(Seed(match["seed"])),
             "commitment": match["commitment"],
-            "started_at": _iso(match["started_at"]),
-            "ended_at": _iso(match["ended_at"]),
+            "started_at": _time(match["started_at"]),
+            "ended_at": _time(match["ended_at"]),
             "par": _par(match),
         },
         "players": [
@@ -72,9 +73,5 @@ def _par(match: dict[str, Any]) -> dict[str, Any] | None:
     return {"score": match["par_score"], "exact": bool(match["par_exact"])}
 
 
-def _iso(value: Any) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite keeps no zone; every time is stored in UTC
-        value = value.replace(tzinfo=UTC)
-    return str(value.isoformat())
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else format_time(value)

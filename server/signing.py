@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from gaps.canonical import ALGORITHM, SIGNATURE, key_id, signed_bytes, to_base64url
+from gaps_protocol.times import format_time
 from server.clock import Clock
 from server.storage.signing_keys import KeyKnown, SigningKeys, StoredKey
 
@@ -93,9 +94,9 @@ def published(key: StoredKey, *, retired_at: datetime | None) -> dict[str, Any]:
         "key_id": key.key_id,
         "alg": ALGORITHM,
         "public_key": to_base64url(key.public_key),
-        "created_at": key.created_at.isoformat(),
+        "created_at": format_time(key.created_at),
         "status": "current" if retired_at is None else "retired",
-        "retired_at": None if retired_at is None else retired_at.isoformat(),
+        "retired_at": None if retired_at is None else format_time(retired_at),
     }
 
 

@@ -182,7 +182,7 @@ def seated(player_id: int, name: str, **fields: Any) -> Message:
 def racing(code: str, game: Game, *players: Message, t_ms: int = 61_000, **match: Any) -> Message:
     """A ``joined`` snapshot of a running match in which ``ME`` plays ``game``, with
     ``players`` beside; the match clock at ``t_ms``."""
-    snapshot = lobby(code, *players, status="running", started_at="2026-11-30T18:00:00+00:00",
+    snapshot = lobby(code, *players, status="running", started_at="2026-11-30T18:00:00.000Z",
                      t_ms=t_ms, commitment="c0ffee", max_players=len(players) + 1,
                      **{"ruleset": game.ruleset.name, **match})
     snapshot["you"] = {"role": "player", "last_seq": game.moves_made, "game": {

@@ -196,7 +196,7 @@ async def test_bots_together_stop_when_one_fails() -> None:
 def running(code: str) -> dict[str, Any]:
     """A ``joined`` snapshot of a running match where ME (the bot here) plays a deal."""
     game = Game(Seed.parse("AAAA-BBBB-CCCC-DDDD"), "classic")
-    snapshot = lobby(code, status="running", started_at="2026-01-01T00:00:00+00:00", t_ms=0)
+    snapshot = lobby(code, status="running", started_at="2026-01-01T00:00:00.000Z", t_ms=0)
     snapshot["players"][0] |= {"status": "playing", "moves_made": 0, "finished": False}
     snapshot["you"] = {"role": "player", "last_seq": 0, "game": {
         "grid": game.layout().splitlines(), "score": 0, "placed": 0, "redeals_used": 0,

@@ -30,6 +30,7 @@ from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.tournament import TournamentFollower
+from gaps_protocol.times import format_time
 from server.app import Server
 from tests.cli_support import (
     HOSTILE,
@@ -832,7 +833,7 @@ async def test_between_rounds_the_round_screen_and_the_terminal_count_down_to_th
             await wait_for(lambda: isinstance(app.screen, RankingScreen))
             next_at = wall.at.replace(second=15)
             await hostile.push(event(1, "round_ended", round=1, match=match,
-                                     standings=standings, next_round_at=next_at.isoformat()))
+                                     standings=standings, next_round_at=format_time(next_at)))
             await wait_for(lambda: app.next_round_at == next_at)
             await pilot.press("b")  # the board, under its title
             for seconds in (0, 10, 15):

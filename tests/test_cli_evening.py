@@ -71,7 +71,7 @@ async def test_the_host_steers_a_tournament_from_the_command_line(
 async def test_a_follower_says_announcements_pauses_and_entrants_back_or_late() -> None:
     out = Console(file=io.StringIO(), width=160)
     connection = cast(Connection, SimpleNamespace(player=ME))
-    said = {"text": "Round 2 after [bold]coffee[/bold]", "at": "2026-11-29T18:05:00+00:00"}
+    said = {"text": "Round 2 after [bold]coffee[/bold]", "at": "2026-11-29T18:05:00.000Z"}
     view = committed_view(announcements=[said], round_match=None)
     follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
 
@@ -82,7 +82,7 @@ async def test_a_follower_says_announcements_pauses_and_entrants_back_or_late() 
     await follower._catch_up(view)
     await follower._catch_up(view)  # a snapshot again: each announcement is said once
     await follower._handle(event(1, "tournament_announcement", text="Last round!",
-                                 at="2026-11-29T19:00:00+00:00"))
+                                 at="2026-11-29T19:00:00.000Z"))
     await follower._handle(event(2, "tournament_paused", after_round=1, round_in_play=False))
     assert "Paused: the next round waits" in str(follower.waiting_for())
     await follower._handle(event(3, "entrant_joined", player_id=5, name="cat", bot=False,

@@ -171,7 +171,7 @@ async def test_a_message_about_a_moment_gone_goes_with_it() -> None:
     game = dealt()
     started = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "started",
                "t_ms": 0, "ruleset": "classic", "time_limit_s": 600, "commitment": "c",
-               "started_at": "2026-11-30T18:00:00+00:00", "grid": game.layout().splitlines(),
+               "started_at": "2026-11-30T18:00:00.000Z", "grid": game.layout().splitlines(),
                "players": [seated(ME["id"], "me", status="playing"),
                            seated(8, "bob", status="playing")]}
     async with race((80, 24), snapshot=snapshot) as (app, pilot, hostile):

@@ -53,7 +53,7 @@ def test_a_match_goes_from_the_lobby_to_the_ranking() -> None:
     assert state.players[2]["ready"] is True and state.summary["players"] == 2
     state.apply(event(4, "countdown", countdown_ms=0, commitment=KNOWN.commitment, players=[1, 2]))
     assert state.phase is Phase.COUNTDOWN and state.commitment == KNOWN.commitment
-    state.apply(event(5, "started", started_at="2026-01-01T00:00:00+00:00",
+    state.apply(event(5, "started", started_at="2026-01-01T00:00:00.000Z",
                       commitment=KNOWN.commitment, ruleset="classic", time_limit_s=300,
                       grid=GRID, players=[progress(1, "ana", status="playing"),
                                           progress(2, "bob", status="playing")]))
@@ -75,7 +75,7 @@ def test_a_match_goes_from_the_lobby_to_the_ranking() -> None:
     state.apply(event(9, "match_ended", 1000, ranking=[
         {"rank": 1, **progress(2, "bob", score=3, end_reason="stopped", finish_ms=950)},
         {"rank": 2, **progress(1, "ana", end_reason="stopped", finish_ms=990)},
-    ], seed=str(KNOWN), commitment=KNOWN.commitment, ended_at="2026-01-01T00:00:01+00:00"))
+    ], seed=str(KNOWN), commitment=KNOWN.commitment, ended_at="2026-01-01T00:00:01.000Z"))
     assert state.phase is Phase.FINISHED and state.ranking is not None
     assert [row["rank"] for row in state.ranking] == [1, 2]
     assert state.verified_commitment() is True and state.clock.now_ms() == 1000
@@ -103,7 +103,7 @@ def test_a_rejoin_snapshot_is_not_undone_by_a_replayed_started_event() -> None:
     state = MatchState("K7QX2M", you_id=1)
     snapshot = created()
     snapshot["type"] = "joined"
-    snapshot["match"] |= {"status": "running", "started_at": "2026-01-01T00:00:00+00:00",
+    snapshot["match"] |= {"status": "running", "started_at": "2026-01-01T00:00:00.000Z",
                           "t_ms": 5000}
     moved = Game(KNOWN, "classic")
     moved.play(Move.parse("3H"))
@@ -137,7 +137,7 @@ def rejoined(seq: int, last_seq: int, game: Game, **match: Any) -> dict[str, Any
     """The ``joined`` snapshot of a running match K7QX2M, ana's game in it as ``game``."""
     snapshot = created() | {"type": "joined", "seq": seq}
     snapshot["match"] = snapshot["match"] | {
-        "status": "running", "started_at": "2026-01-01T00:00:00+00:00", "t_ms": 5000, **match}
+        "status": "running", "started_at": "2026-01-01T00:00:00.000Z", "t_ms": 5000, **match}
     snapshot["you"] = {"role": "player", "last_seq": last_seq, "game": {
         "grid": game.layout().splitlines(), "score": game.score, "placed": game.placed,
         "redeals_used": 0, "redeals_left": 2, "moves_made": game.moves_made,

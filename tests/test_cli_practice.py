@@ -52,6 +52,20 @@ def test_a_hint_is_a_legal_action_until_the_game_is_over() -> None:
     assert suggest(game) is None
 
 
+async def test_a_typed_line_is_taken_as_typed_or_refused_saying_why() -> None:
+    """The one rule for text (gaps_protocol.text), as the server applies it: a space
+    around a move is refused, never stripped; the same move typed plainly is played."""
+    app = PracticeApp(PracticeSession(KNOWN, "classic"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("colon", "space", "3", "h", "enter")
+        assert said(app) == "' 3h' begins with a space"
+        await pilot.press("colon", "3", "h", "space", "space", "enter")
+        assert said(app) == "'3h  ' ends with a space"
+        assert app.session.actions == []
+        await pilot.press("colon", "3", "h", "enter")
+        assert app.session.actions == ["3H"]
+
+
 async def test_the_practice_board_plays_hints_takes_back_and_deals_again() -> None:
     app = PracticeApp(PracticeSession(KNOWN, "classic"))
     async with app.run_test(size=(100, 30)) as pilot:

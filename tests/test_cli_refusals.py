@@ -4,6 +4,7 @@ own limits (client_cli.arguments)."""
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -55,7 +56,12 @@ def test_other_failures_are_their_own_words_made_printable() -> None:
     (arguments.round_clock, "1h30m", 5_400),
     (arguments.countdown, "0", 0),
     (arguments.countdown, "60s", 60),
-    (arguments.tournament_name, "  Friday   cup ", "Friday cup"),
+    (arguments.tournament_name, "Friday's cup", "Friday's cup"),
+    (arguments.reason, "café night ♣", "café night ♣"),
+    (arguments.player_name, "ana", "ana"),
+    (arguments.match_code, "k7qx2m", "K7QX2M"),  # codes are in any case; sent as written
+    (arguments.tournament_code, "Q4M2ZK", "Q4M2ZK"),
+    (arguments.seed, "aaaa bbbb cccc dddd", "AAAA-BBBB-CCCC-DDDD"),
 ])
 def test_options_within_the_limits_pass(parse: object, text: str, value: object) -> None:
     assert callable(parse) and parse(text) == value
@@ -66,12 +72,24 @@ def test_options_within_the_limits_pass(parse: object, text: str, value: object)
     (arguments.countdown, "61s", "'61s': the countdown is at most 60 seconds"),
     (arguments.match_clock, "soon", "'soon' is not a duration"),
     (arguments.reason, "x" * 201, "the reason is at most 200 characters, not 201"),
-    (arguments.tournament_name, "\x1b[2J", "a tournament's name must be printable text"),
+    (arguments.tournament_name, "\x1b[2J",
+     "a tournament's name: '\\x1b[2J' holds U+001B at character 1, which is not printable"),
+    (arguments.tournament_name, "  Friday   cup ", "a tournament's name: '  Friday   cup ' "
+                                                   "begins with a space"),
+    (arguments.tournament_name, "Friday   cup", "a tournament's name: 'Friday   cup' holds "
+                                               "two spaces in a row"),
+    (arguments.reason, "cheats\xa0", "the reason: 'cheats\\xa0' holds U+00A0 NO-BREAK SPACE"),
+    (arguments.announcement, "", "an announcement: '' is empty"),
+    (arguments.player_name, "\u202eana", "a player's name: '\\u202eana' holds U+202E "
+                                         "RIGHT-TO-LEFT OVERRIDE at character 1"),
+    (arguments.match_code, "K7QX2M ", "a match code: 'K7QX2M ' ends with a space"),
+    (arguments.tournament_code, "Q4 M2", "'Q4 M2' is not a tournament code (like Q4M2ZK)"),
+    (arguments.seed, " AAAA-BBBB-CCCC-DDDD", "a share code: ' AAAA-BBBB-CCCC-DDDD' begins"),
 ])
 def test_options_past_the_limits_say_so_in_their_units(
     parse: object, text: str, words: str,
 ) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match=words.replace("(", r"\(")):
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(words)):
         assert callable(parse)
         parse(text)
 

@@ -380,7 +380,7 @@ async def test_a_match_that_ended_while_the_server_was_down_shows_its_ranking() 
              "seed": "AAAA-BBBB-CCCC-DDDD", "commitment": "c", "ranking": [
                  {**seated(ME["id"], "me"), "rank": 1, "moves_made": 0, "end_reason": "time",
                   "finish_ms": 600_000}]}
-    over = lobby(code, status="finished", started_at="2026-01-01T00:00:00+00:00",
+    over = lobby(code, status="finished", started_at="2026-01-01T00:00:00.000Z",
                  t_ms=600_000) | {"seq": 5}
     async with Hostile({"join_match": [lobby(code) | {"seq": 9}]}, once={"resync": [
             {"type": "events", "match": code, "events": []}]}) as hostile:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 
 from client_cli.signature import Verdict, check, keys_from_listing
+from gaps_protocol.times import format_time
 from server.app import Server
 from server.daily import day_began, unranked_reason
 from tests.client import Client, http_get
@@ -30,7 +31,7 @@ def test_an_account_is_ranked_from_the_first_day_that_began_after_it_registered(
     for registered in (began, began + timedelta(hours=14, minutes=2, seconds=59)):
         reason = unranked_reason(registered, DAY)
         assert reason is not None and reason.startswith(
-            f"your account was registered at {registered:%Y-%m-%d %H:%M} UTC, after the "
+            f"your account was registered at {format_time(registered)}, after the "
             "2026-11-29 challenge began (00:00 UTC): you may play it, but your result stays "
             "off its board."
         )
@@ -40,7 +41,7 @@ def test_an_account_is_ranked_from_the_first_day_that_began_after_it_registered(
 def test_the_reason_gives_the_registration_time_in_utc() -> None:
     east = datetime(2026, 11, 29, 15, 30, tzinfo=UTC).astimezone()  # any zone: same instant
     reason = unranked_reason(east, DAY)
-    assert reason is not None and "registered at 2026-11-29 15:30 UTC" in reason
+    assert reason is not None and "registered at 2026-11-29T15:30:00.000Z" in reason
 
 
 async def test_a_throwaway_accounts_daily_result_is_kept_off_the_board(
@@ -65,7 +66,7 @@ async def test_a_throwaway_accounts_daily_result_is_kept_off_the_board(
     await play_daily(ana, "classic", moves=0)  # the same play: only the account differs
     board = await ana.ok("daily_board", ruleset="classic")
     assert [entry["name"] for entry in board["entries"]] == ["ana"]
-    assert board["registered_before"] == f"{today}T00:00:00+00:00"
+    assert board["registered_before"] == f"{today}T00:00:00.000Z"
     _, listing = await http_get(server.port, "/keys")
     document = {k: v for k, v in board.items() if k not in ("type", "id")}
     assert check(document, keys_from_listing(listing)).verdict is Verdict.HOLDS

@@ -264,7 +264,7 @@ def test_a_cancelled_tournament_s_calendar_event_says_so_and_folds_whole_charact
     view = {
         "id": 9, "code": "Q4M2ZK", "name": "Cup", "ruleset": "classic", "rounds": 1,
         "round_time_limit_s": 60, "countdown_s": 10, "break_s": 15.0,
-        "start_at": "2026-12-24T18:00:00.000+00:00", "status": "cancelled",
+        "start_at": "2026-12-24T18:00:00.000Z", "status": "cancelled",
         "cancel_reason": "nobody entered before the start time",
     }
     stamp = datetime(2026, 12, 24, 18, 0, 5, tzinfo=UTC)

@@ -33,6 +33,7 @@ from client_cli.signature import PublicKey, Verdict, check, keys_from_file, keys
 from client_cli.verify import verify
 from gaps import Game
 from gaps.canonical import from_base64url, key_id, signed_bytes
+from gaps_protocol.times import format_time
 from server.app import Server
 from server.config import Settings
 from server.signing import REFRESH_S, Signer, SigningKeyError, rotate, sign
@@ -128,7 +129,7 @@ async def test_a_rotation_is_taken_up_within_the_refresh_and_the_old_key_stays_l
     assert [(key["key_id"], key["status"]) for key in keys] == [
         (new.key_id, "current"), (old, "retired")
     ]
-    assert keys[1]["retired_at"] == keys[0]["created_at"] == new.created_at.isoformat()
+    assert keys[1]["retired_at"] == keys[0]["created_at"] == format_time(new.created_at)
 
 
 async def test_an_operators_key_file_signs_and_only_its_public_half_is_stored(
@@ -286,7 +287,7 @@ async def test_after_a_rotation_old_replays_still_verify_with_the_old_public_key
     assert check(before, only_old).verdict is Verdict.HOLDS
     assert check(after, only_old).verdict is Verdict.UNKNOWN_KEY
     assert check(before, keys).key == replace(old_public, status="retired",
-                                              retired_at=new.created_at.isoformat())
+                                              retired_at=format_time(new.created_at))
 
 
 async def test_the_daily_board_is_signed_over_http_and_over_the_websocket(

@@ -133,7 +133,7 @@ def test_the_deal_sheet_is_the_hosts_and_the_arbiters_once_the_round_has_begun()
     with pytest.raises(ServerError) as early:
         deal_sheet(state, HOST, 1, T0 + COUNTDOWN_MS - 1)
     assert early.value.code == "round_not_started"
-    assert early.value.details["starts_at"] == "2026-09-21T14:13:30.000+00:00"
+    assert early.value.details["starts_at"] == "2026-09-21T14:13:30.000Z"
     with pytest.raises(ServerError) as not_dealt:
         deal_sheet(state, HOST, 2, T0 + COUNTDOWN_MS)
     assert (not_dealt.value.code, not_dealt.value.details["starts_at"]) == (
@@ -147,7 +147,7 @@ def test_the_deal_sheet_is_the_hosts_and_the_arbiters_once_the_round_has_begun()
     sheet = deal_sheet(state, 99, 1, T0 + COUNTDOWN_MS)
     assert sheet == {
         "type": "deal_sheet", "tournament": "TQ4M2Z", "round": 1, "seed": str(Seed(seed(1))),
-        "ruleset": "classic", "match": "R1", "started_at": "2026-09-21T14:13:30.000+00:00",
+        "ruleset": "classic", "match": "R1", "started_at": "2026-09-21T14:13:30.000Z",
     }
 
 

@@ -58,10 +58,10 @@ def test_an_announcement_is_stored_said_to_all_and_kept_in_the_view() -> None:
     assert step.writes == (AnnouncementMade("Coffee at the bar", T0 + 5),)
     assert step.events == (
         Event("tournament_announcement",
-              {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005+00:00"}),
+              {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005Z"}),
     )
     assert view(step.state)["announcements"] == [
-        {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005+00:00"}
+        {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005Z"}
     ]
 
 
@@ -161,7 +161,7 @@ def test_a_pause_asked_during_a_round_holds_the_next_round_until_resume() -> Non
     step = ok(step.state, Resume(HOST), long_after)
     assert step.writes == (PauseSet(False, long_after), RoundBegun(2))
     assert step.events[0] == Event(
-        "tournament_resumed", {"next_round_at": "2026-09-21T14:16:10.000+00:00"}
+        "tournament_resumed", {"next_round_at": "2026-09-21T14:16:10.000Z"}
     )
     assert step.deal == dealt(2, ANA, BOB)  # the break had passed: dealt at once
 

@@ -374,7 +374,7 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
                 "match": "R1",
                 "seed": share(1),  # revealed: the round has ended
                 "standings": rows,
-                "next_round_at": "2026-09-21T14:14:45.000+00:00",  # ended_at + the break
+                "next_round_at": "2026-09-21T14:14:45.000Z",  # ended_at + the break
                 "paused": False,
                 "entered": [],
                 "results_awaited": [],

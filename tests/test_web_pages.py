@@ -290,14 +290,18 @@ async def test_quick_match_seats_the_browser_with_another_player(
     assert (await page.inner_text("#match-info")).startswith("spaces · quick match · fastest win")
 
 
-async def test_join_by_code_takes_a_code_or_a_link_with_spaces_around_it(
+async def test_join_by_code_takes_a_code_or_a_link_and_refuses_spaces_around_saying_why(
     open_page: Any, connect: Connect
 ) -> None:
     (cid,) = await registered(connect, "cid")
     code = (await cid.ok("create_match", max_players=3))["match"]["code"]
     page = await open_page()
     await sign_up(page, "joe")
-    for pasted in (f"  http://elsewhere.example/m/{code}  ", f"\t{code.lower()} "):
+    await page.goto("/lobby")
+    await page.fill("#code", f"  {code}")  # the one rule for text: never stripped
+    await page.click("#main button >> text=Join")
+    await page.wait_for_selector("#status.error >> text=The code begins with a space.")
+    for pasted in (f"http://elsewhere.example/m/{code}", code.lower()):
         await page.goto("/lobby")
         await page.fill("#code", pasted)
         await page.click("#main button >> text=Join")

@@ -12,6 +12,7 @@ from sqlalchemy import Row, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from gaps_protocol.times import format_time
 from server.storage.database import Database
 from server.storage.models import Match, Rating, RatingChange
 
@@ -167,7 +168,7 @@ async def rating_of(connection: AsyncConnection, player_id: int) -> dict[str, An
                 "mu": round(h.mu, 3),
                 "sigma": round(h.sigma, 3),
                 "ordinal": round(h.ordinal, 3),
-                "at": h.at.isoformat(),
+                "at": format_time(h.at),
             }
             for h in history
         ],

@@ -21,6 +21,7 @@ from typing import Any, Final
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from gaps_protocol.times import format_time
 from server.errors import ServerError
 from server.fairplay import TimingRules, chart, judge
 from server.storage.counting import CLEARED, HELD, SUSPENDED, VOIDED, with_reviews
@@ -127,7 +128,7 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "at": self.at.isoformat(),
+            "at": format_time(self.at),
             "operator": self.operator,
             "decision": self.decision,
             "target": self.target,
@@ -169,7 +170,7 @@ class Reviews:
                         "intervals": row.intervals,
                         "median_ms": row.median_ms,
                         "spread_ratio": row.spread_ratio,
-                        "held_at": _utc(row.created_at).isoformat(),
+                        "held_at": format_time(row.created_at),
                         "chart": chart(times),
                     }
                 )
@@ -279,7 +280,7 @@ class Reviews:
             ).scalar_one_or_none()
             if known is not None:
                 raise ServerError(
-                    "already_decided", f"{name} is suspended already, since {_utc(known)}"
+                    "already_decided", f"{name} is suspended already, since {format_time(known)}"
                 )
             await connection.execute(
                 insert(Suspension).values(player_id=player_id, since=at, reason=reason)
@@ -305,7 +306,7 @@ class Reviews:
             ).first()
         if row is None:
             return None
-        return {"since": _utc(row.since).isoformat(), "reason": row.reason}
+        return {"since": format_time(row.since), "reason": row.reason}
 
     async def audit_log(self, *, limit: int = MAX_LISTED) -> list[Decision]:
         """The latest decisions, newest first."""

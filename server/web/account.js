@@ -3,6 +3,7 @@
 import { el, link, say, show } from './dom.js';
 import { connection, retrying, signOut, storedToken, welcomed } from './net.js';
 import { navigate } from './nav.js';
+import { typed } from './text.js';
 
 /** Put the token on the clipboard; where the browser has none for this page (plain http
  * from another machine), show it selected, for Ctrl+C. */
@@ -45,14 +46,14 @@ function signUp() {
     el('p', {}, 'Race the same deal of Gaps (Montana) against others. ', link('/practice', 'Practice'),
       ', the ', link('/boards', 'leaderboards'), ' and the ', link('/today', 'daily board'), ' need no account.'),
     form('Sign up', async () => {
-      const reply = await retrying(() => connection.request({ type: 'register', name: name.value.trim() }));
+      const chosen = typed('The name', name.value);
+      const reply = await retrying(() => connection.request({ type: 'register', name: chosen }));
       welcomed(connection, reply, reply.token);
       say(`Signed up as ${reply.player.name}.`);
       navigate('/', true);
     }, el('label', { for: 'name' }, 'Choose a name'), name, el('span'), el('button', { type: 'submit' }, 'Sign up')),
     form('Come back', async () => {
-      // A pasted token often carries a space or a line break around it: never inside.
-      const token = tokenInput.value.trim();
+      const token = typed('The token', tokenInput.value);
       const reply = await retrying(() => connection.request({ type: 'hello', token }));
       welcomed(connection, reply, token);
       navigate('/', true);

@@ -80,14 +80,34 @@ const WHEN = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', 
 const CLOCK = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' });
 const CLOCK_SECONDS = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-/** A calendar day ("2026-11-29", or an ISO time: its UTC day) as "29 Nov 2026". */
-export const formatDay = (text) => DAY.format(new Date(text.length === 10 ? `${text}T00:00:00Z` : text));
+/** The one form of an instant on the wire (docs/protocol.md, "Times"): RFC 3339, in UTC,
+ * to the millisecond, with Z, as ``Date.toISOString()`` writes it. */
+const TIME_FORM = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const DAY_FORM = /^\d{4}-\d\d-\d\d$/;
+
+/** A time the server wrote ("2026-11-29T14:05:09.123Z") as a Date; null for any other
+ * text: another form is not guessed at (gaps_protocol.times.parse_time). */
+export function parseTime(text) {
+  if (typeof text !== 'string' || !TIME_FORM.test(text)) return null;
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+/** A calendar day ("2026-11-29") or an instant as a Date (a day: its start, UTC); null if neither. */
+const dayOrTime = (text) => (typeof text === 'string' && DAY_FORM.test(text) ? parseTime(`${text}T00:00:00.000Z`) : parseTime(text));
+/** ``format`` of what ``text`` writes, or the text as it came if it is no time. */
+const shown = (format, date, text) => (date === null ? String(text) : format.format(date));
+
+/** A calendar day ("2026-11-29", or an instant: its UTC day) as "29 Nov 2026". */
+export const formatDay = (text) => shown(DAY, dayOrTime(text), text);
 /** The UTC month of a day as "November 2026". */
-export const formatMonth = (text) => MONTH.format(new Date(text.length === 10 ? `${text}T00:00:00Z` : text));
+export const formatMonth = (text) => shown(MONTH, dayOrTime(text), text);
 /** An instant, in the reader's time zone, to the minute: "29 Nov 2026, 14:05". */
-export const formatWhen = (text) => WHEN.format(new Date(text));
+export const formatWhen = (text) => shown(WHEN, parseTime(text), text);
 /** A time of day in the reader's time zone: "14:05" (with ``withSeconds``, "14:05:09"). */
 export const formatClock = (date, withSeconds = false) => (withSeconds ? CLOCK_SECONDS : CLOCK).format(date);
+/** The time of day of an instant the server wrote, as ``formatClock`` says it. */
+export const formatClockOf = (text, withSeconds = false) => shown(withSeconds ? CLOCK_SECONDS : CLOCK, parseTime(text), text);
 
 /** A rating figure: one decimal ("23.4"), the precision that tells players apart. */
 export const formatRating = (value) => Number(value).toFixed(1);

@@ -4,16 +4,17 @@ import * as engine from './engine.js';
 import { el, formatMs, link, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, retrying } from './net.js';
 import { navigate, onLeave } from './nav.js';
+import { textRefusal, typed } from './text.js';
 
 export const RULESET_NAMES = Object.keys(engine.RULESETS);
 
 const field = (label, input) => [el('label', { for: input.id }, label), input];
 
-/** The code in what a player pasted or typed: a code, or a link to a match, with spaces
- * around it ("  k7qx2m ", "https://host/m/K7QX2M"); null if none is there. */
+/** The code in what a player pasted or typed: a code in any case, or a link to a match
+ * ("k7qx2m", "https://host/m/K7QX2M"); null if none is there. */
 export function codeIn(text) {
-  const last = text.trim().split(/[/?#]/).filter(Boolean).pop() ?? '';
-  const code = last.trim().toUpperCase();
+  const last = text.split(/[/?#]/).filter(Boolean).pop() ?? '';
+  const code = last.toUpperCase();
   return /^[A-Z0-9]{6}$/.test(code) ? code : null;
 }
 
@@ -30,7 +31,9 @@ function createForm(onCreate) {
     event.preventDefault();
     const options = { ruleset: ruleset.value, max_players: Number(maxPlayers.value), time_limit_s: Number(timeLimit.value), win_by: winBy.value, public: isPublic.checked, bots: bots.checked };
     if (countdown.value !== '') options.countdown_s = Number(countdown.value);
-    if (seed.value.trim()) options.seed = seed.value.trim();
+    try {
+      if (seed.value !== '') options.seed = typed('The seed', seed.value);
+    } catch (error) { say(error.message, true); return; }
     onCreate(options);
   } } },
   field('Ruleset', ruleset), field('Seats', maxPlayers), field('Time limit (s)', timeLimit), field('Ranking', winBy),
@@ -52,9 +55,9 @@ function tournamentForm() {
     event.preventDefault();
     const options = { ruleset: ruleset.value, rounds: Number(rounds.value), max_players: Number(maxPlayers.value), round_time_limit_s: Number(roundTime.value), bots: bots.checked };
     if (winnable.checked) options.deals = 'winnable';
-    if (name.value.trim()) options.name = name.value.trim();
     if (startAt.value) options.start_at = new Date(startAt.value).toISOString(); // local time, sent in UTC
     try {
+      if (name.value !== '') options.name = typed("The tournament's name", name.value);
       const reply = await retrying(() => connection.request({ type: 'tournament_create', ...options }));
       navigate(`/t/${reply.tournament.code}`);
     } catch (error) { say(error.message, true); }
@@ -149,8 +152,10 @@ export async function lobbyPage() {
     el('h2', {}, 'Join a match'),
     el('form', { class: 'row', 'aria-label': 'Join by code', on: { submit: (event) => {
       event.preventDefault();
-      const found = codeIn(code.value);
-      if (found) navigate(`/m/${found}`);
+      const refused = textRefusal('The code', code.value);
+      const found = refused === null ? codeIn(code.value) : null;
+      if (refused !== null) say(refused, true);
+      else if (found) navigate(`/m/${found}`);
       else say('A match code is 6 letters or digits, such as K7QX2M (or paste the invite link).', true);
     } } }, el('label', { for: 'code' }, 'Join by code'), code, el('button', { type: 'submit' }, 'Join')),
     el('h2', {}, 'Public matches'),

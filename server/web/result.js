@@ -1,7 +1,7 @@
 // The end of a match: the ranking against the deal's par, the revealed seed checked
 // against the commitment, and where to go next (the replay, a rematch, the tournament).
 import * as engine from './engine.js';
-import { el, formatClock, formatMs, link, named, put, scrolling, table } from './dom.js';
+import { el, formatClock, formatMs, link, named, parseTime, put, scrolling, table } from './dom.js';
 import { parSentence, stateWords, toPar } from './board.js';
 import { getJson, retrying } from './net.js';
 
@@ -57,11 +57,11 @@ export const unratedWords = (match) => (match.kind === 'daily' ? 'unranked: an a
 export const UNRANKED_DAILY = 'Unranked: this account was registered after the day began (midnight UTC), so its result stays off the day\'s board. Only accounts older than the day are ranked, so that nobody can look at the deal first with a new one; your results count from tomorrow\'s challenge.';
 
 /** The UTC day of a daily challenge ("2026-11-29"): the day it was dealt. */
-export const dailyDay = (match) => (match.started_at ? new Date(match.started_at) : new Date()).toISOString().slice(0, 10);
+export const dailyDay = (match) => (parseTime(match.started_at) ?? new Date()).toISOString().slice(0, 10);
 
 /** When the daily challenge of ``match`` stops being secret: the end of its UTC day. */
 function dailyOpensAt(match) {
-  const day = new Date(`${dailyDay(match)}T00:00:00Z`);
+  const day = parseTime(`${dailyDay(match)}T00:00:00.000Z`);
   return new Date(day.getTime() + 24 * 3600 * 1000);
 }
 

@@ -5,7 +5,7 @@
 // gaps/dealsheet.py makes the same sheet for the terminal client and its PDF:
 // tests/test_dealsheet_web.py holds this module's layout and steps to it, word for word.
 import { GAP, RANKS, RULESETS, cardName, dealtGrid, parseShareCode, rankOf, suitOf, SUITS } from './engine.js';
-import { el, formatWhen, link, say, show } from './dom.js';
+import { el, formatWhen, link, parseTime, say, show } from './dom.js';
 import { connection, needPlayer, retrying } from './net.js';
 
 const SYMBOLS = '♣♦♥♠';
@@ -78,7 +78,7 @@ function layoutTable(grid) {
 }
 
 function sheetView(sheet) {
-  const started = typeof sheet.started_at === 'string' && !Number.isNaN(Date.parse(sheet.started_at));
+  const started = parseTime(sheet.started_at) !== null;
   const paper = Object.hasOwn(PAPERS, localStorage.getItem(PAPER_KEY) ?? '') ? localStorage.getItem(PAPER_KEY) : 'a4';
   const article = el('article', { id: 'deal-sheet', class: `deal-sheet paper-${paper}` },
     el('h1', {}, 'Deal sheet'),

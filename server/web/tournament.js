@@ -8,10 +8,11 @@
 // named run the tables in the room (docs/tables.md): who plays at a table, the round's
 // deal sheet, and each table's result, entered; entered results are marked.
 import { checkDeals } from './deals.js';
-import { el, formatClock, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
+import { el, formatClock, formatClockOf, formatMs, link, named, plural, put, say, scrolling, show, table } from './dom.js';
 import { connection, needPlayer, readJson, retrying, storedToken } from './net.js';
 import { onLeave } from './nav.js';
 import { roundKey } from './match.js';
+import { textRefusal } from './text.js';
 
 // How often a projector without an account reads the standings: each read is a costly
 // request of its address (docs/protocol.md, Limits: 30 a minute by default).
@@ -73,7 +74,7 @@ function tournamentScreen() {
       const said = Array.isArray(view.announcements) ? view.announcements : [];
       announcementsHeading.hidden = said.length === 0;
       put(announcements, said.map((a) => el('li', { class: 'announcement' },
-        el('time', { datetime: a.at }, formatClock(new Date(a.at))), ' ', a.text)));
+        el('time', { datetime: a.at }, formatClockOf(a.at)), ' ', a.text)));
     },
     /** The commitment, the seeds revealed so far, and the check of each against it. */
     deals(view) {
@@ -129,8 +130,8 @@ function tournamentScreen() {
           : view.status === 'open' ? `Waiting to start · ${plural(count, 'entrant')} of ${view.max_players}`
             : `Round ${view.current_round} of ${view.rounds}`;
       if (view.status === 'running' && view.paused) text += ' · paused by the host: the next round waits';
-      if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClock(new Date(view.start_at))}`;
-      if (view.status === 'running' && !view.round_match && nextRoundAt && !view.paused) text += ` ended · the next round starts at ${formatClock(new Date(nextRoundAt), true)}`;
+      if (view.status === 'open' && view.start_at) text += ` · starts at ${formatClockOf(view.start_at)}`;
+      if (view.status === 'running' && !view.round_match && nextRoundAt && !view.paused) text += ` ended · the next round starts at ${formatClockOf(nextRoundAt, true)}`;
       round.textContent = text;
       // The rounds this browser opens from here link back to the tournament.
       if (view.round_match) sessionStorage.setItem(roundKey(view.round_match), view.code);
@@ -202,8 +203,10 @@ export async function tournamentPage(code) {
     reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') cancel(); });
     const form = el('form', { class: 'row', 'aria-label': `Remove ${entrant.name}`, on: { submit: async (event) => {
       event.preventDefault();
-      const text = reason.value.trim();
+      const text = reason.value;
       if (!text) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+      const refused = textRefusal('The reason', text);
+      if (refused !== null) { say(refused, true); return; }
       try {
         const reply = await retrying(() => connection.request({ type: 'tournament_remove', code, player: entrant.name, reason: text }));
         put(screen.removing);
@@ -234,8 +237,10 @@ export async function tournamentPage(code) {
     const text = el('input', { id: 'announce-text', maxlength: 280, autocomplete: 'off' });
     const announce = el('form', { id: 'announce-form', class: 'row', 'aria-label': 'Announce to everyone', on: { submit: async (event) => {
       event.preventDefault();
-      const said = text.value.trim();
+      const said = text.value;
       if (!said) { say('Type what to say to everyone first.', true); return; }
+      const refused = textRefusal('The announcement', said);
+      if (refused !== null) { say(refused, true); return; }
       if (await steer({ type: 'tournament_announce', text: said }, 'Announced.')) text.value = '';
     } } }, el('label', { for: 'announce-text' }, 'Say to everyone'), text, el('button', { type: 'submit' }, 'Announce'));
     const pause = view.status !== 'running' ? null : view.paused
@@ -248,8 +253,10 @@ export async function tournamentPage(code) {
       reason.addEventListener('keydown', (event) => { if (event.key === 'Escape') back(); });
       put(screen.desk, el('form', { id: 'cancel-form', class: 'row', 'aria-label': 'Cancel the tournament', on: { submit: async (event) => {
         event.preventDefault();
-        const why = reason.value.trim();
+        const why = reason.value;
         if (!why) { say('Give a reason: everyone in the tournament sees it.', true); return; }
+        const refused = textRefusal('The reason', why);
+        if (refused !== null) { say(refused, true); return; }
         await steer({ type: 'tournament_cancel', reason: why }, 'The tournament is cancelled.');
         back(); // cancelled: no desk; refused: the desk again
       } } }, el('label', { for: 'cancel-reason' }, 'Why cancel? (everyone sees it; a round being played is abandoned)'), reason,
