@@ -184,11 +184,18 @@ class Postgres:
         return self.url(name)
 
     def stop(self) -> None:
-        _terminate(self.process, timeout_s=20)
-        # A cluster restarted with pg_ctl runs apart from the process started here.
+        """Stop the cluster (a fast shutdown: its sessions are ended, not waited for),
+        whether it runs as started here or was started again with ``pg_ctl``, and remove
+        it. Signalled through ``pg_ctl``, never through the runuser wrapper: runuser
+        answers SIGTERM by forwarding it, sleeping 2 s and then killing PostgreSQL."""
+        self._resume_wrapper()
         subprocess.run([*self._as_postgres, str(PG_BIN / "pg_ctl"), "stop", "-D",
-                        str(self.directory / "data"), "-m", "immediate"],
+                        str(self.directory / "data"), "-m", "fast", "-w", "-t", "20"],
                        capture_output=True, check=False)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _terminate(self.process, timeout_s=5)
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def pids(self) -> list[int]:
@@ -213,6 +220,14 @@ class Postgres:
     def resume(self) -> None:
         for pid in self.pids():
             os.kill(pid, signal.SIGCONT)
+        self._resume_wrapper()
+
+    def _resume_wrapper(self) -> None:
+        """As root the cluster runs under runuser, which stops itself when PostgreSQL is
+        stopped (as a shell's job would be) and is not continued with it: continue it, or
+        it never sees PostgreSQL exit."""
+        if self._as_postgres and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
 
     def pg_ctl(self, action: str, *arguments: str) -> None:
         """``pg_ctl ACTION ARGUMENTS`` on the cluster (``stop -m fast``, ``start``,

@@ -3,9 +3,10 @@ deadline, past which the request is refused ``storage_unavailable`` (not applied
 again), while the connection's pings and reads are answered at once; a restart is an
 outage, never a bug (no ``internal_error``), and ``/healthz`` says so.
 
-Each test has a PostgreSQL cluster of its own, which it stops (SIGSTOP) or restarts. The
-waits here are the database's I/O deadlines (``server.storage.database``), real time by
-nature; the server's own timers run on the fake clock."""
+The module has a PostgreSQL cluster of its own (each test a database in it), which a
+test stops (SIGSTOP) or restarts, and leaves running again. The waits here are the
+database's I/O deadlines (``server.storage.database``), real time by nature; the server's
+own timers run on the fake clock."""
 
 from __future__ import annotations
 
@@ -34,11 +35,10 @@ from tests.services import Postgres
 BOUND_S = ACTION_DEADLINE_S + 1.0
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[Postgres]:
     postgres = Postgres()
     yield postgres
-    postgres.resume()
     postgres.stop()
 
 
