@@ -9,6 +9,7 @@ connections open. ``MetricsHttp.respond`` answers every request of the metrics l
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -60,6 +61,17 @@ _TYPES: Final = {
 }
 
 
+@functools.cache
+def published_documents() -> dict[str, bytes]:
+    """The protocol's published documents (docs/protocol/) by path, as served: static,
+    so made once a process (a tenth of a second: most of a server's start) and served
+    like the web client's files. Bytes: nothing can change them in place."""
+    return {
+        schema.PATH_PREFIX + name: schema.render(document).encode()
+        for name, document in schema.documents().items()
+    }
+
+
 @dataclass(frozen=True)
 class FileBody:
     """A resource served as a file to save: its text, its type (a suffix of ``_TYPES``)
@@ -88,12 +100,7 @@ class Http:
         self._readiness = readiness
         self._costly_by_address = costly_by_address
         self._connections_by_address = connections_by_address
-        #: The protocol's published documents (docs/protocol/), made once: static, so
-        #: served like the web client's files, without a cost.
-        self._documents = {
-            schema.PATH_PREFIX + name: schema.render(document).encode()
-            for name, document in schema.documents().items()
-        }
+        self._documents = published_documents()
 
     async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         address = address_of(connection, self._settings)
