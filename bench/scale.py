@@ -18,10 +18,15 @@ core 1) with its ``/metrics`` served, and runs ``bench.load``'s server phase at
 - the acknowledgements' latency (p50, p99);
 - the journal's group commits (the server's ``/metrics``: ``gaps_commit_latency_seconds``
   and ``gaps_actions_committed``): commits a second, rows a commit, and the share of
-  the window spent committing, which nears 100% when the commits are what limits it;
+  the window spent committing (on SQLite, waiting for the one writer included), which
+  nears 100% when the commits are what limits it; ``unknown`` when the server did not
+  answer ``/metrics`` within ``SCRAPE_TIMEOUT_S``;
+- the frames waiting for clients that do not read fast enough, as the window closes;
 - on PostgreSQL on this machine, the database's CPU per action (the postmaster and all
   its processes, from /proc);
-- errors: refused or unanswered requests, storage errors in the server's log.
+- errors: refused or unanswered requests, storage errors in the server's log;
+- the machine's one-minute load average as the window closes (other work on the
+  machine takes the server's core from it).
 
 Then, from the series: where the CPU per action is least and how it grows, what
 saturated first at each count that fell behind, and the players one core serves.
@@ -81,21 +86,34 @@ KEPT_UP = 0.95
 HEADROOM = 0.70
 #: Issue 12's latency target at one action a second: p99 of the acknowledgements.
 P99_TARGET_MS = 50.0
+#: How long a window's edge waits for the server's /metrics.
+SCRAPE_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Journal:
+    """What the server's ``/metrics`` said at one instant: its journal's group commits so
+    far (their time, their count, the rows they stored) and the frames waiting for
+    clients that do not read fast enough."""
+
+    commit_s: float
+    commits: int
+    rows: int
+    frames_waiting: int
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What the window's edges read: the server's CPU by kind, its journal's commits,
-    and the database's CPU (None: not on this machine, or SQLite inside the server)."""
+    """What a window's edge read: the server's CPU by kind, its journal (None: the
+    server did not answer ``/metrics`` in time), the database's CPU (None: not on this
+    machine, or SQLite inside the server), and the machine's one-minute load average."""
 
     at: float  # time.perf_counter
     user_s: float
     system_s: float
-    commit_s: float
-    commits: int
-    rows_committed: int
-    frames_waiting: int
+    journal: Journal | None
     database_cpu_s: float | None
+    load_average: float
 
 
 def process_times(pid: int) -> tuple[float, float]:
@@ -116,18 +134,23 @@ def metric_values(exposition: str) -> dict[str, float]:
 
 
 async def read(pid: int, metrics_port: int, database_pid: int | None) -> Reading:
-    values = metric_values(await asyncio.to_thread(scrape, metrics_port))
     user_s, system_s = process_times(pid)
-    return Reading(
-        at=time.perf_counter(),
-        user_s=user_s,
-        system_s=system_s,
-        commit_s=values["gaps_commit_latency_seconds_sum"],
-        commits=int(values["gaps_commit_latency_seconds_count"]),
-        rows_committed=int(values["gaps_actions_committed_total"]),
-        frames_waiting=int(values["gaps_outbox_frames_waiting"]),
-        database_cpu_s=None if database_pid is None else cpu_seconds(database_pid),
-    )
+    database_cpu_s = None if database_pid is None else cpu_seconds(database_pid)
+    at = time.perf_counter()
+    try:
+        values = metric_values(
+            await asyncio.to_thread(scrape, metrics_port, timeout_s=SCRAPE_TIMEOUT_S)
+        )
+    except OSError:  # a starved server answers its /metrics after its players, or never
+        journal = None
+    else:
+        journal = Journal(
+            commit_s=values["gaps_commit_latency_seconds_sum"],
+            commits=int(values["gaps_commit_latency_seconds_count"]),
+            rows=int(values["gaps_actions_committed_total"]),
+            frames_waiting=int(values["gaps_outbox_frames_waiting"]),
+        )
+    return Reading(at, user_s, system_s, journal, database_cpu_s, os.getloadavg()[0])
 
 
 async def watch(
@@ -194,14 +217,21 @@ class Row:
         return system / (user + system) if user + system > 0 else None
 
     @property
-    def commits(self) -> int:
-        return self.last.commits - self.first.commits
+    def commits(self) -> tuple[int, int, float] | None:
+        """The window's commits, the rows they stored and the time they took; None if
+        an edge has no reading of the journal."""
+        first, last = self.first.journal, self.last.journal
+        if first is None or last is None:
+            return None
+        return last.commits - first.commits, last.rows - first.rows, last.commit_s - first.commit_s
 
     @property
-    def committing(self) -> float:
-        """The share of the window the journal spent committing."""
-        spent = self.last.commit_s - self.first.commit_s
-        return spent / self.elapsed_s if self.elapsed_s > 0 else 0.0
+    def committing(self) -> float | None:
+        """The share of the window the journal spent committing (a commit counts when it
+        ends: with commits of a second, one begun before the window can put it past 1)."""
+        if self.commits is None or self.elapsed_s <= 0:
+            return None
+        return self.commits[2] / self.elapsed_s
 
     @property
     def database_cpu_per_action_us(self) -> float | None:
@@ -222,7 +252,7 @@ class Row:
         busy = self.phase.busy
         if busy.server is not None and busy.server > SATURATED:
             found.append(f"the server's core ({busy.server:.0%} busy)")
-        if self.committing > SATURATED:
+        if self.committing is not None and self.committing > SATURATED:
             found.append(f"the journal's commits ({self.committing:.0%} of the time committing)")
         if busy.load > SATURATED:
             found.append(f"the load's core ({busy.load:.0%} busy: its figures are the load's)")
@@ -232,7 +262,7 @@ class Row:
 HEADER = (
     "| players | offered actions/s | actions/s | server CPU per action | in the kernel "
     "| server core busy | load core busy | ack p50 / p99 | commits/s | rows a commit "
-    "| committing | database CPU per action | frames waiting | errors |"
+    "| committing | database CPU per action | frames waiting | errors | load average |"
 )
 
 
@@ -243,11 +273,16 @@ def table_row(row: Row) -> str:
         if acks_ms
         else "none"
     )
-    commits_per_s = row.commits / row.elapsed_s if row.elapsed_s > 0 else 0.0
-    rows_a_commit = (
-        (row.last.rows_committed - row.first.rows_committed) / row.commits if row.commits else 0.0
-    )
+    commit_cells = ["unknown"] * 3
+    if row.commits is not None and row.committing is not None:
+        commits, rows, _seconds = row.commits
+        commit_cells = [
+            f"{commits / row.elapsed_s:,.0f}",
+            f"{rows / commits:,.1f}" if commits else "none",
+            f"{row.committing:.0%}",
+        ]
     server = row.phase.busy.server
+    journal = row.last.journal
     cells = [
         f"{row.players:,}",
         f"{row.offered:,.0f}",
@@ -257,12 +292,11 @@ def table_row(row: Row) -> str:
         "unknown" if server is None else f"{server:.0%}",
         f"{row.phase.busy.load:.0%}",
         latency,
-        f"{commits_per_s:,.0f}",
-        f"{rows_a_commit:,.1f}",
-        f"{row.committing:.0%}",
+        *commit_cells,
         _microseconds(row.database_cpu_per_action_us, absent="in the server (SQLite)"),
-        f"{row.last.frames_waiting:,}",
+        "unknown" if journal is None else f"{journal.frames_waiting:,}",
         f"{row.errors:,}",
+        f"{row.last.load_average:.1f}",
     ]
     return "| " + " | ".join(cells) + " |"
 

@@ -1,0 +1,187 @@
+"""The scale benchmark runs and prints every figure (two tiny player counts for a second
+each; no speed is checked: the figures come from ``python -m bench.scale``); what it
+concludes from a series is tested on made-up rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from bench import scale
+from bench.load import Busy, Phase
+from bench.players import Tally
+from bench.scale import Journal, Reading, Row, conclusions, metric_values, player_counts
+
+SHARE = r"[0-9]+%"
+MICROSECONDS = r"[0-9,]+\.[0-9] µs"
+COUNT = r"[0-9,]+"
+CELLS = [
+    COUNT,  # players
+    COUNT,  # offered actions/s
+    COUNT,  # actions/s
+    MICROSECONDS,  # server CPU per action
+    SHARE,  # in the kernel
+    SHARE,  # server core busy
+    SHARE,  # load core busy
+    r"[0-9,.]+ / [0-9,.]+ ms",  # ack p50 / p99
+    COUNT,  # commits/s
+    r"[0-9,.]+",  # rows a commit
+    SHARE,  # committing
+    r"in the server \(SQLite\)",  # database CPU per action
+    COUNT,  # frames waiting
+    "0",  # errors
+    r"[0-9]+\.[0-9]",  # load average
+]
+
+
+def test_the_command_runs_each_count_on_a_fresh_server_and_prints_every_figure() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.scale",
+         "--players", "4,8", "--seconds", "1", "--warmup-s", "0.5", "--pace-per-s", "5"],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(
+        r"server: gaps-server on SQLite in a temporary directory, a fresh one a count.*",
+        lines[0],
+    ), lines[0]
+    assert lines[1] == (
+        "load: 4-player classic races at 5 action/s a player, 1 s a count after a 0.5 s warm-up"
+    )
+    assert lines[2] == scale.HEADER
+    assert lines[3] == "|" + "---|" * len(CELLS)
+    for line, players in zip(lines[4:6], ("4", "8"), strict=True):
+        cells = line.strip("|").split(" | ")
+        assert len(cells) == len(CELLS), line
+        assert cells[0].strip() == players
+        for cell, pattern in zip(cells, CELLS, strict=True):
+            assert re.fullmatch(pattern, cell.strip()), (cell, pattern)
+    rest = lines[6:]
+    assert re.fullmatch(
+        rf"cpu per action: least at [48] players \({MICROSECONDS}\); at 8 players "
+        rf"{MICROSECONDS} \([0-9.]+x the least\)",
+        rest[0],
+    ), rest[0]
+    # On a shared machine a tiny count may still starve: what it says of it is free.
+    verdicts = rest[1:-2]
+    assert verdicts, rest
+    for verdict in verdicts:
+        assert re.match(r"saturated at |fell behind at |saturated: nothing, at any count$", verdict)
+    assert re.fullmatch(
+        r"players per core: (?:a whole core serves about [0-9,]+ players at 5 action/s "
+        rf"\({MICROSECONDS} an action at [48] players\); add a process past about [0-9,]+ "
+        r"players per core \(70% busy\); .*|unknown \(no count kept up\))",
+        rest[-2],
+    ), rest[-2]
+    assert re.fullmatch(
+        r"machine: load average [0-9.]+ before, [0-9.]+ after \([0-9]+ cores\)", rest[-1]
+    )
+
+
+def test_player_counts_are_a_comma_separated_list_within_bounds() -> None:
+    assert player_counts("100, 1000,3000") == [100, 1000, 3000]
+    with pytest.raises(Exception, match="is not in"):
+        player_counts("100,20000")
+    with pytest.raises(Exception, match="names no player count"):
+        player_counts(",")
+
+
+def reading(at: float, *, cpu_s: float, commit_s: float, commits: int, rows: int) -> Reading:
+    return Reading(
+        at=at, user_s=cpu_s * 0.75, system_s=cpu_s * 0.25,
+        journal=Journal(commit_s=commit_s, commits=commits, rows=rows, frames_waiting=0),
+        database_cpu_s=None, load_average=1.5,
+    )  # fmt: skip
+
+
+def row(players: int, acks: int, *, server_cpu_s: float, load_cpu_s: float, commit_s: float) -> Row:
+    """``players`` at one action a second over a 10 s window: ``acks`` acknowledged."""
+    tally = Tally(acks=acks, acks_ms=[5.0] * 98 + [80.0] * 2)  # p50 5 ms, p99 80 ms
+    phase = Phase(tally, 10.0, Busy(10.0, server_cpu_s, load_cpu_s), players)
+    first = reading(100.0, cpu_s=0.0, commit_s=0.0, commits=0, rows=0)
+    last = reading(110.0, cpu_s=server_cpu_s, commit_s=commit_s, commits=acks // 4, rows=acks)
+    return Row(players, 1.0, phase, first, last, storage_errors=0)
+
+
+def test_a_series_says_where_cpu_per_action_grows_what_saturated_and_players_per_core() -> None:
+    rows = [
+        row(100, 1_000, server_cpu_s=0.5, load_cpu_s=0.1, commit_s=0.5),  # 500 µs
+        row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0),  # 250 µs
+        row(3000, 29_000, server_cpu_s=8.7, load_cpu_s=3.0, commit_s=9.5),  # 300 µs, commits
+        row(6000, 33_000, server_cpu_s=9.9, load_cpu_s=9.5, commit_s=6.0),  # server, load
+    ]
+    lines = conclusions(rows)
+    assert lines[0] == (
+        "cpu per action: least at 1,000 players (250.0 µs); at 6,000 players 300.0 µs "
+        "(1.20x the least)"
+    )
+    assert lines[1] == (
+        "saturated at 3,000 players: the journal's commits (95% of the time committing); "
+        "served 2,900 of 3,000 actions/s"
+    )
+    assert lines[2] == (
+        "saturated at 6,000 players: the server's core (99% busy), the load's core (95% busy: "
+        "its figures are the load's); served 3,300 of 6,000 actions/s"
+    )
+    # 3,000 kept up (2,900 of 3,000 is 97%): one core at 300 µs an action serves 3,333.
+    assert lines[3] == (
+        "players per core: a whole core serves about 3,333 players at 1 action/s (300.0 µs an "
+        "action at 3,000 players); add a process past about 2,333 players per core (70% busy); "
+        "no count kept up with an ack p99 under 50 ms"
+    )
+
+
+def test_a_count_that_falls_behind_with_nothing_saturated_is_said_to_starve() -> None:
+    starved = row(3000, 15_000, server_cpu_s=4.5, load_cpu_s=2.0, commit_s=2.0)
+    lines = conclusions([starved])
+    assert lines[1] == (
+        "fell behind at 3,000 players with nothing past 90%: served 1,500 of 3,000 actions/s "
+        "(the server got less than its core: other work on the machine)"
+    )
+    assert lines[2] == "players per core: unknown (no count kept up)"
+
+
+def test_the_table_row_shares_commits_and_kernel_time() -> None:
+    cells = scale.table_row(row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0))
+    assert cells == (
+        "| 1,000 | 1,000 | 1,000 | 250.0 µs | 25% | 25% | 10% | 5.0 / 80.0 ms | 250 | 4.0 | 30% "
+        "| in the server (SQLite) | 0 | 0 | 1.5 |"
+    )
+
+
+def test_a_server_that_did_not_answer_its_metrics_has_no_commit_figures() -> None:
+    counted = row(1000, 10_000, server_cpu_s=9.5, load_cpu_s=1.0, commit_s=3.0)
+    silent = dataclasses.replace(counted, last=dataclasses.replace(counted.last, journal=None))
+    assert silent.commits is None and silent.committing is None
+    cells = scale.table_row(silent).strip("|").split(" | ")
+    assert [cell.strip() for cell in cells[8:11]] == ["unknown"] * 3
+    assert cells[12].strip() == "unknown"  # frames waiting
+    assert silent.saturated() == ["the server's core (95% busy)"]
+
+
+def test_metrics_without_labels_are_read_by_sample_name() -> None:
+    exposition = (
+        "# TYPE gaps_commit_latency_seconds histogram\n"
+        'gaps_commit_latency_seconds_bucket{le="0.005"} 3.0\n'
+        'gaps_commit_latency_seconds_bucket{le="+Inf"} 4.0\n'
+        "gaps_commit_latency_seconds_count 4.0\n"
+        "gaps_commit_latency_seconds_sum 0.125\n"
+        "# TYPE gaps_actions_committed counter\n"
+        "gaps_actions_committed_total 17.0\n"
+    )
+    values = metric_values(exposition)
+    assert values["gaps_commit_latency_seconds_sum"] == 0.125
+    assert values["gaps_commit_latency_seconds_count"] == 4.0
+    assert values["gaps_actions_committed_total"] == 17.0
+    assert "gaps_commit_latency_seconds_bucket" not in values
+
+
+def test_a_process_cpu_is_read_as_user_and_system_seconds() -> None:
+    user_s, system_s = scale.process_times(os.getpid())
+    assert user_s > 0 and system_s >= 0
