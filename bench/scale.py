@@ -306,8 +306,10 @@ def _microseconds(value: float | None, *, absent: str = "unknown") -> str:
 
 
 def conclusions(rows: Sequence[Row]) -> list[str]:
-    """What the series says, a line each: the CPU per action's growth, what saturated,
-    and the players one core serves."""
+    """What the series says, a line each: the CPU per action's growth, each count that
+    fell behind or had something past ``SATURATED`` (with how busy the server's core
+    was: on a shared machine other work takes its share), and the players a core
+    serves."""
     lines = []
     measured = [row for row in rows if row.cpu_per_action_us is not None]
     if measured:
@@ -322,29 +324,37 @@ def conclusions(rows: Sequence[Row]) -> list[str]:
         )
     for row in rows:
         limits = row.saturated()
-        served = f"served {row.phase.rate:,.0f} of {row.offered:,.0f} actions/s"
-        if limits:
-            lines.append(f"saturated at {row.players:,} players: {', '.join(limits)}; {served}")
-        elif not row.kept_up:
-            lines.append(
-                f"fell behind at {row.players:,} players with nothing past {SATURATED:.0%}: "
-                f"{served} (the server got less than its core: other work on the machine)"
-            )
-    if not any(row.saturated() or not row.kept_up for row in rows):
-        lines.append("saturated: nothing, at any count")
+        if row.kept_up and not limits:
+            continue
+        busy = row.phase.busy
+        server = "unknown" if busy.server is None else f"{busy.server:.0%}"
+        lines.append(
+            f"at {row.players:,} players: served {row.phase.rate:,.0f} of "
+            f"{row.offered:,.0f} actions/s{'' if row.kept_up else ' (fell behind)'}; "
+            f"past {SATURATED:.0%}: {', '.join(limits) or 'nothing'}; server core {server} "
+            f"busy, machine load average {row.last.load_average:.1f}"
+        )
+    if all(row.kept_up and not row.saturated() for row in rows):
+        lines.append(f"every count kept up, with nothing past {SATURATED:.0%}")
     lines.append(players_per_core(rows))
     return lines
 
 
 def players_per_core(rows: Sequence[Row]) -> str:
-    """The players one core serves at the series' pace, from the CPU per action of the
-    largest count that kept up (the least favourable one measured without a queue)."""
-    kept = [row for row in rows if row.kept_up and row.cpu_per_action_us]
-    if not kept:
-        return "players per core: unknown (no count kept up)"
-    basis = kept[-1]
+    """The players one core serves at the series' pace. The CPU per action of each count
+    says how many players a whole core would serve at that cost; the basis is the
+    largest count that fits in what it says (the CPU per action measured nearest to a
+    full core, whether or not the machine gave the server its core)."""
+    fitting = [
+        row
+        for row in rows
+        if row.cpu_per_action_us and row.players <= _whole_core(row, row.cpu_per_action_us)
+    ]
+    if not fitting:
+        return "players per core: unknown (no count's CPU per action fits one core)"
+    basis = fitting[-1]
     assert basis.cpu_per_action_us is not None
-    whole = 1e6 / basis.cpu_per_action_us / basis.pace_per_s
+    whole = _whole_core(basis, basis.cpu_per_action_us)
     within_target = [
         row.players
         for row in rows
@@ -363,6 +373,10 @@ def players_per_core(rows: Sequence[Row]) -> str:
         f"{basis.players:,} players); add a process past about {HEADROOM * whole:,.0f} "
         f"players per core ({HEADROOM:.0%} busy){target}"
     )
+
+
+def _whole_core(row: Row, cpu_per_action_us: float) -> float:
+    return 1e6 / cpu_per_action_us / row.pace_per_s
 
 
 async def one_count(options: argparse.Namespace, players: int, *, pin: bool) -> Row:

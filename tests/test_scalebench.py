@@ -72,11 +72,17 @@ def test_the_command_runs_each_count_on_a_fresh_server_and_prints_every_figure()
     verdicts = rest[1:-2]
     assert verdicts, rest
     for verdict in verdicts:
-        assert re.match(r"saturated at |fell behind at |saturated: nothing, at any count$", verdict)
+        assert re.fullmatch(
+            r"at [48] players: served [0-9,]+ of [0-9,]+ actions/s(?: \(fell behind\))?; past "
+            r"90%: .+; server core [0-9]+% busy, machine load average [0-9.]+"
+            r"|every count kept up, with nothing past 90%",
+            verdict,
+        ), verdict
     assert re.fullmatch(
         r"players per core: (?:a whole core serves about [0-9,]+ players at 5 action/s "
         rf"\({MICROSECONDS} an action at [48] players\); add a process past about [0-9,]+ "
-        r"players per core \(70% busy\); .*|unknown \(no count kept up\))",
+        r"players per core \(70% busy\); .*|unknown \(no count's CPU per action fits one "
+        r"core\))",
         rest[-2],
     ), rest[-2]
     assert re.fullmatch(
@@ -122,14 +128,15 @@ def test_a_series_says_where_cpu_per_action_grows_what_saturated_and_players_per
         "(1.20x the least)"
     )
     assert lines[1] == (
-        "saturated at 3,000 players: the journal's commits (95% of the time committing); "
-        "served 2,900 of 3,000 actions/s"
+        "at 3,000 players: served 2,900 of 3,000 actions/s; past 90%: the journal's commits "
+        "(95% of the time committing); server core 87% busy, machine load average 1.5"
     )
     assert lines[2] == (
-        "saturated at 6,000 players: the server's core (99% busy), the load's core (95% busy: "
-        "its figures are the load's); served 3,300 of 6,000 actions/s"
+        "at 6,000 players: served 3,300 of 6,000 actions/s (fell behind); past 90%: the "
+        "server's core (99% busy), the load's core (95% busy: its figures are the load's); "
+        "server core 99% busy, machine load average 1.5"
     )
-    # 3,000 kept up (2,900 of 3,000 is 97%): one core at 300 µs an action serves 3,333.
+    # A core at 300 µs an action serves 3,333 players: 3,000 fits, 6,000 does not.
     assert lines[3] == (
         "players per core: a whole core serves about 3,333 players at 1 action/s (300.0 µs an "
         "action at 3,000 players); add a process past about 2,333 players per core (70% busy); "
@@ -137,14 +144,27 @@ def test_a_series_says_where_cpu_per_action_grows_what_saturated_and_players_per
     )
 
 
-def test_a_count_that_falls_behind_with_nothing_saturated_is_said_to_starve() -> None:
+def test_a_count_starved_of_its_core_falls_behind_with_nothing_saturated() -> None:
     starved = row(3000, 15_000, server_cpu_s=4.5, load_cpu_s=2.0, commit_s=2.0)
-    lines = conclusions([starved])
+    kept = row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0)
+    lines = conclusions([kept, starved])
     assert lines[1] == (
-        "fell behind at 3,000 players with nothing past 90%: served 1,500 of 3,000 actions/s "
-        "(the server got less than its core: other work on the machine)"
+        "at 3,000 players: served 1,500 of 3,000 actions/s (fell behind); past 90%: nothing; "
+        "server core 45% busy, machine load average 1.5"
     )
-    assert lines[2] == "players per core: unknown (no count kept up)"
+    # Its CPU per action (300 µs) still says what a whole core would serve.
+    assert lines[2].startswith(
+        "players per core: a whole core serves about 3,333 players at 1 action/s (300.0 µs an "
+        "action at 3,000 players)"
+    )
+    assert conclusions([kept])[1] == "every count kept up, with nothing past 90%"
+
+
+def test_no_players_per_core_without_a_count_that_fits_one_core() -> None:
+    swamped = row(6000, 2_000, server_cpu_s=10.0, load_cpu_s=1.0, commit_s=1.0)  # 5 ms each
+    assert conclusions([swamped])[-1] == (
+        "players per core: unknown (no count's CPU per action fits one core)"
+    )
 
 
 def test_the_table_row_shares_commits_and_kernel_time() -> None:
