@@ -62,6 +62,7 @@ from bench.load import (
     collecting_between_phases,
     cpu_seconds,
     described,
+    errors_line,
     free_port,
     gaps_server_command,
     raise_open_files,
@@ -334,6 +335,12 @@ def conclusions(rows: Sequence[Row]) -> list[str]:
             f"past {SATURATED:.0%}: {', '.join(limits) or 'nothing'}; server core {server} "
             f"busy, machine load average {row.last.load_average:.1f}"
         )
+    for row in rows:
+        if row.errors:
+            found = row.phase.tally.errors.copy()
+            if row.storage_errors:
+                found["storage errors in the server's log"] += row.storage_errors
+            lines.append(f"at {row.players:,} players, {errors_line(found)}")
     if all(row.kept_up and not row.saturated() for row in rows):
         lines.append(f"every count kept up, with nothing past {SATURATED:.0%}")
     lines.append(players_per_core(rows))

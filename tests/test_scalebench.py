@@ -160,6 +160,17 @@ def test_a_count_starved_of_its_core_falls_behind_with_nothing_saturated() -> No
     assert conclusions([kept])[1] == "every count kept up, with nothing past 90%"
 
 
+def test_a_count_with_errors_names_them() -> None:
+    failed = row(3000, 29_000, server_cpu_s=8.7, load_cpu_s=3.0, commit_s=2.0)
+    failed.phase.tally.errors.update({"setup_timeout": 700, "storage_unavailable": 31})
+    failed = dataclasses.replace(failed, storage_errors=2)
+    assert failed.errors == 733
+    assert (
+        "at 3,000 players, errors: 700 setup_timeout, 31 storage_unavailable, "
+        "2 storage errors in the server's log"
+    ) in conclusions([failed])
+
+
 def test_no_players_per_core_without_a_count_that_fits_one_core() -> None:
     swamped = row(6000, 2_000, server_cpu_s=10.0, load_cpu_s=1.0, commit_s=1.0)  # 5 ms each
     assert conclusions([swamped])[-1] == (
