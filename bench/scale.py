@@ -341,7 +341,7 @@ def conclusions(rows: Sequence[Row]) -> list[str]:
             if row.storage_errors:
                 found["storage errors in the server's log"] += row.storage_errors
             lines.append(f"at {row.players:,} players, {errors_line(found)}")
-    if all(row.kept_up and not row.saturated() for row in rows):
+    if rows and all(row.kept_up and not row.saturated() for row in rows):
         lines.append(f"every count kept up, with nothing past {SATURATED:.0%}")
     lines.append(players_per_core(rows))
     return lines
@@ -436,12 +436,16 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
     )
     print(HEADER)
     print("|" + "---|" * HEADER.count(" | ") + "---|", flush=True)
-    rows = []
+    rows, failed = [], []
     for players in options.players:
-        row = await one_count(options, players, pin=pin)
+        try:
+            row = await one_count(options, players, pin=pin)
+        except LoadBenchError as error:  # the next count may still run
+            failed.append(f"at {players:,} players: not measured: {error}")
+            continue
         rows.append(row)
         print(table_row(row), flush=True)
-    for line in conclusions(rows):
+    for line in failed + conclusions(rows):
         print(line)
     print(
         f"machine: load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "

@@ -216,3 +216,9 @@ def test_metrics_without_labels_are_read_by_sample_name() -> None:
 def test_a_process_cpu_is_read_as_user_and_system_seconds() -> None:
     user_s, system_s = scale.process_times(os.getpid())
     assert user_s > 0 and system_s >= 0
+
+
+def test_a_series_with_no_count_measured_concludes_nothing() -> None:
+    assert conclusions([]) == [
+        "players per core: unknown (no count's CPU per action fits one core)"
+    ]
