@@ -21,6 +21,8 @@ core 1) with its ``/metrics`` served, and runs ``bench.load``'s server phase at
   the window spent committing (on SQLite, waiting for the one writer included), which
   nears 100% when the commits are what limits it; ``unknown`` when the server did not
   answer ``/metrics`` within ``SCRAPE_TIMEOUT_S``;
+- the bytes written to storage an action: the server's own (/proc/PID/io: SQLite's
+  write-ahead log and pages) and, on PostgreSQL, its write-ahead log (``pg_stat_wal``);
 - the frames waiting for clients that do not read fast enough, as the window closes;
 - on PostgreSQL on this machine, the database's CPU per action (the postmaster and all
   its processes, from /proc);
@@ -72,6 +74,7 @@ from bench.load import (
     started,
     storage_errors,
 )
+from bench.memory import size
 from bench.players import DEFAULT_MAX_ACTIONS, Tally
 from gaps import RULESETS
 from server.storage.database import database_url, is_sqlite
@@ -105,15 +108,19 @@ class Journal:
 
 @dataclass(frozen=True)
 class Reading:
-    """What a window's edge read: the server's CPU by kind, its journal (None: the
-    server did not answer ``/metrics`` in time), the database's CPU (None: not on this
-    machine, or SQLite inside the server), and the machine's one-minute load average."""
+    """What a window's edge read: the server's CPU by kind and the bytes it has written
+    to storage (SQLite's pages and log), its journal (None: the server did not answer
+    ``/metrics`` in time), PostgreSQL's CPU (None: not on this machine, or SQLite) and
+    the write-ahead log it has written (None: SQLite), and the machine's one-minute load
+    average."""
 
     at: float  # time.perf_counter
     user_s: float
     system_s: float
+    written_bytes: int
     journal: Journal | None
     database_cpu_s: float | None
+    wal_bytes: int | None
     load_average: float
 
 
@@ -122,6 +129,14 @@ def process_times(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / ticks, int(fields[12]) / ticks
+
+
+def written_bytes(pid: int) -> int:
+    """What process ``pid`` has had written to storage so far (/proc/PID/io)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("write_bytes:"):
+            return int(line.split()[1])
+    raise LoadBenchError(f"no write_bytes for process {pid}")
 
 
 def metric_values(exposition: str) -> dict[str, float]:
@@ -134,9 +149,39 @@ def metric_values(exposition: str) -> dict[str, float]:
     }
 
 
-async def read(pid: int, metrics_port: int, database_pid: int | None) -> Reading:
+class Postgres:
+    """The PostgreSQL server of ``url`` as seen from outside: its CPU (the postmaster
+    and all its processes, if it runs on this machine) and the write-ahead log it has
+    written (``pg_stat_wal``, PostgreSQL 14 and later)."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_async_engine(url)
+        self.pid: int | None = None
+
+    async def start(self) -> None:
+        async with self.engine.connect() as connection:
+            backend = int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+        with contextlib.suppress(OSError):  # not on this machine, or not ours to read
+            for line in Path(f"/proc/{backend}/status").read_text().splitlines():
+                if line.startswith("PPid:"):
+                    self.pid = int(line.split()[1])
+
+    async def read(self) -> tuple[float | None, int]:
+        """Its CPU seconds so far (None: not known) and its WAL bytes."""
+        async with self.engine.connect() as connection:
+            wal = int(
+                (await connection.execute(text("SELECT wal_bytes FROM pg_stat_wal"))).scalar_one()
+            )
+        return (None if self.pid is None else cpu_seconds(self.pid)), wal
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+async def read(pid: int, metrics_port: int, postgres: Postgres | None) -> Reading:
     user_s, system_s = process_times(pid)
-    database_cpu_s = None if database_pid is None else cpu_seconds(database_pid)
+    written = written_bytes(pid)
+    database_cpu_s, wal_bytes = (None, None) if postgres is None else await postgres.read()
     at = time.perf_counter()
     try:
         values = metric_values(
@@ -151,37 +196,22 @@ async def read(pid: int, metrics_port: int, database_pid: int | None) -> Reading
             rows=int(values["gaps_actions_committed_total"]),
             frames_waiting=int(values["gaps_outbox_frames_waiting"]),
         )
-    return Reading(at, user_s, system_s, journal, database_cpu_s, os.getloadavg()[0])
+    return Reading(
+        at, user_s, system_s, written, journal, database_cpu_s, wal_bytes, os.getloadavg()[0]
+    )
 
 
 async def watch(
-    tally: Tally, pid: int, metrics_port: int, database_pid: int | None
+    tally: Tally, pid: int, metrics_port: int, postgres: Postgres | None
 ) -> tuple[Reading, Reading]:
     """Readings as ``tally``'s window opens and as it closes."""
     while math.isinf(tally.window_start):
         await asyncio.sleep(0.05)
     await asyncio.sleep(max(0.0, tally.window_start - time.perf_counter()))
-    first = await read(pid, metrics_port, database_pid)
+    first = await read(pid, metrics_port, postgres)
     while not tally.done():
         await asyncio.sleep(0.05)
-    return first, await read(pid, metrics_port, database_pid)
-
-
-async def postmaster_of(url: str) -> int | None:
-    """The process id of the PostgreSQL server at SQLAlchemy ``url``, if it runs on
-    this machine (its backend's parent); None if it cannot be told."""
-    engine = create_async_engine(url)
-    try:
-        async with engine.connect() as connection:
-            backend = int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
-        for line in Path(f"/proc/{backend}/status").read_text().splitlines():
-            if line.startswith("PPid:"):
-                return int(line.split()[1])
-    except OSError:
-        return None  # not on this machine, or not ours to read
-    finally:
-        await engine.dispose()
-    return None
+    return first, await read(pid, metrics_port, postgres)
 
 
 @dataclass(frozen=True)
@@ -244,6 +274,17 @@ class Row:
         return spent / self.phase.tally.acks * 1e6
 
     @property
+    def written_per_action(self) -> float | None:
+        """Bytes written to storage an action: the server's own (SQLite's pages and
+        log) and PostgreSQL's write-ahead log."""
+        if not self.phase.tally.acks:
+            return None
+        written = self.last.written_bytes - self.first.written_bytes
+        if self.first.wal_bytes is not None and self.last.wal_bytes is not None:
+            written += self.last.wal_bytes - self.first.wal_bytes
+        return written / self.phase.tally.acks
+
+    @property
     def errors(self) -> int:
         return sum(self.phase.tally.errors.values()) + self.storage_errors
 
@@ -263,7 +304,8 @@ class Row:
 HEADER = (
     "| players | offered actions/s | actions/s | server CPU per action | in the kernel "
     "| server core busy | load core busy | ack p50 / p99 | commits/s | rows a commit "
-    "| committing | database CPU per action | frames waiting | errors | load average |"
+    "| committing | written per action | database CPU per action | frames waiting | errors "
+    "| load average |"
 )
 
 
@@ -294,6 +336,7 @@ def table_row(row: Row) -> str:
         f"{row.phase.busy.load:.0%}",
         latency,
         *commit_cells,
+        "unknown" if row.written_per_action is None else size(row.written_per_action),
         _microseconds(row.database_cpu_per_action_us, absent="in the server (SQLite)"),
         "unknown" if journal is None else f"{journal.frames_waiting:,}",
         f"{row.errors:,}",
@@ -391,7 +434,7 @@ async def one_count(options: argparse.Namespace, players: int, *, pin: bool) -> 
     with tempfile.TemporaryDirectory(prefix="gaps-scalebench-") as temporary:
         directory = Path(temporary)
         url = database_url(options.database_url, data_dir=directory)
-        database_pid = None if is_sqlite(url) else await postmaster_of(url)
+        postgres = None if is_sqlite(url) else Postgres(url)
         metrics_port = free_port()
         async with started(
             gaps_server_command(
@@ -404,7 +447,9 @@ async def one_count(options: argparse.Namespace, players: int, *, pin: bool) -> 
             environment=server_environment(),
         ) as gaps:  # fmt: skip
             tally = Tally(max_actions=DEFAULT_MAX_ACTIONS)
-            watching = asyncio.create_task(watch(tally, gaps.pid, metrics_port, database_pid))
+            if postgres is not None:
+                await postgres.start()
+            watching = asyncio.create_task(watch(tally, gaps.pid, metrics_port, postgres))
             try:
                 phase = await server_phase(
                     gaps.url, gaps.pid, players=players, match_size=MATCH_SIZE,
@@ -417,6 +462,8 @@ async def one_count(options: argparse.Namespace, players: int, *, pin: bool) -> 
                 watching.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watching
+                if postgres is not None:
+                    await postgres.close()
         found = storage_errors(gaps.log_path.read_text(errors="replace"))
     return Row(players, options.pace_per_s, phase, first, last, sum(found.values()))
 

@@ -32,6 +32,7 @@ CELLS = [
     COUNT,  # commits/s
     r"[0-9,.]+",  # rows a commit
     SHARE,  # committing
+    r"[0-9,.]+ (?:B|KiB|MiB)",  # written per action
     r"in the server \(SQLite\)",  # database CPU per action
     COUNT,  # frames waiting
     "0",  # errors
@@ -100,9 +101,9 @@ def test_player_counts_are_a_comma_separated_list_within_bounds() -> None:
 
 def reading(at: float, *, cpu_s: float, commit_s: float, commits: int, rows: int) -> Reading:
     return Reading(
-        at=at, user_s=cpu_s * 0.75, system_s=cpu_s * 0.25,
+        at=at, user_s=cpu_s * 0.75, system_s=cpu_s * 0.25, written_bytes=rows * 4096,
         journal=Journal(commit_s=commit_s, commits=commits, rows=rows, frames_waiting=0),
-        database_cpu_s=None, load_average=1.5,
+        database_cpu_s=None, wal_bytes=None, load_average=1.5,
     )  # fmt: skip
 
 
@@ -182,7 +183,7 @@ def test_the_table_row_shares_commits_and_kernel_time() -> None:
     cells = scale.table_row(row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0))
     assert cells == (
         "| 1,000 | 1,000 | 1,000 | 250.0 µs | 25% | 25% | 10% | 5.0 / 80.0 ms | 250 | 4.0 | 30% "
-        "| in the server (SQLite) | 0 | 0 | 1.5 |"
+        "| 4.0 KiB | in the server (SQLite) | 0 | 0 | 1.5 |"
     )
 
 
@@ -192,7 +193,7 @@ def test_a_server_that_did_not_answer_its_metrics_has_no_commit_figures() -> Non
     assert silent.commits is None and silent.committing is None
     cells = scale.table_row(silent).strip("|").split(" | ")
     assert [cell.strip() for cell in cells[8:11]] == ["unknown"] * 3
-    assert cells[12].strip() == "unknown"  # frames waiting
+    assert cells[13].strip() == "unknown"  # frames waiting
     assert silent.saturated() == ["the server's core (95% busy)"]
 
 
@@ -213,9 +214,21 @@ def test_metrics_without_labels_are_read_by_sample_name() -> None:
     assert "gaps_commit_latency_seconds_bucket" not in values
 
 
-def test_a_process_cpu_is_read_as_user_and_system_seconds() -> None:
+def test_a_process_cpu_and_its_writes_to_storage_are_read_from_proc() -> None:
     user_s, system_s = scale.process_times(os.getpid())
     assert user_s > 0 and system_s >= 0
+    assert scale.written_bytes(os.getpid()) >= 0
+
+
+def test_postgresql_write_ahead_log_counts_with_the_servers_own_writes() -> None:
+    counted = row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0)
+    with_wal = dataclasses.replace(
+        counted,
+        first=dataclasses.replace(counted.first, wal_bytes=1_000_000),
+        last=dataclasses.replace(counted.last, wal_bytes=3_000_000),
+    )
+    assert counted.written_per_action == 4096
+    assert with_wal.written_per_action == 4096 + 200
 
 
 def test_a_series_with_no_count_measured_concludes_nothing() -> None:
