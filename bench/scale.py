@@ -14,7 +14,9 @@ core 1) with its ``/metrics`` served, and runs ``bench.load``'s server phase at
 - the server's CPU per action (/proc: user and system time over the acknowledged
   actions) and the share of it spent in the kernel: mostly the sockets' system calls
   (reads, writes, epoll);
-- how busy the server's core and the load's core were (share of one core);
+- how busy the server's core and the load's core were (share of one core), and how long
+  the server's threads waited, runnable, for their core (/proc/PID/task/TID/schedstat:
+  the time other work on the machine took from the server);
 - the acknowledgements' latency (p50, p99);
 - the journal's group commits (the server's ``/metrics``: ``gaps_commit_latency_seconds``
   and ``gaps_actions_committed``): commits a second, rows a commit, and the share of
@@ -117,6 +119,7 @@ class Reading:
     at: float  # time.perf_counter
     user_s: float
     system_s: float
+    waiting_s: float  # runnable, its threads waited for a core this long so far
     written_bytes: int
     journal: Journal | None
     database_cpu_s: float | None
@@ -129,6 +132,17 @@ def process_times(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / ticks, int(fields[12]) / ticks
+
+
+def waiting_seconds(pid: int) -> float:
+    """How long the threads of process ``pid`` alive now have waited, runnable, for a
+    core so far (/proc/PID/task/TID/schedstat, its second field): the time other work on
+    the machine took from them."""
+    waited_ns = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            waited_ns += int((task / "schedstat").read_text().split()[1])
+    return waited_ns / 1e9
 
 
 def written_bytes(pid: int) -> int:
@@ -180,6 +194,7 @@ class Postgres:
 
 async def read(pid: int, metrics_port: int, postgres: Postgres | None) -> Reading:
     user_s, system_s = process_times(pid)
+    waiting_s = waiting_seconds(pid)
     written = written_bytes(pid)
     database_cpu_s, wal_bytes = (None, None) if postgres is None else await postgres.read()
     at = time.perf_counter()
@@ -197,8 +212,9 @@ async def read(pid: int, metrics_port: int, postgres: Postgres | None) -> Readin
             frames_waiting=int(values["gaps_outbox_frames_waiting"]),
         )
     return Reading(
-        at, user_s, system_s, written, journal, database_cpu_s, wal_bytes, os.getloadavg()[0]
-    )
+        at, user_s, system_s, waiting_s, written, journal, database_cpu_s, wal_bytes,
+        os.getloadavg()[0],
+    )  # fmt: skip
 
 
 async def watch(
@@ -274,6 +290,13 @@ class Row:
         return spent / self.phase.tally.acks * 1e6
 
     @property
+    def waiting(self) -> float:
+        """The share of the window the server's threads waited, runnable, for a core
+        (summed over its threads: two waiting all along make 200%)."""
+        waited = self.last.waiting_s - self.first.waiting_s
+        return waited / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
     def written_per_action(self) -> float | None:
         """Bytes written to storage an action: the server's own (SQLite's pages and
         log) and PostgreSQL's write-ahead log."""
@@ -303,9 +326,9 @@ class Row:
 
 HEADER = (
     "| players | offered actions/s | actions/s | server CPU per action | in the kernel "
-    "| server core busy | load core busy | ack p50 / p99 | commits/s | rows a commit "
-    "| committing | written per action | database CPU per action | frames waiting | errors "
-    "| load average |"
+    "| server core busy | server waiting for it | load core busy | ack p50 / p99 | commits/s "
+    "| rows a commit | committing | written per action | database CPU per action "
+    "| frames waiting | errors | load average |"
 )
 
 
@@ -333,6 +356,7 @@ def table_row(row: Row) -> str:
         _microseconds(row.cpu_per_action_us),
         "unknown" if row.kernel_share is None else f"{row.kernel_share:.0%}",
         "unknown" if server is None else f"{server:.0%}",
+        f"{row.waiting:.0%}",
         f"{row.phase.busy.load:.0%}",
         latency,
         *commit_cells,
@@ -376,7 +400,8 @@ def conclusions(rows: Sequence[Row]) -> list[str]:
             f"at {row.players:,} players: served {row.phase.rate:,.0f} of "
             f"{row.offered:,.0f} actions/s{'' if row.kept_up else ' (fell behind)'}; "
             f"past {SATURATED:.0%}: {', '.join(limits) or 'nothing'}; server core {server} "
-            f"busy, machine load average {row.last.load_average:.1f}"
+            f"busy, its threads waiting for a core {row.waiting:.0%} of the window, machine "
+            f"load average {row.last.load_average:.1f}"
         )
     for row in rows:
         if row.errors:

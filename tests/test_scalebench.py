@@ -27,6 +27,7 @@ CELLS = [
     MICROSECONDS,  # server CPU per action
     SHARE,  # in the kernel
     SHARE,  # server core busy
+    SHARE,  # server waiting for it
     SHARE,  # load core busy
     r"[0-9,.]+ / [0-9,.]+ ms",  # ack p50 / p99
     COUNT,  # commits/s
@@ -75,7 +76,8 @@ def test_the_command_runs_each_count_on_a_fresh_server_and_prints_every_figure()
     for verdict in verdicts:
         assert re.fullmatch(
             r"at [48] players: served [0-9,]+ of [0-9,]+ actions/s(?: \(fell behind\))?; past "
-            r"90%: .+; server core [0-9]+% busy, machine load average [0-9.]+"
+            r"90%: .+; server core [0-9]+% busy, its threads waiting for a core [0-9]+% of the "
+            r"window, machine load average [0-9.]+"
             r"|every count kept up, with nothing past 90%",
             verdict,
         ), verdict
@@ -101,7 +103,8 @@ def test_player_counts_are_a_comma_separated_list_within_bounds() -> None:
 
 def reading(at: float, *, cpu_s: float, commit_s: float, commits: int, rows: int) -> Reading:
     return Reading(
-        at=at, user_s=cpu_s * 0.75, system_s=cpu_s * 0.25, written_bytes=rows * 4096,
+        at=at, user_s=cpu_s * 0.75, system_s=cpu_s * 0.25, waiting_s=cpu_s / 5,
+        written_bytes=rows * 4096,
         journal=Journal(commit_s=commit_s, commits=commits, rows=rows, frames_waiting=0),
         database_cpu_s=None, wal_bytes=None, load_average=1.5,
     )  # fmt: skip
@@ -130,12 +133,14 @@ def test_a_series_says_where_cpu_per_action_grows_what_saturated_and_players_per
     )
     assert lines[1] == (
         "at 3,000 players: served 2,900 of 3,000 actions/s; past 90%: the journal's commits "
-        "(95% of the time committing); server core 87% busy, machine load average 1.5"
+        "(95% of the time committing); server core 87% busy, its threads waiting for a core "
+        "17% of the window, machine load average 1.5"
     )
     assert lines[2] == (
         "at 6,000 players: served 3,300 of 6,000 actions/s (fell behind); past 90%: the "
         "server's core (99% busy), the load's core (95% busy: its figures are the load's); "
-        "server core 99% busy, machine load average 1.5"
+        "server core 99% busy, its threads waiting for a core 20% of the window, machine load "
+        "average 1.5"
     )
     # A core at 300 µs an action serves 3,333 players: 3,000 fits, 6,000 does not.
     assert lines[3] == (
@@ -151,7 +156,8 @@ def test_a_count_starved_of_its_core_falls_behind_with_nothing_saturated() -> No
     lines = conclusions([kept, starved])
     assert lines[1] == (
         "at 3,000 players: served 1,500 of 3,000 actions/s (fell behind); past 90%: nothing; "
-        "server core 45% busy, machine load average 1.5"
+        "server core 45% busy, its threads waiting for a core 9% of the window, machine load "
+        "average 1.5"
     )
     # Its CPU per action (300 µs) still says what a whole core would serve.
     assert lines[2].startswith(
@@ -182,8 +188,8 @@ def test_no_players_per_core_without_a_count_that_fits_one_core() -> None:
 def test_the_table_row_shares_commits_and_kernel_time() -> None:
     cells = scale.table_row(row(1000, 10_000, server_cpu_s=2.5, load_cpu_s=1.0, commit_s=3.0))
     assert cells == (
-        "| 1,000 | 1,000 | 1,000 | 250.0 µs | 25% | 25% | 10% | 5.0 / 80.0 ms | 250 | 4.0 | 30% "
-        "| 4.0 KiB | in the server (SQLite) | 0 | 0 | 1.5 |"
+        "| 1,000 | 1,000 | 1,000 | 250.0 µs | 25% | 25% | 5% | 10% | 5.0 / 80.0 ms | 250 | 4.0 "
+        "| 30% | 4.0 KiB | in the server (SQLite) | 0 | 0 | 1.5 |"
     )
 
 
@@ -192,8 +198,8 @@ def test_a_server_that_did_not_answer_its_metrics_has_no_commit_figures() -> Non
     silent = dataclasses.replace(counted, last=dataclasses.replace(counted.last, journal=None))
     assert silent.commits is None and silent.committing is None
     cells = scale.table_row(silent).strip("|").split(" | ")
-    assert [cell.strip() for cell in cells[8:11]] == ["unknown"] * 3
-    assert cells[13].strip() == "unknown"  # frames waiting
+    assert [cell.strip() for cell in cells[9:12]] == ["unknown"] * 3
+    assert cells[14].strip() == "unknown"  # frames waiting
     assert silent.saturated() == ["the server's core (95% busy)"]
 
 
@@ -218,6 +224,7 @@ def test_a_process_cpu_and_its_writes_to_storage_are_read_from_proc() -> None:
     user_s, system_s = scale.process_times(os.getpid())
     assert user_s > 0 and system_s >= 0
     assert scale.written_bytes(os.getpid()) >= 0
+    assert scale.waiting_seconds(os.getpid()) >= 0
 
 
 def test_postgresql_write_ahead_log_counts_with_the_servers_own_writes() -> None:
