@@ -20,9 +20,10 @@ core 1) with its ``/metrics`` served, and runs ``bench.load``'s server phase at
 - the acknowledgements' latency (p50, p99);
 - the journal's group commits (the server's ``/metrics``: ``gaps_commit_latency_seconds``
   and ``gaps_actions_committed``): commits a second, rows a commit, and the share of
-  the window spent committing (on SQLite, waiting for the one writer included), which
-  nears 100% when the commits are what limits it; ``unknown`` when the server did not
-  answer ``/metrics`` within ``SCRAPE_TIMEOUT_S``;
+  the window spent committing, which nears 100% when the commits are what limits it (on
+  SQLite a commit runs in the server's process: its waits for the one writer, and for
+  the process's core, count too); ``unknown`` when the server did not answer
+  ``/metrics`` within ``SCRAPE_TIMEOUT_S``;
 - the bytes written to storage an action: the server's own (/proc/PID/io: SQLite's
   write-ahead log and pages) and, on PostgreSQL, its write-ahead log (``pg_stat_wal``);
 - the frames waiting for clients that do not read fast enough, as the window closes;
@@ -32,8 +33,9 @@ core 1) with its ``/metrics`` served, and runs ``bench.load``'s server phase at
 - the machine's one-minute load average as the window closes (other work on the
   machine takes the server's core from it).
 
-Then, from the series: where the CPU per action is least and how it grows, what
-saturated first at each count that fell behind, and the players one core serves.
+Then, from the series: where the CPU per action is least and how it grows, what was
+past 90% at each count that fell behind, the errors by kind, the counts that could not
+be set up, and the players one core serves.
 A single process uses no Redis (it carries a cluster's events between processes).
 """
 
