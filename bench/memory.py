@@ -67,7 +67,7 @@ STEP_TIMEOUT_S = 300.0
 #: A pace of one action in this many seconds: players of a dealt match stay idle.
 IDLE_INTERVAL_S = 1e9
 #: Matches set up at once. All at once, 500 matches' setups on PostgreSQL with durable
-#: commits, on a busy machine, waited past the server's pool timeout and were refused
+#: commits, on a busy machine, met the database's timeouts and were refused
 #: ``storage_unavailable`` (50 at once too): a rush this benchmark does not measure.
 DEALING_AT_ONCE = 10
 #: The rows that ``stored`` counts, and the table (with its indexes) it measures.
