@@ -31,7 +31,6 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +44,7 @@ from bench.load import (
     LoadBenchError,
     Subprocess,
     _number,
+    counted_failures,
     described,
     errors_line,
     gaps_server_command,
@@ -167,13 +167,6 @@ async def settled(pid: int) -> Memory:
     return memory_of(pid)
 
 
-async def within(work: Awaitable[None], what: str) -> None:
-    try:
-        await asyncio.wait_for(work, STEP_TIMEOUT_S)
-    except TimeoutError:
-        raise MemoryBenchError(f"{what} took more than {STEP_TIMEOUT_S:g} s") from None
-
-
 async def connect(url: str, count: int, tally: Tally) -> list[Player]:
     """``count`` registered players, idle."""
     everyone: dict[int, Player] = {}
@@ -231,8 +224,12 @@ async def deal(groups: list[list[Player]], ruleset: str) -> list[asyncio.Task[No
 
 async def play(players: list[Player], tally: Tally) -> None:
     """The players play flat out until ``tally`` has its ``max_actions``, or until every
-    game is over; then stop."""
-    playing = [asyncio.create_task(player.play(0)) for player in players]
+    game is over; then stop. A lost connection or a reply that never came is counted in
+    ``tally`` as an error."""
+    playing = [
+        asyncio.create_task(counted_failures(player.play(0), tally, lambda: None))
+        for player in players
+    ]
     began = time.perf_counter()
     while not tally.done() and not all(task.done() for task in playing):
         if time.perf_counter() - began > STEP_TIMEOUT_S:
@@ -310,7 +307,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
             print(f"per live match: {(live - connected).text(options.matches)}")
 
             before = await stored_actions(url)
-            await within(play([player for group in groups for player in group], tally), "playing")
+            await play([player for group in groups for player in group], tally)
             played = await settled(gaps.pid)
             after = await stored_actions(url)
             rows = after.rows - before.rows
