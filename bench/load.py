@@ -282,11 +282,13 @@ def supports_workers() -> bool:
 
 
 def rss_bytes(pid: int) -> int:
-    """The resident set size of process ``pid`` (Linux: /proc/PID/status, VmRSS)."""
+    """The resident set size of process ``pid`` (Linux: /proc/PID/status, VmRSS); 0 for
+    one that has exited and waits for its parent (a zombie has no memory, and no VmRSS:
+    a server's child caught so failed whole runs)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
-    raise LoadBenchError(f"no VmRSS for process {pid}")
+    return 0
 
 
 def described(database_url: str | None) -> str:

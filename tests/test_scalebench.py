@@ -9,11 +9,12 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bench import scale
-from bench.load import Busy, Phase
+from bench.load import Busy, Phase, rss_bytes
 from bench.players import Tally
 from bench.scale import Journal, Reading, Row, conclusions, metric_values, player_counts
 
@@ -242,3 +243,14 @@ def test_a_series_with_no_count_measured_concludes_nothing() -> None:
     assert conclusions([]) == [
         "players per core: unknown (no count's CPU per action fits one core)"
     ]
+
+
+def test_a_child_of_the_server_that_has_exited_holds_no_memory_and_fails_no_count() -> None:
+    # A zombie has no VmRSS: reading one ended a whole count ("no VmRSS for process").
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        assert "State:\tZ" in Path(f"/proc/{child.pid}/status").read_text()
+        assert rss_bytes(child.pid) == 0
+    finally:
+        child.wait()
