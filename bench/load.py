@@ -61,7 +61,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -282,11 +282,13 @@ def supports_workers() -> bool:
 
 
 def rss_bytes(pid: int) -> int:
-    """The resident set size of process ``pid`` (Linux: /proc/PID/status, VmRSS)."""
+    """The resident set size of process ``pid`` (Linux: /proc/PID/status, VmRSS); 0 for
+    one that has exited and waits for its parent (a zombie has no memory, and no VmRSS:
+    a server's child caught so failed whole runs)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
-    raise LoadBenchError(f"no VmRSS for process {pid}")
+    return 0
 
 
 def described(database_url: str | None) -> str:
@@ -350,7 +352,7 @@ def _pinned(command: list[str], cores: str | None) -> list[str]:
     return command if cores is None else ["taskset", "-c", cores, *command]
 
 
-def _environment() -> dict[str, str]:
+def server_environment() -> dict[str, str]:
     """This environment without the settings gaps-server reads from it: the figures are
     of the defaults and the flags given."""
     return {
@@ -691,8 +693,9 @@ async def server_phase(
     warmup_s: float,
     pace_per_s: float,
     max_actions: int,
+    tally: Tally | None = None,  # bench.scale watches its window; its max_actions holds
 ) -> Phase:
-    tally = Tally(max_actions=max_actions)
+    tally = Tally(max_actions=max_actions) if tally is None else tally
     before = None if pid is None else tree_rss_bytes(pid)
     everyone: dict[int, Player] = {}
     prefix = f"lb{secrets.token_hex(3)}"
@@ -812,7 +815,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                     _pinned([sys.executable, "-c", echo_command(options.match_size)], echo_cores),
                     log_path=directory / "echo.log",
                     what="the fan-out echo server",
-                    environment=_environment(),
+                    environment=server_environment(),
                 )
             )
             gaps: Subprocess | None = None
@@ -833,7 +836,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
                         ),
                         log_path=directory / "server.log",
                         what="gaps-server",
-                        environment=_environment(),
+                        environment=server_environment(),
                     )
                 )  # fmt: skip
                 workers = f", {options.workers} workers" if options.workers > 1 else ""
@@ -1002,6 +1005,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser  # fmt: skip
 
 
+@contextlib.contextmanager
+def collecting_between_phases() -> Iterator[None]:
+    """The load's own collections would pause every player at once, and be counted as
+    the server's latency: inside the block it collects between phases only
+    (``measure``); after it, the collector is as it was (the caller may be another
+    program)."""
+    collecting = gc.isenabled()
+    freeze_start_up()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     options = parser.parse_args(argv)
@@ -1020,17 +1040,8 @@ def main(argv: list[str] | None = None) -> None:
         if pin:
             # The servers are started with taskset; everything else stays on this core.
             os.sched_setaffinity(0, {LOAD_CORE})
-        # The load's own collections would pause every player at once, and be counted
-        # as the server's latency: it collects between phases only (``measure``).
-        collecting = gc.isenabled()
-        freeze_start_up()
-        gc.disable()
-        try:
+        with collecting_between_phases():
             asyncio.run(run(options, pin=pin))
-        finally:  # main() may run inside another program: its collector is as it was
-            gc.unfreeze()
-            if collecting:
-                gc.enable()
     except LoadBenchError as error:
         parser.exit(1, f"bench.load: {error}\n")
 
