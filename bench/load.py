@@ -917,7 +917,7 @@ def _warmup(warmup_s: float) -> str:
     return f" after a {warmup_s:g} s warm-up" if warmup_s else ""
 
 
-def _number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
+def bounded_number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str], N]:
     def parse(text: str) -> N:
         try:
             value = kind(text)
@@ -937,38 +937,38 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add(
         "--players",
-        type=_number(int, 1, MAX_PLAYERS),
+        type=bounded_number(int, 1, MAX_PLAYERS),
         default=50,
         help="bot players, each on its own connection (default %(default)s)",
     )
     add(
         "--match-size",
-        type=_number(int, 1, MAX_MATCH_SIZE),
+        type=bounded_number(int, 1, MAX_MATCH_SIZE),
         default=4,
         help="players a match (default %(default)s); those left over race together",
     )
     add(
         "--pace-per-s",
-        type=_number(float, 0.0, MAX_PACE_PER_S),
+        type=bounded_number(float, 0.0, MAX_PACE_PER_S),
         default=0.0,
         help="actions a second per player; 0 (the default): each as soon as the last is "
         "acknowledged",
     )
     add(
         "--seconds",
-        type=_number(float, 0.1, MAX_SECONDS),
+        type=bounded_number(float, 0.1, MAX_SECONDS),
         default=10.0,
         help="how long each server is measured (default %(default)g)",
     )
     add(
         "--warmup-s",
-        type=_number(float, 0.0, MAX_SECONDS),
+        type=bounded_number(float, 0.0, MAX_SECONDS),
         default=DEFAULT_WARMUP_S,
         help="how long each server is loaded before its window opens (default %(default)g)",
     )
     add(
         "--max-actions",
-        type=_number(int, 1, 10**9),
+        type=bounded_number(int, 1, 10**9),
         default=DEFAULT_MAX_ACTIONS,
         help="a server's window also closes after this many acknowledgements",
     )
@@ -985,7 +985,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         "--workers",
-        type=_number(int, 1, MAX_WORKERS),
+        type=bounded_number(int, 1, MAX_WORKERS),
         default=1,
         help="server processes of the started server (needs a gaps-server with --workers)",
     )

@@ -43,7 +43,7 @@ from bench.load import (
     MAX_PLAYERS,
     LoadBenchError,
     Subprocess,
-    _number,
+    bounded_number,
     counted_failures,
     described,
     errors_line,
@@ -341,25 +341,25 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add(
         "--connections",
-        type=_number(int, 1, MAX_PLAYERS),
+        type=bounded_number(int, 1, MAX_PLAYERS),
         default=2000,
         help="idle registered players, each on its own connection (default %(default)s)",
     )
     add(
         "--matches",
-        type=_number(int, 1, MAX_PLAYERS),
+        type=bounded_number(int, 1, MAX_PLAYERS),
         default=500,
         help="live matches made of those players (default %(default)s)",
     )
     add(
         "--match-size",
-        type=_number(int, 1, MAX_MATCH_SIZE),
+        type=bounded_number(int, 1, MAX_MATCH_SIZE),
         default=4,
         help="players a match (default %(default)s)",
     )
     add(
         "--actions",
-        type=_number(int, 1, 10**8),
+        type=bounded_number(int, 1, 10**8),
         default=50_000,
         help="actions the matches' players play, then stored (default %(default)s)",
     )

@@ -64,7 +64,7 @@ from bench.load import (
     MAX_SECONDS,
     LoadBenchError,
     Phase,
-    _number,
+    bounded_number,
     collecting_between_phases,
     cpu_seconds,
     described,
@@ -530,7 +530,7 @@ async def run(options: argparse.Namespace, *, pin: bool) -> None:
 
 def player_counts(text_given: str) -> list[int]:
     """``100,1000,3000``: player counts, each within bench.load's bounds."""
-    one = _number(int, 1, MAX_PLAYERS)
+    one = bounded_number(int, 1, MAX_PLAYERS)
     counts = [one(part.strip()) for part in text_given.split(",") if part.strip()]
     if not counts:
         raise argparse.ArgumentTypeError(f"{text_given!r} names no player count")
@@ -552,19 +552,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         "--pace-per-s",
-        type=_number(float, 0.001, MAX_PACE_PER_S),
+        type=bounded_number(float, 0.001, MAX_PACE_PER_S),
         default=1.0,
         help="actions a second per player (default %(default)g)",
     )
     add(
         "--seconds",
-        type=_number(float, 0.1, MAX_SECONDS),
+        type=bounded_number(float, 0.1, MAX_SECONDS),
         default=10.0,
         help="each count's window (default %(default)g)",
     )
     add(
         "--warmup-s",
-        type=_number(float, 0.0, MAX_SECONDS),
+        type=bounded_number(float, 0.0, MAX_SECONDS),
         default=DEFAULT_WARMUP_S,
         help="each count's load before its window opens (default %(default)g)",
     )
