@@ -39,7 +39,10 @@ async def test_the_host_steers_a_tournament_from_the_command_line(
     options = server.tournaments.live[code].state.options
     assert (options.countdown_s, options.break_s, options.late_entry_until_round) == (5, 120, 2)
 
-    assert await gaps("tournament", "announce", code, "Coffee  first") == 0
+    # Text is taken as typed or refused, never folded (docs/protocol.md, Transport).
+    assert await gaps("tournament", "announce", code, "Coffee  first") == 2
+    assert "holds two spaces in a row" in capsys.readouterr().err
+    assert await gaps("tournament", "announce", code, "Coffee first") == 0
     assert f"Announced to tournament {code}: Coffee first" in capsys.readouterr().out
     assert await gaps("tournament", "announce", code, "   ") == 2
     assert await gaps("tournament", "standings", code) == 0

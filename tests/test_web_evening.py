@@ -34,7 +34,11 @@ async def test_the_host_announces_reinstates_pauses_and_cancels_from_the_page(
     for client in (eve, bob):
         await client.ok("tournament_join", code=code)
 
+    # Text is taken as typed or refused saying why, never folded (docs/protocol.md).
     await page.fill("#announce-text", "Coffee  first")
+    await page.click("#announce-form >> text=Announce")
+    await page.wait_for_selector("text=The announcement holds two spaces in a row.")
+    await page.fill("#announce-text", "Coffee first")
     await page.click("#announce-form >> text=Announce")
     await page.wait_for_selector("#announcements >> text=Coffee first")
     said = await eve.event("tournament_announcement")
