@@ -930,6 +930,39 @@ def bounded_number(kind: Callable[[str], N], low: N, high: N) -> Callable[[str],
     return parse
 
 
+def add_server_options(parser: argparse.ArgumentParser, *, database_help: str) -> None:
+    """The options of every benchmark that starts gaps-servers of its own and loads them
+    from this process: the matches' ruleset, the servers' database (``database_help``
+    says what the benchmark does with it), extra server arguments, and no pinning."""
+    add = parser.add_argument
+    add(
+        "--ruleset",
+        choices=sorted(RULESETS),
+        default="classic",
+        help="of every match (default %(default)s)",
+    )
+    add("--database-url", help=database_help)
+    add(
+        "--server-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more argument for each gaps-server started (repeat it; use --server-arg=--x)",
+    )
+    add("--no-pin", action="store_true", help="leave the servers and the load on any core")
+
+
+def pinned_for_load(options: argparse.Namespace, *, connections: int) -> bool:
+    """Make room for ``connections`` open sockets and, unless ``--no-pin`` (or pinning is
+    not possible here), keep this process on the load's core: the servers are started
+    with taskset on theirs, and everything else stays here. Whether it is pinned."""
+    raise_open_files(connections + 256)
+    pin = not options.no_pin and can_pin()
+    if pin:
+        os.sched_setaffinity(0, {LOAD_CORE})
+    return pin
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.load", description=__doc__.split("\n\n")[0]
@@ -973,17 +1006,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a server's window also closes after this many acknowledgements",
     )
     add(
-        "--ruleset",
-        choices=sorted(RULESETS),
-        default="classic",
-        help="of every match (default %(default)s)",
-    )
-    add(
-        "--database-url",
-        help="the started server's database (a PostgreSQL URL); "
-        "default: the embedded SQLite in a temporary directory",
-    )
-    add(
         "--workers",
         type=bounded_number(int, 1, MAX_WORKERS),
         default=1,
@@ -994,14 +1016,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a running gaps-server on this machine (ws://127.0.0.1:PORT) "
         "instead of one of its own; raise its rate limits first",
     )
-    add(
-        "--server-arg",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="one more argument for the gaps-server started (repeat it; use --server-arg=--x)",
+    add_server_options(
+        parser,
+        database_help="the started server's database (a PostgreSQL URL); "
+        "default: the embedded SQLite in a temporary directory",
     )
-    add("--no-pin", action="store_true", help="leave the servers and the load on any core")
     return parser  # fmt: skip
 
 
@@ -1035,11 +1054,7 @@ def main(argv: list[str] | None = None) -> None:
     except BadArguments as error:
         parser.error(str(error))
     try:
-        raise_open_files(options.players + 256)
-        pin = not options.no_pin and can_pin()
-        if pin:
-            # The servers are started with taskset; everything else stays on this core.
-            os.sched_setaffinity(0, {LOAD_CORE})
+        pin = pinned_for_load(options, connections=options.players)
         with collecting_between_phases():
             asyncio.run(run(options, pin=pin))
     except LoadBenchError as error:

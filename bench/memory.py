@@ -37,26 +37,26 @@ from pathlib import Path
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.flood import LOAD_CORE, SERVER_CORE, can_pin
+from bench.flood import LOAD_CORE, SERVER_CORE
 from bench.load import (
     MAX_MATCH_SIZE,
     MAX_PLAYERS,
     LoadBenchError,
     Subprocess,
+    add_server_options,
     bounded_number,
     counted_failures,
     described,
     errors_line,
     gaps_server_command,
     opened,
-    raise_open_files,
+    pinned_for_load,
     server_environment,
     server_log_line,
     started,
     storage_errors,
 )
 from bench.players import Player, SetupRefused, Tally, open_client, race
-from gaps import RULESETS
 from server.storage.database import database_url, is_sqlite
 
 #: Long enough for the server to answer what it was sent and its collector to run
@@ -363,25 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=50_000,
         help="actions the matches' players play, then stored (default %(default)s)",
     )
-    add(
-        "--ruleset",
-        choices=sorted(RULESETS),
-        default="classic",
-        help="of every match (default %(default)s)",
-    )
-    add(
-        "--database-url",
-        help="the server's database (a PostgreSQL URL); "
+    add_server_options(
+        parser,
+        database_help="the server's database (a PostgreSQL URL); "
         "default: the embedded SQLite in a temporary directory",
     )
-    add(
-        "--server-arg",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="one more argument for the gaps-server started (repeat it; use --server-arg=--x)",
-    )
-    add("--no-pin", action="store_true", help="leave the server and the clients on any core")
     return parser
 
 
@@ -393,10 +379,7 @@ def main(argv: list[str] | None = None) -> None:
     except MemoryBenchError as error:
         parser.error(str(error))
     try:
-        raise_open_files(options.connections + 256)
-        pin = not options.no_pin and can_pin()
-        if pin:
-            os.sched_setaffinity(0, {LOAD_CORE})
+        pin = pinned_for_load(options, connections=options.connections)
         asyncio.run(run(options, pin=pin))
     except LoadBenchError as error:
         parser.exit(1, f"bench.memory: {error}\n")

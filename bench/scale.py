@@ -56,7 +56,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.flood import LOAD_CORE, SERVER_CORE, can_pin, percentile
+from bench.flood import LOAD_CORE, SERVER_CORE, percentile
 from bench.load import (
     DEFAULT_WARMUP_S,
     MAX_PACE_PER_S,
@@ -64,6 +64,7 @@ from bench.load import (
     MAX_SECONDS,
     LoadBenchError,
     Phase,
+    add_server_options,
     bounded_number,
     collecting_between_phases,
     cpu_seconds,
@@ -71,7 +72,7 @@ from bench.load import (
     errors_line,
     free_port,
     gaps_server_command,
-    raise_open_files,
+    pinned_for_load,
     scrape,
     server_environment,
     server_phase,
@@ -80,7 +81,6 @@ from bench.load import (
 )
 from bench.memory import size
 from bench.players import DEFAULT_MAX_ACTIONS, Tally
-from gaps import RULESETS
 from server.storage.database import database_url, is_sqlite
 
 DEFAULT_PLAYERS = (100, 1000, 3000, 6000, 10000)
@@ -568,25 +568,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_WARMUP_S,
         help="each count's load before its window opens (default %(default)g)",
     )
-    add(
-        "--ruleset",
-        choices=sorted(RULESETS),
-        default="classic",
-        help="of every match (default %(default)s)",
-    )
-    add(
-        "--database-url",
-        help="the servers' database (a PostgreSQL URL), the same for every count; "
+    add_server_options(
+        parser,
+        database_help="the servers' database (a PostgreSQL URL), the same for every count; "
         "default: the embedded SQLite in a temporary directory, fresh for each count",
     )
-    add(
-        "--server-arg",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="one more argument for each gaps-server started (repeat it; use --server-arg=--x)",
-    )
-    add("--no-pin", action="store_true", help="leave the servers and the load on any core")
     return parser
 
 
@@ -594,10 +580,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     options = parser.parse_args(argv)
     try:
-        raise_open_files(max(options.players) + 256)
-        pin = not options.no_pin and can_pin()
-        if pin:
-            os.sched_setaffinity(0, {LOAD_CORE})
+        pin = pinned_for_load(options, connections=max(options.players))
         with collecting_between_phases():
             asyncio.run(run(options, pin=pin))
     except LoadBenchError as error:
