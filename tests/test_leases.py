@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Stop
@@ -399,3 +399,54 @@ async def test_a_match_its_process_is_still_creating_is_left_to_it_however_late(
     mine = leases_of(store, "mine")
     assert await mine.take_over(kinds=["race"], now=T0, creating={match.code}) == {}
     assert await mine.take_over(kinds=["race"], now=T0) == {match.id: 1}
+
+
+async def lock_waits(store: Store) -> int:
+    """How many statements of this database wait for a lock now."""
+    async with store.database.read() as connection:
+        return int((await connection.execute(text(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ))).scalar_one())
+
+
+@on_postgres
+@pytest.mark.parametrize("locker", ["renewal", "release", "journal commit"])
+async def test_a_transaction_locking_several_leases_takes_them_in_match_id_order(
+    store: Store, clock: FakeClock, journals: list[Journal], locker: str
+) -> None:
+    """As a take-over does: so that a renewal (or a release, or a commit of actions) and a
+    take-over never each hold a lease row the other waits for, a deadlock PostgreSQL
+    would break by failing one of them."""
+    matches = await unleased_matches(store, clock, 3)
+    ana = await new_player(store, "ana")
+    first, _, last = sorted(match.id for match in matches)
+    owner = leases_of(store, "owner")
+    held = await owner.take_over(kinds=["race"], now=T0)
+    # The lowest lease's latest row version now lies after the others' on its page:
+    # a plan that scans the table meets the last match's row before it.
+    assert await owner.renew({first: held[first]}, T0) == {first}
+    async with store.database.engine.connect() as taker:
+        await taker.begin()  # another process taking over, in match id order
+        await taker.execute(text(
+            "SELECT 1 FROM match_leases WHERE match_id = :id FOR UPDATE"), {"id": first})
+        if locker == "journal commit":
+            journal = started_journal(store, journals)
+            for match_id in (last, first):
+                journal.fence(match_id, held[match_id])
+            # Queued together: one batch, one transaction, fencing both matches.
+            locking = asyncio.ensure_future(asyncio.gather(
+                *(journal.append(row(match_id, ana.id, 1)) for match_id in (last, first))))
+        elif locker == "renewal":
+            locking = asyncio.ensure_future(owner.renew(held, T0))
+        else:
+            locking = asyncio.ensure_future(owner.release(held))
+        while await lock_waits(store) == 0:  # it waits for the first match's row...
+            assert not locking.done(), locking
+            await asyncio.sleep(0.01)
+        # ...holding no other: the taker goes on to the last match's row at once.
+        await taker.execute(text(
+            "UPDATE match_leases SET expires_at = expires_at WHERE match_id = :id"),
+            {"id": last})
+        await taker.commit()
+    await locking

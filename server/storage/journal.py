@@ -307,11 +307,14 @@ _COLUMNS: Final = (
 # The fence and the insert in one statement (PostgreSQL): the lease rows of the fenced
 # matches are read FOR SHARE (a take-over waits for the statement, one committed before
 # it is seen), and a row is inserted when it is not fenced or its epoch is the lease's.
+# The lease rows are locked in match id order, as every transaction locking several of
+# them does (server.storage.leases): no two of them wait on each other.
 _FENCED_INSERT: Final = text(
     """
     WITH fence AS MATERIALIZED (
         SELECT match_id, epoch FROM match_leases
         WHERE match_id = ANY(CAST(:fenced AS bigint[]))
+        ORDER BY match_id
         FOR SHARE
     )
     INSERT INTO actions

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from sqlalchemy import and_, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.database import Database
 from server.storage.models import Match, MatchLease
@@ -165,12 +166,10 @@ class MatchLeases:
         if not held:
             return set()
         async with self._database.write() as connection:
+            await _lock_in_order(connection, self._held(held))
             result = await connection.execute(
                 update(MatchLease)
-                .where(
-                    tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
-                    MatchLease.owner == self.owner,
-                )
+                .where(*self._held(held))
                 .values(expires_at=now + self._lease)
                 .returning(MatchLease.match_id)
             )
@@ -184,14 +183,17 @@ class MatchLeases:
         if not held:
             return
         async with self._database.write() as connection:
+            await _lock_in_order(connection, self._held(held))
             await connection.execute(
-                update(MatchLease)
-                .where(
-                    tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
-                    MatchLease.owner == self.owner,
-                )
-                .values(expires_at=RELEASED)
+                update(MatchLease).where(*self._held(held)).values(expires_at=RELEASED)
             )
+
+    def _held(self, held: Mapping[int, int]) -> tuple[ColumnElement[bool], ...]:
+        """Where a lease is among ``held`` (epoch by match id), still this process's."""
+        return (
+            tuple_(MatchLease.match_id, MatchLease.epoch).in_(list(held.items())),
+            MatchLease.owner == self.owner,
+        )
 
     async def holder(self, code: str, now: datetime) -> Holder | None:
         """Who runs match ``code`` (or keeps it, finished, for a while), if it has a
@@ -241,3 +243,17 @@ class Holder:
     live: bool
     #: The match's stored status (a finished match is kept by its owner a while).
     status: str = "running"
+
+
+async def _lock_in_order(connection: AsyncConnection, where: Sequence[ColumnElement[bool]]) -> None:
+    """Lock the lease rows ``where`` holds, in match id order, before updating them.
+
+    An ``UPDATE`` of several rows locks them in the order its plan meets them (on a small
+    table, where their latest versions happen to lie), and a take-over or a journal
+    commit locks the same rows in match id order: two such transactions could each hold
+    a row the other waits for, and PostgreSQL would abort one ("deadlock detected"), a
+    renewal lost for a lease's time. Every transaction that locks several lease rows
+    takes them in match id order, so none waits on another that waits on it."""
+    await connection.execute(
+        select(MatchLease.match_id).where(*where).order_by(MatchLease.match_id).with_for_update()
+    )
