@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Literal
 
 import msgspec
@@ -21,6 +21,7 @@ from gaps_protocol.messages.common import (
     Ruleset,
     ShareCode,
     Signature,
+    Time,
 )
 from gaps_protocol.messages.events import MatchEvent, TournamentEvent
 from gaps_protocol.messages.views import (
@@ -59,12 +60,12 @@ class Registered(Reply, tag="registered", kw_only=True, frozen=True):
 class Welcome(Reply, tag="welcome", kw_only=True, frozen=True):
     player: Player
     protocol: Literal[1]
-    server_time: datetime
+    server_time: Time
     suspended: Suspension | None
 
 
 class Pong(Reply, tag="pong", kw_only=True, frozen=True):
-    server_time: datetime
+    server_time: Time
 
 
 class Ok(Reply, tag="ok", kw_only=True, frozen=True):
@@ -202,7 +203,7 @@ class DealSheet(Reply, tag="deal_sheet", kw_only=True, frozen=True):
     #: The round's match of the players online; null: everyone plays it at a table.
     match: Code | None
     #: When its play began.
-    started_at: datetime | None
+    started_at: Time | None
 
 
 class TournamentEvents(Reply, tag="tournament_events", kw_only=True, frozen=True):
@@ -219,8 +220,8 @@ class DailyBoard(Reply, tag="daily_board", kw_only=True, frozen=True):
     format: Literal["gaps-daily/1"]
     ruleset: Ruleset
     day: date
-    as_of: datetime
-    registered_before: datetime
+    as_of: Time
+    registered_before: Time
     par: Par | None
     entries: list[DailyEntry]
     signature: Signature
