@@ -13,18 +13,20 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import parse_qs
 
+import msgspec
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gaps_protocol import schema
 from gaps_protocol.messages import requests
+from gaps_protocol.messages.common import Message
 from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
@@ -188,12 +190,12 @@ class Http:
             case ["tournaments"]:
                 listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
                 assert isinstance(listing, requests.ListTournaments)
-                return await reads.tournaments(listing.status)
+                return _body(await reads.tournaments(listing.status))
             case ["tournaments", name] if name.endswith(".ics"):
                 code = name.removesuffix(".ics")
                 return FileBody(await reads.tournament_calendar(code), "ics", f"{code.upper()}.ics")
             case ["tournaments", code]:
-                return await reads.tournament_standings(code)
+                return _body(await reads.tournament_standings(code))
             case ["tournaments", code, name] if (found := _EXPORT_FILE.fullmatch(name)):
                 return await self._export(code, found.group(1), None, found.group(2))
             case ["tournaments", code, "rounds", name] if (found := _ROUND_FILE.fullmatch(name)):
@@ -287,8 +289,20 @@ def file_response(body: FileBody) -> Response:
     return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, data)
 
 
-def json_response(status: HTTPStatus, body: dict[str, Any]) -> Response:
-    return json_bytes_response(status, json.dumps(body).encode())
+def json_response(status: HTTPStatus, body: Mapping[str, Any] | Message) -> Response:
+    """``body`` as JSON: a message (an error) as the WebSocket has it, a document (which
+    may hold the protocol's views) as is."""
+    if isinstance(body, Message):
+        return json_bytes_response(status, protocol.encode(body).encode())
+    return json_bytes_response(status, json.dumps(msgspec.to_builtins(body)).encode())
+
+
+def _body(reply: Message) -> dict[str, Any]:
+    """What HTTP serves of a reply the WebSocket sends too: its members but ``type`` and
+    ``id`` (the OpenAPI document's ``...Body``)."""
+    members: dict[str, Any] = msgspec.to_builtins(reply)
+    del members["type"], members["id"]
+    return members
 
 
 def json_bytes_response(status: HTTPStatus, data: bytes) -> Response:

@@ -7,6 +7,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+import msgspec
+
+from gaps_protocol.messages.replies import Standings, Tournaments
+from gaps_protocol.messages.views import MatchSummary
 from server.clock import Clock, iso
 from server.daily import Daily
 from server.errors import ServerError
@@ -105,14 +109,16 @@ class Reads:
     async def signing_keys(self) -> dict[str, Any]:
         return await self._signer.published()
 
-    async def open_matches(self) -> list[dict[str, Any]]:
+    async def open_matches(self) -> list[MatchSummary]:
         return await self._routes.open_public()
 
-    async def tournaments(self, status: str = "active") -> dict[str, Any]:
-        return dict(await self._leadership.ask(ListTournaments(status=status)))
+    async def tournaments(self, status: str = "active") -> Tournaments:
+        """The leader's answer, typed again if it crossed the relay (as JSON)."""
+        answer = await self._leadership.ask(ListTournaments(status=status))
+        return msgspec.convert(answer, Tournaments)
 
-    async def tournament_standings(self, code: str) -> dict[str, Any]:
-        return dict(await self._leadership.ask(GetStandings(code=code)))
+    async def tournament_standings(self, code: str) -> Standings:
+        return msgspec.convert(await self._leadership.ask(GetStandings(code=code)), Standings)
 
     async def tournament_export(
         self, code: str, export: str, number: int | None = None
@@ -120,7 +126,8 @@ class Reads:
         """The ``export`` document of tournament ``code`` (server/exports.py): its
         ``standings``, or its ``rounds`` (round ``number`` only, if given), signed (its
         CSV, made from the same document, carries no signature)."""
-        found = await self.tournament_standings(code)
+        # The exports are documents of their own (server/exports.py), made of builtins.
+        found = msgspec.to_builtins(await self.tournament_standings(code))
         view = found["tournament"]
         played = [] if export == "standings" else await self._store.tournaments.played(view["id"])
         document = export_document(
@@ -136,5 +143,5 @@ class Reads:
 
     async def tournament_calendar(self, code: str) -> str:
         """The iCalendar file of scheduled tournament ``code``."""
-        view = (await self.tournament_standings(code))["tournament"]
+        view = msgspec.to_builtins((await self.tournament_standings(code)).tournament)
         return calendar_text(view, stamp=self._clock.now())
