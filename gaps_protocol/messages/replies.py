@@ -73,7 +73,7 @@ class Ok(Reply, tag="ok", kw_only=True, frozen=True):
     cancelled: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Seated(Message, tag_field="type", kw_only=True, frozen=True):
+class Seated(Message, tag_field="type", kw_only=True, frozen=True):
     """Everything to draw a match as you see it (``joined`` and its kin); ``seq`` is the
     last event it reflects."""
 
@@ -84,32 +84,32 @@ class _Seated(Message, tag_field="type", kw_only=True, frozen=True):
     seq: Count
 
 
-class MatchCreated(_Seated, tag="match_created", kw_only=True, frozen=True):
+class MatchCreated(Seated, tag="match_created", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Joined(_Seated, tag="joined", kw_only=True, frozen=True):
+class Joined(Seated, tag="joined", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Snapshot(_Seated, tag="snapshot", kw_only=True, frozen=True):
+class Snapshot(Seated, tag="snapshot", kw_only=True, frozen=True):
     """``resync``'s answer when the events asked for are no longer all kept."""
 
     id: RequestId
 
 
-class Matched(_Seated, tag="matched", kw_only=True, frozen=True):
+class Matched(Seated, tag="matched", kw_only=True, frozen=True):
     """Sent unasked: the quick-match queue seated you in this match."""
 
 
-class RematchJoined(_Seated, tag="rematch", kw_only=True, frozen=True):
+class RematchJoined(Seated, tag="rematch", kw_only=True, frozen=True):
     id: RequestId
     #: The finished match this one follows.
     of: Code
     same_seed: bool
 
 
-class DailyStarted(_Seated, tag="daily_started", kw_only=True, frozen=True):
+class DailyStarted(Seated, tag="daily_started", kw_only=True, frozen=True):
     id: RequestId
     daily: DailyAttempt
 
