@@ -49,7 +49,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from gaps_protocol.messages.events import MatchEvent, TournamentEvent
+from gaps_protocol.messages.events import MatchEvent, TournamentEvent, event_name
 from server.broker import Broker, BrokerError
 from server.clock import Cancel, Clock
 from server.errors import ServerError
@@ -435,7 +435,7 @@ class Actor(Generic[State, Command]):
             # outage once (server.outages): not once an event.
             log.debug(
                 "event not published",
-                extra={"actor": self.name, "event": type(numbered).__struct_config__.tag},
+                extra={"actor": self.name, "event": event_name(numbered)},
             )
 
     # -- the timer --------------------------------------------------------------------------

@@ -28,9 +28,11 @@ from dataclasses import asdict
 from datetime import date
 from typing import Any
 
+import msgspec
+
 from gaps import Action, Seed
 from gaps_protocol.messages.replies import ActionOk, Events, Snapshot
-from gaps_protocol.messages.views import MatchSummary
+from gaps_protocol.messages.views import MatchSummary, RatingView
 from gaps_protocol.times import format_time
 from server import matchcore, matchviews
 from server.actor import Actor, Step
@@ -361,4 +363,5 @@ class Match(Actor[MatchState, matchcore.Command]):
             sleep=self._clock.sleep,
             outage=self._outage,
         )
-        self.tell(matchcore.Ended(format_time(end.ended_at), tuple(end.ratings), end.reviews))
+        ratings = msgspec.convert(end.ratings, tuple[RatingView, ...])
+        self.tell(matchcore.Ended(format_time(end.ended_at), ratings, end.reviews))

@@ -139,7 +139,7 @@ class Ended:
     """The end of the match is stored: say so."""
 
     ended_at: str
-    ratings: tuple[Mapping[str, Any], ...] = ()
+    ratings: tuple[RatingView, ...] = ()
     #: The status of each result held off the boards and ratings, by player id.
     reviews: Mapping[int, str] = field(default_factory=dict)
 
@@ -631,7 +631,7 @@ def _maybe_end(state: MatchState, out: _Out) -> MatchState:
 def _ended(
     state: MatchState,
     ended_at: str,
-    ratings: Sequence[Mapping[str, Any]],
+    ratings: Sequence[RatingView],
     reviews: Mapping[int, str],
     now: Ms,
     out: _Out,
@@ -646,7 +646,7 @@ def _ended(
         seed=str(state.seed) if seed_revealed(state, now) else None,
         commitment=state.seed.commitment,
         ended_at=ended_at,
-        ratings=[RatingView(**rating) for rating in ratings],
+        ratings=list(ratings),
     ))
     out.closed = True
     return state

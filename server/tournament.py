@@ -32,7 +32,7 @@ from typing import Any, Final
 import msgspec
 
 from gaps import Ruleset, Seed
-from gaps_protocol.messages.events import TournamentEvent
+from gaps_protocol.messages.events import TournamentEvent, event_name
 from gaps_protocol.messages.replies import DealSheet, Standings, TournamentEvents
 from gaps_protocol.messages.replies import Tournament as TournamentReply
 from gaps_protocol.messages.views import TournamentView
@@ -176,7 +176,7 @@ class Tournament(Actor[TournamentState, commands.Command]):
 
     def _after(self, step: commands.Step) -> None:
         for event in step.events:
-            name = type(event).__struct_config__.tag
+            name = event_name(event)
             if name in LOGGED_EVENTS:
                 log.info(
                     LOGGED_EVENTS[name],

@@ -268,3 +268,10 @@ TournamentEvent = (
     | TournamentAnnouncement | TournamentEnded | TournamentCancelled | ArbiterNamed
     | EntrantTable | ResultEntered
 )
+
+
+def event_name(event: MatchEvent | TournamentEvent) -> str:
+    """What ``event`` is, as its frame's ``event`` member names it (``"progress"``)."""
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str), f"{type(event).__name__} has no tag"
+    return tag
