@@ -158,7 +158,9 @@ class Http:
                 response.headers["Retry-After"] = str(-(-retry_after_ms // 1000))
             return response
 
-    async def _resource(self, path: str, query: dict[str, Any]) -> dict[str, Any] | FileBody:
+    async def _resource(
+        self, path: str, query: dict[str, Any]
+    ) -> dict[str, Any] | Message | FileBody:
         """The read-only JSON resources and files (docs/protocol.md, HTTP)."""
         reads = self._reads
         parts = [part for part in path.split("/") if part]
@@ -173,7 +175,7 @@ class Http:
                 )
                 assert isinstance(fields, requests.GetLeaderboard)
                 around = await reads.player_id(query["player"]) if "player" in query else None
-                return await reads.leaderboard(
+                return _body(await reads.leaderboard(
                     ruleset=protocol.ruleset_of(fields).name,
                     by=fields.by,
                     period=fields.period,
@@ -182,11 +184,11 @@ class Http:
                     limit=fields.limit,
                     around_player=around,
                     kind=fields.kind,
-                )
+                ))
             case ["keys"]:
                 return await reads.signing_keys()
             case ["ratings", name]:
-                return await reads.rating(name)
+                return _body(await reads.rating(name))
             case ["tournaments"]:
                 listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
                 assert isinstance(listing, requests.ListTournaments)
@@ -205,7 +207,7 @@ class Http:
                     json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
                 )
                 assert isinstance(board, requests.GetDailyBoard)
-                return await reads.daily_board(protocol.ruleset_of(board).name, board.day)
+                return _body(await reads.daily_board(protocol.ruleset_of(board).name, board.day))
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
 
     async def _export(self, code: str, export: str, number: int | None, kind: str) -> FileBody:

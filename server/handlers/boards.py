@@ -6,7 +6,7 @@ from typing import Final
 
 from gaps_protocol.messages.replies import DailyBoard, DailyStarted, Leaderboard, Rating
 from gaps_protocol.messages.requests import GetDailyBoard, GetLeaderboard, GetRating, PlayDaily
-from server.handlers.context import Connection, Handler, from_document
+from server.handlers.context import Connection, Handler, answering
 from server.matchviews import seated
 from server.protocol import ruleset_of
 
@@ -23,13 +23,12 @@ async def leaderboard(session: Connection, request: GetLeaderboard) -> Leaderboa
         around_player=player.id if request.around_me else None,
         kind=request.kind,
     )
-    return from_document(Leaderboard, request, board)
+    return answering(request, board)
 
 
 async def rating(session: Connection, request: GetRating) -> Rating:
     player = session.require_player()
-    rated = await session.services.reads.rating(request.name or player.name)
-    return from_document(Rating, request, rated)
+    return answering(request, await session.services.reads.rating(request.name or player.name))
 
 
 async def play_daily(session: Connection, request: PlayDaily) -> DailyStarted:
@@ -43,7 +42,7 @@ async def play_daily(session: Connection, request: PlayDaily) -> DailyStarted:
 
 async def daily_board(session: Connection, request: GetDailyBoard) -> DailyBoard:
     board = await session.services.reads.daily_board(ruleset_of(request).name, request.day)
-    return from_document(DailyBoard, request, board)
+    return answering(request, board)
 
 
 HANDLERS: Final[dict[type, Handler]] = {

@@ -31,7 +31,7 @@ from gaps_protocol.messages.requests import (
 )
 from server.broker import BrokerUnavailable
 from server.errors import ServerError, bots_not_allowed
-from server.handlers.context import Connection, Handler, answering, from_document
+from server.handlers.context import Connection, Handler, answering
 from server.match import Match, MatchOptions
 from server.matchviews import seated
 from server.protocol import action_of, ruleset_of, seed_of
@@ -127,7 +127,7 @@ async def resync(session: Connection, request: Resync) -> Events | Snapshot:
 
 async def replay(session: Connection, request: GetReplay) -> ReplayReply:
     replay = await session.services.reads.replay(request.code)
-    return from_document(ReplayReply, request, {"replay": replay})
+    return ReplayReply(id=request.id, replay=replay)
 
 
 async def rematch(session: Connection, request: Rematch) -> RematchJoined:
