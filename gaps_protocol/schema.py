@@ -50,7 +50,23 @@ def _components(ref_prefix: str) -> tuple[dict[str, Any], dict[str, Any]]:
         [*_UNIONS.values(), MatchSummary, Replay, SigningKey],
         ref_template=ref_prefix + "{name}",
     )
+    for schema in components.values():
+        _constants_required(schema)
     return dict(zip(_UNIONS, unions, strict=False)), components
+
+
+def _constants_required(schema: dict[str, Any]) -> None:
+    """A member whose type is one value and whose default is that value (an event's
+    ``type``) is written always: required, with no default, as the frames have it."""
+    members = schema.get("properties", {})
+    constants = [name for name, member in members.items()
+                 if "default" in member and member.get("enum") == [member["default"]]]
+    if not constants:
+        return
+    for name in constants:
+        del members[name]["default"]
+    required = {*schema.get("required", ()), *constants}
+    schema["required"] = [name for name in members if name in required]
 
 
 def json_schema() -> dict[str, Any]:

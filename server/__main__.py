@@ -16,7 +16,6 @@ SERVER_EXTRA: Final = frozenset(
         "aiosqlite",
         "asyncio_redis",
         "openskill",
-        "orjson",
         "prometheus_client",
     }
 )

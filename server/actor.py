@@ -38,7 +38,8 @@ reads its state again from what is stored to answer it (``_stored_apart``); a la
 that stored nothing is stepped again, alone.
 
 Subclasses say how a write is stored (``_store``), what a step asks for besides
-(``_after``), how an event goes on the wire (``_message``), and which command is the tick.
+(``_after``), and which command is the tick. Events are the protocol's own
+(``gaps_protocol.messages.events``), built by the core as they go on the wire.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Generic, Protocol, TypeVar
 
+from gaps_protocol.messages.events import MatchEvent, TournamentEvent, event_name
 from server.broker import Broker, BrokerError
 from server.clock import Cancel, Clock
 from server.errors import ServerError
@@ -169,10 +171,6 @@ class Actor(Generic[State, Command]):
     def _describe(self, write: Any) -> str:
         """What ``write`` is, for the log."""
         return f"{type(write).__name__} of {self.name}"
-
-    def _message(self, event: Any) -> dict[str, Any]:
-        """``event`` as it goes on the wire (its ``seq`` is numbered by the history)."""
-        raise NotImplementedError
 
     def _after(self, step: Any) -> None:
         """Do what ``step`` asks for besides its writes, events and timer (once they are
@@ -407,7 +405,7 @@ class Actor(Generic[State, Command]):
         self._retry_ms = FIRST_RETRY_MS
         self._state = step.state
         for event in step.events:
-            await self.publish(self._message(event))
+            await self.publish(event)
         self._arm(step.wake_at)
         self._after(step)
         if isinstance(step.reply, ServerError):
@@ -426,16 +424,18 @@ class Actor(Generic[State, Command]):
                 outage=self._outage,
             )
 
-    async def publish(self, message: dict[str, Any]) -> None:
-        """Number ``message``, keep it for resyncs and publish it on the channel."""
-        self.history.append(message)
+    async def publish(self, event: MatchEvent | TournamentEvent) -> None:
+        """Number ``event``, keep it for resyncs and publish it on the channel, encoded
+        once for every follower of every process."""
+        numbered = self.history.append(event)
         try:
-            await self._broker.publish(self.channel, encode(message))
+            await self._broker.publish(self.channel, encode(numbered))
         except BrokerError:
             # Kept in the history: followers see the gap and resync. The broker logs its
             # outage once (server.outages): not once an event.
             log.debug(
-                "event not published", extra={"actor": self.name, "event": message.get("event")}
+                "event not published",
+                extra={"actor": self.name, "event": event_name(numbered)},
             )
 
     # -- the timer --------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
+from gaps_protocol.messages.views import DailyAttempt
 from gaps_protocol.times import format_time
 from server.clock import Clock
 from server.deals import DealProver, NoWinnableDeal
@@ -71,9 +72,9 @@ class Attempt:
     def ranked(self) -> bool:
         return self.reason is None
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> DailyAttempt:
         """The ``daily`` member of the ``daily_started`` reply."""
-        return {"day": self.day.isoformat(), "ranked": self.ranked, "reason": self.reason}
+        return DailyAttempt(day=self.day, ranked=self.ranked, reason=self.reason)
 
 
 def unranked_reason(registered_at: datetime, day: date) -> str | None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from gaps import Ruleset
+from gaps_protocol.messages import ServerReply
+from gaps_protocol.messages.replies import Tournaments as TournamentList
 from gaps_protocol.messages.requests import (
     Announce,
     CancelTournament,
@@ -77,7 +79,7 @@ class Desk:
             case AskTournament(request=request, player_id=by, name=name, bot=bot):
                 return await self._tournament(request, by, name, bot, command.arbiter)
             case ListTournaments(status=status):
-                return {"tournaments": await tournaments.listed(status)}
+                return TournamentList(id=None, tournaments=await tournaments.listed(status))
             case GetStandings(code=code):
                 return await tournaments.standings(code)
             case TournamentCode(code=code):
@@ -103,7 +105,7 @@ class Desk:
         name: str,
         bot: bool,
         arbiter: tuple[int, str] | None,
-    ) -> dict[str, Any]:
+    ) -> ServerReply:
         """The answer to the request of player ``by`` (called ``name``, a bot or not)."""
         tournaments = self._tournaments
         match request:

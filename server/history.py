@@ -1,26 +1,32 @@
-"""A match's event history: numbered events, the last few kept for clients that missed some."""
+"""An actor's event history: numbered events, the last few kept for clients that missed some."""
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TypeVar
+
+import msgspec
+
+from gaps_protocol.messages.events import MatchEvent, TournamentEvent
+
+E = TypeVar("E", bound=MatchEvent | TournamentEvent)
 
 
 class History:
     """Assigns each event its sequence number (1, 2, ...) and keeps the newest ``max_events``."""
 
     def __init__(self, *, max_events: int = 512) -> None:
-        self._events: deque[dict[str, Any]] = deque(maxlen=max_events)
+        self._events: deque[MatchEvent | TournamentEvent] = deque(maxlen=max_events)
         self.last_seq = 0
 
-    def append(self, event: dict[str, Any]) -> dict[str, Any]:
-        """Number ``event`` (in place) and keep it; returns it."""
+    def append(self, event: E) -> E:
+        """``event`` numbered (events are frozen: a copy), and kept."""
         self.last_seq += 1
-        event["seq"] = self.last_seq
-        self._events.append(event)
-        return event
+        numbered = msgspec.structs.replace(event, seq=self.last_seq)
+        self._events.append(numbered)
+        return numbered
 
-    def since(self, seq: int) -> list[dict[str, Any]] | None:
+    def since(self, seq: int) -> list[MatchEvent | TournamentEvent] | None:
         """The events after ``seq``, or None when some of them are no longer kept, or
         when ``seq`` is ahead of the history (a number given before a restart: they
         start anew)."""
@@ -28,7 +34,7 @@ class History:
             return None
         if seq == self.last_seq:
             return []
-        oldest = self._events[0]["seq"] if self._events else self.last_seq + 1
+        oldest = self._events[0].seq if self._events else self.last_seq + 1
         if seq + 1 < oldest:
             return None
-        return [event for event in self._events if event["seq"] > seq]
+        return [event for event in self._events if event.seq > seq]

@@ -13,18 +13,20 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import parse_qs
 
+import msgspec
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from gaps_protocol import schema
 from gaps_protocol.messages import requests
+from gaps_protocol.messages.common import Message
 from server import protocol, web
 from server.config import Settings
 from server.errors import ServerError
@@ -156,7 +158,9 @@ class Http:
                 response.headers["Retry-After"] = str(-(-retry_after_ms // 1000))
             return response
 
-    async def _resource(self, path: str, query: dict[str, Any]) -> dict[str, Any] | FileBody:
+    async def _resource(
+        self, path: str, query: dict[str, Any]
+    ) -> dict[str, Any] | Message | FileBody:
         """The read-only JSON resources and files (docs/protocol.md, HTTP)."""
         reads = self._reads
         parts = [part for part in path.split("/") if part]
@@ -171,7 +175,7 @@ class Http:
                 )
                 assert isinstance(fields, requests.GetLeaderboard)
                 around = await reads.player_id(query["player"]) if "player" in query else None
-                return await reads.leaderboard(
+                return _body(await reads.leaderboard(
                     ruleset=protocol.ruleset_of(fields).name,
                     by=fields.by,
                     period=fields.period,
@@ -180,20 +184,20 @@ class Http:
                     limit=fields.limit,
                     around_player=around,
                     kind=fields.kind,
-                )
+                ))
             case ["keys"]:
                 return await reads.signing_keys()
             case ["ratings", name]:
-                return await reads.rating(name)
+                return _body(await reads.rating(name))
             case ["tournaments"]:
                 listing = protocol.parse_request(json.dumps({**query, "type": "tournament_list"}))
                 assert isinstance(listing, requests.ListTournaments)
-                return await reads.tournaments(listing.status)
+                return _body(await reads.tournaments(listing.status))
             case ["tournaments", name] if name.endswith(".ics"):
                 code = name.removesuffix(".ics")
                 return FileBody(await reads.tournament_calendar(code), "ics", f"{code.upper()}.ics")
             case ["tournaments", code]:
-                return await reads.tournament_standings(code)
+                return _body(await reads.tournament_standings(code))
             case ["tournaments", code, name] if (found := _EXPORT_FILE.fullmatch(name)):
                 return await self._export(code, found.group(1), None, found.group(2))
             case ["tournaments", code, "rounds", name] if (found := _ROUND_FILE.fullmatch(name)):
@@ -203,7 +207,7 @@ class Http:
                     json.dumps({**query, "type": "daily_board", "ruleset": ruleset})
                 )
                 assert isinstance(board, requests.GetDailyBoard)
-                return await reads.daily_board(protocol.ruleset_of(board).name, board.day)
+                return _body(await reads.daily_board(protocol.ruleset_of(board).name, board.day))
         raise ServerError("no_such_resource", f"no resource at /{'/'.join(parts)}")
 
     async def _export(self, code: str, export: str, number: int | None, kind: str) -> FileBody:
@@ -287,8 +291,20 @@ def file_response(body: FileBody) -> Response:
     return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, data)
 
 
-def json_response(status: HTTPStatus, body: dict[str, Any]) -> Response:
-    return json_bytes_response(status, json.dumps(body).encode())
+def json_response(status: HTTPStatus, body: Mapping[str, Any] | Message) -> Response:
+    """``body`` as JSON: a message (an error) as the WebSocket has it, a document (which
+    may hold the protocol's views) as is."""
+    if isinstance(body, Message):
+        return json_bytes_response(status, protocol.encode(body).encode())
+    return json_bytes_response(status, json.dumps(msgspec.to_builtins(body)).encode())
+
+
+def _body(reply: Message) -> dict[str, Any]:
+    """What HTTP serves of a reply the WebSocket sends too: its members but ``type`` and
+    ``id`` (the OpenAPI document's ``...Body``)."""
+    members: dict[str, Any] = msgspec.to_builtins(reply)
+    del members["type"], members["id"]
+    return members
 
 
 def json_bytes_response(status: HTTPStatus, data: bytes) -> Response:

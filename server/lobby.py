@@ -17,9 +17,10 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Final
+from typing import Final
 
 from gaps import Seed
+from gaps_protocol.messages.views import MatchSummary
 from server import matchcore
 from server.broker import Broker
 from server.clock import Cancel, Clock
@@ -420,7 +421,7 @@ class Lobby:
             raise ServerError("no_such_match", f"no live match has code {code!r}")
         return match
 
-    def open_public_here(self) -> list[dict[str, Any]]:
+    def open_public_here(self) -> list[MatchSummary]:
         """The summaries of this process's matches open to anyone, with a seat free."""
         return [
             match.summary()
@@ -464,8 +465,8 @@ class Lobby:
                 ),
                 # The result: each player's rank, score, and how their game ended.
                 "ranking": [
-                    {"rank": row["rank"], "player": row["player_id"], "name": row["name"],
-                     "score": row["score"], "end": row["end_reason"]}
+                    {"rank": row.rank, "player": row.player_id, "name": row.name,
+                     "score": row.score, "end": row.end_reason}
                     for row in ranking(state)
                 ],
             },

@@ -28,7 +28,11 @@ from dataclasses import asdict
 from datetime import date
 from typing import Any
 
+import msgspec
+
 from gaps import Action, Seed
+from gaps_protocol.messages.replies import ActionOk, Events, Snapshot
+from gaps_protocol.messages.views import MatchSummary, RatingView
 from gaps_protocol.times import format_time
 from server import matchcore, matchviews
 from server.actor import Actor, Step
@@ -149,20 +153,20 @@ class Match(Actor[MatchState, matchcore.Command]):
         """The seated players' ids, in seat order."""
         return [seat.player_id for seat in self._state.seats]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MatchSummary:
         return matchviews.summary(self._state, self._clock.now_ms())
 
     # -- what others ask ------------------------------------------------------------
 
     async def join(
         self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
-    ) -> dict[str, Any]:
+    ) -> Snapshot:
         """Seat the player (or count one more connection of a seated one, unless not
         ``connected``: a seat the server reserves), a declared ``bot`` or not (refused
         with ``bots_not_allowed`` where the host said no); their snapshot."""
         return await self.ask(matchcore.Join(player_id, name, connected, bot))  # type: ignore[no-any-return]
 
-    async def watch(self, player_id: int) -> dict[str, Any]:
+    async def watch(self, player_id: int) -> Snapshot:
         """A spectator comes (``not_watchable`` for a daily challenge before its day is
         over, except for its own player); a seated player watches as a spectator too.
         The spectator's snapshot."""
@@ -189,7 +193,7 @@ class Match(Actor[MatchState, matchcore.Command]):
         """Count down (the server starts it), then deal the same game to every seat."""
         await self.ask(matchcore.Start(None))
 
-    async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
+    async def play(self, player_id: int, seq: int, action: Action) -> ActionOk:
         """Apply ``action``, stored before it is acknowledged; its ``action_ok``."""
         return await self.ask(matchcore.Act(player_id, seq, action))  # type: ignore[no-any-return]
 
@@ -205,11 +209,11 @@ class Match(Actor[MatchState, matchcore.Command]):
         """Give the match up unplayed."""
         await self.ask(matchcore.Abandon())
 
-    async def snapshot(self, player_id: int | None) -> dict[str, Any]:
+    async def snapshot(self, player_id: int | None) -> Snapshot:
         """Everything a client needs to draw the match now, as ``player_id`` sees it."""
         return await self.read(lambda state, now: self._snapshot(state, player_id, now))
 
-    async def resync(self, player_id: int, since: int) -> dict[str, Any]:
+    async def resync(self, player_id: int, since: int) -> Events | Snapshot:
         """The events after ``since`` or, when some are no longer kept (or ``since`` is a
         number from before a restart), a snapshot."""
         return await self.read(lambda state, now: self._resync(state, player_id, since, now))
@@ -266,9 +270,6 @@ class Match(Actor[MatchState, matchcore.Command]):
     def _deadline(self, state: MatchState) -> int | None:
         return matchcore.next_deadline(state)
 
-    def _message(self, event: matchcore.Event) -> dict[str, Any]:
-        return event.message(self.code)
-
     def _answer(self, reply: matchcore.Reply) -> Any:
         if isinstance(reply, matchcore.Snap):
             return self._snapshot(self._state, reply.player_id, self._clock.now_ms())
@@ -282,15 +283,17 @@ class Match(Actor[MatchState, matchcore.Command]):
         if step.closed and self._on_end is not None:
             self.spawn(self._on_end(self))
 
-    def _snapshot(self, state: MatchState, player_id: int | None, now: int) -> dict[str, Any]:
+    def _snapshot(self, state: MatchState, player_id: int | None, now: int) -> Snapshot:
         return matchviews.snapshot(state, player_id, now, seq=self.history.last_seq)
 
-    def _resync(self, state: MatchState, player_id: int, since: int, now: int) -> dict[str, Any]:
+    def _resync(
+        self, state: MatchState, player_id: int, since: int, now: int
+    ) -> Events | Snapshot:
         matchcore.admit(state, player_id, now)
         events = self.history.since(since)
         if events is None:
-            return {"type": "snapshot", **self._snapshot(state, player_id, now)}
-        return {"type": "events", "match": self.code, "events": events}
+            return self._snapshot(state, player_id, now)
+        return Events(id=None, match=self.code, events=events)  # type: ignore[arg-type]  # a match's history
 
     def _batchable(self, command: matchcore.Command) -> bool:
         return isinstance(command, matchcore.Act)
@@ -360,4 +363,5 @@ class Match(Actor[MatchState, matchcore.Command]):
             sleep=self._clock.sleep,
             outage=self._outage,
         )
-        self.tell(matchcore.Ended(format_time(end.ended_at), tuple(end.ratings), end.reviews))
+        ratings = msgspec.convert(end.ratings, tuple[RatingView, ...])
+        self.tell(matchcore.Ended(format_time(end.ended_at), ratings, end.reviews))

@@ -23,7 +23,29 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from gaps import Action, Game, IllegalAction, Move, Redeal, Undo
+from gaps_protocol.messages.events import (
+    UNNUMBERED,
+    Countdown,
+    HostChanged,
+    MatchEnded,
+    MatchEvent,
+    PlayerFinished,
+    PlayerJoined,
+    PlayerLeft,
+    Presence,
+    ProgressMade,
+    ReadyChanged,
+    RematchOffered,
+    Started,
+)
+from gaps_protocol.messages.events import (
+    MatchAbandoned as MatchAbandonedEvent,
+)
+from gaps_protocol.messages.replies import ActionOk
+from gaps_protocol.messages.views import RatingView, RematchBy
 from server.clock import iso
 from server.errors import ServerError, bots_not_allowed
 from server.matchstate import (
@@ -117,7 +139,7 @@ class Ended:
     """The end of the match is stored: say so."""
 
     ended_at: str
-    ratings: tuple[Mapping[str, Any], ...] = ()
+    ratings: tuple[RatingView, ...] = ()
     #: The status of each result held off the boards and ratings, by player id.
     reviews: Mapping[int, str] = field(default_factory=dict)
 
@@ -165,25 +187,8 @@ class Snap:
     player_id: int | None
 
 
-Reply = Mapping[str, Any] | Snap | ServerError | None
-
-
-@dataclass(frozen=True)
-class Event:
-    name: str
-    t_ms: int
-    data: Mapping[str, Any]
-
-    def message(self, code: str) -> dict[str, Any]:
-        """The event as it goes on the wire (``seq`` is numbered by the history)."""
-        return {
-            "type": "event",
-            "match": code,
-            "seq": 0,
-            "event": self.name,
-            "t_ms": self.t_ms,
-            **self.data,
-        }
+#: ``action_ok``; a rematch's offer (see ``OfferRematch``); a snapshot to build.
+Reply = ActionOk | Mapping[str, Any] | Snap | ServerError | None
 
 
 @dataclass(frozen=True)
@@ -192,7 +197,7 @@ class Step:
     state: MatchState
     reply: Reply
     #: To publish, in order, once ``writes`` are stored.
-    events: tuple[Event, ...] = ()
+    events: tuple[MatchEvent, ...] = ()
     #: To store, in order, before anything else.
     writes: tuple[Write, ...] = ()
     #: When to wake the match next (None: nothing is due ever).
@@ -207,13 +212,14 @@ class Step:
 class _Out:
     """What a step has produced so far."""
 
-    events: list[Event] = field(default_factory=list)
+    events: list[MatchEvent] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     end: tuple[RankedGame, ...] | None = None
     closed: bool = False
 
-    def emit(self, event: str, t_ms: int, /, **data: Any) -> None:
-        self.events.append(Event(event, t_ms, data))
+    def emit(self, event: MatchEvent) -> None:
+        """Say ``event`` (its ``seq`` ``UNNUMBERED``: the history numbers it)."""
+        self.events.append(event)
 
 
 def handle(state: MatchState, command: Command, now: Ms) -> Step:
@@ -304,13 +310,12 @@ def _offer_rematch(
         code = offer.code
         offered[offer.same_seed] = code
         state = evolve(state, rematches=tuple(offered.items()))
-        out.emit(
-            "rematch_offered",
-            state.t_ms(now),
+        out.emit(RematchOffered(
+            match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
             code=code,
             same_seed=offer.same_seed,
-            by={"player_id": seat.player_id, "name": seat.name},
-        )
+            by=RematchBy(player_id=seat.player_id, name=seat.name),
+        ))
     return state, {
         "code": code,
         "options": rematch_options(state),
@@ -369,7 +374,8 @@ def _connect(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchStat
     seat = state.seat(player_id)
     assert seat is not None
     if seat.connections == 0:
-        out.emit("presence", state.t_ms(now), player_id=player_id, connected=True)
+        out.emit(Presence(match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
+                          player_id=player_id, connected=True))
     return _with_seat(state, evolve(seat, connections=seat.connections + 1, away_since=None))
 
 
@@ -392,7 +398,8 @@ def _join(
     # A reserved seat (connections 0) is timed out from the deal, not given up in the lobby.
     seat = Seat(player_id, name, connections=int(connected), bot=bot)
     out.writes.append(SeatAdded(player_id, now))
-    out.emit("player_joined", state.t_ms(now), player=progress(seat))
+    out.emit(PlayerJoined(match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
+                          player=progress(seat)))
     return evolve(state, seats=(*state.seats, seat))
 
 
@@ -410,7 +417,8 @@ def _disconnect(state: MatchState, player_id: int, now: Ms, out: _Out) -> MatchS
     if connections == 0 and away_since is None and counts:
         away_since = now
     if connections == 0 and seat.connections > 0 and state.phase not in ("finished", "abandoned"):
-        out.emit("presence", state.t_ms(now), player_id=player_id, connected=False)
+        out.emit(Presence(match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
+                          player_id=player_id, connected=False))
     return _with_seat(state, evolve(seat, connections=connections, away_since=away_since))
 
 
@@ -436,13 +444,13 @@ def _free_seat(state: MatchState, seat: Seat, at: Ms, out: _Out) -> MatchState:
     """Give ``seat`` up in the lobby: the host passes on, an empty match is abandoned."""
     state = evolve(state, seats=tuple(s for s in state.seats if s is not seat))
     out.writes.append(SeatRemoved(seat.player_id))
-    out.emit("player_left", 0, player_id=seat.player_id)
+    out.emit(PlayerLeft(match=state.code, seq=UNNUMBERED, t_ms=0, player_id=seat.player_id))
     if not state.seats:
         return _abandon(state, at, out)
     if seat.player_id == state.host_id:
         host_id = state.seats[0].player_id
         out.writes.append(HostSet(host_id))
-        out.emit("host_changed", 0, host_id=host_id)
+        out.emit(HostChanged(match=state.code, seq=UNNUMBERED, t_ms=0, host_id=host_id))
         state = evolve(state, host_id=host_id)
     if all(s.ready for s in state.seats):
         # However the seats changed, a lobby whose seated players are all ready starts.
@@ -454,7 +462,7 @@ def _abandon(state: MatchState, now: Ms, out: _Out) -> MatchState:
     if state.phase in ("finished", "abandoned"):
         return state
     out.writes.append(MatchAbandoned(now))
-    out.emit("match_abandoned", state.t_ms(now))
+    out.emit(MatchAbandonedEvent(match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now)))
     out.closed = True
     return evolve(state, phase="abandoned", deal_at=None)
 
@@ -465,7 +473,8 @@ def _ready(state: MatchState, player_id: int, ready: bool, now: Ms, out: _Out) -
         raise ServerError("not_in_match", f"you are not a player of match {state.code}")
     _require_lobby(state)
     out.writes.append(ReadySet(player_id, ready))
-    out.emit("ready", 0, player_id=player_id, ready=ready)
+    out.emit(ReadyChanged(match=state.code, seq=UNNUMBERED, t_ms=0, player_id=player_id,
+                          ready=ready))
     state = _with_seat(state, evolve(seat, ready=ready))
     if all(s.ready for s in state.seats):
         state = _start(state, now, out)
@@ -480,13 +489,12 @@ def _start(state: MatchState, now: Ms, out: _Out) -> MatchState:
         evolve(seat, away_since=deal_at if seat.connections == 0 else None)
         for seat in state.seats
     )
-    out.emit(
-        "countdown",
-        0,
+    out.emit(Countdown(
+        match=state.code, seq=UNNUMBERED, t_ms=0,
         countdown_ms=state.options.countdown_s * 1000,
         commitment=state.seed.commitment,
         players=[seat.player_id for seat in seats],
-    )
+    ))
     return evolve(state, phase="countdown", deal_at=deal_at, seats=seats)
 
 
@@ -515,7 +523,7 @@ def _act(
             raise ServerError(
                 "stale_seq", f"seq {seq} is older than your last action ({seat.last_seq})"
             )
-        return state, {**cached, "duplicate": True}
+        return state, msgspec.structs.replace(cached, duplicate=True)
     if state.phase in ("lobby", "countdown"):
         raise ServerError("not_started", f"match {state.code} has not started")
     if seat.finished or seat.game is None:
@@ -531,7 +539,7 @@ def _act(
     seat = acknowledged(seat, game, row, ack, score_before=seat.game.score)
     out.writes.append(row)
     state = _with_seat(state, seat)
-    out.emit("progress", t_ms, **progress(seat))
+    out.emit(progress(seat, ProgressMade, match=state.code, seq=UNNUMBERED, t_ms=t_ms))
     if game.is_over():
         state = _end_game(state, seat, game.result(), t_ms, now, out)
     return state, ack
@@ -539,7 +547,7 @@ def _act(
 
 def push(
     code: str, player_id: int, game: Game, seq: int, action: Action, t_ms: int
-) -> tuple[ActionRow, dict[str, Any]]:
+) -> tuple[ActionRow, ActionOk]:
     """Play ``action`` on ``game`` (in place) at ``t_ms``: its journal row and its
     acknowledgement. Raises ``IllegalAction``, ``game`` untouched."""
     # The card a move or undo displaces, and where from, for the ack and the journal.
@@ -567,7 +575,7 @@ def push(
 
 
 def acknowledged(
-    seat: Seat, game: Game, row: ActionRow, ack: dict[str, Any], *, score_before: int
+    seat: Seat, game: Game, row: ActionRow, ack: ActionOk, *, score_before: int
 ) -> Seat:
     """``seat`` once its action ``row`` is stored: ``game`` is its game after it."""
     acks = (*seat.acks, (row.seq, ack))[-CACHED_ACKS:]
@@ -604,7 +612,8 @@ def _end_game(
             won=bool(game and game.is_won()),
         )
     )
-    out.emit("player_finished", state.t_ms(now), **progress(seat))
+    out.emit(progress(seat, PlayerFinished, match=state.code, seq=UNNUMBERED,
+                      t_ms=state.t_ms(now)))
     return _with_seat(state, seat)
 
 
@@ -613,7 +622,7 @@ def _maybe_end(state: MatchState, out: _Out) -> MatchState:
     if state.phase != "running" or not state.seats or not all(s.finished for s in state.seats):
         return state
     out.end = tuple(
-        RankedGame(row["player_id"], row["rank"], row["score"], row["finish_ms"] or 0, row["won"])
+        RankedGame(row.player_id, row.rank, row.score, row.finish_ms or 0, row.won)
         for row in ranking(state)
     )
     return evolve(state, phase="ending")
@@ -622,7 +631,7 @@ def _maybe_end(state: MatchState, out: _Out) -> MatchState:
 def _ended(
     state: MatchState,
     ended_at: str,
-    ratings: Sequence[Mapping[str, Any]],
+    ratings: Sequence[RatingView],
     reviews: Mapping[int, str],
     now: Ms,
     out: _Out,
@@ -630,16 +639,15 @@ def _ended(
     if state.phase != "ending":
         return state
     state = evolve(state, phase="finished")
-    out.emit(
-        "match_ended",
-        state.t_ms(now),
+    out.emit(MatchEnded(
+        match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
         # Each result's review: null when it counts, "held" (for an operator's review)...
-        ranking=[{**row, "review": reviews.get(row["player_id"])} for row in ranking(state)],
+        ranking=ranking(state, reviews),
         seed=str(state.seed) if seed_revealed(state, now) else None,
         commitment=state.seed.commitment,
         ended_at=ended_at,
-        ratings=[dict(rating) for rating in ratings],
-    )
+        ratings=list(ratings),
+    ))
     out.closed = True
     return state
 
@@ -708,16 +716,15 @@ def _deal(state: MatchState, at: Ms, now: Ms, out: _Out) -> MatchState:
     out.writes.append(MatchStarted(at))
     first = seats[0].game
     assert first is not None
-    out.emit(
-        "started",
-        state.t_ms(now),
+    out.emit(Started(
+        match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
         started_at=iso(at),
         commitment=state.seed.commitment,
-        ruleset=state.options.ruleset.name,
+        ruleset=state.options.ruleset.name,  # type: ignore[arg-type]
         time_limit_s=state.options.time_limit_s,
         grid=wire_grid(first),
         players=[progress(seat) for seat in seats],
-    )
+    ))
     for seat in seats:
         if seat.leaving:
             state = _end_game(state, seat, "left", 0, now, out)

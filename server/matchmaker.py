@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from gaps import Ruleset
 from server import queuecore as core
@@ -118,9 +117,6 @@ class Matchmaker(Actor[QueueState, core.Command]):
 
     def _deadline(self, state: QueueState) -> int | None:
         return core.next_deadline(state)
-
-    def _message(self, event: Any) -> dict[str, Any]:
-        raise AssertionError("the queue says nothing to followers")
 
     def _after(self, step: core.Step) -> None:
         for group in step.groups:

@@ -6,12 +6,12 @@ the state with some fields changed, at a fifth of ``dataclasses.replace``'s cost
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from gaps import Game, Ruleset, Seed
+from gaps_protocol.messages.replies import ActionOk
 from server.records import Ms
 
 #: The ways a game ends other than by its own play.
@@ -73,7 +73,7 @@ class Seat:
     bot: bool = False
     last_seq: int = 0
     #: (seq, action_ok) of the last ``CACHED_ACKS`` actions, oldest first.
-    acks: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+    acks: tuple[tuple[int, ActionOk], ...] = ()
     end_reason: str | None = None
     finish_ms: int | None = None
     score_ms: int = 0

@@ -13,9 +13,9 @@ docs/operations.md, "Metrics", lists every metric and how to scrape them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
@@ -26,6 +26,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from gaps_protocol.messages.common import Message
+from gaps_protocol.messages.errors import Error
+from gaps_protocol.messages.replies import ActionOk
 from server.broker import Broker
 from server.clock import Clock
 from server.histogram import Histogram
@@ -112,15 +115,14 @@ class Metrics:
         """The instant a request is received, for ``answered``."""
         return self._monotonic()
 
-    def answered(self, reply: Mapping[str, Any], received: float) -> None:
+    def answered(self, reply: Message, received: float) -> None:
         """A reply was sent to a request received at ``received``: an acknowledged action
         is counted with its latency, a refusal by its code."""
-        kind = reply.get("type")
-        if kind == "action_ok":
+        if isinstance(reply, ActionOk):
             self.actions += 1
             self.action_seconds.observe(self._monotonic() - received)
-        elif kind == "error":
-            self.refusals[str(reply.get("code"))] += 1
+        elif isinstance(reply, Error):
+            self.refusals[reply.code] += 1
 
     def limited(self, limit: str) -> None:
         """A request or a connection was refused ``rate_limited`` by ``limit`` (one of

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,7 +25,6 @@ from typing import Any, Final, Protocol, TypeAlias, get_args
 
 import msgspec
 import msgspec.inspect as mi
-import orjson
 
 from gaps import RULESETS, Action, GapsError, Ruleset, Seed, parse_action
 from gaps_protocol.limits import MAX_DEPTH, MAX_FRAME_BYTES, MAX_TOKEN_LENGTH
@@ -38,7 +36,9 @@ from gaps_protocol.limits import (
 from gaps_protocol.limits import (
     PROTOCOL_VERSION as PROTOCOL_VERSION,
 )
-from gaps_protocol.messages.common import RequestId
+from gaps_protocol.messages import encode as encode_message
+from gaps_protocol.messages.common import Message, RequestId
+from gaps_protocol.messages.errors import Error
 from gaps_protocol.messages.requests import REQUEST_TYPES as REQUEST_TYPES
 from gaps_protocol.messages.requests import ClientMessage, CreateMatch, Play
 from gaps_protocol.text import text_problem
@@ -446,70 +446,39 @@ def _described(info: mi.Type) -> str:
 # -- one encoder out ----------------------------------------------------------------------
 
 
-def encode(message: dict[str, Any]) -> str:
-    """One server frame: compact JSON text that strict readers take (RFC 8259), in UTF-8.
+def encode(message: Message) -> str:
+    """One server frame: ``message`` (a reply, an event, an error: a type of
+    ``gaps_protocol.messages``) as compact JSON text that strict readers take (RFC 8259),
+    written by the one encoder of every frame (``gaps_protocol.messages.encode``'s).
 
-    It never raises: a float that is not finite goes out as null, a lone surrogate as
-    U+FFFD and a value JSON has no form for as its ``str``, so that no reply can break the
-    connection that asked for it (the parser refuses such input; this is the last line)."""
+    It never raises, so that no reply can break the connection that asked for it. msgspec
+    writes a float that is not finite as null and an integer of any size whole; the one
+    value it refuses is a text holding a lone surrogate, which UTF-8 cannot carry. No such
+    text should reach a reply: every frame a client sends is refused unless it is UTF-8
+    (``_guarded``), so nothing a client says can hold one, and every text the server writes
+    of its own is printable. Should one come all the same (a bug, or a row written by
+    something else), it goes out as U+FFFD rather than breaking the connection."""
     try:
-        text = _dumps(message)
-        if not text.isascii():
-            text.encode()  # lone surrogates would fail here, in send, otherwise
-        return text
-    except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
-        return _dumps(_strict(message, MAX_DEPTH * 4))
+        return encode_message(message).decode()
+    except UnicodeEncodeError:
+        return encode_message(_without_surrogates(msgspec.to_builtins(message))).decode()
 
 
-def _dumps(message: Any) -> str:
-    try:
-        return orjson.dumps(message, option=_ORJSON_OPTIONS).decode()
-    except TypeError:  # orjson.JSONEncodeError: what only the standard library writes
-        return _ENCODER.encode(message)
-
-
-#: orjson writes a frame in a tenth of the time. Whatever it refuses (integers past 64
-#: bits, keys that are not strings, lone surrogates) goes to the standard library's
-#: encoder, and so does what it would write its own way (dataclasses, dates): the text is
-#: the standard library's in every case orjson declines.
-_ORJSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-
-# One encoder for every frame: ``json.dumps`` builds a new one for each call when given
-# options, a few microseconds of every request's reply.
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-def _strict(value: Any, depth: int) -> Any:
-    """``value`` with only what strict JSON in UTF-8 can hold (see ``encode``)."""
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
+def _without_surrogates(value: Any) -> Any:
+    """``value`` (builtins only, as ``msgspec.to_builtins`` gives them) with every lone
+    surrogate of its texts replaced by U+FFFD."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    if depth <= 0:  # a cycle, or nesting no reply has
-        return None
     if isinstance(value, dict):
-        return {_key(key): _strict(item, depth - 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(item, depth - 1) for item in value]
-    return _strict(str(value), depth)
+        return {_without_surrogates(key): _without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
 
 
-def _key(key: Any) -> str:
-    """A member name as ``json.dumps`` writes it (``1``, ``true``), in strict JSON."""
-    if isinstance(key, str):
-        return _SURROGATE.sub("\ufffd", key)
-    if key is None or isinstance(key, bool | int | float):
-        return json.dumps(key)
-    return _SURROGATE.sub("\ufffd", str(key))
-
-
-def error_message(error: ServerError, request_id: Any = None) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "type": "error",
-        "id": error.details.get("id", request_id),
-        "code": error.code,
-        "message": error.message,
-    }
-    message.update({k: v for k, v in error.details.items() if k != "id"})
-    return message
+def error_message(error: ServerError, request_id: RequestId = None) -> Error:
+    """The ``error`` reply refusing a request: its details are the code's own members."""
+    details = dict(error.details)
+    request_id = details.pop("id", request_id)  # type: ignore[assignment]  # a request's
+    # A code's members, as its ServerError names them (tests/test_error_codes.py).
+    return Error(id=request_id, code=error.code, message=error.message, **details)  # type: ignore[arg-type]

@@ -1,12 +1,22 @@
 """The read-only queries clients make over the WebSocket and over HTTP alike: replays,
 leaderboards, ratings, the daily board, the open matches and the tournaments, their
-exports and calendar files; and the keys the documents published here are signed with."""
+exports and calendar files; and the keys the documents published here are signed with.
+
+Each answers with the protocol's type (a reply with ``id`` None, or a view), typed here
+once from what storage or the leader gives: the WebSocket handlers answer with it (their
+request's id set), HTTP serves its members (server/http.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
+
+from gaps_protocol.messages.common import Message
+from gaps_protocol.messages.replies import DailyBoard, Leaderboard, Rating, Standings, Tournaments
+from gaps_protocol.messages.views import MatchSummary, Replay
 from server.clock import Clock, iso
 from server.daily import Daily
 from server.errors import ServerError
@@ -17,6 +27,18 @@ from server.replays import replay_document
 from server.routes import Routes
 from server.signing import Signer
 from server.storage.store import Store
+
+T = TypeVar("T", bound=Message)
+
+
+def typed(kind: type[T], document: Any) -> T:
+    """``document`` (builtins: a stored read, a signed document, the leader's answer once it
+    crossed the relay as JSON; or ``kind`` already) as the protocol's ``kind``, a reply's
+    ``id`` None. Checked as it is: a member the type has no room for, or one missing, is
+    a bug."""
+    if isinstance(document, Mapping) and "id" in kind.__struct_fields__:
+        document = {**document, "id": None}
+    return msgspec.convert(document, kind)
 
 
 class Reads:
@@ -37,7 +59,7 @@ class Reads:
         self._routes = routes
         self._leadership = leadership
 
-    async def replay(self, code: str) -> dict[str, Any]:
+    async def replay(self, code: str) -> Replay:
         stored = await self._store.matches.replay(code.upper())
         if stored is None:
             raise ServerError("no_such_match", f"no match has code {code!r}")
@@ -50,7 +72,7 @@ class Reads:
                 f"match {code} is a daily challenge: its seed is secret until "
                 f"{match['daily_date']} is over",
             )
-        return await self._signer.sign(replay_document(stored))
+        return typed(Replay, await self._signer.sign(replay_document(stored)))
 
     async def leaderboard(
         self,
@@ -63,11 +85,11 @@ class Reads:
         limit: int,
         around_player: int | None,
         kind: str = "people",
-    ) -> dict[str, Any]:
+    ) -> Leaderboard:
         boards = self._store.boards
         day = day or self._clock.today()
         if around_player is not None:
-            return await boards.around(
+            board = await boards.around(
                 ruleset=ruleset,
                 by=by,
                 period=period,
@@ -76,9 +98,12 @@ class Reads:
                 neighbours=limit // 2,
                 kind=kind,
             )
-        return await boards.page(
-            ruleset=ruleset, by=by, period=period, day=day, cursor=cursor, limit=limit, kind=kind
-        )
+        else:
+            board = await boards.page(
+                ruleset=ruleset, by=by, period=period, day=day, cursor=cursor, limit=limit,
+                kind=kind,
+            )
+        return typed(Leaderboard, board)
 
     async def player_id(self, name: str) -> int:
         return (await self.player_named(name))[0]
@@ -90,29 +115,32 @@ class Reads:
             raise ServerError("no_such_player", f"no player is called {name!r}")
         return player.id, player.name
 
-    async def rating(self, name: str) -> dict[str, Any]:
+    async def rating(self, name: str) -> Rating:
         player = await self._store.players.named(name)
         if player is None:
             raise ServerError("no_such_player", f"no player is called {name!r}")
-        return {
+        return typed(Rating, {
             "player": {"id": player.id, "name": player.name, "bot": player.bot},
             **await self._store.ratings.of_player(player.id),
-        }
+        })
 
-    async def daily_board(self, ruleset: str, day: date | None) -> dict[str, Any]:
-        return await self._signer.sign(await self._daily.board(ruleset, day or self._clock.today()))
+    async def daily_board(self, ruleset: str, day: date | None) -> DailyBoard:
+        board = await self._daily.board(ruleset, day or self._clock.today())
+        return typed(DailyBoard, await self._signer.sign(board))
 
     async def signing_keys(self) -> dict[str, Any]:
         return await self._signer.published()
 
-    async def open_matches(self) -> list[dict[str, Any]]:
+    async def open_matches(self) -> list[MatchSummary]:
         return await self._routes.open_public()
 
-    async def tournaments(self, status: str = "active") -> dict[str, Any]:
-        return dict(await self._leadership.ask(ListTournaments(status=status)))
+    async def tournaments(self, status: str = "active") -> Tournaments:
+        """The leader's answer, typed again if it crossed the relay (as JSON)."""
+        answer = await self._leadership.ask(ListTournaments(status=status))
+        return typed(Tournaments, answer)
 
-    async def tournament_standings(self, code: str) -> dict[str, Any]:
-        return dict(await self._leadership.ask(GetStandings(code=code)))
+    async def tournament_standings(self, code: str) -> Standings:
+        return typed(Standings, await self._leadership.ask(GetStandings(code=code)))
 
     async def tournament_export(
         self, code: str, export: str, number: int | None = None
@@ -120,7 +148,8 @@ class Reads:
         """The ``export`` document of tournament ``code`` (server/exports.py): its
         ``standings``, or its ``rounds`` (round ``number`` only, if given), signed (its
         CSV, made from the same document, carries no signature)."""
-        found = await self.tournament_standings(code)
+        # The exports are documents of their own (server/exports.py), made of builtins.
+        found = msgspec.to_builtins(await self.tournament_standings(code))
         view = found["tournament"]
         played = [] if export == "standings" else await self._store.tournaments.played(view["id"])
         document = export_document(
@@ -136,5 +165,5 @@ class Reads:
 
     async def tournament_calendar(self, code: str) -> str:
         """The iCalendar file of scheduled tournament ``code``."""
-        view = (await self.tournament_standings(code))["tournament"]
+        view = msgspec.to_builtins((await self.tournament_standings(code)).tournament)
         return calendar_text(view, stamp=self._clock.now())

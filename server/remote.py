@@ -25,9 +25,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
+
+import msgspec
 
 from gaps import Action, parse_action
+from gaps_protocol.messages.replies import ActionOk, Events, Snapshot
 from server import relaymessages as messages
 from server.errors import ServerError
 from server.lobby import Lobby
@@ -35,6 +38,7 @@ from server.match import Match, channel_of
 from server.relay import NodeUnavailable, Relay
 
 SERVICE: Final = messages.MatchCommand.service
+T = TypeVar("T")
 
 
 class RemoteMatch:
@@ -69,15 +73,16 @@ class RemoteMatch:
 
     async def join(
         self, player_id: int, name: str, *, connected: bool = True, bot: bool = False
-    ) -> dict[str, Any]:
-        return await self._call(  # type: ignore[no-any-return]
+    ) -> Snapshot:
+        return await self._read(
             messages.JoinMatch(
                 **self._match, player_id=player_id, name=name, connected=connected, bot=bot
-            )
+            ),
+            Snapshot,
         )
 
-    async def watch(self, player_id: int) -> dict[str, Any]:
-        return await self._call(messages.WatchMatch(**self._match, player_id=player_id))  # type: ignore[no-any-return]
+    async def watch(self, player_id: int) -> Snapshot:
+        return await self._read(messages.WatchMatch(**self._match, player_id=player_id), Snapshot)
 
     async def unwatch(self) -> None:
         await self._call(messages.UnwatchMatch(**self._match))
@@ -94,19 +99,22 @@ class RemoteMatch:
     async def start_by(self, player_id: int) -> None:
         await self._call(messages.StartMatch(**self._match, player_id=player_id))
 
-    async def play(self, player_id: int, seq: int, action: Action) -> dict[str, Any]:
-        return await self._call(  # type: ignore[no-any-return]
-            messages.Play(**self._match, player_id=player_id, seq=seq, action=str(action))
+    async def play(self, player_id: int, seq: int, action: Action) -> ActionOk:
+        return await self._read(
+            messages.Play(**self._match, player_id=player_id, seq=seq, action=str(action)),
+            ActionOk,
         )
 
-    async def snapshot(self, player_id: int | None) -> dict[str, Any]:
-        return await self._call(messages.Snapshot(**self._match, player_id=player_id))  # type: ignore[no-any-return]
+    async def snapshot(self, player_id: int | None) -> Snapshot:
+        return await self._read(
+            messages.Snapshot(**self._match, player_id=player_id), Snapshot
+        )
 
     async def offer_rematch(
         self, player_id: int, same_seed: bool, code: str | None = None,
         replacing: str | None = None,
     ) -> dict[str, Any]:
-        return await self._call(  # type: ignore[no-any-return]
+        return await self._call(  # type: ignore[no-any-return]  # matchcore's offer
             messages.OfferRematch(
                 **self._match,
                 player_id=player_id,
@@ -116,15 +124,21 @@ class RemoteMatch:
             )
         )
 
-    async def resync(self, player_id: int, since: int) -> dict[str, Any]:
-        return await self._call(  # type: ignore[no-any-return]
+    async def resync(self, player_id: int, since: int) -> Events | Snapshot:
+        answer = await self._call(
             messages.Resync(**self._match, player_id=player_id, since=since)
         )
+        return msgspec.convert(answer, Events | Snapshot)
 
     @property
     def _match(self) -> dict[str, Any]:
         """The fields that name the match in each of its commands."""
         return {"code": self.code, "epoch": self.epoch}
+
+    async def _read(self, command: messages.AnyMatchCommand, answer: type[T]) -> T:
+        """The owner's answer to ``command`` as the type ``answer``: the match's reply,
+        which crossed the relay as JSON, typed again as the owner built it."""
+        return msgspec.convert(await self._call(command), answer)
 
     async def _call(self, command: messages.AnyMatchCommand) -> Any:
         try:

@@ -27,8 +27,10 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
+import msgspec
+
+from gaps_protocol.messages.views import MatchSummary
 from server.broker import BrokerError
 from server.clock import Clock
 from server.errors import ServerError
@@ -167,7 +169,7 @@ class Routes:
         for listener in self._moved_listeners:
             listener(code)
 
-    async def open_public(self) -> list[dict[str, Any]]:
+    async def open_public(self) -> list[MatchSummary]:
         """The summaries of the cluster's matches open to anyone, with a seat free; a
         process that does not answer within a second is left out."""
         listed = self._lobby.open_public_here()
@@ -176,9 +178,10 @@ class Routes:
         others = await self._leases.live_owners(self._clock.now()) - {self._leases.owner}
         relay = self._relay
 
-        async def ask(node: str) -> list[dict[str, Any]]:
+        async def ask(node: str) -> list[MatchSummary]:
             try:
-                return list(await relay.call(node, OpenPublic(), timeout_s=1.0))
+                answer = await relay.call(node, OpenPublic(), timeout_s=1.0)
+                return msgspec.convert(answer, list[MatchSummary])
             except (ServerError, BrokerError) as error:
                 log.warning("open matches not listed", extra={"node": node, "error": str(error)})
                 return []

@@ -22,7 +22,10 @@ from typing import Any, Final
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from gaps_protocol.messages import requests
+from gaps_protocol.messages import ServerReply, requests
+from gaps_protocol.messages.common import Message
+from gaps_protocol.messages.errors import Error
+from gaps_protocol.messages.replies import Snapshot
 from server import handlers, protocol
 from server.broker import BrokerError
 from server.clock import Cancel, iso
@@ -147,7 +150,7 @@ class Session:
         received = self.services.metrics.received()
         taken = self._prepare(frame)
         self._busy(+1)
-        if isinstance(taken, dict) or isinstance(taken[1], ANSWERED_APART):
+        if isinstance(taken, Error) or isinstance(taken[1], ANSWERED_APART):
             task = asyncio.ensure_future(self._answer_apart(taken, received))
             self._apart.add(task)
             task.add_done_callback(self._apart.discard)
@@ -171,13 +174,10 @@ class Session:
                 self._busy(-1)
 
     async def _answer_apart(
-        self, taken: dict[str, Any] | tuple[Any, Any], received: float
+        self, taken: Error | tuple[Any, Any], received: float
     ) -> None:
         try:
-            if isinstance(taken, dict):
-                reply = taken
-            else:
-                reply = await self._answer(*taken)
+            reply = taken if isinstance(taken, Error) else await self._answer(*taken)
             await self.outbox.send(encode(reply), apart=True)
             self.services.metrics.answered(reply, received)
         except (ConnectionClosed, Dropped):
@@ -210,7 +210,7 @@ class Session:
                 self.connection.close(1008, f"send hello or register within {seconds:g} s")
             )
 
-    def _prepare(self, frame: str | bytes) -> dict[str, Any] | tuple[Any, protocol.Request]:
+    def _prepare(self, frame: str | bytes) -> Error | tuple[Any, protocol.Request]:
         """Parse ``frame`` and take it from the budgets: (its id, the request) to answer,
         or the error message that refuses it at once."""
         request_id = None
@@ -234,20 +234,20 @@ class Session:
             assert request is not None
             self._charge(request)
         except ServerError as error:
-            return error_message(error, request_id)
+            return error_message(error, request_id)  # type: ignore[arg-type]
         return request_id, request
 
-    async def handle(self, frame: str | bytes) -> dict[str, Any]:
+    async def handle(self, frame: str | bytes) -> ServerReply:
         """The reply to one frame (an error message for a refused request)."""
         taken = self._prepare(frame)
-        if isinstance(taken, dict):
+        if isinstance(taken, Error):
             return taken
         return await self._answer(*taken)
 
-    async def _answer(self, request_id: Any, request: protocol.Request) -> dict[str, Any]:
+    async def _answer(self, request_id: Any, request: protocol.Request) -> ServerReply:
         """The reply to a request taken (an error message if it is refused)."""
         try:
-            return {"id": request_id, **await handlers.dispatch(self, request)}
+            return await handlers.dispatch(self, request)
         except ServerError as error:
             return error_message(error, request_id)
         except Exception as error:
@@ -305,7 +305,7 @@ class Session:
         """The match ``code``, wherever it runs (``server.routes``)."""
         return await self.services.routes.find(code)
 
-    async def seat(self, match: MatchHandle) -> dict[str, Any]:
+    async def seat(self, match: MatchHandle) -> Snapshot:
         """Take this player's seat in ``match`` on this connection, and follow it; the
         match's snapshot as they see it."""
         player = self.require_player()
@@ -322,7 +322,7 @@ class Session:
             self.services.routes.follow(match)
         return await match.snapshot(player.id)
 
-    async def spectate(self, match: MatchHandle) -> dict[str, Any]:
+    async def spectate(self, match: MatchHandle) -> Snapshot:
         """Watch ``match`` as a spectator on this connection; its snapshot."""
         player = self.require_player()
         if match.code in self.spectating:
@@ -372,7 +372,7 @@ class Session:
         if subscription is not None:
             subscription.close()
 
-    async def send_then_forward(self, message: dict[str, Any]) -> None:
+    async def send_then_forward(self, message: Message) -> None:
         """Send ``message``, then start forwarding what ``follow`` subscribed to."""
         await self.outbox.send(encode(message))
         starts, self._after_reply = self._after_reply, []

@@ -29,7 +29,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
+import msgspec
+
 from gaps import Ruleset, Seed
+from gaps_protocol.messages.events import TournamentEvent, event_name
+from gaps_protocol.messages.replies import DealSheet, Standings, TournamentEvents
+from gaps_protocol.messages.replies import Tournament as TournamentReply
+from gaps_protocol.messages.views import TournamentView
 from server import tournamentcommands as commands
 from server import tournamentcore as core
 from server import tournamentrestore as restore
@@ -107,35 +113,38 @@ class Tournament(Actor[TournamentState, commands.Command]):
 
     # -- what others ask ------------------------------------------------------------------
 
-    async def join(self, player_id: int, name: str, *, bot: bool) -> dict[str, Any]:
+    async def join(self, player_id: int, name: str, *, bot: bool) -> TournamentReply:
         return await self.ask(commands.Join(player_id, name, bot))  # type: ignore[no-any-return]
 
-    async def remove(self, host_id: int, player: str, reason: str) -> dict[str, Any]:
+    async def remove(self, host_id: int, player: str, reason: str) -> TournamentReply:
         return await self.ask(commands.Remove(host_id, player, reason))  # type: ignore[no-any-return]
 
-    async def start_by(self, player_id: int) -> dict[str, Any]:
+    async def start_by(self, player_id: int) -> TournamentReply:
         return await self.ask(commands.Start(player_id))  # type: ignore[no-any-return]
 
-    async def steer(self, command: commands.Command) -> dict[str, Any]:
-        """One of the host's commands (reinstate, cancel, pause, resume, announce)."""
+    async def steer(self, command: commands.Command) -> TournamentReply | Standings:
+        """One of the host's commands (reinstate, cancel, pause, resume, announce, enter
+        a table's result: ``standings``)."""
         return await self.ask(command)  # type: ignore[no-any-return]
 
-    async def standings(self) -> dict[str, Any]:
+    async def standings(self) -> Standings:
         return await self.read(lambda state, _now: with_standings(state))
 
-    async def deal_sheet(self, player_id: int, number: int) -> dict[str, Any]:
+    async def deal_sheet(self, player_id: int, number: int) -> DealSheet:
         return await self.read(lambda state, now: core.deal_sheet(state, player_id, number, now))
 
-    async def resync(self, since: int) -> dict[str, Any]:
+    async def resync(self, since: int) -> TournamentEvents | TournamentReply:
         """The events after ``since`` (``tournament_events``) while the history keeps
         them all; otherwise (or for a ``since`` beyond the last event: the server
         restarted and numbers anew) a ``tournament`` snapshot with its seq."""
 
-        def answer(state: TournamentState, _now: int) -> dict[str, Any]:
+        def answer(state: TournamentState, _now: int) -> TournamentEvents | TournamentReply:
             events = self.history.since(since)
             if events is not None:
-                return {"type": "tournament_events", "tournament": state.code, "events": events}
-            return {"type": "tournament", **with_standings(state), "seq": self.history.last_seq}
+                return TournamentEvents(
+                    id=None, tournament=state.code, events=events,  # type: ignore[arg-type]  # a tournament's history
+                )
+            return snapshot(state, seq=self.history.last_seq)
 
         return await self.read(answer)
 
@@ -154,30 +163,24 @@ class Tournament(Actor[TournamentState, commands.Command]):
     def _deadline(self, state: TournamentState) -> int | None:
         return core.next_deadline(state)
 
-    def _message(self, event: commands.Event) -> dict[str, Any]:
-        return {
-            "type": "tournament_event",
-            "tournament": self.code,
-            "seq": 0,
-            "event": event.name,
-            **event.data,
-        }
-
     def _answer(self, reply: commands.Reply) -> Any:
         if isinstance(reply, commands.Entered):
-            return {"tournament": views.view(self._state), "seq": self.history.last_seq}
+            return TournamentReply(
+                id=None, tournament=views.view(self._state), seq=self.history.last_seq
+            )
         if isinstance(reply, commands.Viewed):
-            return {"tournament": views.view(self._state)}
+            return TournamentReply(id=None, tournament=views.view(self._state))
         if isinstance(reply, commands.Standing):
             return with_standings(self._state)
         return reply
 
     def _after(self, step: commands.Step) -> None:
         for event in step.events:
-            if event.name in LOGGED_EVENTS:
+            name = event_name(event)
+            if name in LOGGED_EVENTS:
                 log.info(
-                    LOGGED_EVENTS[event.name],
-                    extra={"tournament": self.code, **_loggable(event.data)},
+                    LOGGED_EVENTS[name],
+                    extra={"tournament": self.code, **_loggable(event)},
                 )
         if step.deal is not None:
             self.spawn(self._deal(step.deal))
@@ -227,11 +230,11 @@ class Tournament(Actor[TournamentState, commands.Command]):
                     tournament_id,
                     [
                         StandingRow(
-                            row["player_id"],
-                            row["total_score"],
-                            row["total_time_ms"],
-                            row["rounds_played"],
-                            row["rank"],
+                            row.player_id,
+                            row.total_score,
+                            row.total_time_ms,
+                            row.rounds_played,
+                            row.rank,
                         )
                         for row in rows
                     ],
@@ -378,10 +381,11 @@ LOGGED_EVENTS = {
 }
 
 
-def _loggable(data: Any) -> dict[str, Any]:
+def _loggable(event: TournamentEvent) -> dict[str, Any]:
     """The short fields of an event, for its log line: the round and its match, the
     reason of a cancel, how many entrants start, when the next round is dealt, and the
     commitment of its deals, the podium of a tournament over (not the whole standings)."""
+    data = msgspec.to_builtins(event)
     fields = {
         k: v
         for k, v in data.items()
@@ -409,13 +413,25 @@ def round_ended(stored: StoredRound, *, default_ended_at: int) -> commands.Round
     )
 
 
-def with_standings(state: TournamentState) -> dict[str, Any]:
+def with_standings(state: TournamentState) -> Standings:
     """The view, the standings, and every result entered for a table (by round)."""
-    return {
-        "tournament": views.view(state),
-        "standings": views.standings(state),
-        "entered_results": views.entered_results(state),
-    }
+    return Standings(
+        id=None,
+        tournament=views.view(state),
+        standings=views.standings(state),
+        entered_results=views.entered_results(state),
+    )
+
+
+def snapshot(state: TournamentState, *, seq: int) -> TournamentReply:
+    """``tournament_resync``'s snapshot: the view with its standings, as of event ``seq``."""
+    return TournamentReply(
+        id=None,
+        tournament=views.view(state),
+        seq=seq,
+        standings=views.standings(state),
+        entered_results=views.entered_results(state),
+    )
 
 
 class Tournaments:
@@ -478,7 +494,7 @@ class Tournaments:
         countdown_s: int | None = None,
         break_s: int | None = None,
         late_entry_until_round: int = 0,
-    ) -> dict[str, Any]:
+    ) -> TournamentReply:
         """A new open tournament; its view (``deals_ready`` false while its winnable
         deals are drawn). ``countdown_s`` and ``break_s``: the organiser's (None: the
         server's settings)."""
@@ -538,7 +554,7 @@ class Tournaments:
         )
         tournament = self._live(state)
         log.info("tournament created", extra={"tournament": code, "host": host_id})
-        return {"tournament": views.view(tournament.state)}
+        return TournamentReply(id=None, tournament=views.view(tournament.state))
 
     def _options(
         self, *, countdown_s: int | None, break_s: int | None, **chosen: Any
@@ -587,7 +603,7 @@ class Tournaments:
         core.require_open(found)  # raises: it has ended
         raise AssertionError("an ended tournament was taken for an open one")
 
-    async def join(self, code: str, player_id: int, name: str, *, bot: bool) -> dict[str, Any]:
+    async def join(self, code: str, player_id: int, name: str, *, bot: bool) -> TournamentReply:
         """Enter tournament ``code``, or follow it again (an entrant); an ended one is
         followed again by its entrants only."""
         found = await self.find(code)
@@ -596,9 +612,9 @@ class Tournaments:
         entrant = found.entrant(player_id)
         if entrant is None or entrant.removed:
             core.require_open(found)  # raises: it has ended
-        return {"tournament": views.view(found), "seq": 0}
+        return TournamentReply(id=None, tournament=views.view(found), seq=0)
 
-    async def remove(self, code: str, host_id: int, player: str, reason: str) -> dict[str, Any]:
+    async def remove(self, code: str, host_id: int, player: str, reason: str) -> TournamentReply:
         found = await self.find(code)
         if not isinstance(found, Tournament):
             raise ServerError(
@@ -606,39 +622,39 @@ class Tournaments:
             )
         return await found.remove(host_id, player, reason)
 
-    async def start_by(self, code: str, player_id: int) -> dict[str, Any]:
+    async def start_by(self, code: str, player_id: int) -> TournamentReply:
         return await (await self._actor(code)).start_by(player_id)
 
-    async def steer(self, code: str, command: commands.Command) -> dict[str, Any]:
+    async def steer(self, code: str, command: commands.Command) -> TournamentReply | Standings:
         """The host's ``command`` to tournament ``code``; an ended one refuses it."""
         return await (await self._actor(code)).steer(command)
 
-    async def standings(self, code: str) -> dict[str, Any]:
+    async def standings(self, code: str) -> Standings:
         found = await self.find(code)
         if isinstance(found, Tournament):
             return await found.standings()
         return with_standings(found)
 
-    async def deal_sheet(self, code: str, player_id: int, number: int) -> dict[str, Any]:
+    async def deal_sheet(self, code: str, player_id: int, number: int) -> DealSheet:
         """Round ``number``'s deal sheet, for the host or an arbiter of ``code``."""
         found = await self.find(code)
         if isinstance(found, Tournament):
             return await found.deal_sheet(player_id, number)
         return core.deal_sheet(found, player_id, number, self._clock.now_ms())
 
-    async def resync(self, code: str, since: int) -> dict[str, Any]:
+    async def resync(self, code: str, since: int) -> TournamentEvents | TournamentReply:
         found = await self.find(code)
         if isinstance(found, Tournament):
             return await found.resync(since)
         # An ended tournament read back from the database has no events: a snapshot.
-        return {"type": "tournament", **with_standings(found), "seq": 0}
+        return snapshot(found, seq=0)
 
     async def code_of(self, code: str) -> str:
         """The code of tournament ``code`` as stored (upper case), if it exists."""
         found = await self.find(code)
         return found.code
 
-    async def listed(self, which: str = "active") -> list[dict[str, Any]]:
+    async def listed(self, which: str = "active") -> list[TournamentView]:
         """The views of the ``active`` tournaments (open and running, oldest first), of
         the ``ended`` ones (finished and cancelled, newest first, the last
         ``ENDED_LISTED``), or of ``all`` (the active, then the ended)."""

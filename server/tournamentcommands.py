@@ -4,10 +4,9 @@ records to store, the next wake-up, and what the actor is to do besides)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from gaps_protocol.messages.events import TournamentEvent
 from server.errors import ServerError
 from server.records import Ms
 from server.tournamentstate import RoundScore, TournamentState, Write
@@ -221,12 +220,6 @@ class LookForRound:
 
 
 @dataclass(frozen=True)
-class Event:
-    name: str
-    data: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
 class Entered:
     """The reply to a join or a removal: the view and the last event's seq."""
 
@@ -248,7 +241,7 @@ Reply = Entered | Viewed | Standing | ServerError | None
 class Step:
     state: TournamentState
     reply: Reply
-    events: tuple[Event, ...] = ()
+    events: tuple[TournamentEvent, ...] = ()
     writes: tuple[Write, ...] = ()
     wake_at: Ms | None = None
     deal: DealRound | None = None
@@ -262,7 +255,7 @@ class Step:
 
 @dataclass
 class Out:
-    events: list[Event] = field(default_factory=list)
+    events: list[TournamentEvent] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     deal: DealRound | None = None
     look: LookForRound | None = None
@@ -270,5 +263,6 @@ class Out:
     abandon: str | None = None
     closed: bool = False
 
-    def emit(self, name: str, /, **data: Any) -> None:
-        self.events.append(Event(name, data))
+    def emit(self, event: TournamentEvent) -> None:
+        """Say ``event`` (its ``seq`` ``UNNUMBERED``: the history numbers it)."""
+        self.events.append(event)

@@ -59,12 +59,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+
+import msgspec
 
 from gaps.board import ALL_PLACED
 from gaps.par import final_score
 from gaps.ruleset import Ruleset
 from gaps.seed import Seed
+from gaps_protocol.messages import events as said
+from gaps_protocol.messages.events import UNNUMBERED
+from gaps_protocol.messages.replies import DealSheet
+from gaps_protocol.messages.views import StandingsRow
 from server.clock import iso
 from server.errors import ServerError, bots_not_allowed
 from server.records import Ms
@@ -126,7 +131,8 @@ from server.tournamentstate import (
     TournamentState,
 )
 from server.tournamentviews import (
-    commitment_view,
+    commitment_members,
+    entered_members,
     entered_view,
     entrant_view,
     share_code,
@@ -295,11 +301,12 @@ def _join(
             f"tournament {state.code} has its {state.options.max_players} players",
         )
     out.writes.append(EntrantAdded(player_id, now, len(state.entrants) + 1))
+    joined = said.EntrantJoined(
+        tournament=state.code, seq=UNNUMBERED, player_id=player_id, name=name, bot=bot
+    )
     if late:
-        out.emit("entrant_joined", player_id=player_id, name=name, bot=bot, late=True,
-                 from_round=state.current_round + 1)
-    else:
-        out.emit("entrant_joined", player_id=player_id, name=name, bot=bot)
+        joined = msgspec.structs.replace(joined, late=True, from_round=state.current_round + 1)
+    out.emit(joined)
     state = replace(state, entrants=(*state.entrants, Entrant(player_id, name, bot)))
     if state.start_due:
         state = _begin(state, now, out)
@@ -344,13 +351,13 @@ def _remove(
         )
     entrant = found
     out.writes.append(EntrantRemoved(entrant.player_id, reason, now))
-    out.emit(
-        "entrant_removed",
+    out.emit(said.EntrantRemoved(
+        tournament=state.code, seq=UNNUMBERED,
         player_id=entrant.player_id,
         name=entrant.name,
         reason=reason,
         after_round=state.current_round,
-    )
+    ))
     removed = replace(entrant, removed_reason=reason)
     return replace(
         state,
@@ -379,12 +386,12 @@ def _reinstate(
             f"tournament {state.code} has its {state.options.max_players} players",
         )
     out.writes.append(EntrantReinstated(entrant.player_id, now))
-    out.emit(
-        "entrant_reinstated",
+    out.emit(said.EntrantReinstated(
+        tournament=state.code, seq=UNNUMBERED,
         player_id=entrant.player_id,
         name=entrant.name,
         from_round=state.current_round + 1,
-    )
+    ))
     back = replace(entrant, removed_reason=None)
     return replace(state, entrants=tuple(back if e is entrant else e for e in state.entrants))
 
@@ -399,7 +406,10 @@ def _pause(state: TournamentState, by: int, now: Ms, out: Out) -> TournamentStat
         raise ServerError("already_paused", f"tournament {state.code} is paused already")
     out.writes.append(PauseSet(True, now))
     # Asked during a round, the pause holds from the round's end: the round goes on.
-    out.emit("tournament_paused", after_round=state.current_round, round_in_play=state.playing)
+    out.emit(said.TournamentPaused(
+        tournament=state.code, seq=UNNUMBERED,
+        after_round=state.current_round, round_in_play=state.playing,
+    ))
     return replace(state, paused=True)
 
 
@@ -412,10 +422,10 @@ def _resume(state: TournamentState, by: int, now: Ms, out: Out) -> TournamentSta
     # A break that ended during the pause ends now: the next round is dealt at once
     # (each round has its countdown); one that had time left keeps it.
     next_round_at = None if state.next_round_at is None else max(state.next_round_at, now)
-    out.emit(
-        "tournament_resumed",
+    out.emit(said.TournamentResumed(
+        tournament=state.code, seq=UNNUMBERED,
         next_round_at=None if next_round_at is None else iso(next_round_at),
-    )
+    ))
     return replace(state, paused=False, next_round_at=next_round_at)
 
 
@@ -434,7 +444,8 @@ def _announce(
     _require_host(state, by, "makes announcements in tournament")
     require_not_over(state)
     out.writes.append(AnnouncementMade(text, now))
-    out.emit("tournament_announcement", text=text, at=iso(now))
+    out.emit(said.TournamentAnnouncement(tournament=state.code, seq=UNNUMBERED,
+                                         text=text, at=iso(now)))
     kept = (*state.announcements, Announcement(text, now))[-ANNOUNCEMENTS_KEPT:]
     return replace(state, announcements=kept)
 
@@ -458,7 +469,8 @@ def _name_arbiter(
     if player_id == state.host_id or state.is_arbiter(player_id):
         return state  # may do what an arbiter does already
     out.writes.append(ArbiterNamed(player_id, now))
-    out.emit("arbiter_named", player_id=player_id, name=name)
+    out.emit(said.ArbiterNamed(tournament=state.code, seq=UNNUMBERED,
+                               player_id=player_id, name=name))
     return replace(state, arbiters=(*state.arbiters, (player_id, name)))
 
 
@@ -475,13 +487,13 @@ def _set_table(
     if entrant.at_table == at_table:
         return state
     out.writes.append(TableSet(entrant.player_id, at_table))
-    out.emit(
-        "entrant_table",
+    out.emit(said.EntrantTable(
+        tournament=state.code, seq=UNNUMBERED,
         player_id=entrant.player_id,
         name=entrant.name,
         at_table=at_table,
         from_round=state.current_round + 1,
-    )
+    ))
     moved = replace(entrant, at_table=at_table)
     return replace(state, entrants=tuple(moved if e is entrant else e for e in state.entrants))
 
@@ -509,7 +521,7 @@ def _started_round(state: TournamentState, number: int, now: Ms) -> Round:
     )
 
 
-def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> dict[str, Any]:
+def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> DealSheet:
     """The ``deal_sheet`` reply for round ``number``: given to the host and the arbiters,
     once the round's play has begun."""
     _require_desk(state, by, "gets the deal sheets of")
@@ -522,15 +534,15 @@ def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> dict[st
             "it has no deal sheets",
             round=number, starts_at=None,
         )
-    return {
-        "type": "deal_sheet",
-        "tournament": state.code,
-        "round": number,
-        "seed": str(Seed(seed)),
-        "ruleset": state.options.ruleset,
-        "match": round_.match,
-        "started_at": None if round_.started_at is None else iso(round_.started_at),
-    }
+    return DealSheet(
+        id=None,
+        tournament=state.code,
+        round=number,
+        seed=str(Seed(seed)),
+        ruleset=state.options.ruleset,  # type: ignore[arg-type]
+        match=round_.match,
+        started_at=None if round_.started_at is None else iso(round_.started_at),
+    )
 
 
 def _bad_result(field: str, message: str) -> ServerError:
@@ -598,12 +610,12 @@ def _enter_result(
     rows = standings(state) if round_.counted else None
     if rows is not None:
         out.writes.append(StandingsRecorded(tuple(rows)))
-    out.emit(
-        "result_entered",
-        **entered_view(state, round_.number, result),
+    out.emit(said.ResultEntered(
+        tournament=state.code, seq=UNNUMBERED,
+        **entered_members(state, round_.number, result),
         replaced=replaced,
         standings=rows,
-    )
+    ))
     last = round_.number == state.options.rounds
     if last and round_.counted and not round_.awaited and state.status == "running":
         return _finish(state, now, out, rows=rows)  # every table's result is in
@@ -616,11 +628,11 @@ def _enter_result(
 def _begin(state: TournamentState, now: Ms, out: Out) -> TournamentState:
     """The start: the first round is dealt at once."""
     out.writes.append(TournamentStarted(now))
-    out.emit(
-        "tournament_started",
+    out.emit(said.TournamentStarted(
+        tournament=state.code, seq=UNNUMBERED,
         rounds=state.options.rounds,
         entrants=[entrant_view(e) for e in state.entrants],
-    )
+    ))
     return replace(state, status="running", start_due=False, next_round_at=now)
 
 
@@ -655,7 +667,8 @@ def _committed(
         raise AssertionError(f"{len(seeds)} deals drawn for {state.options.rounds} rounds")
     out.writes.append(DealsCommitted(seeds))
     state = replace(state, seeds=seeds, drawing=False)
-    out.emit("deals_committed", **commitment_view(state))
+    out.emit(said.DealsCommitted(tournament=state.code, seq=UNNUMBERED,
+                                 **commitment_members(state)))
     return state
 
 
@@ -666,13 +679,13 @@ def _dealt(
         return state  # cancelled while its match was being created: it is not played
     started_at = now + state.options.countdown_s * 1000
     out.writes.append(RoundStarted(number, started_at, online=bool(code)))
-    out.emit(
-        "round_starting",
+    out.emit(said.RoundStarting(
+        tournament=state.code, seq=UNNUMBERED,
         round=number,
         match=code or None,
         countdown_ms=state.options.countdown_s * 1000,
         tables=[state.name_of(p) for p in state.dealing_tables],
-    )
+    ))
     round_ = Round(number, code, started_at=started_at, tables=state.dealing_tables)
     return replace(
         state,
@@ -711,8 +724,8 @@ def _count(
         )
     else:
         next_round_at = ended_at + break_ms
-    out.emit(
-        "round_ended",
+    out.emit(said.RoundEnded(
+        tournament=state.code, seq=UNNUMBERED,
         round=counted.number,
         match=counted.match,
         seed=share_code(state.seed_of(counted.number)),
@@ -722,7 +735,7 @@ def _count(
         paused=state.paused,
         entered=[entered_view(state, counted.number, r) for r in counted.entered],
         results_awaited=[state.name_of(p) for p in counted.awaited],
-    )
+    ))
     if last and next_round_at is None:
         return _finish(state, now, out, rows=rows)
     return replace(state, next_round_at=next_round_at)
@@ -735,16 +748,16 @@ def _time_up(state: TournamentState, round_: Round) -> Ms:
 
 
 def _finish(
-    state: TournamentState, now: Ms, out: Out, *, rows: list[dict[str, Any]] | None = None
+    state: TournamentState, now: Ms, out: Out, *, rows: list[StandingsRow] | None = None
 ) -> TournamentState:
     rows = standings(state) if rows is None else rows
     out.writes.append(TournamentFinished(now))
-    out.emit(
-        "tournament_ended",
+    out.emit(said.TournamentEnded(
+        tournament=state.code, seq=UNNUMBERED,
         standings=rows,
-        podium=[row for row in rows if row["rank"] <= PODIUM and not row["removed"]],
+        podium=[row for row in rows if row.rank <= PODIUM and not row.removed],
         seeds=[share_code(seed) for seed in state.seeds],
-    )
+    ))
     out.closed = True
     return replace(
         state, status="finished", next_round_at=None, check_at=None, dealing_again=False
@@ -758,13 +771,13 @@ def _cancel(
     abandoned = state.round_code
     rounds = tuple(round_ for round_ in state.rounds if round_.counted)
     out.writes.append(TournamentCancelled(reason, now, len(rounds)))
-    out.emit(
-        "tournament_cancelled",
+    out.emit(said.TournamentCancelled(
+        tournament=state.code, seq=UNNUMBERED,
         reason=reason,
         by_host=by_host,
         abandoned_round=None if abandoned is None else state.current_round,
         seeds=[share_code(s) for s in state.seeds],
-    )
+    ))
     out.abandon = abandoned
     out.draw = None  # asked for in this very step: not needed any more
     out.closed = True

@@ -4,10 +4,11 @@ repository, written before the state that follows from it is applied)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from gaps_protocol.messages.views import StandingsRow
 from server.records import Ms
 
 #: The rows ranked 1 to this many (and still in) are the podium.
@@ -319,7 +320,7 @@ class ResultEntered:
 
 @dataclass(frozen=True)
 class StandingsRecorded:
-    rows: tuple[Mapping[str, Any], ...]
+    rows: tuple[StandingsRow, ...]
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from client_cli.connection import Connection
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.tournament import TournamentFollower
+from gaps_protocol.messages.events import event_name
 from gaps_protocol.times import format_time
 from server.app import Server
 from tests.cli_support import (
@@ -447,8 +448,8 @@ async def test_a_round_end_the_follower_missed_is_fetched_again_and_its_standing
     assert await asyncio.wait_for(hosting, 40) == 0
     out = capsys.readouterr().out
 
-    [round_one] = [e for e in live.history.since(0) or [] if e["event"] == "round_ended"][:1]
-    assert dropped == [round_one["seq"]] and len(screens) == 2
+    [round_one] = [e for e in live.history.since(0) or [] if event_name(e) == "round_ended"][:1]
+    assert dropped == [round_one.seq] and len(screens) == 2
     assert out.count("Standings after round 1/2") == 1
     assert out.count("Standings after round 2/2") == 1
     assert out.index("Standings after round 1/2") < out.index(

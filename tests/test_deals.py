@@ -209,18 +209,18 @@ async def test_a_winnable_tournament_is_answered_before_its_deals_are_drawn(
         ana = await new_player(store, "ana")
         # Answered at once, with no deal drawn: the solver is held back.
         created = await asyncio.wait_for(create_winnable(process, ana.id), 5)
-        code = created["tournament"]["code"]
-        assert created["tournament"]["deals_ready"] is False
+        code = created.tournament.code
+        assert created.tournament.deals_ready is False
         follower = Watcher(await broker.subscribe(tournament_channel(code)))
         with pytest.raises(ServerError) as early:
             await process.tournaments.join(code, ana.id, ana.name, bot=False)
         assert early.value.code == "deals_not_ready"
         gate.opened.set()
         committed = await follower.event("deals_committed")
-        seeds = await store.tournaments.deals(created["tournament"]["id"])
+        seeds = await store.tournaments.deals(created.tournament.id)
         assert committed["commitment"] == deals_commitment([Seed(s) for s in seeds])
         joined = await process.tournaments.join(code, ana.id, ana.name, bot=False)
-        assert joined["tournament"]["commitment"] == committed["commitment"]
+        assert joined.tournament.commitment == committed["commitment"]
     finally:
         gate.opened.set()
         await process.crash()
@@ -236,7 +236,7 @@ async def test_a_draw_cut_by_a_dead_solver_is_tried_again_after_a_while_on_the_c
     try:
         ana = await new_player(store, "ana")
         created = await create_winnable(process, ana.id)
-        code, tournament_id = created["tournament"]["code"], created["tournament"]["id"]
+        code, tournament_id = created.tournament.code, created.tournament.id
         follower = Watcher(await broker.subscribe(tournament_channel(code)))
         await clock.until_sleeping(1)  # the first draw failed: it waits to try again
         assert await store.tournaments.deals(tournament_id) == ()
@@ -258,7 +258,7 @@ async def test_a_tournament_whose_deals_cannot_be_proven_is_cancelled_saying_why
     try:
         ana = await new_player(store, "ana")
         created = await create_winnable(process, ana.id)
-        code = created["tournament"]["code"]
+        code = created.tournament.code
         follower = Watcher(await broker.subscribe(tournament_channel(code)))
         cancelled = await follower.event("tournament_cancelled")
         assert cancelled["reason"] == (
@@ -289,10 +289,10 @@ async def test_a_tournament_drawing_its_deals_when_the_server_stops_draws_them_a
     )
     try:
         follower = Watcher(
-            await broker.subscribe(tournament_channel(created["tournament"]["code"]))
+            await broker.subscribe(tournament_channel(created.tournament.code))
         )
         await follower.event("deals_committed")
-        assert len(await store.tournaments.deals(created["tournament"]["id"])) == 2
+        assert len(await store.tournaments.deals(created.tournament.id)) == 2
     finally:
         await second.crash()
 

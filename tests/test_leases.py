@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -253,7 +254,7 @@ async def test_a_lobby_past_its_lease_cannot_store_actions_and_drops_the_match_t
             await match.play(ana.id, 2, Stop())
         assert refused.value.code == "storage_unavailable"
         assert await stored_actions(store, match.id) == 1
-        assert await taken.play(ana.id, 1, Stop()) == {**ack, "duplicate": True}
+        assert await taken.play(ana.id, 1, Stop()) == msgspec.structs.replace(ack, duplicate=True)
         await taken.play(ana.id, 2, Stop())
         assert await stored_actions(store, match.id) == 2
 

@@ -8,11 +8,13 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Stop
+from gaps_protocol.messages.events import PlayerLeft
 from server.broker import LocalBroker
 from server.errors import ServerError
 from server.lobby import Lobby, new_code
@@ -70,12 +72,12 @@ async def test_a_public_match_whose_host_stays_away_past_the_grace_period_is_giv
     assert clock.wakeups() == 1
     clock.advance(GRACE_S - 0.1)
     await match.snapshot(None)  # whatever the clock woke is done
-    assert match.status == "lobby" and match.code in {m["code"] for m in lobby.open_public_here()}
+    assert match.status == "lobby" and match.code in {m.code for m in lobby.open_public_here()}
     clock.advance(0.1)
     left = await watcher.event("player_left")
     assert left["player_id"] == ana.id
     await watcher.event("match_abandoned")
-    listed = {m["code"] for m in lobby.open_public_here()}
+    listed = {m.code for m in lobby.open_public_here()}
     assert match.status == "abandoned" and match.code not in listed
     assert await stored_status(store, match) == "abandoned"
 
@@ -91,7 +93,7 @@ async def test_a_host_away_past_the_grace_period_passes_the_match_to_the_next_se
     changed = await watcher.event("host_changed")
     assert changed["host_id"] == bob.id == match.host_id
     assert match.players == [bob.id, cat.id]
-    assert match.status == "lobby" and match.code in {m["code"] for m in lobby.open_public_here()}
+    assert match.status == "lobby" and match.code in {m.code for m in lobby.open_public_here()}
 
 
 async def test_a_player_back_within_the_grace_period_keeps_their_seat(
@@ -107,7 +109,7 @@ async def test_a_player_back_within_the_grace_period_keeps_their_seat(
     clock.advance(GRACE_S)
     seat = match.state.seat(bob.id)
     assert seat is not None and seat.connections == 1
-    assert "player_left" not in [event["event"] for event in match.history.since(0) or []]
+    assert not any(isinstance(e, PlayerLeft) for e in match.history.since(0) or [])
 
 
 async def test_a_seat_kept_by_another_connection_is_not_given_up(
@@ -319,10 +321,11 @@ async def test_a_tournament_round_shut_down_mid_game_is_restored_as_stored(
         assert second.round_match(tournament_id, 1) is restored
         assert (restored.code, restored.kind) == (match.code, "tournament")
         assert restored.status == "running"
-        assert await restored.play(ana.id, 1, Stop()) == {**ack, "duplicate": True}
+        again = await restored.play(ana.id, 1, Stop())
+        assert again == msgspec.structs.replace(ack, duplicate=True)
         snapshot = await restored.join(ana.id, ana.name)
-        assert snapshot["you"]["last_seq"] == 1
-        assert snapshot["match"]["t_ms"] == 5000  # the match clock ran on, downtime included
+        assert snapshot.you.last_seq == 1
+        assert snapshot.match.t_ms == 5000  # the match clock ran on, downtime included
     finally:
         await second.close()
         await journal.close()

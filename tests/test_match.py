@@ -17,8 +17,9 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,14 @@ from client_cli.verify import verify
 from gaps import Action, Game, Seed, Stop, parse_action
 from gaps.ranking import Finish, rank
 from gaps.replay import replay
+from gaps_protocol.messages.events import (
+    MatchEnded,
+    MatchEvent,
+    PlayerFinished,
+    ProgressMade,
+    ReadyChanged,
+)
+from gaps_protocol.messages.replies import ActionOk
 from server.app import Server
 from server.broker import LocalBroker
 from server.errors import ServerError
@@ -46,6 +55,7 @@ from tests.races import registered, start_race
 
 Connect = Callable[[], Awaitable[Client]]
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"
+E = TypeVar("E", bound=MatchEvent)
 
 
 def winning_line(ruleset: str) -> tuple[Seed, list[str]]:
@@ -555,7 +565,7 @@ async def test_anyone_may_watch_a_race_but_a_daily_challenge_only_its_own_player
     try:
         ana, bob = await new_player(store, "ana"), await new_player(store, "bob")
         race = await hosted(lobby, ana, public=False)
-        assert (await race.watch(bob.id))["you"]["role"] == "spectator"
+        assert (await race.watch(bob.id)).you.role == "spectator"
         daily = await hosted(lobby, ana, kind="daily", daily_date=datetime.now(UTC).date())
         await daily.start()  # the deal comes in the `started` event, to every watcher
         await daily.resync(ana.id, 0)  # a player resyncs their own match
@@ -654,13 +664,13 @@ async def until(condition: Callable[[], bool], what: str, *, timeout_s: float = 
         raise AssertionError(f"not within {timeout_s} s: {what}") from None
 
 
-def events_called(match: LiveMatch, name: str) -> list[dict[str, Any]]:
-    return [event for event in match.history.since(0) or [] if event["event"] == name]
+def events_called(match: LiveMatch, kind: type[E]) -> list[E]:
+    return [event for event in match.history.since(0) or [] if isinstance(event, kind)]
 
 
 async def games_ended(match: LiveMatch, players: set[int], what: str) -> None:
     await until(
-        lambda: {e["player_id"] for e in events_called(match, "player_finished")} >= players,
+        lambda: {e.player_id for e in events_called(match, PlayerFinished)} >= players,
         what,
     )
 
@@ -685,12 +695,12 @@ class Seating:
         # The end reasons it may have, and the step it ends at (once it has acted).
         self.expected: tuple[frozenset[str], int] | None = None
 
-    async def play(self, action: Action) -> dict[str, Any]:
+    async def play(self, action: Action) -> ActionOk:
         self.seq += 1
-        ack: dict[str, Any] = await self.match.play(self.player_id, self.seq, action)
+        ack = await self.match.play(self.player_id, self.seq, action)
         self.game.push(action)
         self.sent.append(str(action))
-        assert (ack["score"], ack["placed"]) == (self.game.score, self.game.placed)
+        assert (ack.score, ack.placed) == (self.game.score, self.game.placed)
         return ack
 
     async def act(self) -> None:
@@ -762,7 +772,7 @@ async def race_to_the_end(store: Store, race: Race) -> None:
             await asyncio.gather(*acting)
             due = {s.player_id for s in seats if s.expected and s.expected[1] <= step}
             await games_ended(match, due, f"the games due by step {step} end")
-            finished = [e["player_id"] for e in events_called(match, "player_finished")]
+            finished = [e.player_id for e in events_called(match, PlayerFinished)]
             assert sorted(finished) == sorted(due), f"step {step}"
             if len(due) == len(seats):
                 break
@@ -771,7 +781,7 @@ async def race_to_the_end(store: Store, race: Race) -> None:
             assert step < LIMIT_STEP, "the time limit passed and games are still running"
             step += 1
             clock.advance(STEP_S)
-        await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
+        await until(lambda: bool(events_called(match, MatchEnded)), "the match ends")
         await timer_set(clock, 0)  # nothing is due once the match has ended
         clock.advance(10 * LIMIT_STEP * STEP_S)
         for _ in range(10):
@@ -787,9 +797,9 @@ async def check_the_end(
 ) -> None:
     """One end per game and one for the match; every stored result complete, as the
     stored actions replay, ranked by gaps.ranking; the replay document verifies."""
-    finished = [event["player_id"] for event in events_called(match, "player_finished")]
+    finished = [event.player_id for event in events_called(match, PlayerFinished)]
     assert sorted(finished) == sorted(seat.player_id for seat in seats)
-    [ended] = events_called(match, "match_ended")
+    [ended] = events_called(match, MatchEnded)
     assert match.status == "finished"
     stored = await store.matches.replay(match.code)
     assert stored is not None and stored["match"]["status"] == "finished"
@@ -819,7 +829,7 @@ async def check_the_end(
     ]
     ranks = {finish.player_id: position for position, finish in rank(finishes, race.win_by)}
     assert {pid: row["rank"] for pid, row in results.items()} == ranks
-    assert {row["player_id"]: row["rank"] for row in ended["ranking"]} == ranks
+    assert {row.player_id: row.rank for row in ended.ranking} == ranks
     report = verify(replay_document(stored))
     assert report.discrepancies == []
 
@@ -944,11 +954,11 @@ async def test_an_action_is_answered_and_said_only_once_stored(actor: Actor) -> 
     playing = asyncio.create_task(match.play(ana, 1, first_move(match, ana)))
     for _ in range(20):
         await asyncio.sleep(0)
-    assert not playing.done() and events_called(match, "progress") == []
+    assert not playing.done() and events_called(match, ProgressMade) == []
     assert match.state.seat(ana).last_seq == 0  # type: ignore[union-attr]
     actor.journal.gate.set()
     ack = await playing
-    assert ack["seq"] == 1 and len(events_called(match, "progress")) == 1
+    assert ack.seq == 1 and len(events_called(match, ProgressMade)) == 1
     assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
 
 
@@ -960,9 +970,9 @@ async def test_an_action_not_stored_is_refused_and_changes_nothing(actor: Actor)
         await match.play(ana, 1, first_move(match, ana))
     assert refused.value.code == "storage_unavailable"
     assert "not applied" in refused.value.message
-    assert match.state is before and events_called(match, "progress") == []
+    assert match.state is before and events_called(match, ProgressMade) == []
     actor.journal.down = False
-    assert (await match.play(ana, 1, first_move(match, ana)))["seq"] == 1  # sent again
+    assert (await match.play(ana, 1, first_move(match, ana))).seq == 1  # sent again
 
 
 async def test_an_action_stored_though_its_answer_was_lost_is_applied_once_when_sent_again(
@@ -976,10 +986,10 @@ async def test_an_action_stored_though_its_answer_was_lost_is_applied_once_when_
     assert refused.value.code == "storage_unavailable"
     assert match.state.seat(ana).last_seq == 0  # type: ignore[union-attr]
     again = await match.play(ana, 1, move)  # the journal holds it: read again, then a resend
-    assert again["seq"] == 1 and again["duplicate"] is True and again["action"] == str(move)
+    assert again.seq == 1 and again.duplicate is True and again.action == str(move)
     assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
     after = await match.play(ana, 2, Stop())
-    assert after["seq"] == 2 and "duplicate" not in after
+    assert after.seq == 2 and after.duplicate is msgspec.UNSET
 
 
 async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_database_is_back(
@@ -992,18 +1002,18 @@ async def test_a_time_limit_passing_during_an_outage_ends_every_game_once_the_da
     for _ in range(5):  # the retries, ever later, while the database is down
         await until(lambda: clock.wakeups() == 1, "a retry is set")
         clock.advance(2)
-    assert events_called(match, "player_finished") == [] and match.status == "running"
+    assert events_called(match, PlayerFinished) == [] and match.status == "running"
     # Asked meanwhile, the match shows its state as stored.
-    assert (await match.snapshot(None))["match"]["status"] == "running"
+    assert (await match.snapshot(None)).match.status == "running"
     store.down = False
     clock.advance(2)
     await games_ended(match, set(actor.players), "every game ends once stored")
-    finished = events_called(match, "player_finished")
-    assert [(e["end_reason"], e["finish_ms"]) for e in finished] == [
+    finished = events_called(match, PlayerFinished)
+    assert [(e.end_reason, e.finish_ms) for e in finished] == [
         ("disconnected", 20_000),
         ("time", 60_000),
     ]
-    await until(lambda: bool(events_called(match, "match_ended")), "the match ends")
+    await until(lambda: bool(events_called(match, MatchEnded)), "the match ends")
     stored_match = await store.matches.replay(match.code)
     assert stored_match is not None and stored_match["match"]["status"] == "finished"
     assert verify(replay_document(stored_match)).discrepancies == []
@@ -1020,7 +1030,7 @@ async def test_a_refused_ready_leaves_the_lobby_as_it_was(migrated_engine: Async
         with pytest.raises(ServerError) as refused:
             await match.set_ready(ana.id, True)
         assert refused.value.code == "storage_unavailable"
-        assert match.state is before and events_called(match, "ready") == []
+        assert match.state is before and events_called(match, ReadyChanged) == []
     finally:
         await lobby.close()
 
@@ -1043,7 +1053,7 @@ async def test_a_shutdown_answers_what_is_queued_and_refuses_what_comes_later(
     actor.journal.gate.set()
     acks = await asyncio.gather(*queued)
     await stopping
-    assert [ack["seq"] for ack in acks] == [1, 1]
+    assert [ack.seq for ack in acks] == [1, 1]
     assert actor.clock.wakeups() == 0  # its timer is off
     # Nothing was ended: the next start restores the match as it is.
-    assert match.status == "running" and events_called(match, "player_finished") == []
+    assert match.status == "running" and events_called(match, PlayerFinished) == []

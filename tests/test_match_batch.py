@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import select
 
 from gaps import Action
+from gaps_protocol.messages.events import ProgressMade
 from server.errors import ServerError
 from server.match import Match as LiveMatch
 from server.storage.models import ActionRecord
@@ -70,17 +72,17 @@ async def test_actions_queued_behind_a_commit_are_committed_together_and_answere
     batches = actor.journal.batches_committed
     actor.journal.gate.set()
     acks = await asyncio.gather(*playing)
-    assert [(ack["seq"], ack["action"]) for ack in acks] == [
+    assert [(ack.seq, ack.action) for ack in acks] == [
         (1, str(ana_moves[0])), (1, str(bob_moves[0])), (2, str(ana_moves[1])),
         (2, str(bob_moves[1])),
     ]  # fmt: skip
-    assert not any(ack.get("duplicate") for ack in acks)
+    assert all(ack.duplicate is msgspec.UNSET for ack in acks)
     # The first action's commit, then the three that waited behind it, in one.
     assert actor.journal.batches_committed - batches == 2
-    progress = [(e["player_id"], e["moves_made"]) for e in events_called(match, "progress")]
+    progress = [(e.player_id, e.moves_made) for e in events_called(match, ProgressMade)]
     assert progress == [(ana, 1), (bob, 1), (ana, 2), (bob, 2)]
-    assert [event["seq"] for event in match.history.since(0) or []] == sorted(
-        event["seq"] for event in match.history.since(0) or []
+    assert [event.seq for event in match.history.since(0) or []] == sorted(
+        event.seq for event in match.history.since(0) or []
     )
     assert await stored_actions(actor) == [(ana, 1), (bob, 1), (ana, 2), (bob, 2)]
 
@@ -102,17 +104,17 @@ async def test_a_batch_holding_an_action_stored_before_stores_and_answers_each_o
     )  # fmt: skip
     actor.journal.gate.set()
     acks = await asyncio.gather(*playing)
-    assert [(ack["seq"], ack["action"]) for ack in acks] == [
+    assert [(ack.seq, ack.action) for ack in acks] == [
         (1, str(bob_moves[0])), (1, str(ana_move)), (2, str(bob_moves[1])),
         (3, str(bob_moves[2])),
     ]  # fmt: skip
-    assert acks[1]["duplicate"] is True  # ana's was a resend
+    assert acks[1].duplicate is True  # ana's was a resend
     assert match.state.seat(ana).last_seq == 1  # type: ignore[union-attr]
     assert match.state.seat(bob).last_seq == 3  # type: ignore[union-attr]
     assert sorted(await stored_actions(actor)) == [(ana, 1), (bob, 1), (bob, 2), (bob, 3)]
     # And the match goes on from there.
     [next_move] = moves_ahead(match, bob, 1)
-    assert (await match.play(bob, 4, next_move))["seq"] == 4
+    assert (await match.play(bob, 4, next_move)).seq == 4
 
 
 async def test_a_batch_the_database_refuses_is_refused_action_by_action_and_tried_once(
@@ -139,5 +141,5 @@ async def test_a_batch_the_database_refuses_is_refused_action_by_action_and_trie
         "storage_unavailable"
     ] * 3
     assert tries == [(ana, 1), (bob, 1), (bob, 2)]  # each tried once, none a second time
-    assert match.state is before and events_called(match, "progress") == []
+    assert match.state is before and events_called(match, ProgressMade) == []
     assert await stored_actions(actor) == []

@@ -11,12 +11,26 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gaps import Action, Game, Move, Redeal, Ruleset, Seed, Stop, parse_action
 from gaps.ranking import Finish, rank
+from gaps_protocol.messages.events import (
+    UNNUMBERED,
+    Countdown,
+    MatchEnded,
+    PlayerFinished,
+    PlayerJoined,
+    Presence,
+    RematchOffered,
+    Started,
+    event_name,
+)
+from gaps_protocol.messages.replies import ActionOk
+from gaps_protocol.messages.views import RatingView, RematchBy
 from server import matchcore, matchstate, matchviews
 from server.errors import ServerError
 from server.matchcore import (
@@ -54,6 +68,10 @@ T0 = 1_790_000_000_000  # a wall-clock instant, ms
 GRACE_MS = 20_000
 LIMIT_S = 60
 SEED = Seed.parse("AAAA-BBBB-CCCC-DDDD")
+ENDED_AT = "2026-01-01T00:00:00.000Z"
+RATING = RatingView(
+    player_id=1, ruleset="classic", mu=25.0, sigma=8.3, ordinal=0.1, games=1, provisional=True
+)
 
 
 def options(*, countdown_s: int = 0, max_players: int = 4, win_by: str = "score") -> MatchOptions:
@@ -108,7 +126,7 @@ def dealt(count: int, *, at: int = T0, **kwargs: Any) -> MatchState:
 
 
 def names(step: Step) -> list[str]:
-    return [event.name for event in step.events]
+    return [event_name(event) for event in step.events]
 
 
 def legal_move(state: MatchState, player_id: int) -> Move:
@@ -124,7 +142,8 @@ def test_a_join_stores_the_seat_says_so_and_answers_with_the_snapshot() -> None:
     step = ok(fresh(), Join(1, "ana"), T0)
     assert step.writes == (SeatAdded(1, T0),)
     assert names(step) == ["player_joined"]
-    assert step.events[0].data["player"]["name"] == "ana"
+    [joined] = step.events
+    assert isinstance(joined, PlayerJoined) and joined.player.name == "ana"
     assert step.reply == Snap(1)
     seat = step.state.seat(1)
     assert seat is not None and seat.connections == 1
@@ -155,10 +174,10 @@ def test_a_declared_bot_sits_only_where_the_host_lets_bots_sit() -> None:
     open_to_bots = replace(people_only, options=replace(people_only.options, bots=True))
     step = ok(open_to_bots, Join(2, "beep", bot=True), T0)
     [joined] = step.events
-    assert joined.data["player"]["bot"] is True
+    assert isinstance(joined, PlayerJoined) and joined.player.bot is True
     snapshot = matchviews.snapshot(step.state, 1, T0, seq=2)
-    assert [p["bot"] for p in snapshot["players"]] == [False, True]
-    assert snapshot["match"]["bots"] is True
+    assert [p.bot for p in snapshot.players] == [False, True]
+    assert snapshot.match.bots is True
 
 
 def test_a_started_match_refuses_joins_and_readies_and_an_abandoned_one_is_over() -> None:
@@ -185,7 +204,8 @@ def test_everyone_ready_starts_the_countdown_and_the_deal_comes_at_its_end() -> 
     step = ok(state, Ready(2, True), T0 + 1000)
     assert step.writes == (ReadySet(2, True),)
     assert names(step) == ["ready", "countdown"]
-    assert step.events[1].data["countdown_ms"] == 5000
+    countdown = step.events[1]
+    assert isinstance(countdown, Countdown) and countdown.countdown_ms == 5000
     assert step.state.status == "countdown" and step.wake_at == T0 + 6000
     early = ok(step.state, Tick(), T0 + 5999)
     assert early.events == () and early.state == step.state
@@ -194,7 +214,9 @@ def test_everyone_ready_starts_the_countdown_and_the_deal_comes_at_its_end() -> 
     assert names(deal) == ["started"]
     assert deal.state.status == "running" and deal.state.started_at == T0 + 6000
     assert deal.wake_at == T0 + 6000 + LIMIT_S * 1000  # the time limit, from the deal
-    assert deal.events[0].data["grid"] == Game(SEED, "classic").layout().splitlines()
+    [started] = deal.events
+    assert isinstance(started, Started)
+    assert started.grid == Game(SEED, "classic").layout().splitlines()
 
 
 def test_a_host_away_past_the_grace_period_passes_the_match_to_the_next_seat() -> None:
@@ -276,12 +298,13 @@ def test_a_player_going_away_and_coming_back_is_said_to_everyone_once() -> None:
     state = dealt(2)
     away = ok(state, Disconnect(2), T0 + 100)
     assert names(away) == ["presence"] and away.writes == ()
-    assert away.events[0].data == {"player_id": 2, "connected": False}
+    assert away.events[0] == Presence(
+        match="ABCDEF", seq=UNNUMBERED, t_ms=100, player_id=2, connected=False
+    )
     back = ok(away.state, Join(2, "p2"), T0 + 200)
-    assert names(back) == ["presence"] and back.events[0].data == {
-        "player_id": 2, "connected": True
-    }
-    assert back.events[0].t_ms == 200
+    assert names(back) == ["presence"] and back.events[0] == Presence(
+        match="ABCDEF", seq=UNNUMBERED, t_ms=200, player_id=2, connected=True
+    )
     second = ok(back.state, Join(2, "p2"), T0 + 300)  # another connection of theirs
     assert second.events == ()
     one_of_two = ok(second.state, Disconnect(2), T0 + 400)
@@ -321,8 +344,8 @@ def test_an_action_is_stored_said_and_acknowledged_on_the_match_clock() -> None:
     assert (row.player_id, row.seq, row.action, row.kind) == (1, 1, str(move), "move")
     assert row.t_ms == 1234
     assert names(step) == ["progress"]
-    assert isinstance(step.reply, dict)
-    assert (step.reply["type"], step.reply["seq"], step.reply["t_ms"]) == ("action_ok", 1, 1234)
+    assert isinstance(step.reply, ActionOk)
+    assert (step.reply.seq, step.reply.t_ms) == (1, 1234)
     seat = step.state.seat(1)
     before = state.seat(1)
     assert seat is not None and before is not None and before.game is not None
@@ -334,7 +357,8 @@ def test_a_resent_action_gets_its_ack_again_and_an_old_uncached_one_is_stale() -
     state = dealt(1)
     step = ok(state, Act(1, 1, legal_move(state, 1)), T0 + 10)
     again = ok(step.state, Act(1, 1, Stop()), T0 + 20)
-    assert again.reply == {**step.reply, "duplicate": True}  # type: ignore[dict-item]
+    assert isinstance(step.reply, ActionOk)
+    assert again.reply == msgspec.structs.replace(step.reply, duplicate=True)
     assert again.writes == () and again.state == step.state
     # A long game (its random playout has 89 actions): seq 1's ack is evicted at last.
     seed = Seed((0).to_bytes(10, "big"))
@@ -343,7 +367,8 @@ def test_a_resent_action_gets_its_ack_again_and_an_old_uncached_one_is_stale() -
     state = replace(state, seats=(replace(state.seats[0], game=Game(seed, "classic")),))
     for seq, action in enumerate(line[: matchstate.CACHED_ACKS + 1], start=1):
         state = ok(state, Act(1, seq, action), T0 + seq).state
-    assert ok(state, Act(1, 2, Stop()), T0 + 100).reply["duplicate"] is True  # type: ignore[index]
+    resent = ok(state, Act(1, 2, Stop()), T0 + 100).reply
+    assert isinstance(resent, ActionOk) and resent.duplicate is True
     error = refused(state, Act(1, 1, Stop()), T0 + 100)
     assert (error.code, error.message) == (
         "stale_seq",
@@ -387,21 +412,25 @@ def test_the_last_game_to_end_ends_the_match_ranked_by_gaps_ranking() -> None:
     expected = {f.player_id: position for position, f in rank(finishes, "score")}
     assert {row.player_id: row.rank for row in step.end} == expected
     assert refused(step.state, Leave(9), T0 + 400).code == "not_in_match"
-    done = ok(step.state, Ended("2026-01-01T00:00:00+00:00", ({"player_id": 1},)), T0 + 500)
+    done = ok(step.state, Ended(ENDED_AT, (RATING,)), T0 + 500)
     assert names(done) == ["match_ended"] and done.closed
-    data = done.events[0].data
-    assert data["seed"] == str(SEED) and data["ratings"] == [{"player_id": 1}]
-    assert [row["player_id"] for row in data["ranking"]] == [row.player_id for row in step.end]
+    [ended] = done.events
+    assert isinstance(ended, MatchEnded)
+    assert ended.seed == str(SEED) and ended.ratings == [RATING]
+    assert ended.ended_at == ENDED_AT
+    assert [row.player_id for row in ended.ranking] == [row.player_id for row in step.end]
     assert done.state.status == "finished"
-    assert [row["review"] for row in data["ranking"]] == [None, None]
+    assert [row.review for row in ended.ranking] == [None, None]
 
 
 def test_the_match_ended_event_says_which_results_are_under_review() -> None:
     state = dealt(2)
     state = ok(state, Act(1, 1, Stop()), T0 + 100).state
     step = ok(state, Act(2, 1, Stop()), T0 + 200)
-    done = ok(step.state, Ended("2026-01-01T00:00:00+00:00", (), {2: "held"}), T0 + 300)
-    reviews = {row["player_id"]: row["review"] for row in done.events[0].data["ranking"]}
+    done = ok(step.state, Ended(ENDED_AT, (), {2: "held"}), T0 + 300)
+    [ended] = done.events
+    assert isinstance(ended, MatchEnded)
+    reviews = {row.player_id: row.review for row in ended.ranking}
     assert reviews == {1: None, 2: "held"}
 
 
@@ -410,7 +439,7 @@ def finished(count: int, **kwargs: Any) -> MatchState:
     state = dealt(count, **kwargs)
     for player_id in range(1, count + 1):
         state = ok(state, Act(player_id, 1, Stop()), T0 + 100).state
-    return ok(state, Ended("2026-01-01T00:00:00+00:00"), T0 + 200).state
+    return ok(state, Ended(ENDED_AT), T0 + 200).state
 
 
 # -- rematch ------------------------------------------------------------------------------
@@ -427,8 +456,10 @@ def test_the_first_rematch_offered_stands_and_is_said_to_everyone_once() -> None
     } and asked.events == ()
     offered = ok(state, OfferRematch(2, same_seed=False, code="NEW111"), T0 + 300)
     assert isinstance(offered.reply, dict) and offered.reply["code"] == "NEW111"
-    assert names(offered) == ["rematch_offered"] and offered.events[0].data == {
-        "code": "NEW111", "same_seed": False, "by": {"player_id": 2, "name": "p2"}}
+    assert names(offered) == ["rematch_offered"] and offered.events[0] == RematchOffered(
+        match="ABCDEF", seq=UNNUMBERED, t_ms=300,
+        code="NEW111", same_seed=False, by=RematchBy(player_id=2, name="p2"),
+    )
     # Another player's offer at the same instant finds the first one: no second match.
     second = ok(offered.state, OfferRematch(3, same_seed=False, code="NEW222"), T0 + 301)
     assert isinstance(second.reply, dict) and second.reply["code"] == "NEW111"
@@ -494,7 +525,8 @@ def test_a_leave_during_the_countdown_ends_the_game_after_the_deal() -> None:
     assert left.writes == () and left.events == ()
     step = ok(left.state, Tick(), T0 + 3000)
     assert names(step) == ["started", "player_finished"]
-    assert step.events[1].data["end_reason"] == "left"
+    finished = step.events[1]
+    assert isinstance(finished, PlayerFinished) and finished.end_reason == "left"
     assert [type(w) for w in step.writes] == [MatchStarted, GameEnded]
 
 
@@ -733,10 +765,10 @@ def test_any_interleaving_ends_every_game_once_then_the_match_ranked_by_gaps_ran
     ending = [index for index, step in enumerate(steps) if step.end is not None]
     assert len(ending) == 1
     finished = [
-        (index, event.data["player_id"])
+        (index, event.player_id)
         for index, step in enumerate(steps)
         for event in step.events
-        if event.name == "player_finished"
+        if isinstance(event, PlayerFinished)
     ]
     assert sorted(player_id for _, player_id in finished) == sorted(names_of)
     assert all(index <= ending[0] for index, _ in finished)
@@ -759,11 +791,11 @@ def test_any_interleaving_ends_every_game_once_then_the_match_ranked_by_gaps_ran
 def test_the_views_take_the_time_as_a_parameter(phase: str) -> None:
     state = seated(2) if phase == "lobby" else dealt(2)
     summary = matchviews.summary(state, T0 + 4321)
-    assert summary["status"] == phase
-    assert summary["t_ms"] == (4321 if phase == "running" else 0)
+    assert summary.status == phase
+    assert summary.t_ms == (4321 if phase == "running" else 0)
     snapshot = matchviews.snapshot(state, 1, T0 + 4321, seq=17)
-    assert snapshot["seq"] == 17 and snapshot["you"]["role"] == "player"
-    assert ("game" in snapshot["you"]) == (phase == "running")
+    assert snapshot.seq == 17 and snapshot.you.role == "player"
+    assert (snapshot.you.game is not msgspec.UNSET) == (phase == "running")
 
 
 # -- rebuilding a state ---------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import exc
 
@@ -107,7 +108,7 @@ async def test_a_match_whose_games_end_during_an_outage_ends_once_the_database_i
     assert {r["player_id"]: r["finish_ms"] for r in stored["players"]}[ana.player_id] == (
         TIME_LIMIT_S * 1000
     )
-    report = verify(await outage.server.services.reads.replay(code))
+    report = verify(msgspec.to_builtins(await outage.server.services.reads.replay(code)))
     assert report.discrepancies == []
     retried = {getattr(r, "what", "") for r in caplog.records if r.getMessage() == RETRIED}
     assert {f"the end of player {p}'s game in match {code}" for p in expected} <= retried
@@ -134,7 +135,7 @@ async def test_a_grace_period_ending_past_the_time_limit_during_an_outage_finish
     await ana.event("match_ended", match=code, timeout=15)
     stored = await outage.server.store.matches.replay(code)
     assert stored is not None
-    report = verify(await outage.server.services.reads.replay(code))
+    report = verify(msgspec.to_builtins(await outage.server.services.reads.replay(code)))
     assert report.discrepancies == []
     finish_ms = {row["player_id"]: row["finish_ms"] for row in stored["players"]}
     assert max(finish_ms.values()) <= TIME_LIMIT_S * 1000, finish_ms

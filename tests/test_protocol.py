@@ -9,12 +9,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gaps import RULESETS, Move, Redeal, Ruleset, Seed, Stop, Undo, parse_action
 from gaps_protocol.limits import MAX_ID_LENGTH, MAX_SAFE_INTEGER
+from gaps_protocol.messages import Error, decode_server_message
+from gaps_protocol.messages.common import Message
+from gaps_protocol.messages.events import Countdown, RoundStarting, TournamentAnnouncement
+from gaps_protocol.messages.replies import Ok
 from gaps_protocol.messages.requests import (
     ClearReview,
     CreateMatch,
@@ -38,7 +43,9 @@ from gaps_protocol.messages.requests import (
     Suspend,
     VoidReview,
 )
+from gaps_protocol.messages.views import RatingView
 from gaps_protocol.text import text_problem
+from gaps_protocol.times import format_time, parse_time
 from server.errors import ERROR_CODES, ServerError
 from server.identity import new_token
 from server.protocol import (
@@ -866,9 +873,14 @@ def test_any_action_text_is_a_play_or_a_bad_message_on_the_action_field(text: st
 # --- errors and encoding -----------------------------------------------------------------
 
 
+def wire(message: Message) -> Any:
+    """``message`` as a client reads it: the frame ``encode`` writes, parsed."""
+    return json.loads(encode(message))
+
+
 def test_an_error_message_has_type_id_code_and_message() -> None:
     error = ServerError("no_such_match", "no live match has the code ZZZZZZ")
-    assert error_message(error, 7) == {
+    assert wire(error_message(error, 7)) == {
         "type": "error", "id": 7, "code": "no_such_match",
         "message": "no live match has the code ZZZZZZ",
     }
@@ -876,13 +888,13 @@ def test_an_error_message_has_type_id_code_and_message() -> None:
 
 def test_an_error_message_without_a_request_id_has_the_id_null() -> None:
     message = error_message(ServerError("bad_json", "not JSON"))
-    assert message["id"] is None
-    assert json.loads(encode(message))["id"] is None
+    assert message.id is None
+    assert wire(message)["id"] is None
 
 
 def test_an_error_message_adds_the_reason_of_an_illegal_action_as_documented() -> None:
     error = ServerError("illegal_action", "2S>1: r1c1 holds 3C, not a gap", reason="not_a_gap")
-    assert error_message(error, 7) == {
+    assert wire(error_message(error, 7)) == {
         "type": "error", "id": 7, "code": "illegal_action",
         "message": "2S>1: r1c1 holds 3C, not a gap", "reason": "not_a_gap",
     }
@@ -891,30 +903,31 @@ def test_an_error_message_adds_the_reason_of_an_illegal_action_as_documented() -
 def test_an_error_message_adds_the_field_of_a_bad_message() -> None:
     error = refusal(frame(type="action", id="a1", code="K7QX2M", seq=0, action="8C"))
     message = error_message(error)
-    assert message["type"] == "error"
-    assert message["id"] == "a1"
-    assert message["code"] == "bad_message"
-    assert message["field"] == "seq"
-    assert set(message) == {"type", "id", "code", "message", "field"}
+    assert (message.id, message.code, message.field) == ("a1", "bad_message", "seq")
+    sent = wire(message)
+    assert sent["type"] == "error"
+    assert set(sent) == {"type", "id", "code", "message", "field"}
 
 
 def test_an_error_message_echoes_the_id_the_parser_found_over_the_callers() -> None:
     error = refusal(frame(type="dance", id=11))
-    assert error_message(error, None)["id"] == 11
-    assert error_message(error, 99)["id"] == 11
+    assert error_message(error, None).id == 11
+    assert error_message(error, 99).id == 11
 
 
 def test_an_error_message_echoes_any_valid_id_as_is() -> None:
     for request_id in (0, "x", -3, None, "é" * MAX_ID_LENGTH):
         error = refusal(json.dumps({"type": "nope", "id": request_id}))
-        assert error_message(error)["id"] == request_id
+        assert error_message(error).id == request_id
+        assert wire(error_message(error))["id"] == request_id
 
 
 def test_the_id_key_never_appears_twice_or_as_a_detail() -> None:
     error = ServerError("bad_message", "m", field="seq", id=5)
     message = error_message(error, 6)
-    assert message["id"] == 5
-    assert list(message).count("id") == 1
+    assert message.id == 5
+    pairs = json.loads(encode(message), object_pairs_hook=lambda pairs: pairs)
+    assert [key for key, _ in pairs].count("id") == 1
 
 
 def test_an_error_of_an_unknown_code_cannot_be_made() -> None:
@@ -931,79 +944,120 @@ def test_every_error_code_the_server_may_send_is_documented() -> None:
     assert set(ERROR_CODES) <= DOCUMENTED_ERROR_CODES
 
 
-def test_encode_writes_compact_json_with_no_spaces() -> None:
-    assert encode({"type": "pong", "id": 9, "list": [1, 2]}) == (
-        '{"type":"pong","id":9,"list":[1,2]}'
+def countdown(players: list[int]) -> Countdown:
+    return Countdown(
+        match="K7QX2M", seq=3, t_ms=0, countdown_ms=5000, commitment="0" * 64, players=players
     )
 
 
-def test_encode_keeps_the_member_order() -> None:
-    assert list(json.loads(encode({"z": 1, "a": 2, "m": 3}))) == ["z", "a", "m"]
+def test_encode_writes_compact_json_with_no_spaces() -> None:
+    assert encode(countdown([1, 2])) == (
+        '{"event":"countdown","type":"event","match":"K7QX2M","seq":3,"t_ms":0,'
+        f'"countdown_ms":5000,"commitment":"{"0" * 64}","players":[1,2]}}'
+    )
+
+
+def test_encode_writes_the_members_in_the_order_the_type_declares_them() -> None:
+    message = Error(id=9, code="rate_limited", message="slow down", retry_after_ms=500)
+    assert list(wire(message)) == ["type", "id", "code", "message", "retry_after_ms"]
 
 
 def test_encode_writes_non_ascii_text_as_is() -> None:
-    text = encode({"card": "8♣", "name": "zoë"})
+    text = encode(Error(id="8♣", code="bad_name", message="zoë is taken"))
     assert "8♣" in text and "zoë" in text
-    assert json.loads(text) == {"card": "8♣", "name": "zoë"}
+    assert wire(Error(id="8♣", code="bad_name", message="zoë is taken"))["message"] == (
+        "zoë is taken"
+    )
 
 
 def test_encode_round_trips_an_error_reply() -> None:
     message = error_message(refusal(frame(type="dance", id=11)))
-    assert json.loads(encode(message)) == {
+    assert wire(message) == {
         "type": "error", "id": 11, "code": "unknown_type",
         "message": "unknown message type 'dance'",
     }
+    assert decode_server_message(encode(message)) == message
+
+
+def rating(mu: float, sigma: float, ordinal: float) -> RatingView:
+    return RatingView(
+        player_id=1, ruleset="classic", mu=mu, sigma=sigma, ordinal=ordinal, games=3,
+        provisional=True,
+    )
 
 
 def test_encode_writes_a_float_that_is_not_finite_as_null_not_as_infinity() -> None:
-    message = {"type": "x", "values": [float("inf"), float("-inf"), float("nan"), 1.5]}
+    message = rating(float("inf"), float("-inf"), float("nan"))
     assert json.loads(encode(message), parse_constant=refuse_constant) == {
-        "type": "x", "values": [None, None, None, 1.5],
+        "player_id": 1, "ruleset": "classic", "mu": None, "sigma": None, "ordinal": None,
+        "games": 3, "provisional": True,
     }
+    assert wire(rating(1.5, 0.25, -2.0))["mu"] == 1.5
 
 
 def test_encode_writes_a_lone_surrogate_as_the_replacement_character() -> None:
-    text = encode({"id": "a\ud800b", "\udfff": ["\ude00"], "name": "zoë"})
-    assert json.loads(text.encode().decode()) == {
-        "id": "a\ufffdb", "\ufffd": ["\ufffd"], "name": "zoë",
+    starting = RoundStarting(
+        tournament="TQ4M2Z", seq=1, round=1, match=None, countdown_ms=0,
+        tables=["\udfff", "zoë"],
+    )
+    assert json.loads(encode(starting).encode().decode())["tables"] == ["\ufffd", "zoë"]
+    error = Error(id="a\ud800b", code="bad_message", message="\ude00", field="x")
+    assert json.loads(encode(error).encode().decode()) == {
+        "type": "error", "id": "a\ufffdb", "code": "bad_message", "message": "\ufffd",
+        "field": "x",
     }
 
 
-def test_encode_writes_what_json_has_no_form_for_as_text() -> None:
-    moment = datetime(2026, 11, 29, tzinfo=UTC)
-    assert json.loads(encode({"at": moment, 1: (2, 3)})) == {"at": str(moment), "1": [2, 3]}
+def test_encode_writes_a_time_in_the_protocols_one_form() -> None:
+    moment = datetime(2026, 11, 29, 8, 5, 3, 120_000, tzinfo=UTC)
+    said = TournamentAnnouncement(tournament="TQ4M2Z", seq=1, text="hi", at=format_time(moment))
+    assert wire(said)["at"] == "2026-11-29T08:05:03.120Z"
+    assert parse_time(wire(said)["at"]) == moment
 
 
 def test_encode_writes_integers_past_64_bits_whole() -> None:
-    message = {"type": "x", "id": 2**70, "values": [-(2**64), 2**63]}
-    assert json.loads(encode(message)) == message
+    for request_id in (2**70, -(2**64), 2**63):
+        assert wire(Error(id=request_id, code="bad_json", message="x"))["id"] == request_id
 
 
 def refuse_constant(name: str) -> Any:
     raise AssertionError(f"{name} is not JSON")
 
 
-#: Anything the server might put in a reply: what a request carried, and worse.
-reply_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3),
-    max_leaves=8,
+#: Any text, lone surrogates included: what a buggy row or request might put in a reply.
+any_text = st.text(max_size=10)
+#: Replies and events carrying anything their members' Python types allow, and worse
+#: than the protocol's constraints allow (no frame is validated on its way out).
+server_messages = st.one_of(
+    st.builds(
+        Error,
+        id=st.none() | st.integers() | any_text,
+        code=st.sampled_from(sorted(ERROR_CODES)),
+        message=any_text,
+        field=any_text,
+        reason=st.none() | any_text,
+    ),
+    st.builds(
+        RoundStarting,
+        tournament=any_text, seq=st.integers(), round=st.integers(), match=st.none() | any_text,
+        countdown_ms=st.integers(), tables=st.lists(any_text, max_size=3),
+    ),
+    st.builds(rating, st.floats(), st.floats(), st.floats()),
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text(max_size=4), reply_values, max_size=4))
-def test_encode_always_gives_strict_json_that_utf8_holds(message: dict[str, Any]) -> None:
+@given(server_messages)
+def test_encode_always_gives_strict_json_that_utf8_holds(message: Message) -> None:
     text = encode(message)
     assert json.loads(text.encode().decode(), parse_constant=refuse_constant) is not None
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(max_size=4), reply_values, max_size=4))
-def test_encode_says_what_the_standard_library_says(message: dict[str, Any]) -> None:
+@given(server_messages)
+def test_encode_says_what_the_standard_library_says(message: Message) -> None:
     try:
-        expected = json.dumps(message, allow_nan=False, ensure_ascii=False)
+        expected = json.dumps(msgspec.to_builtins(message), allow_nan=False, ensure_ascii=False)
         expected.encode()  # no lone surrogate
     except (ValueError, TypeError):
         assume(False)
@@ -1118,13 +1172,21 @@ def test_a_start_time_that_is_no_time_in_utc_is_a_bad_message(start_at: str) -> 
 # --- any frame ---------------------------------------------------------------------------
 
 
+#: Any value a client's frame might carry, and worse (what JSON cannot hold included).
+frame_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3),
+    max_leaves=8,
+)
+
 frames = st.one_of(
     st.text(max_size=200),
     st.builds(
         lambda kind, fields, request_id: json.dumps({"type": kind, "id": request_id, **fields}),
         st.sampled_from(REQUEST_TYPES) | st.text(max_size=5),
-        st.dictionaries(st.text(max_size=8), reply_values, max_size=4),
-        reply_values,
+        st.dictionaries(st.text(max_size=8), frame_values, max_size=4),
+        frame_values,
     ),
 )
 
@@ -1136,13 +1198,14 @@ def test_any_frame_gets_a_request_or_an_error_whose_reply_is_strict_json(text: s
         request = parse_request(text)
     except ServerError as error:
         assert error.code in DOCUMENTED_ERROR_CODES and error.code != "internal_error"
-        reply = error_message(error)
+        reply: Message = error_message(error)
     else:
-        reply = {"type": "pong", "id": request.id}
+        reply = Ok(id=request.id)
     # Strict JSON in UTF-8 as it is, without encode's last-line repairs.
-    sent = json.dumps(reply, ensure_ascii=False, allow_nan=False).encode()
-    assert json.loads(sent.decode(), parse_constant=refuse_constant) == reply
-    assert json.loads(encode(reply)) == reply
+    members = msgspec.to_builtins(reply)
+    sent = json.dumps(members, ensure_ascii=False, allow_nan=False).encode()
+    assert json.loads(sent.decode(), parse_constant=refuse_constant) == members
+    assert json.loads(encode(reply)) == members
 
 
 def test_operators_decisions_parse_with_their_target_and_their_reason_as_sent() -> None:

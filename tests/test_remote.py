@@ -135,7 +135,7 @@ async def test_a_spectator_on_the_other_process_watches_and_leaves(
     assert refused["code"] in ("not_a_player", "not_in_match")
     await eve.ok("leave_match", code=code)
     snapshot = await owner.lobby.get(code).snapshot(None)
-    assert snapshot["spectators"] == 0
+    assert snapshot.spectators == 0
     for client in (ana, bob, eve):
         await client.close()
 
@@ -146,13 +146,13 @@ async def test_a_seat_held_from_a_process_that_vanished_is_counted_away(
     owner, other = pair
     ana, bob = await client_of(owner, "ana"), await client_of(other, "bob")
     code, _ = await dealt(ana, bob)
-    seat = lambda snapshot: next(p for p in snapshot["players"] if p["name"] == "bob")  # noqa: E731
+    seat = lambda snapshot: next(p for p in snapshot.players if p.name == "bob")  # noqa: E731
     match = owner.lobby.get(code)
-    assert seat(await match.snapshot(None))["connected"] is True
+    assert seat(await match.snapshot(None)).connected is True
     assert other.relay is not None
     await other.relay.close()  # as if the process died: its sessions say nothing
     await owner.lobby.keep_leases()
-    assert seat(await match.snapshot(None))["connected"] is False
+    assert seat(await match.snapshot(None)).connected is False
     for client in (ana, bob):
         await client.close()
 

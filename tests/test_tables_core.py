@@ -11,6 +11,10 @@ import pytest
 
 from gaps import Seed
 from gaps.par import final_score
+from gaps_protocol.messages import events as said
+from gaps_protocol.messages.events import UNNUMBERED
+from gaps_protocol.messages.replies import DealSheet
+from gaps_protocol.messages.views import Arbiter
 from server import tournamentcommands as commands
 from server import tournamentcore
 from server import tournamentrestore as restore
@@ -35,6 +39,7 @@ from tests.test_tournamentcore import (
     BOB,
     BREAK_MS,
     CAT,
+    CODE,
     COUNTDOWN_S,
     DAN,
     HOST,
@@ -77,7 +82,7 @@ def test_the_host_names_an_arbiter_who_may_seat_tables_but_not_start_or_cancel()
     assert refused(state, NameArbiter(ANA, 99, "zed"), T0).code == "not_host"
     step = ok(state, NameArbiter(HOST, 99, "zed"), T0)
     assert step.writes == (ArbiterNamed(99, T0),) and names(step) == ["arbiter_named"]
-    assert views.view(step.state)["arbiters"] == [{"player_id": 99, "name": "zed"}]
+    assert views.view(step.state).arbiters == [Arbiter(player_id=99, name="zed")]
     again = ok(step.state, NameArbiter(HOST, 99, "zed"), T0)
     assert again.writes == () and again.state == step.state
     state = ok(step.state, SetTable(99, "ANA", True), T0).state  # any case
@@ -91,8 +96,9 @@ def test_a_table_is_set_from_the_next_round_and_said_once() -> None:
     state = started_two_and_two()
     step = ok(state, SetTable(HOST, "cat", False), T0 + 1)
     assert step.writes == (TableSet(CAT, False),)
-    assert step.events[0].data == {"player_id": CAT, "name": "cat", "at_table": False,
-                                   "from_round": 2}
+    assert step.events[0] == said.EntrantTable(
+        tournament=CODE, seq=UNNUMBERED, player_id=CAT, name="cat", at_table=False, from_round=2
+    )
     assert step.state.rounds[0].tables == (CAT, DAN)  # round 1 keeps its tables
     assert ok(step.state, SetTable(HOST, "cat", False), T0 + 2).events == ()
     assert refused(state, SetTable(HOST, "nobody", True), T0).code == "not_an_entrant"
@@ -109,8 +115,8 @@ def test_a_round_with_every_entrant_at_a_table_has_no_match_and_ends_by_its_time
     assert step.writes[-2:] == (RoundBegun(1, (ANA, BOB)), RoundStarted(1, T0 + COUNTDOWN_MS,
                                                                         online=False))
     starting = step.events[-1]
-    assert (starting.name, starting.data["match"], starting.data["tables"]) == (
-        "round_starting", None, ["ana", "bob"])
+    assert isinstance(starting, said.RoundStarting)
+    assert (starting.match, starting.tables) == (None, ["ana", "bob"])
     state = step.state
     assert state.round_code is None and state.playing
     time_up = T0 + COUNTDOWN_MS + LIMIT_MS
@@ -119,10 +125,11 @@ def test_a_round_with_every_entrant_at_a_table_has_no_match_and_ends_by_its_time
     state = ok(state, result("ana", placed=20, redeals=0, finish_ms=30_000), T0 + 30_000).state
     ended = ok(state, Tick(), time_up)
     assert names(ended) == ["round_ended"]
-    assert ended.events[0].data["results_awaited"] == ["bob"]
+    [round_ended] = ended.events
+    assert isinstance(round_ended, said.RoundEnded) and round_ended.results_awaited == ["bob"]
     assert ended.state.next_round_at == time_up + BREAK_MS
     rows = standings(ended.state)
-    assert [(r["name"], r["total_score"], r["entered"]) for r in rows] == [
+    assert [(r.name, r.total_score, r.entered) for r in rows] == [
         ("ana", 20, True), ("bob", 0, False)]
 
 
@@ -145,10 +152,10 @@ def test_the_deal_sheet_is_the_hosts_and_the_arbiters_once_the_round_has_begun()
         deal_sheet(state, HOST, 3, T0 + COUNTDOWN_MS)
     assert (beyond.value.code, beyond.value.details["field"]) == ("bad_message", "round")
     sheet = deal_sheet(state, 99, 1, T0 + COUNTDOWN_MS)
-    assert sheet == {
-        "type": "deal_sheet", "tournament": "TQ4M2Z", "round": 1, "seed": str(Seed(seed(1))),
-        "ruleset": "classic", "match": "R1", "started_at": "2026-09-21T14:13:30.000Z",
-    }
+    assert sheet == DealSheet(
+        id=None, tournament=CODE, round=1, seed=str(Seed(seed(1))),
+        ruleset="classic", match="R1", started_at="2026-09-21T14:13:30.000Z",
+    )
 
 
 @pytest.mark.parametrize(
@@ -186,26 +193,32 @@ def test_entered_results_are_scored_kept_apart_replaced_and_ranked_with_the_othe
     first = ok(state, result("cat", placed=30, redeals=1), now)
     stored = first.writes[0]
     assert isinstance(stored, ResultEntered) and stored.result.score == final_score(30, 1) == 25
-    assert first.events[0].data["entered"] is True and first.events[0].data["replaced"] is False
-    assert first.events[0].data["standings"] is None  # the round is not counted yet
+    [entered_first] = first.events
+    assert isinstance(entered_first, said.ResultEntered)
+    assert entered_first.entered is True and entered_first.replaced is False
+    assert entered_first.standings is None  # the round is not counted yet
     won = ok(first.state, result("cat", placed=48, redeals=0, finish_ms=50_000, won=True), now)
-    assert won.events[0].data["replaced"] is True
-    assert won.events[0].data["score"] == 58  # 48 placed and the bonus for no redeal
+    [entered_again] = won.events
+    assert isinstance(entered_again, said.ResultEntered) and entered_again.replaced is True
+    assert entered_again.score == 58  # 48 placed and the bonus for no redeal
     assert [r.score for r in won.state.rounds[0].entered] == [58]
     # The match ends: the tournament waits for dan's table until its time and a break.
     ended_at = T0 + COUNTDOWN_MS + 45_000
     step = ok(won.state, RoundEnded(1, "R1", scores((ANA, 40, 45_000), (BOB, 58, 30_000)),
                                     ended_at), ended_at)
     assert names(step) == ["round_ended"] and not step.closed
-    assert step.events[0].data["results_awaited"] == ["dan"]
-    assert [r["name"] for r in step.events[0].data["entered"]] == ["cat"]
+    [round_ended] = step.events
+    assert isinstance(round_ended, said.RoundEnded) and round_ended.results_awaited == ["dan"]
+    assert [r.name for r in round_ended.entered] == ["cat"]
     assert step.state.next_round_at == T0 + COUNTDOWN_MS + LIMIT_MS + BREAK_MS
     late = ok(step.state, result("dan", placed=12, redeals=2, finish_ms=LIMIT_MS), ended_at + 5)
     assert names(late) == ["result_entered", "tournament_ended"] and late.closed
-    rows = late.events[0].data["standings"]
+    entered_late = late.events[0]
+    assert isinstance(entered_late, said.ResultEntered) and entered_late.standings is not None
+    rows = entered_late.standings
     assert isinstance(late.writes[1], StandingsRecorded)
     assert isinstance(late.writes[-1], TournamentFinished)
-    assert [(r["name"], r["rank"], r["total_score"], r["entered"]) for r in rows] == [
+    assert [(r.name, r.rank, r.total_score, r.entered) for r in rows] == [
         ("bob", 1, 58, False),  # faster than cat at the same score
         ("cat", 2, 58, True),
         ("ana", 3, 40, False),

@@ -90,7 +90,7 @@ async def test_a_round_of_tables_only_and_its_entered_result_survive_a_restart(
         host.id, name="Cup", ruleset=Ruleset.named("classic"), rounds=2, max_players=4,
         round_time_limit_s=600, start_at_ms=None, countdown_s=5, break_s=30,
     )
-    code = created["tournament"]["code"]
+    code = created.tournament.code
     for player in (ana, cat):
         await first.tournaments.join(code, player.id, player.name, bot=False)
     steer = first.tournaments.steer
@@ -114,6 +114,6 @@ async def test_a_round_of_tables_only_and_its_entered_result_survive_a_restart(
     assert await second.tournaments.deal_sheet(code, host.id, 1) == sheet
     clock.advance(600)  # its time limit, from its stored start: counted
     await until(lambda: second.live(code).state.rounds[0].counted)
-    rows = (await second.tournaments.standings(code))["standings"]
-    assert [(r["name"], r["total_score"], r["entered"]) for r in rows] == [
+    rows = (await second.tournaments.standings(code)).standings
+    assert [(r.name, r.total_score, r.entered) for r in rows] == [
         ("cat", 20, True), ("ana", 0, False)]

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -549,7 +550,7 @@ async def a_tournament(
         round_time_limit_s=600,
         start_at_ms=None,
     )
-    code = created["tournament"]["code"]
+    code = created.tournament.code
     follower = Watcher(await broker.subscribe(tournament_channel(code)))
     for player in (ana, bob):
         await process.tournaments.join(code, player.id, player.name, bot=False)
@@ -565,7 +566,7 @@ async def round_played(
     await counted_down(clock, match)
     scores = {}
     for player in players:
-        scores[player.id] = (await match.play(player.id, 1, STOP))["score"]
+        scores[player.id] = (await match.play(player.id, 1, STOP)).score
     return scores
 
 
@@ -593,7 +594,7 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     deal = bob_seat.game.layout()
     move = ana_seat.game.legal_moves()[0]
     await cut.play(ana.id, 1, move)
-    ana_score = (await cut.play(ana.id, 2, STOP))["score"]
+    ana_score = (await cut.play(ana.id, 2, STOP)).score
     await first.crash()
 
     second = await processes()
@@ -601,13 +602,13 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     restored = second.lobby.round_match(tournament.id, 2)
     assert restored is not None and resumed.round_code == restored.code
     assert (restored.code, restored.seed.data) == (cut.code, cut.seed.data)
-    assert views.view(resumed)["round_match"] == cut.code and resumed.current_round == 2
+    assert views.view(resumed).round_match == cut.code and resumed.current_round == 2
     back = await restored.join(bob.id, bob.name)  # bob comes back to his seat
-    assert back["you"]["game"]["grid"] == deal.splitlines()
+    assert back.you.game is not msgspec.UNSET and back.you.game.grid == deal.splitlines()
     ana_restored = restored.state.seat(ana.id)
     assert ana_restored is not None
     assert (ana_restored.end_reason, ana_restored.last_seq) == ("stopped", 2)
-    bob_score = (await restored.play(bob.id, 1, STOP))["score"]
+    bob_score = (await restored.play(bob.id, 1, STOP)).score
     ended = await follower.event("round_ended")
     assert (ended["round"], ended["match"]) == (2, cut.code)
     final = await follower.event("tournament_ended")
@@ -620,8 +621,8 @@ async def test_a_round_cut_by_a_restart_goes_on_with_its_code_and_deal_and_count
     stored = await stored_round(store, tournament.id, 2)
     assert (stored.code, stored.status) == (cut.code, "finished")
     served = await second.tournaments.standings(tournament.code)
-    assert served["standings"] == final["standings"]
-    assert served["tournament"]["status"] == "finished"
+    assert msgspec.to_builtins(served.standings) == final["standings"]
+    assert served.tournament.status == "finished"
 
 
 async def test_a_round_whose_games_all_ended_before_a_crash_is_ended_at_restore_and_counted(
@@ -704,7 +705,7 @@ async def test_a_scheduled_start_keeps_its_time_across_a_restart(
         round_time_limit_s=600,
         start_at_ms=clock.now_ms() + 60_000,
     )
-    code = created["tournament"]["code"]
+    code = created.tournament.code
     await first.tournaments.join(code, ana.id, ana.name, bot=False)
     follower = Watcher(await broker.subscribe(tournament_channel(code)))
     await first.crash()
@@ -798,7 +799,7 @@ async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_th
         round_time_limit_s=600,
         start_at_ms=None,
     )
-    tournament = first.live(created["tournament"]["code"])
+    tournament = first.live(created.tournament.code)
     follower = Watcher(await broker.subscribe(tournament.channel))
     for player in (ana, bob, cat):
         await first.tournaments.join(tournament.code, player.id, player.name, bot=False)
@@ -818,16 +819,15 @@ async def test_the_host_removes_an_entrant_between_rounds_and_a_restart_keeps_th
     with pytest.raises(ServerError) as unknown:
         await first.tournaments.remove(tournament.code, ana.id, "dan", "slow")
     assert unknown.value.code == "not_an_entrant"
-    view = (await first.tournaments.remove(tournament.code, ana.id, "CAT", "left the table"))[
-        "tournament"
-    ]
+    removal = await first.tournaments.remove(tournament.code, ana.id, "CAT", "left the table")
+    view = removal.tournament
     removed = await follower.event("entrant_removed")
     assert removed | {"seq": 0} == {
         "type": "tournament_event", "tournament": tournament.code, "seq": 0,
         "event": "entrant_removed", "player_id": cat.id, "name": "cat",
         "reason": "left the table", "after_round": 1,
     }
-    assert [(e["name"], e["removed"], e["removed_reason"]) for e in view["entrants"]] == [
+    assert [(e.name, e.removed, e.removed_reason) for e in view.entrants] == [
         ("ana", False, None), ("bob", False, None), ("cat", True, "left the table")
     ]
     with pytest.raises(ServerError) as again:

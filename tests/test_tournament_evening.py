@@ -185,7 +185,7 @@ async def test_a_pause_announcements_late_entry_and_a_reinstatement_survive_a_re
         round_time_limit_s=600, start_at_ms=None, countdown_s=7, break_s=40,
         late_entry_until_round=2,
     )
-    code = created["tournament"]["code"]
+    code = created.tournament.code
     for player in (ana, bob):
         await first.tournaments.join(code, player.id, player.name, bot=False)
     steer = first.tournaments.steer
@@ -198,10 +198,10 @@ async def test_a_pause_announcements_late_entry_and_a_reinstatement_survive_a_re
     await first.crash()
 
     second = await processes()
-    view = (await second.tournaments.standings(code))["tournament"]
-    assert view["paused"] is True
-    assert [a["text"] for a in view["announcements"]] == ["Welcome"]
-    assert (view["countdown_s"], view["break_s"], view["late_entry_until_round"]) == (7, 40, 2)
-    assert [(e["name"], e["removed"]) for e in view["entrants"]] == [
+    view = (await second.tournaments.standings(code)).tournament
+    assert view.paused is True
+    assert [a.text for a in view.announcements] == ["Welcome"]
+    assert (view.countdown_s, view.break_s, view.late_entry_until_round) == (7, 40, 2)
+    assert [(e.name, e.removed) for e in view.entrants] == [
         ("ana", False), ("bob", False)
     ]

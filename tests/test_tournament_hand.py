@@ -4,10 +4,12 @@ each refused when it must be. Time is passed explicitly."""
 
 from __future__ import annotations
 
+from gaps_protocol.messages import events as said
+from gaps_protocol.messages import views as shown
+from gaps_protocol.messages.events import UNNUMBERED
 from server.tournamentcommands import (
     Announce,
     Cancel,
-    Event,
     Pause,
     Reinstate,
     Remove,
@@ -35,6 +37,7 @@ from tests.test_tournamentcore import (
     BREAK_MS,
     CAT,
     CHECK_MS,
+    CODE,
     HOST,
     T0,
     dealt,
@@ -57,11 +60,13 @@ def test_an_announcement_is_stored_said_to_all_and_kept_in_the_view() -> None:
     step = ok(entered(ANA), Announce(HOST, "Coffee at the bar"), T0 + 5)
     assert step.writes == (AnnouncementMade("Coffee at the bar", T0 + 5),)
     assert step.events == (
-        Event("tournament_announcement",
-              {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005Z"}),
+        said.TournamentAnnouncement(
+            tournament=CODE, seq=UNNUMBERED,
+            text="Coffee at the bar", at="2026-09-21T14:13:20.005Z",
+        ),
     )
-    assert view(step.state)["announcements"] == [
-        {"text": "Coffee at the bar", "at": "2026-09-21T14:13:20.005Z"}
+    assert view(step.state).announcements == [
+        shown.Announcement(text="Coffee at the bar", at="2026-09-21T14:13:20.005Z")
     ]
 
 
@@ -69,7 +74,7 @@ def test_the_view_keeps_only_the_last_announcements_oldest_first() -> None:
     state = entered(ANA)
     for number in range(ANNOUNCEMENTS_KEPT + 3):
         state = ok(state, Announce(HOST, f"note {number}"), T0 + number).state
-    texts = [a["text"] for a in view(state)["announcements"]]
+    texts = [a.text for a in view(state).announcements]
     assert texts == [f"note {n}" for n in range(3, ANNOUNCEMENTS_KEPT + 3)]
 
 
@@ -107,15 +112,15 @@ def test_the_host_cancels_during_a_round_which_is_abandoned_and_not_counted() ->
     step = ok(state, Cancel(HOST, "the hall closes"), at)
     assert step.writes == (TournamentCancelled("the hall closes", at, 1),)
     [event] = step.events
-    assert event.name == "tournament_cancelled"
-    assert (event.data["reason"], event.data["by_host"], event.data["abandoned_round"]) == (
+    assert isinstance(event, said.TournamentCancelled)
+    assert (event.reason, event.by_host, event.abandoned_round) == (
         "the hall closes", True, 2
     )
     assert step.abandon == "R2" and step.closed and step.wake_at is None
-    assert view(step.state)["status"] == "cancelled"
-    assert view(step.state)["cancel_reason"] == "the hall closes"
+    assert view(step.state).status == "cancelled"
+    assert view(step.state).cancel_reason == "the hall closes"
     # The standings are those of round 1: round 2 was given up.
-    assert [(r["name"], r["total_score"]) for r in standings(step.state)] == [
+    assert [(r.name, r.total_score) for r in standings(step.state)] == [
         ("ana", 30), ("bob", 20)
     ]
     # The abandoned round's end, should it come, counts for nothing.
@@ -136,7 +141,9 @@ def test_a_cancel_before_the_start_and_its_refusals() -> None:
     state = entered(ANA)
     assert refused(state, Cancel(ANA, "x"), T0).code == "not_host"
     step = ok(state, Cancel(HOST, "too few"), T0)
-    assert step.events[0].data["abandoned_round"] is None and step.abandon is None
+    [cancelled] = step.events
+    assert isinstance(cancelled, said.TournamentCancelled)
+    assert cancelled.abandoned_round is None and step.abandon is None
     assert refused(step.state, Cancel(HOST, "again"), T0 + 1).code == "tournament_finished"
 
 
@@ -148,20 +155,22 @@ def test_a_pause_asked_during_a_round_holds_the_next_round_until_resume() -> Non
     step = ok(state, Pause(HOST), T0 + 1_000)
     assert step.writes == (PauseSet(True, T0 + 1_000),)
     assert step.events == (
-        Event("tournament_paused", {"after_round": 1, "round_in_play": True}),
+        said.TournamentPaused(
+            tournament=CODE, seq=UNNUMBERED, after_round=1, round_in_play=True
+        ),
     )
     ended_at = T0 + 20_000
     step = ok(step.state, RoundEnded(1, "R1", scores((ANA, 5, 1), (BOB, 4, 1)), ended_at),
               ended_at)
-    [ended] = [e for e in step.events if e.name == "round_ended"]
-    assert ended.data["next_round_at"] is None and ended.data["paused"] is True
+    [ended] = [e for e in step.events if isinstance(e, said.RoundEnded)]
+    assert ended.next_round_at is None and ended.paused is True
     assert step.wake_at is None  # the break's end is not applied while paused
     long_after = ended_at + 10 * BREAK_MS
     assert ok(step.state, Tick(), long_after).deal is None
     step = ok(step.state, Resume(HOST), long_after)
     assert step.writes == (PauseSet(False, long_after), RoundBegun(2))
-    assert step.events[0] == Event(
-        "tournament_resumed", {"next_round_at": "2026-09-21T14:16:10.000Z"}
+    assert step.events[0] == said.TournamentResumed(
+        tournament=CODE, seq=UNNUMBERED, next_round_at="2026-09-21T14:16:10.000Z"
     )
     assert step.deal == dealt(2, ANA, BOB)  # the break had passed: dealt at once
 
@@ -199,17 +208,19 @@ def test_a_late_entrant_plays_from_the_next_round_and_scores_nothing_for_the_mis
     step = ok(state, join(CAT), T0 + 1_000)
     assert step.writes == (EntrantAdded(CAT, T0 + 1_000, 3),)
     assert step.events == (
-        Event("entrant_joined",
-              {"player_id": CAT, "name": "cat", "bot": False, "late": True, "from_round": 2}),
+        said.EntrantJoined(
+            tournament=CODE, seq=UNNUMBERED,
+            player_id=CAT, name="cat", bot=False, late=True, from_round=2,
+        ),
     )
     ended_at = T0 + 20_000
     step = ok(step.state, RoundEnded(1, "R1", scores((ANA, 10, 30_000), (BOB, 0, 5_000)),
                                      ended_at), ended_at)
-    rows = {r["name"]: r for r in standings(step.state)}
-    assert (rows["cat"]["total_score"], rows["cat"]["rounds_played"]) == (0, 0)
+    rows = {r.name: r for r in standings(step.state)}
+    assert (rows["cat"].total_score, rows["cat"].rounds_played) == (0, 0)
     # A missed round costs its whole time limit: cat ranks below bob at the same score.
-    assert rows["cat"]["total_time_ms"] == LIMIT_MS
-    assert (rows["bob"]["rank"], rows["cat"]["rank"]) == (2, 3)
+    assert rows["cat"].total_time_ms == LIMIT_MS
+    assert (rows["bob"].rank, rows["cat"].rank) == (2, 3)
     step = ok(step.state, Tick(), ended_at + BREAK_MS)
     assert step.deal == dealt(2, ANA, BOB, CAT)
 
@@ -235,14 +246,16 @@ def test_a_reinstated_entrant_plays_again_from_the_next_round() -> None:
     step = ok(state, Reinstate(HOST, "BOB"), ended_at + BREAK_MS + 5)
     assert step.writes == (EntrantReinstated(BOB, ended_at + BREAK_MS + 5),)
     assert step.events == (
-        Event("entrant_reinstated", {"player_id": BOB, "name": "bob", "from_round": 3}),
+        said.EntrantReinstated(
+            tournament=CODE, seq=UNNUMBERED, player_id=BOB, name="bob", from_round=3
+        ),
     )
     bob = step.state.entrant(BOB)
     assert bob is not None and not bob.removed and bob.removed_reason is None
     ended_2 = ended_at + 60_000
     step = ok(step.state, RoundEnded(2, "R2", scores((ANA, 5, 1)), ended_2), ended_2)
-    rows = {r["name"]: r for r in standings(step.state)}
-    assert (rows["bob"]["total_score"], rows["bob"]["total_time_ms"]) == (6, 1 + LIMIT_MS)
+    rows = {r.name: r for r in standings(step.state)}
+    assert (rows["bob"].total_score, rows["bob"].total_time_ms) == (6, 1 + LIMIT_MS)
     step = ok(step.state, Tick(), ended_2 + BREAK_MS)
     assert step.deal == dealt(3, ANA, BOB)
 

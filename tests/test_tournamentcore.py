@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 
 from gaps import Seed
 from gaps.commitment import check_deals, deals_commitment
+from gaps_protocol.messages import events as said
+from gaps_protocol.messages.events import UNNUMBERED, TournamentEvent, event_name
+from gaps_protocol.messages.views import StandingsRow
 from server import tournamentrestore as restore
 from server import tournamentviews as views
 from server.errors import ServerError
@@ -28,7 +31,6 @@ from server.tournamentcommands import (
     DealsDrawn,
     DrawDeals,
     Entered,
-    Event,
     Join,
     LookForRound,
     NoDeals,
@@ -74,6 +76,7 @@ from server.tournamentstate import (
 from server.tournamentviews import standings, view
 
 T0: Final = 1_790_000_000_000  # a wall-clock instant, ms: 2026-09-21T14:13:20Z
+CODE: Final = "TQ4M2Z"
 HOST: Final = 1  # organises; enters only if they join like anyone
 CHECK_MS: Final = 1000
 BREAK_MS: Final = 15_000
@@ -111,7 +114,7 @@ def fresh(**chosen: Any) -> TournamentState:
     made = options(**chosen)
     deals = () if made.deals == "winnable" else tuple(seed(n) for n in range(1, made.rounds + 1))
     return new_tournament(
-        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=made, check_ms=CHECK_MS,
+        tournament_id=7, code=CODE, host_id=HOST, options=made, check_ms=CHECK_MS,
         seeds=deals,
     )
 
@@ -141,7 +144,7 @@ def assert_only_what_was_due(state: TournamentState, step: Step, now: int) -> No
 
 
 def names(step: Step) -> list[str]:
-    return [event.name for event in step.events]
+    return [event_name(event) for event in step.events]
 
 
 def entered(*player_ids: int, at: int = T0, **chosen: Any) -> TournamentState:
@@ -177,11 +180,11 @@ def test_a_join_stores_the_entrant_says_so_and_answers_entered() -> None:
     step = ok(fresh(), join(ANA), T0)
     assert step.writes == (EntrantAdded(ANA, T0, 1),)
     assert step.events == (
-        Event("entrant_joined", {"player_id": ANA, "name": "ana", "bot": False}),
+        said.EntrantJoined(tournament=CODE, seq=UNNUMBERED, player_id=ANA, name="ana", bot=False),
     )
     assert step.reply == Entered()
     assert step.state.entrants == (Entrant(ANA, "ana"),)
-    assert view(step.state)["entrant_count"] == 1
+    assert view(step.state).entrant_count == 1
     assert (step.deal, step.look, step.wake_at, step.closed) == (None, None, None, False)
 
 
@@ -197,7 +200,7 @@ def test_a_removed_entrant_who_joins_again_is_refused_with_the_hosts_reason() ->
     error = refused(state, join(ANA), T0 + 1)
     assert error.code == "removed" and error.details == {"reason": "rude in chat"}
     assert error.message == "the host removed you from tournament TQ4M2Z: rude in chat"
-    assert view(state)["entrant_count"] == 1
+    assert view(state).entrant_count == 1
 
 
 def test_a_running_tournament_refuses_a_newcomer() -> None:
@@ -221,7 +224,9 @@ def test_a_declared_bot_enters_only_where_the_host_lets_bots_in() -> None:
     error = refused(entered(ANA), join(BIP), T0)
     assert (error.code, error.details) == ("bots_not_allowed", {"refused_by": "tournament"})
     step = ok(entered(ANA, bots=True), join(BIP), T0)
-    assert step.events[0].data == {"player_id": BIP, "name": "bip", "bot": True}
+    assert step.events[0] == said.EntrantJoined(
+        tournament=CODE, seq=UNNUMBERED, player_id=BIP, name="bip", bot=True
+    )
     assert step.state.entrants[-1] == Entrant(BIP, "bip", bot=True)
 
 
@@ -235,7 +240,7 @@ def test_a_full_tournament_refuses_and_a_removed_entrant_frees_a_place() -> None
     state = ok(state, Remove(HOST, "BOB", "no show"), T0).state
     step = ok(state, join(CAT), T0 + 1)
     assert [e.player_id for e in step.state.seated()] == [ANA, CAT]
-    assert view(step.state)["entrant_count"] == 2 and len(step.state.entrants) == 3
+    assert view(step.state).entrant_count == 2 and len(step.state.entrants) == 3
 
 
 # -- removing -----------------------------------------------------------------------------
@@ -246,20 +251,21 @@ def test_the_host_removes_an_entrant_by_name_in_any_case_stored_and_said() -> No
     assert step.reply == Entered()
     assert step.writes == (EntrantRemoved(BOB, "no show", T0 + 3),)
     assert step.events == (
-        Event(
-            "entrant_removed",
-            {"player_id": BOB, "name": "bob", "reason": "no show", "after_round": 0},
+        said.EntrantRemoved(
+            tournament=CODE, seq=UNNUMBERED,
+            player_id=BOB, name="bob", reason="no show", after_round=0,
         ),
     )
     assert step.state.entrant(BOB) == Entrant(BOB, "bob", removed_reason="no show")
-    assert view(step.state)["entrant_count"] == 1
+    assert view(step.state).entrant_count == 1
 
 
 def test_a_removal_between_rounds_says_after_which_round() -> None:
     state = running(ANA, BOB)
     state = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10), (BOB, 4, 10)), T0 + 9), T0 + 9).state
     step = ok(state, Remove(HOST, "ana", "cheating"), T0 + 10)
-    assert step.events[0].data["after_round"] == 1
+    [removed] = step.events
+    assert isinstance(removed, said.EntrantRemoved) and removed.after_round == 1
 
 
 def test_removals_are_refused_by_who_whom_and_when() -> None:
@@ -294,9 +300,9 @@ def test_the_host_starts_and_round_one_is_dealt_in_the_same_step() -> None:
     assert step.reply == Viewed()
     assert step.writes == (TournamentStarted(T0 + 7), RoundBegun(1))
     assert step.events == (
-        Event(
-            "tournament_started",
-            {"rounds": 2, "entrants": [views.entrant_view(e) for e in state.entrants]},
+        said.TournamentStarted(
+            tournament=CODE, seq=UNNUMBERED,
+            rounds=2, entrants=[views.entrant_view(e) for e in state.entrants],
         ),
     )
     assert step.deal == dealt(1, ANA, BOB)
@@ -320,8 +326,10 @@ def test_the_round_dealt_is_said_and_looked_for_after_a_while() -> None:
     assert (stale.events, stale.state) == ((), state)
     step = ok(state, RoundDealt(1, "R1"), T0 + 40)
     assert step.events == (
-        Event("round_starting", {"round": 1, "match": "R1", "countdown_ms": COUNTDOWN_S * 1000,
-                                 "tables": []}),
+        said.RoundStarting(
+            tournament=CODE, seq=UNNUMBERED,
+            round=1, match="R1", countdown_ms=COUNTDOWN_S * 1000, tables=[],
+        ),
     )
     started_at = T0 + 40 + COUNTDOWN_S * 1000
     assert step.writes == (RoundStarted(1, started_at),)
@@ -360,25 +368,24 @@ def test_a_round_counted_is_stored_and_said_with_when_the_next_one_comes() -> No
     results = scores((ANA, 30, 50_000), (BOB, 41, 60_000), (CAT, 41, 60_000))
     step = ok(state, RoundEnded(1, "R1", results, ended_at), ended_at + 300)
     rows = standings(step.state)
-    assert [(r["player_id"], r["rank"], r["total_score"]) for r in rows] == [
+    assert [(r.player_id, r.rank, r.total_score) for r in rows] == [
         (BOB, 1, 41),
         (CAT, 1, 41),  # the same score and time: the same rank
         (ANA, 3, 30),
     ]
     assert step.writes == (StandingsRecorded(tuple(rows)),)
     assert step.events == (
-        Event(
-            "round_ended",
-            {
-                "round": 1,
-                "match": "R1",
-                "seed": share(1),  # revealed: the round has ended
-                "standings": rows,
-                "next_round_at": "2026-09-21T14:14:45.000Z",  # ended_at + the break
-                "paused": False,
-                "entered": [],
-                "results_awaited": [],
-            },
+        said.RoundEnded(
+            tournament=CODE,
+            seq=UNNUMBERED,
+            round=1,
+            match="R1",
+            seed=share(1),  # revealed: the round has ended
+            standings=rows,
+            next_round_at="2026-09-21T14:14:45.000Z",  # ended_at + the break
+            paused=False,
+            entered=[],
+            results_awaited=[],
         ),
     )
     assert step.state.next_round_at == step.wake_at == ended_at + BREAK_MS
@@ -415,17 +422,19 @@ def test_the_last_round_finishes_with_a_podium_of_those_still_in() -> None:
         state, RoundEnded(2, "R2", scores((ANA, 30, 100), (BOB, 5, 100)), T0 + 90_000), T0 + 90_500
     )
     rows = standings(step.state)
-    assert [(r["player_id"], r["rank"], r["removed"]) for r in rows] == [
+    assert [(r.player_id, r.rank, r.removed) for r in rows] == [
         (ANA, 1, False),
         (BOB, 2, False),
         (CAT, 3, True),  # 99 points, after everyone still in
     ]
     assert step.writes == (StandingsRecorded(tuple(rows)), TournamentFinished(T0 + 90_500))
     assert names(step) == ["round_ended", "tournament_ended"]
-    assert step.events[0].data["next_round_at"] is None
-    assert step.events[1].data == {
-        "standings": rows, "podium": rows[:2], "seeds": [share(1), share(2)]
-    }
+    round_ended, tournament_ended = step.events
+    assert isinstance(round_ended, said.RoundEnded) and round_ended.next_round_at is None
+    assert tournament_ended == said.TournamentEnded(
+        tournament=CODE, seq=UNNUMBERED,
+        standings=rows, podium=rows[:2], seeds=[share(1), share(2)],
+    )
     assert step.closed and step.state.status == "finished" and step.wake_at is None
 
 
@@ -436,7 +445,8 @@ def test_a_tournament_whose_entrants_were_all_removed_finishes_at_its_next_deal(
     state = ok(state, Remove(HOST, "bob", "y"), T0 + 11).state
     step = ok(state, Tick(), T0 + 9 + BREAK_MS)
     assert step.writes == (TournamentFinished(T0 + 9 + BREAK_MS),)
-    assert names(step) == ["tournament_ended"] and step.events[0].data["podium"] == []
+    [ended] = step.events
+    assert isinstance(ended, said.TournamentEnded) and ended.podium == []
     assert step.deal is None and step.closed and step.state.status == "finished"
 
 
@@ -455,13 +465,14 @@ def test_a_scheduled_start_with_nobody_cancels_and_says_why() -> None:
     step = ok(fresh(start_at=T0 + 60_000), Tick(), T0 + 61_000)
     assert step.writes == (TournamentCancelled(NOBODY_ENTERED, T0 + 60_000),)
     assert step.events == (
-        Event("tournament_cancelled", {"reason": NOBODY_ENTERED, "by_host": False,
-                                       "abandoned_round": None,
-                                       "seeds": [share(1), share(2)]}),
+        said.TournamentCancelled(
+            tournament=CODE, seq=UNNUMBERED, reason=NOBODY_ENTERED, by_host=False,
+            abandoned_round=None, seeds=[share(1), share(2)],
+        ),
     )
     assert step.closed and step.state.status == "cancelled" and step.wake_at is None
     shown = view(step.state)
-    assert (shown["status"], shown["cancel_reason"]) == ("cancelled", NOBODY_ENTERED)
+    assert (shown.status, shown.cancel_reason) == ("cancelled", NOBODY_ENTERED)
 
 
 def test_a_scheduled_start_with_nobody_waits_if_chosen_and_the_first_entrant_starts_it() -> None:
@@ -516,21 +527,23 @@ def test_the_commitment_is_in_the_view_at_once_and_each_seed_revealed_at_its_end
     state = fresh(rounds=2)
     shown = view(state)
     seeds = [Seed(seed(1)), Seed(seed(2))]
-    assert (shown["deals"], shown["deals_ready"]) == ("any", True)
-    assert shown["commitment"] == deals_commitment(seeds)
-    assert shown["round_commitments"] == [s.commitment for s in seeds]  # as the matches say
-    assert shown["seeds"] == [None, None]
+    assert (shown.deals, shown.deals_ready) == ("any", True)
+    assert shown.commitment == deals_commitment(seeds)
+    assert shown.round_commitments == [s.commitment for s in seeds]  # as the matches say
+    assert shown.seeds == [None, None]
     state = running(ANA, BOB)
-    assert view(state)["seeds"] == [None, None]  # round 1 is being played: secret
+    assert view(state).seeds == [None, None]  # round 1 is being played: secret
     state = ok(state, RoundEnded(1, "R1", scores((ANA, 3, 10)), T0 + 9), T0 + 9).state
-    assert view(state)["seeds"] == [share(1), None]
+    assert view(state).seeds == [share(1), None]
     state = ok(ok(state, Tick(), T0 + 9 + BREAK_MS).state, RoundDealt(2, "R2"), T0 + 20_000).state
     ended = ok(state, RoundEnded(2, "R2", scores((ANA, 4, 10)), T0 + 30_000), T0 + 30_000)
-    assert [e.data.get("seed") for e in ended.events] == [share(2), None]
-    assert ended.events[1].data["seeds"] == [share(1), share(2)]  # the whole list at the end
+    round_ended, tournament_ended = ended.events
+    assert isinstance(round_ended, said.RoundEnded) and round_ended.seed == share(2)
+    assert isinstance(tournament_ended, said.TournamentEnded)  # no seed of its own
+    assert tournament_ended.seeds == [share(1), share(2)]  # the whole list at the end
     shown = view(ended.state)
-    assert shown["seeds"] == [share(1), share(2)]
-    found = check_deals(shown["commitment"], shown["round_commitments"], shown["seeds"])
+    assert shown.seeds == [share(1), share(2)]
+    found = check_deals(shown.commitment, shown.round_commitments, shown.seeds)
     assert found.ok and found.complete and found.verified == (1, 2)
 
 
@@ -538,27 +551,28 @@ def test_a_lost_round_is_dealt_again_its_own_committed_seed() -> None:
     state = running(ANA, BOB)
     lost = ok(state, RoundLost(1, "R1"), T0 + 5000)
     assert lost.deal == dealt(1, ANA, BOB)
-    assert view(lost.state)["seeds"] == [None, None]  # never revealed: it was not counted
+    assert view(lost.state).seeds == [None, None]  # never revealed: it was not counted
 
 
 def test_a_tournament_stored_before_deals_were_committed_deals_fresh_seeds() -> None:
     legacy = new_tournament(
-        tournament_id=7, code="TQ4M2Z", host_id=HOST, options=options(), check_ms=CHECK_MS
+        tournament_id=7, code=CODE, host_id=HOST, options=options(), check_ms=CHECK_MS
     )
     shown = view(legacy)
-    assert (shown["commitment"], shown["round_commitments"], shown["seeds"]) == (None, [], [])
-    assert shown["deals_ready"]  # entries are open
+    assert (shown.commitment, shown.round_commitments, shown.seeds) == (None, [], [])
+    assert shown.deals_ready  # entries are open
     state = ok(ok(legacy, join(ANA), T0).state, Start(HOST), T0)
     assert state.deal == DealRound(1, seats(ANA), None)
     state = ok(state.state, RoundDealt(1, "R1"), T0)
     ended = ok(state.state, RoundEnded(1, "R1", scores((ANA, 1, 1)), T0 + 1), T0 + 1)
-    assert ended.events[0].data["seed"] is None
+    round_ended = ended.events[0]
+    assert isinstance(round_ended, said.RoundEnded) and round_ended.seed is None
 
 
 def test_winnable_deals_are_drawn_first_and_entries_open_once_they_are_committed() -> None:
     state = fresh(deals="winnable", rounds=2)
     shown = view(state)
-    assert (shown["deals"], shown["deals_ready"], shown["commitment"]) == ("winnable", False, None)
+    assert (shown.deals, shown.deals_ready, shown.commitment) == ("winnable", False, None)
     first = ok(state, Tick(), T0)
     assert first.draw == DrawDeals(2, "classic") and first.state.drawing
     assert ok(first.state, Tick(), T0 + 1).draw is None  # asked once
@@ -574,22 +588,21 @@ def test_winnable_deals_are_drawn_first_and_entries_open_once_they_are_committed
     commitment = deals_commitment([Seed(s) for s in drawn])
     assert step.writes == (DealsCommitted(drawn),)
     assert step.events == (
-        Event(
-            "deals_committed",
-            {
-                "commitment": commitment,
-                "round_commitments": [Seed(s).commitment for s in drawn],
-                "seeds": [None, None],
-            },
+        said.DealsCommitted(
+            tournament=CODE,
+            seq=UNNUMBERED,
+            commitment=commitment,
+            round_commitments=[Seed(s).commitment for s in drawn],
+            seeds=[None, None],
         ),
     )
-    assert view(step.state)["deals_ready"] and not step.state.drawing
+    assert view(step.state).deals_ready and not step.state.drawing
     joined = ok(step.state, join(ANA), T0 + 4).state
     started = ok(joined, Start(HOST), T0 + 5)
     assert started.deal == DealRound(1, seats(ANA), seed(7))
     again = ok(started.state, DealsDrawn((seed(1), seed(2))), T0 + 6)  # a late answer
     assert (again.writes, again.events) == ((), ())
-    assert view(again.state)["commitment"] == commitment
+    assert view(again.state).commitment == commitment
 
 
 def test_a_scheduled_start_waits_for_the_winnable_deals() -> None:
@@ -608,9 +621,10 @@ def test_a_tournament_whose_winnable_deals_could_not_be_drawn_is_cancelled_sayin
     step = ok(state, NoDeals("no winnable deal was proven in 64 draws"), T0 + 9)
     assert step.writes == (TournamentCancelled("no winnable deal was proven in 64 draws", T0 + 9),)
     assert step.events == (
-        Event("tournament_cancelled", {"reason": "no winnable deal was proven in 64 draws",
-                                       "by_host": False, "abandoned_round": None,
-                                       "seeds": []}),
+        said.TournamentCancelled(
+            tournament=CODE, seq=UNNUMBERED, reason="no winnable deal was proven in 64 draws",
+            by_host=False, abandoned_round=None, seeds=[],
+        ),
     )
     assert step.closed and step.state.status == "cancelled" and not step.state.drawing
     late = ok(step.state, DealsDrawn((seed(1), seed(2))), T0 + 10)
@@ -755,7 +769,7 @@ class World:
     seeds: tuple[bytes, ...] = ()
     #: player id -> removed reason, in joining order (the order the repository promises).
     entrants: dict[int, str | None] = field(default_factory=dict)
-    standings: dict[int, dict[str, Any]] = field(default_factory=dict)
+    standings: dict[int, StandingsRow] = field(default_factory=dict)
     #: The last match dealt for each round.
     stored_matches: dict[int, MatchRow] = field(default_factory=dict)
     paused: bool = False
@@ -777,8 +791,8 @@ class World:
                 self.current_round = number
             case StandingsRecorded(rows=rows):
                 for row in rows:
-                    assert row["player_id"] in self.entrants
-                    self.standings[row["player_id"]] = dict(row)
+                    assert row.player_id in self.entrants
+                    self.standings[row.player_id] = row
             case TournamentFinished():
                 self.status = "finished"
             case TournamentCancelled(reason=reason, current_round=counted):
@@ -854,13 +868,14 @@ def settled(
     return state
 
 
-def event_key(event: Event) -> Hashable:
-    data = event.data
-    if event.name in ("entrant_joined", "entrant_removed", "entrant_reinstated"):
-        return (event.name, data["player_id"])
-    if event.name in ("round_starting", "round_ended"):
-        return (event.name, data["round"], data["match"])  # a lost round is dealt again
-    return (event.name,)  # and deals_committed
+def event_key(event: TournamentEvent) -> Hashable:
+    name = event_name(event)
+    match event:
+        case said.EntrantJoined() | said.EntrantRemoved() | said.EntrantReinstated():
+            return (name, event.player_id)
+        case said.RoundStarting() | said.RoundEnded():
+            return (name, event.round, event.match)  # a lost round is dealt again
+    return (name,)  # and deals_committed
 
 
 def changes(
@@ -922,14 +937,14 @@ class Run:
         #: The winnable deals this process is drawing (asked for, not yet answered).
         self.draw: DrawDeals | None = None
         #: The commitment, once published: it never changes.
-        self.commitment: str | None = view(state)["commitment"]
+        self.commitment: str | None = view(state).commitment
         self.deal: DealRound | None = None
         self.dealt_code: str | None = None  # the deal's match, stored but not yet said
         #: The looks under way, each with what it read when it was made: its answer may
         #: come after the match has ended all the same.
         self.looks: list[tuple[LookForRound, RoundRunning | RoundEnded]] = []
         self.sent_ends: list[RoundEnded] = []
-        self.heard: list[Event] = []
+        self.heard: list[TournamentEvent] = []
         self.restarts = 0
         self.codes = 0
 
@@ -944,10 +959,10 @@ class Run:
         assert len(after.seated()) <= after.options.max_players  # (a)
         assert Counter(event_key(e) for e in step.events) == changes(before, after, now)  # (c)
         for event in step.events:
-            if event.name == "round_starting":
-                assert event.data["match"] == after.rounds[event.data["round"] - 1].code
-            if event.name in ("round_ended", "tournament_ended"):
-                assert event.data["standings"] == standings(after)
+            if isinstance(event, said.RoundStarting):
+                assert event.match == after.rounds[event.round - 1].code
+            if isinstance(event, said.RoundEnded | said.TournamentEnded):
+                assert event.standings == standings(after)
         for write in step.writes:
             if isinstance(write, StandingsRecorded):
                 assert list(write.rows) == standings(after)
@@ -958,11 +973,11 @@ class Run:
         assert step.closed == (after.over and not before.over)
         self.state = after
         self.heard.extend(step.events)
-        shown = view(after)["entrant_count"]
+        shown = view(after).entrant_count
         assert shown == len(after.seated()) == sum(1 for e in after.entrants if not e.removed)
-        said = Counter(e.name for e in self.heard)
+        heard = Counter(event_name(e) for e in self.heard)
         assert shown == (
-            said["entrant_joined"] - said["entrant_removed"] + said["entrant_reinstated"]
+            heard["entrant_joined"] - heard["entrant_removed"] + heard["entrant_reinstated"]
         )  # (b)
         self.check_deals(before, step)
         if step.deal is not None:
@@ -984,9 +999,9 @@ class Run:
         if after.entrants:
             assert after.seeds, "an entrant before the deals were committed"
         if self.commitment is not None:
-            assert shown["commitment"] == self.commitment
+            assert shown.commitment == self.commitment
         elif after.seeds:
-            self.commitment = shown["commitment"]
+            self.commitment = shown.commitment
             assert self.commitment == deals_commitment([Seed(s) for s in after.seeds])
         if isinstance(step.reply, ServerError) and step.reply.code == "deals_not_ready":
             assert before.preparing and after.preparing
@@ -997,21 +1012,19 @@ class Run:
         assert after.drawing == (self.draw is not None and after.preparing)
         if step.deal is not None:
             assert step.deal.seed == after.seeds[step.deal.number - 1]
-        for number, code in enumerate(shown["seeds"], start=1):
+        for number, code in enumerate(shown.seeds, start=1):
             assert (code is not None) == after.revealed(number)
             assert code is None or code == str(Seed(after.seeds[number - 1]))
         for event in step.events:
-            if event.name == "round_ended":
-                assert event.data["seed"] == str(Seed(after.seeds[event.data["round"] - 1]))
-            if event.name in ("tournament_ended", "tournament_cancelled"):
-                assert event.data["seeds"] == [str(Seed(s)) for s in after.seeds]
-            if event.name == "deals_committed":
-                assert event.data["commitment"] == self.commitment
+            if isinstance(event, said.RoundEnded):
+                assert event.seed == str(Seed(after.seeds[event.round - 1]))
+            if isinstance(event, said.TournamentEnded | said.TournamentCancelled):
+                assert event.seeds == [str(Seed(s)) for s in after.seeds]
+            if isinstance(event, said.DealsCommitted):
+                assert event.commitment == self.commitment
                 assert not before.entrants and before.preparing
-        if shown["commitment"] is not None:
-            found = check_deals(
-                shown["commitment"], shown["round_commitments"], shown["seeds"]
-            )
+        if shown.commitment is not None:
+            found = check_deals(shown.commitment, shown.round_commitments, shown.seeds)
             assert found.ok and found.complete is (True if after.over else found.complete)
             if after.over:
                 assert found.complete is True
@@ -1231,13 +1244,15 @@ def test_any_interleaving_keeps_the_counts_says_each_change_once_and_rebuilds_al
         assert len(state.rounds) == rounds or not state.seated()
         # The totals stored on the entries' rows are the final standings.
         columns = ("total_score", "total_time_ms", "rounds_played", "rank")
-        assert {p: tuple(row[c] for c in columns) for p, row in run.world.standings.items()} == {
-            row["player_id"]: tuple(row[c] for c in columns) for row in standings(state)
+        assert {
+            p: tuple(getattr(row, c) for c in columns) for p, row in run.world.standings.items()
+        } == {
+            row.player_id: tuple(getattr(row, c) for c in columns) for row in standings(state)
         }
     if run.restarts == 0:
         # Never restarted: every change was heard exactly once, nothing more (but what
         # the host may do again: remove and reinstate, pause and resume, announce).
-        heard = Counter(event_key(e) for e in run.heard if e.name not in REPEATABLE)
+        heard = Counter(event_key(e) for e in run.heard if event_name(e) not in REPEATABLE)
         assert set(heard.values()) <= {1}
     run.now += 1
     run.restart()  # the end is stored too: read back, it is the same tournament

@@ -86,8 +86,9 @@ def decode_server_message(frame: str | bytes) -> ServerMessage:
     return message
 
 
-def encode(message: msgspec.Struct) -> bytes:
-    """One frame: compact JSON in UTF-8."""
+def encode(message: Any) -> bytes:
+    """One frame: compact JSON in UTF-8 (a message; or, for the server's last line,
+    ``server.protocol.encode``, the builtins of one)."""
     return _ENCODER.encode(message)
 
 

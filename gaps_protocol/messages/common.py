@@ -30,6 +30,16 @@ Count: TypeAlias = Annotated[int, msgspec.Meta(ge=0)]
 Code: TypeAlias = str
 #: A share code (``AAAA-BBBB-CCCC-DDDD``): a seed's 10 bytes in base32.
 ShareCode: TypeAlias = Annotated[str, msgspec.Meta(pattern=r"^[A-Z2-7]{4}(-[A-Z2-7]{1,4})*$")]
+#: An instant, in the protocol's one form (``gaps_protocol.times``: RFC 3339 in UTC to the
+#: millisecond, ``2026-12-02T09:22:45.123Z``), as ``format_time`` writes it. Text, not a
+#: ``datetime``: msgspec would write one its own way (``.123000Z``, or no fraction).
+Time: TypeAlias = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$",
+        extra_json_schema={"format": "date-time"},
+    ),
+]
 #: SHA-256, lower-case hex.
 Sha256: TypeAlias = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 

@@ -4,12 +4,11 @@ and every code the server raises agree with ``ERROR_CODES``)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Final, Literal, get_args
 
 import msgspec
 
-from gaps_protocol.messages.common import BotRefuser, Message, RequestId
+from gaps_protocol.messages.common import BotRefuser, Message, RequestId, Time
 
 ErrorCode = Literal[
     "bad_json", "bad_message", "unknown_type", "not_authenticated", "already_authenticated",
@@ -54,7 +53,7 @@ class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):
     #: ``not_at_table``: the round asked for.
     round: int | msgspec.UnsetType = msgspec.UNSET
     #: ``round_not_started``: when the round's play begins (null: not dealt yet).
-    starts_at: datetime | None | msgspec.UnsetType = msgspec.UNSET
+    starts_at: Time | None | msgspec.UnsetType = msgspec.UNSET
     #: ``not_an_entrant``: the name asked for; ``not_removed``: the entrant's name;
     #: ``not_at_table``: the entrant's.
     player: str | msgspec.UnsetType = msgspec.UNSET

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -15,6 +14,7 @@ from gaps_protocol.messages.common import (
     Ruleset,
     Sha256,
     ShareCode,
+    Time,
 )
 from gaps_protocol.messages.views import (
     EnteredResult,
@@ -28,12 +28,18 @@ from gaps_protocol.messages.views import (
 )
 
 Seq = Annotated[int, msgspec.Meta(ge=1)]
+#: The ``seq`` of an event not yet numbered: the server numbers each as it publishes it
+#: (``msgspec.structs.replace(event, seq=n)``); no frame carries it.
+UNNUMBERED = 0
 
 # -- a match's --------------------------------------------------------------------------
 
 
 class _MatchEvent(Message, tag_field="event", kw_only=True, frozen=True):
-    type: Literal["event"]
+    #: The frame's kind, the same for every match event: given, so that the server
+    #: builds an event from what it says alone (always written, and required by the
+    #: schema all the same).
+    type: Literal["event"] = "event"
     match: Code
     seq: Seq
     #: The match clock when it happened (0 before the deal).
@@ -43,7 +49,7 @@ class _MatchEvent(Message, tag_field="event", kw_only=True, frozen=True):
 class _ProgressEvent(Progress, tag_field="event", kw_only=True, frozen=True):
     """An event that is a player's progress object (``progress``, ``player_finished``)."""
 
-    type: Literal["event"]
+    type: Literal["event"] = "event"
     match: Code
     seq: Seq
     t_ms: Count
@@ -85,7 +91,7 @@ class Countdown(_MatchEvent, tag="countdown", kw_only=True, frozen=True):
 class Started(_MatchEvent, tag="started", kw_only=True, frozen=True):
     """The deal, the same for all, at match clock 0."""
 
-    started_at: datetime
+    started_at: Time
     commitment: Sha256
     ruleset: Ruleset
     time_limit_s: int
@@ -106,7 +112,7 @@ class MatchEnded(_MatchEvent, tag="match_ended", kw_only=True, frozen=True):
     #: The share code (null for a daily challenge until its day is over).
     seed: ShareCode | None
     commitment: Sha256
-    ended_at: datetime
+    ended_at: Time
     ratings: list[RatingView]
 
 
@@ -125,7 +131,7 @@ MatchEvent = (
 
 
 class _TournamentEvent(Message, tag_field="event", kw_only=True, frozen=True):
-    type: Literal["tournament_event"]
+    type: Literal["tournament_event"] = "tournament_event"
     tournament: Code
     seq: Seq
 
@@ -162,13 +168,13 @@ class TournamentPaused(_TournamentEvent, tag="tournament_paused", kw_only=True, 
 class TournamentResumed(_TournamentEvent, tag="tournament_resumed", kw_only=True,
                         frozen=True):
     #: When the next round's ``round_starting`` comes (null during a round).
-    next_round_at: datetime | None
+    next_round_at: Time | None
 
 
 class TournamentAnnouncement(_TournamentEvent, tag="tournament_announcement", kw_only=True,
                              frozen=True):
     text: str
-    at: datetime
+    at: Time
 
 
 class EntrantRemoved(_TournamentEvent, tag="entrant_removed", kw_only=True, frozen=True):
@@ -204,7 +210,7 @@ class RoundEnded(_TournamentEvent, tag="round_ended", kw_only=True, frozen=True)
     standings: list[StandingsRow]
     #: When the next round's ``round_starting`` comes (null after the last round, and
     #: while paused).
-    next_round_at: datetime | None
+    next_round_at: Time | None
     paused: bool
 
 
@@ -249,7 +255,7 @@ class ResultEntered(_TournamentEvent, tag="result_entered", kw_only=True, frozen
     won: bool
     entered: Literal[True]
     entered_by: str | None
-    entered_at: datetime
+    entered_at: Time
     #: It replaces one entered before for the same round and entrant.
     replaced: bool
     #: Null while its round is not counted yet.
@@ -262,3 +268,10 @@ TournamentEvent = (
     | TournamentAnnouncement | TournamentEnded | TournamentCancelled | ArbiterNamed
     | EntrantTable | ResultEntered
 )
+
+
+def event_name(event: MatchEvent | TournamentEvent) -> str:
+    """What ``event`` is, as its frame's ``event`` member names it (``"progress"``)."""
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str), f"{type(event).__name__} has no tag"
+    return tag

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Literal
 
 import msgspec
@@ -21,6 +21,7 @@ from gaps_protocol.messages.common import (
     Ruleset,
     ShareCode,
     Signature,
+    Time,
 )
 from gaps_protocol.messages.events import MatchEvent, TournamentEvent
 from gaps_protocol.messages.views import (
@@ -59,12 +60,12 @@ class Registered(Reply, tag="registered", kw_only=True, frozen=True):
 class Welcome(Reply, tag="welcome", kw_only=True, frozen=True):
     player: Player
     protocol: Literal[1]
-    server_time: datetime
+    server_time: Time
     suspended: Suspension | None
 
 
 class Pong(Reply, tag="pong", kw_only=True, frozen=True):
-    server_time: datetime
+    server_time: Time
 
 
 class Ok(Reply, tag="ok", kw_only=True, frozen=True):
@@ -72,7 +73,7 @@ class Ok(Reply, tag="ok", kw_only=True, frozen=True):
     cancelled: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Seated(Message, tag_field="type", kw_only=True, frozen=True):
+class Seated(Message, tag_field="type", kw_only=True, frozen=True):
     """Everything to draw a match as you see it (``joined`` and its kin); ``seq`` is the
     last event it reflects."""
 
@@ -83,32 +84,32 @@ class _Seated(Message, tag_field="type", kw_only=True, frozen=True):
     seq: Count
 
 
-class MatchCreated(_Seated, tag="match_created", kw_only=True, frozen=True):
+class MatchCreated(Seated, tag="match_created", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Joined(_Seated, tag="joined", kw_only=True, frozen=True):
+class Joined(Seated, tag="joined", kw_only=True, frozen=True):
     id: RequestId
 
 
-class Snapshot(_Seated, tag="snapshot", kw_only=True, frozen=True):
+class Snapshot(Seated, tag="snapshot", kw_only=True, frozen=True):
     """``resync``'s answer when the events asked for are no longer all kept."""
 
     id: RequestId
 
 
-class Matched(_Seated, tag="matched", kw_only=True, frozen=True):
+class Matched(Seated, tag="matched", kw_only=True, frozen=True):
     """Sent unasked: the quick-match queue seated you in this match."""
 
 
-class RematchJoined(_Seated, tag="rematch", kw_only=True, frozen=True):
+class RematchJoined(Seated, tag="rematch", kw_only=True, frozen=True):
     id: RequestId
     #: The finished match this one follows.
     of: Code
     same_seed: bool
 
 
-class DailyStarted(_Seated, tag="daily_started", kw_only=True, frozen=True):
+class DailyStarted(Seated, tag="daily_started", kw_only=True, frozen=True):
     id: RequestId
     daily: DailyAttempt
 
@@ -202,7 +203,7 @@ class DealSheet(Reply, tag="deal_sheet", kw_only=True, frozen=True):
     #: The round's match of the players online; null: everyone plays it at a table.
     match: Code | None
     #: When its play began.
-    started_at: datetime | None
+    started_at: Time | None
 
 
 class TournamentEvents(Reply, tag="tournament_events", kw_only=True, frozen=True):
@@ -219,8 +220,8 @@ class DailyBoard(Reply, tag="daily_board", kw_only=True, frozen=True):
     format: Literal["gaps-daily/1"]
     ruleset: Ruleset
     day: date
-    as_of: datetime
-    registered_before: datetime
+    as_of: Time
+    registered_before: Time
     par: Par | None
     entries: list[DailyEntry]
     signature: Signature

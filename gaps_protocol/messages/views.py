@@ -4,7 +4,7 @@ and the boards' rows (docs/protocol.md names each)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Literal
 
 import msgspec
@@ -26,6 +26,7 @@ from gaps_protocol.messages.common import (
     Sha256,
     ShareCode,
     Signature,
+    Time,
     TournamentStatus,
     WinBy,
 )
@@ -110,7 +111,7 @@ class MatchSummary(Message, frozen=True):
     status: MatchStatus
     players: Count
     commitment: Sha256 | None
-    started_at: datetime | None
+    started_at: Time | None
     t_ms: Count
     #: Only once the match has finished (a daily challenge's once its day is over).
     seed: ShareCode | msgspec.UnsetType = msgspec.UNSET
@@ -143,7 +144,7 @@ class RatingChange(Message, frozen=True):
     mu: float
     sigma: float
     ordinal: float
-    at: datetime
+    at: Time
 
 
 class DailyAttempt(Message, frozen=True):
@@ -166,8 +167,8 @@ class ReplayMatch(Message, frozen=True):
     rated: bool
     seed: ShareCode
     commitment: Sha256
-    started_at: datetime | None
-    ended_at: datetime | None
+    started_at: Time | None
+    ended_at: Time | None
     par: Par | None
 
 
@@ -239,9 +240,9 @@ class SigningKey(Message, frozen=True):
     key_id: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{16}$")]
     alg: Literal["Ed25519"]
     public_key: str
-    created_at: datetime
+    created_at: Time
     status: Literal["current", "retired"]
-    retired_at: datetime | None
+    retired_at: Time | None
 
 
 # -- operators ---------------------------------------------------------------------------
@@ -258,12 +259,12 @@ class HeldResult(Message, frozen=True):
     intervals: Count
     median_ms: float | None
     spread_ratio: float | None
-    held_at: datetime
+    held_at: Time
     chart: list[str]
 
 
 class AuditEntry(Message, frozen=True):
-    at: datetime
+    at: Time
     operator: str
     decision: Literal["clear", "void", "suspend"]
     target: str
@@ -273,7 +274,7 @@ class AuditEntry(Message, frozen=True):
 class Suspension(Message, frozen=True):
     """``welcome``'s ``suspended``: since when the account's results count nowhere."""
 
-    since: datetime
+    since: Time
     reason: str
 
 
@@ -319,14 +320,14 @@ class EnteredResult(Message, frozen=True):
     entered: Literal[True]
     #: The arbiter who entered it; null: the host.
     entered_by: str | None
-    entered_at: datetime
+    entered_at: Time
 
 
 class Announcement(Message, frozen=True):
     """A tournament host's word to everyone, and when they said it."""
 
     text: str
-    at: datetime
+    at: Time
 
 
 class TournamentView(Message, frozen=True):
@@ -338,7 +339,7 @@ class TournamentView(Message, frozen=True):
     rounds: Annotated[int, msgspec.Meta(ge=1)]
     max_players: Annotated[int, msgspec.Meta(ge=1)]
     round_time_limit_s: Annotated[int, msgspec.Meta(ge=1)]
-    start_at: datetime | None
+    start_at: Time | None
     if_empty: IfEmpty
     status: TournamentStatus
     cancel_reason: str | None
@@ -355,7 +356,7 @@ class TournamentView(Message, frozen=True):
     paused: bool
     arbiters: list[Arbiter]
     #: When the play of the round being played began (its countdown's end).
-    round_started_at: datetime | None
+    round_started_at: Time | None
     #: Who plays the round being played at a table.
     round_tables: list[str]
     #: The host's last announcements, oldest first.

@@ -5,9 +5,9 @@ session and the request and returns the reply's fields."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-from gaps_protocol.messages import requests
+from gaps_protocol.messages import ServerReply, requests
 from server.handlers import accounts, boards, matches, operators, quick, tournaments
 from server.handlers.context import Connection, Handler
 
@@ -39,8 +39,8 @@ COSTLY_REQUESTS: Final = (
 __all__ = ["COSTLY_REQUESTS", "HANDLERS", "dispatch", "quick"]
 
 
-async def dispatch(session: Connection, request: requests.ClientMessage) -> dict[str, Any]:
-    """The reply's fields for ``request`` (every request but the account's needs a
+async def dispatch(session: Connection, request: requests.ClientMessage) -> ServerReply:
+    """The reply to ``request`` (every request but the account's needs a
     player: ``not_authenticated`` before)."""
     handler = HANDLERS.get(type(request))
     if handler is None:

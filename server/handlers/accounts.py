@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Final
 
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.replies import Pong, Registered, Welcome
 from gaps_protocol.messages.requests import Hello, Ping, Register
+from gaps_protocol.messages.views import Suspension
 from server import protocol
 from server.errors import ServerError
 from server.handlers.context import Connection, Handler
@@ -15,7 +18,7 @@ from server.storage.players import NameTaken
 log = logging.getLogger("gaps.server")
 
 
-async def register(session: Connection, request: Register) -> dict[str, Any]:
+async def register(session: Connection, request: Register) -> Registered:
     if session.player is not None:
         raise ServerError("already_authenticated", f"this connection is {session.player.name}'s")
     services = session.services
@@ -31,10 +34,10 @@ async def register(session: Connection, request: Register) -> dict[str, Any]:
     except NameTaken:
         raise ServerError("name_taken", f"{request.name!r} is taken: choose another name") from None
     log.info("registered", extra={"player": request.name, "bot": request.bot})
-    return {"type": "registered", "player": player_view(session), "token": token}
+    return Registered(id=request.id, player=player_view(session), token=token)
 
 
-async def hello(session: Connection, request: Hello) -> dict[str, Any]:
+async def hello(session: Connection, request: Hello) -> Welcome:
     if session.player is not None:
         raise ServerError("already_authenticated", f"this connection is {session.player.name}'s")
     store = session.services.store
@@ -42,23 +45,24 @@ async def hello(session: Connection, request: Hello) -> dict[str, Any]:
     if player is None:
         raise ServerError("bad_token", "no player has this token")
     session.player = player
-    return {
-        "type": "welcome",
-        "player": player_view(session),
-        "protocol": protocol.PROTOCOL_VERSION,
-        "server_time": session.now(),
-        # Suspended from rated play: {since, reason}; null when not.
-        "suspended": await store.reviews.suspension_of(player.id),
-    }
+    suspension = await store.reviews.suspension_of(player.id)
+    return Welcome(
+        id=request.id,
+        player=player_view(session),
+        protocol=protocol.PROTOCOL_VERSION,
+        server_time=session.now(),
+        # Suspended from rated play: since when, and why; null when not.
+        suspended=None if suspension is None else Suspension(**suspension),
+    )
 
 
-async def ping(session: Connection, request: Ping) -> dict[str, Any]:
-    return {"type": "pong", "server_time": session.now()}
+async def ping(session: Connection, request: Ping) -> Pong:
+    return Pong(id=request.id, server_time=session.now())
 
 
-def player_view(session: Connection) -> dict[str, Any]:
+def player_view(session: Connection) -> Player:
     player = session.require_player()
-    return {"id": player.id, "name": player.name, "bot": player.bot}
+    return Player(id=player.id, name=player.name, bot=player.bot)
 
 
 #: The requests answered before the player is known.

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
+from gaps_protocol.messages.replies import DailyBoard, DailyStarted, Leaderboard, Rating
 from gaps_protocol.messages.requests import GetDailyBoard, GetLeaderboard, GetRating, PlayDaily
-from server.handlers.context import Connection, Handler
+from server.handlers.context import Connection, Handler, answering
+from server.matchviews import seated
 from server.protocol import ruleset_of
 
 
-async def leaderboard(session: Connection, request: GetLeaderboard) -> dict[str, Any]:
+async def leaderboard(session: Connection, request: GetLeaderboard) -> Leaderboard:
     player = session.require_player()
     board = await session.services.reads.leaderboard(
         ruleset=ruleset_of(request).name,
@@ -21,25 +23,26 @@ async def leaderboard(session: Connection, request: GetLeaderboard) -> dict[str,
         around_player=player.id if request.around_me else None,
         kind=request.kind,
     )
-    return {"type": "leaderboard", **board}
+    return answering(request, board)
 
 
-async def rating(session: Connection, request: GetRating) -> dict[str, Any]:
+async def rating(session: Connection, request: GetRating) -> Rating:
     player = session.require_player()
-    return {"type": "rating", **await session.services.reads.rating(request.name or player.name)}
+    return answering(request, await session.services.reads.rating(request.name or player.name))
 
 
-async def play_daily(session: Connection, request: PlayDaily) -> dict[str, Any]:
+async def play_daily(session: Connection, request: PlayDaily) -> DailyStarted:
     player = session.require_player()
     attempt = await session.services.daily.start(
         player.id, player.name, ruleset_of(request), bot=player.bot
     )
-    return {"type": "daily_started", **await session.seat(attempt.match), "daily": attempt.view()}
+    snapshot = await session.seat(attempt.match)
+    return seated(DailyStarted, snapshot, id=request.id, daily=attempt.view())
 
 
-async def daily_board(session: Connection, request: GetDailyBoard) -> dict[str, Any]:
+async def daily_board(session: Connection, request: GetDailyBoard) -> DailyBoard:
     board = await session.services.reads.daily_board(ruleset_of(request).name, request.day)
-    return {"type": "daily_board", **board}
+    return answering(request, board)
 
 
 HANDLERS: Final[dict[type, Handler]] = {

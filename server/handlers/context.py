@@ -4,9 +4,14 @@ one): the player, the server's parts, and how to follow and leave matches."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
+import msgspec
+
+from gaps_protocol.messages import ClientMessage, ServerReply
+from gaps_protocol.messages.common import Message
+from gaps_protocol.messages.replies import Snapshot
 from server.remote import MatchHandle
 from server.services import Services
 from server.storage.players import PlayerRecord
@@ -27,9 +32,9 @@ class Connection(Protocol):
 
     async def match(self, code: str) -> MatchHandle: ...
 
-    async def seat(self, match: MatchHandle) -> dict[str, Any]: ...
+    async def seat(self, match: MatchHandle) -> Snapshot: ...
 
-    async def spectate(self, match: MatchHandle) -> dict[str, Any]: ...
+    async def spectate(self, match: MatchHandle) -> Snapshot: ...
 
     async def stop_following(self, match: MatchHandle) -> None: ...
 
@@ -37,8 +42,24 @@ class Connection(Protocol):
 
     def unfollow(self, channel: str) -> None: ...
 
-    async def send_then_forward(self, message: dict[str, Any]) -> None: ...
+    async def send_then_forward(self, message: Message) -> None: ...
 
 
-#: A request's handler: the reply's fields for the request, on a connection.
-Handler = Callable[[Connection, Any], Awaitable[dict[str, Any]]]
+#: A request's handler: the reply to the request (its ``id`` the request's), on a
+#: connection.
+Handler = Callable[[Connection, Any], Awaitable[ServerReply]]
+
+R = TypeVar("R", bound=ServerReply)
+
+
+def from_document(kind: type[R], request: ClientMessage, document: Mapping[str, Any]) -> R:
+    """The reply ``kind`` to ``request`` whose members are ``document``: a read the HTTP
+    reads serve too (a board, a replay, standings), as storage or the leader gives it.
+    Typed here, checked as it is (a member the reply has no room for is a bug)."""
+    return msgspec.convert({**document, "id": request.id}, kind)
+
+
+def answering(request: ClientMessage, reply: R) -> R:
+    """``reply``, built where the id of the request is not known (an actor, the leader:
+    ``id`` None), as the answer to ``request``."""
+    return msgspec.structs.replace(reply, id=request.id)

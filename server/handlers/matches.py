@@ -5,6 +5,18 @@ from __future__ import annotations
 from typing import Any, Final
 
 from gaps import Ruleset, Seed
+from gaps_protocol.messages.replies import (
+    ActionOk,
+    Events,
+    Joined,
+    Left,
+    MatchCreated,
+    Matches,
+    Ok,
+    RematchJoined,
+    ReplayReply,
+    Snapshot,
+)
 from gaps_protocol.messages.requests import (
     CreateMatch,
     GetReplay,
@@ -19,8 +31,9 @@ from gaps_protocol.messages.requests import (
 )
 from server.broker import BrokerUnavailable
 from server.errors import ServerError, bots_not_allowed
-from server.handlers.context import Connection, Handler
+from server.handlers.context import Connection, Handler, answering
 from server.match import Match, MatchOptions
+from server.matchviews import seated
 from server.protocol import action_of, ruleset_of, seed_of
 from server.remote import MatchHandle
 from server.storage.players import PlayerRecord
@@ -31,7 +44,7 @@ _REMATCH_GONE: Final = frozenset(
 )
 
 
-async def create(session: Connection, request: CreateMatch) -> dict[str, Any]:
+async def create(session: Connection, request: CreateMatch) -> MatchCreated:
     player = session.require_player()
     if player.bot and not request.bots:
         raise bots_not_allowed(
@@ -51,7 +64,7 @@ async def create(session: Connection, request: CreateMatch) -> dict[str, Any]:
         bots=request.bots,
     )
     match = await _hosted(session, player, options, seed_of(request))
-    return {"type": "match_created", **await match.snapshot(player.id)}
+    return seated(MatchCreated, await match.snapshot(player.id), id=request.id)
 
 
 async def _hosted(
@@ -71,51 +84,53 @@ async def _hosted(
     return match
 
 
-async def list_open(session: Connection, request: ListMatches) -> dict[str, Any]:
-    return {"type": "matches", "matches": await session.services.reads.open_matches()}
+async def list_open(session: Connection, request: ListMatches) -> Matches:
+    return Matches(id=request.id, matches=await session.services.reads.open_matches())
 
 
-async def join(session: Connection, request: JoinMatch) -> dict[str, Any]:
+async def join(session: Connection, request: JoinMatch) -> Joined:
     match = await session.match(request.code)
     if request.role == "spectator" and match.code not in session.seats:
-        return {"type": "joined", **await session.spectate(match)}
-    return {"type": "joined", **await session.seat(match)}
+        return seated(Joined, await session.spectate(match), id=request.id)
+    return seated(Joined, await session.seat(match), id=request.id)
 
 
-async def leave(session: Connection, request: LeaveMatch) -> dict[str, Any]:
+async def leave(session: Connection, request: LeaveMatch) -> Left:
     match = await session.match(request.code)
     await session.stop_following(match)
-    return {"type": "left", "match": match.code}
+    return Left(id=request.id, match=match.code)
 
 
-async def ready(session: Connection, request: Ready) -> dict[str, Any]:
+async def ready(session: Connection, request: Ready) -> Ok:
     player = session.require_player()
     await (await session.match(request.code)).set_ready(player.id, request.ready)
-    return {"type": "ok"}
+    return Ok(id=request.id)
 
 
-async def start(session: Connection, request: StartMatch) -> dict[str, Any]:
+async def start(session: Connection, request: StartMatch) -> Ok:
     player = session.require_player()
     await (await session.match(request.code)).start_by(player.id)
-    return {"type": "ok"}
+    return Ok(id=request.id)
 
 
-async def play(session: Connection, request: Play) -> dict[str, Any]:
+async def play(session: Connection, request: Play) -> ActionOk:
     player = session.require_player()
     match = await session.match(request.code)
-    return await match.play(player.id, request.seq, action_of(request))
+    return answering(request, await match.play(player.id, request.seq, action_of(request)))
 
 
-async def resync(session: Connection, request: Resync) -> dict[str, Any]:
+async def resync(session: Connection, request: Resync) -> Events | Snapshot:
     player = session.require_player()
-    return await (await session.match(request.code)).resync(player.id, request.since)
+    match = await session.match(request.code)
+    return answering(request, await match.resync(player.id, request.since))
 
 
-async def replay(session: Connection, request: GetReplay) -> dict[str, Any]:
-    return {"type": "replay", "replay": await session.services.reads.replay(request.code)}
+async def replay(session: Connection, request: GetReplay) -> ReplayReply:
+    replay = await session.services.reads.replay(request.code)
+    return ReplayReply(id=request.id, replay=replay)
 
 
-async def rematch(session: Connection, request: Rematch) -> dict[str, Any]:
+async def rematch(session: Connection, request: Rematch) -> RematchJoined:
     """Seat the player in the rematch of a finished match: the one offered already, if
     it still takes them, else a new one, offered to the others (``rematch_offered`` on
     the finished match's events). The finished match's actor keeps the offer, so that
@@ -143,7 +158,7 @@ async def rematch(session: Connection, request: Rematch) -> dict[str, Any]:
                     raise
                 stale = offer["code"]  # started, full or gone: another one is offered
             else:
-                return _rematch_reply(finished, same_seed, snapshot)
+                return _rematch_reply(request, finished, snapshot)
         created = await _hosted(session, player, _options(offer), _seed(offer))
         try:
             offer = await finished.offer_rematch(player.id, same_seed, created.code, stale)
@@ -152,7 +167,7 @@ async def rematch(session: Connection, request: Rematch) -> dict[str, Any]:
             raise
         if offer["code"] == created.code:
             snapshot = await created.snapshot(player.id)
-            return _rematch_reply(finished, same_seed, snapshot)
+            return _rematch_reply(request, finished, snapshot)
         # Someone else's offer came first: theirs is the rematch, this one goes.
         await session.stop_following(created)
 
@@ -174,10 +189,10 @@ def _seed(offer: dict[str, Any]) -> Seed | None:
     return Seed.parse(offer["seed"]) if offer["seed"] is not None else None
 
 
-def _rematch_reply(
-    finished: MatchHandle, same_seed: bool, snapshot: dict[str, Any]
-) -> dict[str, Any]:
-    return {"type": "rematch", "of": finished.code, "same_seed": same_seed, **snapshot}
+def _rematch_reply(request: Rematch, finished: MatchHandle, snapshot: Snapshot) -> RematchJoined:
+    return seated(
+        RematchJoined, snapshot, id=request.id, of=finished.code, same_seed=request.same_seed
+    )
 
 
 HANDLERS: Final[dict[type, Handler]] = {

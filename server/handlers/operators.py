@@ -4,8 +4,9 @@ the audit log (docs/fair-play.md). Anyone but an operator is refused."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Final
 
+from gaps_protocol.messages.replies import AuditLog, Ok, Reviews
 from gaps_protocol.messages.requests import (
     ClearReview,
     GetAuditLog,
@@ -14,14 +15,14 @@ from gaps_protocol.messages.requests import (
     VoidReview,
 )
 from server.errors import ServerError
-from server.handlers.context import Connection, Handler
+from server.handlers.context import Connection, Handler, from_document
 
 log = logging.getLogger("gaps.server")
 
 
 async def operate(
     session: Connection, request: ListReviews | ClearReview | VoidReview | Suspend | GetAuditLog
-) -> dict[str, Any]:
+) -> Reviews | AuditLog | Ok:
     player = session.require_player()
     services = session.services
     if not services.is_operator(player.name):
@@ -30,7 +31,7 @@ async def operate(
     now = services.clock.now()
     match request:
         case ListReviews():
-            return {"type": "reviews", "reviews": await reviews.held()}
+            return from_document(Reviews, request, {"reviews": await reviews.held()})
         case ClearReview(code=code, name=name, reason=reason):
             await reviews.clear(code=code, name=name, operator=player.name, reason=reason, at=now)
         case VoidReview(code=code, name=name, reason=reason):
@@ -38,14 +39,12 @@ async def operate(
         case Suspend(name=name, reason=reason):
             await reviews.suspend(name=name, operator=player.name, reason=reason, at=now)
         case GetAuditLog():
-            return {
-                "type": "audit_log",
-                "entries": [entry.to_json() for entry in await reviews.audit_log()],
-            }
+            entries = [entry.to_json() for entry in await reviews.audit_log()]
+            return from_document(AuditLog, request, {"entries": entries})
     log.info(
         "operator decision", extra={"operator": player.name, "request": type(request).__name__}
     )
-    return {"type": "ok"}
+    return Ok(id=request.id)
 
 
 HANDLERS: Final[dict[type, Handler]] = {

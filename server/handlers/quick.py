@@ -10,20 +10,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import Any, Final
+from typing import Final
 
+from gaps_protocol.messages.replies import Matched, Ok, Queued
 from gaps_protocol.messages.requests import CancelQuickMatch, QuickMatch
 from server import relaymessages as leader
 from server.broker import BrokerUnavailable
 from server.errors import ServerError, bots_not_allowed
 from server.handlers.context import Connection, Handler
+from server.matchviews import seated
 from server.protocol import ruleset_of
 from server.remote import MatchHandle
 
 log = logging.getLogger("gaps.server")
 
 
-async def queue(session: Connection, request: QuickMatch) -> dict[str, Any]:
+async def queue(session: Connection, request: QuickMatch) -> Queued:
     player = session.require_player()
     services = session.services
     if player.bot and not services.settings.quick_match_bots:
@@ -37,21 +39,21 @@ async def queue(session: Connection, request: QuickMatch) -> dict[str, Any]:
     session.queued = (ruleset, ticket, services.clock.monotonic())
     if session.requeueing is None:
         session.requeueing = asyncio.create_task(_stay_queued(session))
-    return {"type": "queued", "ruleset": ruleset, "waiting": waiting or 0}
+    return Queued(id=request.id, ruleset=request.ruleset, waiting=waiting or 0)  # type: ignore[arg-type]
 
 
-async def cancel(session: Connection, request: CancelQuickMatch) -> dict[str, Any]:
+async def cancel(session: Connection, request: CancelQuickMatch) -> Ok:
     player = session.require_player()
     _leave_queue(session)
     cancelled = await session.services.leadership.ask(leader.CancelQuickMatch(player_id=player.id))
-    return {"type": "ok", "cancelled": cancelled}
+    return Ok(id=request.id, cancelled=bool(cancelled))
 
 
 async def matched(session: Connection, match: MatchHandle) -> None:
     """The queue seated this connection's player in ``match``: say so, unasked, with the
     match's snapshot."""
     _leave_queue(session)
-    await session.send_then_forward({"type": "matched", **await session.seat(match)})
+    await session.send_then_forward(seated(Matched, await session.seat(match)))
 
 
 async def forget(session: Connection) -> None:

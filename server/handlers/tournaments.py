@@ -8,8 +8,17 @@ the connection follows the tournament's events on its channel."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
+import msgspec
+
+from gaps_protocol.messages import ServerReply
+from gaps_protocol.messages.replies import (
+    DealSheet,
+    Standings,
+    Tournament,
+    TournamentEvents,
+)
 from gaps_protocol.messages.requests import (
     Announce,
     CancelTournament,
@@ -29,62 +38,67 @@ from gaps_protocol.messages.requests import (
     StartTournament,
 )
 from server.desk import ask_desk
-from server.handlers.context import Connection, Handler
+from server.handlers.context import Connection, Handler, R, answering
 from server.relaymessages import TournamentCode, TournamentRequest
 from server.tournament import tournament_channel
 
 
-async def create(session: Connection, request: CreateTournament) -> dict[str, Any]:
-    created = await _ask(session, request)
-    await session.follow(tournament_channel(created["tournament"]["code"]))
-    return {"type": "tournament", **created}
+async def create(session: Connection, request: CreateTournament) -> ServerReply:
+    created = await _ask(session, request, Tournament)
+    await session.follow(tournament_channel(created.tournament.code))
+    return created
 
 
-async def join(session: Connection, request: JoinTournament) -> dict[str, Any]:
+async def join(session: Connection, request: JoinTournament) -> ServerReply:
     # Followed first: what is published from now on comes after the reply.
     await _follow(session, request.code)
-    return {"type": "tournament", **await _ask(session, request)}
+    return await _ask(session, request, Tournament)
 
 
-async def name_arbiter(session: Connection, request: NameArbiter) -> dict[str, Any]:
+async def name_arbiter(session: Connection, request: NameArbiter) -> ServerReply:
     session.require_player()
     arbiter = await session.services.reads.player_named(request.player)
-    return {"type": "tournament", **await _ask(session, request, arbiter=arbiter)}
+    return await _ask(session, request, Tournament, arbiter=arbiter)
 
 
-async def steer(session: Connection, request: TournamentRequest) -> dict[str, Any]:
+async def steer(session: Connection, request: TournamentRequest) -> ServerReply:
     """The host's (or an arbiter's) hand: the tournament's view and standings back."""
-    return {"type": "tournament", **await _ask(session, request)}
+    return await _ask(session, request, Tournament)
 
 
-async def enter_result(session: Connection, request: EnterTableResult) -> dict[str, Any]:
-    return {**await _ask(session, request), "type": "standings"}
+async def enter_result(session: Connection, request: EnterTableResult) -> ServerReply:
+    return await _ask(session, request, Standings)
 
 
-async def deal_sheet(session: Connection, request: GetDealSheet) -> dict[str, Any]:
-    return dict(await _ask(session, request))
+async def deal_sheet(session: Connection, request: GetDealSheet) -> ServerReply:
+    return await _ask(session, request, DealSheet)
 
 
-async def listed(session: Connection, request: ListTournaments) -> dict[str, Any]:
-    return {"type": "tournaments", **await session.services.reads.tournaments(request.status)}
+async def listed(session: Connection, request: ListTournaments) -> ServerReply:
+    return answering(request, await session.services.reads.tournaments(request.status))
 
 
-async def standings(session: Connection, request: GetStandings) -> dict[str, Any]:
-    return {"type": "standings", **await session.services.reads.tournament_standings(request.code)}
+async def standings(session: Connection, request: GetStandings) -> ServerReply:
+    return answering(request, await session.services.reads.tournament_standings(request.code))
 
 
-async def resync(session: Connection, request: ResyncTournament) -> dict[str, Any]:
+async def resync(session: Connection, request: ResyncTournament) -> ServerReply:
     await _follow(session, request.code)
-    return dict(await _ask(session, request))
+    return await _ask(session, request, TournamentEvents | Tournament)  # type: ignore[arg-type]  # a union
 
 
 async def _ask(
-    session: Connection, request: TournamentRequest, arbiter: tuple[int, str] | None = None
-) -> Any:
-    """The leader's answer to ``request`` of this connection's player."""
-    return await ask_desk(
+    session: Connection,
+    request: TournamentRequest,
+    kind: type[R],
+    arbiter: tuple[int, str] | None = None,
+) -> R:
+    """The leader's answer to ``request`` of this connection's player, the reply
+    ``kind``: typed again if it crossed the relay (as JSON), with the request's id."""
+    answer = await ask_desk(
         session.services.leadership, request, session.require_player(), arbiter=arbiter
     )
+    return answering(request, msgspec.convert(answer, kind))
 
 
 async def _follow(session: Connection, code: str) -> str:
