@@ -15,12 +15,13 @@ from gaps.card import Card
 from gaps.errors import GapsError, IllegalAction, NotationError, StateFormatError
 from gaps.game import GAP, Game
 from gaps.move import Action, Move, Redeal, Stop, Undo, parse_action
-from gaps.ruleset import RULESETS, Ruleset
+from gaps.ruleset import RULESETS, Ruleset, RulesetName
 from gaps.seed import Seed
 from gaps.slot import Slot
 
 __all__ = [
     "GAP", "RULESETS", "Action", "Card", "Game", "GapsError", "IllegalAction", "Move",
-    "NotationError", "Redeal", "Ruleset", "Seed", "Slot", "StateFormatError", "Stop", "Undo",
+    "NotationError", "Redeal", "Ruleset", "RulesetName", "Seed", "Slot", "StateFormatError",
+    "Stop", "Undo",
     "parse_action",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 from gaps.card import DECK, Card
 from gaps.errors import IllegalAction, NotationError
@@ -21,6 +21,10 @@ from gaps.ruleset import Keep, NewGaps, RedealWhen, Ruleset, Start, UndoPolicy
 from gaps.seed import Seed
 from gaps.shuffle import shuffle, stream_label
 from gaps.slot import COLUMNS, ROWS, Slot
+
+#: How a game stands (``Game.result``): ``blocked`` means a redeal or a stop is due.
+GameResult: TypeAlias = Literal["won", "lost", "stopped", "blocked", "playing"]
+
 
 GAP: Final = -1
 CELLS: Final = ROWS * COLUMNS
@@ -263,7 +267,7 @@ class Game:
         """Won, lost or stopped: no action is accepted any more."""
         return self.stopped or (self.is_blocked() and (self.redeals_left == 0 or self.is_won()))
 
-    def result(self) -> str:
+    def result(self) -> GameResult:
         """``won``, ``lost``, ``stopped``, ``blocked`` (a redeal or stop is due) or ``playing``."""
         if self.is_won():
             return "won"

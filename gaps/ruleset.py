@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 from gaps.errors import NotationError
 from gaps.notation import SPACE, quoted
@@ -42,11 +42,17 @@ class UndoPolicy(StrEnum):
     SINCE_REDEAL = "since_redeal"  # moves back to the last redeal; never a redeal itself
 
 
+#: The rulesets' names (``RULESETS`` holds one ruleset of each).
+RulesetName: TypeAlias = Literal[
+    "classic", "no-redeal", "addiction", "spaces", "montana", "paganini"
+]
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """One named variant of Gaps. Compare rulesets by name; they are constants."""
 
-    name: str
+    name: RulesetName
     redeals: int
     redeal_when: RedealWhen
     keep: Keep

@@ -70,6 +70,8 @@ StepState = TypeVar("StepState", covariant=True)
 Command = TypeVar("Command")
 Write = TypeVar("Write")
 Result = TypeVar("Result")
+#: The events an actor publishes: a match's, a tournament's (``Never``: none).
+Event = TypeVar("Event", bound=MatchEvent | TournamentEvent)
 
 
 class Step(Protocol[StepState]):
@@ -108,7 +110,7 @@ class _Stop:
 _Mail = tuple[Any, "asyncio.Future[Any] | None"]
 
 
-class Actor(Generic[State, Command]):
+class Actor(Generic[State, Command, Event]):
     """The mailbox, the store-then-apply order and the one timer of one piece of state.
 
     :param state: the state to start from (new, or rebuilt from stored rows).
@@ -141,7 +143,7 @@ class Actor(Generic[State, Command]):
         broker.claim(channel)
         self._claimed = True
         self.name = name
-        self.history = History(max_events=max_history_events)
+        self.history: History[Event] = History(max_events=max_history_events)
         self._mailbox: asyncio.Queue[_Mail] = asyncio.Queue()
         self._closing = False
         self._cancel_timer: Cancel | None = None
@@ -424,7 +426,7 @@ class Actor(Generic[State, Command]):
                 outage=self._outage,
             )
 
-    async def publish(self, event: MatchEvent | TournamentEvent) -> None:
+    async def publish(self, event: Event) -> None:
         """Number ``event``, keep it for resyncs and publish it on the channel, encoded
         once for every follower of every process."""
         numbered = self.history.append(event)

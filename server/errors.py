@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from gaps_protocol.messages.errors import ErrorCode
+
 #: Every error code a client can receive, with what it means (docs/protocol.md lists them).
 ERROR_CODES: Final[dict[str, str]] = {
     "bad_json": "the frame is not one strict JSON object of at most 4096 bytes",
@@ -68,7 +70,7 @@ ERROR_CODES: Final[dict[str, str]] = {
 class ServerError(Exception):
     """A refusal to send to the client as ``{type: "error", code, message}``."""
 
-    def __init__(self, code: str, message: str, **details: object) -> None:
+    def __init__(self, code: ErrorCode, message: str, **details: object) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown error code {code!r}")
         super().__init__(message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import msgspec
 
@@ -12,11 +12,11 @@ from gaps_protocol.messages.events import MatchEvent, TournamentEvent
 E = TypeVar("E", bound=MatchEvent | TournamentEvent)
 
 
-class History:
+class History(Generic[E]):
     """Assigns each event its sequence number (1, 2, ...) and keeps the newest ``max_events``."""
 
     def __init__(self, *, max_events: int = 512) -> None:
-        self._events: deque[MatchEvent | TournamentEvent] = deque(maxlen=max_events)
+        self._events: deque[E] = deque(maxlen=max_events)
         self.last_seq = 0
 
     def append(self, event: E) -> E:
@@ -26,7 +26,7 @@ class History:
         self._events.append(numbered)
         return numbered
 
-    def since(self, seq: int) -> list[MatchEvent | TournamentEvent] | None:
+    def since(self, seq: int) -> list[E] | None:
         """The events after ``seq``, or None when some of them are no longer kept, or
         when ``seq`` is ahead of the history (a number given before a restart: they
         start anew)."""

@@ -20,6 +20,7 @@ from datetime import date
 from typing import Final
 
 from gaps import Seed
+from gaps_protocol.messages.common import MatchKind
 from gaps_protocol.messages.views import MatchSummary
 from server import matchcore
 from server.broker import Broker
@@ -133,7 +134,7 @@ class Lobby:
         *,
         seats: Sequence[tuple[int, str, bool]],
         connected: bool = True,
-        kind: str = "race",
+        kind: MatchKind = "race",
         tournament_id: int | None = None,
         round_number: int | None = None,
         daily_date: date | None = None,

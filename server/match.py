@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from gaps import Action, Seed
+from gaps_protocol.messages.events import MatchEvent
 from gaps_protocol.messages.replies import ActionOk, Events, Snapshot
 from gaps_protocol.messages.views import MatchSummary, RatingView
 from gaps_protocol.times import format_time
@@ -68,7 +69,7 @@ def channel_of(code: str) -> str:
     return f"match:{code}"
 
 
-class Match(Actor[MatchState, matchcore.Command]):
+class Match(Actor[MatchState, matchcore.Command, MatchEvent]):
     """The actor of one match. Everything else talks to it through its async methods,
     which post to its mailbox and wait for the answer; the properties read the state as
     last stored."""
@@ -293,7 +294,7 @@ class Match(Actor[MatchState, matchcore.Command]):
         events = self.history.since(since)
         if events is None:
             return self._snapshot(state, player_id, now)
-        return Events(id=None, match=self.code, events=events)  # type: ignore[arg-type]  # a match's history
+        return Events(id=None, match=self.code, events=events)
 
     def _batchable(self, command: matchcore.Command) -> bool:
         return isinstance(command, matchcore.Act)

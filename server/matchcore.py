@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from gaps import Action, Game, IllegalAction, Move, Redeal, Undo
+from gaps_protocol.messages.common import ActionKind
 from gaps_protocol.messages.events import (
     UNNUMBERED,
     Countdown,
@@ -501,7 +502,7 @@ def _start(state: MatchState, now: Ms, out: _Out) -> MatchState:
 # -- play -------------------------------------------------------------------------------
 
 
-def action_kind(action: Action) -> str:
+def action_kind(action: Action) -> ActionKind:
     if isinstance(action, Move):
         return "move"
     if isinstance(action, Redeal):
@@ -720,7 +721,7 @@ def _deal(state: MatchState, at: Ms, now: Ms, out: _Out) -> MatchState:
         match=state.code, seq=UNNUMBERED, t_ms=state.t_ms(now),
         started_at=iso(at),
         commitment=state.seed.commitment,
-        ruleset=state.options.ruleset.name,  # type: ignore[arg-type]
+        ruleset=state.options.ruleset.name,
         time_limit_s=state.options.time_limit_s,
         grid=wire_grid(first),
         players=[progress(seat) for seat in seats],

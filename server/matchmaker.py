@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Never
 
 from gaps import Ruleset
 from server import queuecore as core
@@ -33,7 +34,7 @@ Notify = Callable[[str, int, Match], Awaitable[None]]
 TIME_LIMIT_S = 600
 
 
-class Matchmaker(Actor[QueueState, core.Command]):
+class Matchmaker(Actor[QueueState, core.Command, Never]):
     """The quick-match queue of the cluster (on its leader).
 
     :param wait_s: how long a group smaller than four waits for more.

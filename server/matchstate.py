@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, get_args
 
 from gaps import Game, Ruleset, Seed
+from gaps_protocol.messages.common import EndReason, MatchKind, MatchStatus, PlayerStatus, WinBy
 from gaps_protocol.messages.replies import ActionOk
 from server.records import Ms
 
 #: The ways a game ends other than by its own play.
 ENDED_FROM_OUTSIDE: Final = ("time", "disconnected", "left")
+
+#: The phases of a match. ``ending``: every game has ended and the end of the match is
+#: being stored (``running`` on the wire until ``match_ended``).
+Phase: TypeAlias = Literal["lobby", "countdown", "running", "ending", "finished", "abandoned"]
 
 #: How many acknowledgements a seat keeps to answer resent actions.
 CACHED_ACKS: Final = 32
@@ -51,7 +56,7 @@ class MatchOptions:
     ruleset: Ruleset
     max_players: int
     time_limit_s: int
-    win_by: str
+    win_by: WinBy
     public: bool
     countdown_s: int
     #: Whether declared bots may sit (docs/fair-play.md).
@@ -74,7 +79,7 @@ class Seat:
     last_seq: int = 0
     #: (seq, action_ok) of the last ``CACHED_ACKS`` actions, oldest first.
     acks: tuple[tuple[int, ActionOk], ...] = ()
-    end_reason: str | None = None
+    end_reason: EndReason | None = None
     finish_ms: int | None = None
     score_ms: int = 0
     last_action_ms: int = 0
@@ -90,26 +95,25 @@ class Seat:
         return self.end_reason is not None
 
     @property
-    def status(self) -> str:
+    def status(self) -> PlayerStatus:
         """``waiting`` before the deal, then the game's result; a game ended from outside
         (``time``, ``disconnected``, ``left``) says so."""
         if self.game is None:
             return "waiting"
-        if self.end_reason in ENDED_FROM_OUTSIDE:
-            return self.end_reason
+        match self.end_reason:
+            case "time" | "disconnected" | "left":  # ENDED_FROM_OUTSIDE
+                return self.end_reason
         return self.game.result()
 
 
-#: The phases of a match. ``ending``: every game has ended and the end of the match is
-#: being stored (``running`` on the wire until ``match_ended``).
-PHASES: Final = ("lobby", "countdown", "running", "ending", "finished", "abandoned")
+PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
 
 @dataclass(frozen=True)
 class MatchState:
     id: int
     code: str
-    kind: str
+    kind: MatchKind
     options: MatchOptions
     seed: Seed
     rated: bool
@@ -119,7 +123,7 @@ class MatchState:
     tournament_id: int | None = None
     round: int | None = None
     seats: tuple[Seat, ...] = ()
-    phase: str = "lobby"
+    phase: Phase = "lobby"
     #: The instant of the deal, once the countdown runs.
     deal_at: Ms | None = None
     #: The instant of the deal, once dealt: the match clock's zero.
@@ -136,7 +140,7 @@ class MatchState:
         return None
 
     @property
-    def status(self) -> str:
+    def status(self) -> MatchStatus:
         """The status clients see."""
         return "running" if self.phase == "ending" else self.phase
 
@@ -155,7 +159,7 @@ def new_match(
     *,
     match_id: int,
     code: str,
-    kind: str,
+    kind: MatchKind,
     options: MatchOptions,
     seed: Seed,
     rated: bool,

@@ -48,14 +48,14 @@ def ack_of(code: str, row: ActionRow, game: Game) -> ActionOk:
         match=code,
         seq=row.seq,
         action=row.action,
-        kind=row.kind,  # type: ignore[arg-type]
+        kind=row.kind,
         t_ms=row.t_ms,
         score=game.score,
         placed=game.placed,
         redeals_used=game.redeals_used,
         redeals_left=game.redeals_left,
         moves_made=game.moves_made,
-        status=game.result(),  # type: ignore[arg-type]
+        status=game.result(),
         can_undo=game.can_undo(),
         # A move or undo says what moved; a redeal sends the new grid.
         card=msgspec.UNSET if row.card is None else row.card,
@@ -79,10 +79,10 @@ def progress(seat: Seat, kind: type[P] = Progress, /, **event: Any) -> P:  # typ
         score=game.score if game else 0,
         redeals_used=game.redeals_used if game else 0,
         moves_made=game.moves_made if game else 0,
-        status=seat.status,  # type: ignore[arg-type]
+        status=seat.status,
         finished=seat.finished,
         won=bool(game and game.is_won()),
-        end_reason=seat.end_reason,  # type: ignore[arg-type]
+        end_reason=seat.end_reason,
         finish_ms=seat.finish_ms,
         **event,
     )
@@ -98,7 +98,7 @@ def game_view(seat: Seat) -> GameView:
         redeals_used=game.redeals_used,
         redeals_left=game.redeals_left,
         moves_made=game.moves_made,
-        status=seat.status,  # type: ignore[arg-type]
+        status=seat.status,
         can_undo=game.can_undo(),
     )
 
@@ -108,17 +108,17 @@ def summary(state: MatchState, now: Ms) -> MatchSummary:
     return MatchSummary(
         id=state.id,
         code=state.code,
-        ruleset=options.ruleset.name,  # type: ignore[arg-type]
+        ruleset=options.ruleset.name,
         max_players=options.max_players,
         time_limit_s=options.time_limit_s,
-        win_by=options.win_by,  # type: ignore[arg-type]
+        win_by=options.win_by,
         public=options.public,
         rated=state.rated,
         countdown_s=options.countdown_s,
         bots=options.bots,
         host_id=state.host_id,
-        kind=state.kind,  # type: ignore[arg-type]
-        status=state.status,  # type: ignore[arg-type]
+        kind=state.kind,
+        status=state.status,
         players=len(state.seats),
         commitment=state.seed.commitment if state.phase != "lobby" else None,
         started_at=iso(state.started_at) if state.started_at is not None else None,

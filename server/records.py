@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gaps_protocol.messages.common import ActionKind
+
 #: Wall-clock milliseconds since the Unix epoch, UTC.
 Ms = int
 
@@ -48,7 +50,7 @@ class ActionRow:
     player_id: int
     seq: int
     action: str
-    kind: str
+    kind: ActionKind
     card: str | None
     from_slot: str | None
     to_slot: str | None

@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from gaps_protocol.messages.errors import is_error_code
 from server.broker import Broker, BrokerUnavailable, Subscription
 from server.errors import ServerError
 from server.relaymessages import (
@@ -232,10 +233,9 @@ class Relay:
 def _refusal(refused: Refused) -> ServerError:
     """The ``ServerError`` that ``refused`` carries (an ``internal_error`` for a code this
     process does not know: a newer process's)."""
-    try:
-        return ServerError(refused.code, refused.message, **refused.details)
-    except ValueError:
+    if not is_error_code(refused.code):
         return ServerError("internal_error", f"{refused.code}: {refused.message}")
+    return ServerError(refused.code, refused.message, **refused.details)
 
 
 def _named(command: Command) -> str:

@@ -73,7 +73,7 @@ def tournament_channel(code: str) -> str:
     return f"tournament:{code}"
 
 
-class Tournament(Actor[TournamentState, commands.Command]):
+class Tournament(Actor[TournamentState, commands.Command, TournamentEvent]):
     """The actor of one tournament."""
 
     def __init__(
@@ -142,7 +142,7 @@ class Tournament(Actor[TournamentState, commands.Command]):
             events = self.history.since(since)
             if events is not None:
                 return TournamentEvents(
-                    id=None, tournament=state.code, events=events,  # type: ignore[arg-type]  # a tournament's history
+                    id=None, tournament=state.code, events=events,
                 )
             return snapshot(state, seq=self.history.last_seq)
 

@@ -539,7 +539,7 @@ def deal_sheet(state: TournamentState, by: int, number: int, now: Ms) -> DealShe
         tournament=state.code,
         round=number,
         seed=str(Seed(seed)),
-        ruleset=state.options.ruleset,  # type: ignore[arg-type]
+        ruleset=state.options.ruleset,
         match=round_.match,
         started_at=None if round_.started_at is None else iso(round_.started_at),
     )

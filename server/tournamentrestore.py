@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from gaps_protocol.messages.common import TournamentStatus
 from server.records import Ms
 from server.tournamentstate import (
     ANNOUNCEMENTS_KEPT,
@@ -38,7 +39,7 @@ def rebuild(
     code: str,
     host_id: int,
     options: TournamentOptions,
-    status: str,
+    status: TournamentStatus,
     current_round: int,
     entrants: Sequence[Entrant],
     rounds: Sequence[StoredRound],

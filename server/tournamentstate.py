@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, get_args
 
+from gaps import RulesetName
+from gaps_protocol.messages.common import Deals, IfEmpty, TournamentStatus
 from gaps_protocol.messages.views import StandingsRow
 from server.records import Ms
 
@@ -17,12 +19,12 @@ PODIUM: Final = 3
 #: Why a scheduled tournament with nobody to play is cancelled.
 NOBODY_ENTERED: Final = "nobody entered before the start time"
 
-STATUSES: Final = ("open", "running", "finished", "cancelled")
+STATUSES: Final[tuple[TournamentStatus, ...]] = get_args(TournamentStatus)
 #: How many of the host's announcements the view keeps (the last ones).
 ANNOUNCEMENTS_KEPT: Final = 10
 #: Which deals a tournament's rounds are dealt: any deal, or only those the solver
 #: proved winnable without redeal.
-DEALS: Final = ("any", "winnable")
+DEALS: Final[tuple[Deals, ...]] = get_args(Deals)
 
 
 
@@ -34,16 +36,16 @@ class TournamentOptions:
     """What the organiser chose at creation (and the server's timings)."""
 
     name: str
-    ruleset: str
+    ruleset: RulesetName
     rounds: int
     max_players: int
     round_time_limit_s: int
     start_at: Ms | None = None
     bots: bool = False
-    if_empty: str = "cancel"
+    if_empty: IfEmpty = "cancel"
     countdown_s: int = 10
     break_s: float = 15.0
-    deals: str = "any"
+    deals: Deals = "any"
     #: Players may enter a running tournament until this round is dealt (0: no late
     #: entry); they play from the next round dealt.
     late_entry_until_round: int = 0
@@ -135,7 +137,7 @@ class TournamentState:
     code: str
     host_id: int
     options: TournamentOptions
-    status: str = "open"
+    status: TournamentStatus = "open"
     entrants: tuple[Entrant, ...] = ()
     #: The rounds dealt, in order (the last one may be being played).
     rounds: tuple[Round, ...] = ()

@@ -4,7 +4,7 @@ and every code the server raises agree with ``ERROR_CODES``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Final, Literal, TypeGuard, get_args
 
 import msgspec
 
@@ -25,6 +25,12 @@ ErrorCode = Literal[
     "already_decided", "internal_error",
 ]
 ERROR_CODES: Final[tuple[str, ...]] = get_args(ErrorCode)
+
+
+def is_error_code(code: str) -> TypeGuard[ErrorCode]:
+    """Whether ``code`` is one of the protocol's error codes (a newer peer may send
+    another)."""
+    return code in ERROR_CODES
 
 
 class Error(Message, tag_field="type", tag="error", kw_only=True, frozen=True):

@@ -39,7 +39,7 @@ async def queue(session: Connection, request: QuickMatch) -> Queued:
     session.queued = (ruleset, ticket, services.clock.monotonic())
     if session.requeueing is None:
         session.requeueing = asyncio.create_task(_stay_queued(session))
-    return Queued(id=request.id, ruleset=request.ruleset, waiting=waiting or 0)  # type: ignore[arg-type]
+    return Queued(id=request.id, ruleset=ruleset, waiting=waiting or 0)
 
 
 async def cancel(session: Connection, request: CancelQuickMatch) -> Ok:

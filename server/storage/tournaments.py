@@ -24,6 +24,8 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from gaps import RulesetName
+from gaps_protocol.messages.common import Deals, IfEmpty, TournamentStatus
 from server.storage.database import Database
 from server.storage.models import (
     Match,
@@ -61,20 +63,20 @@ class StoredTournament:
     code: str
     name: str
     host_id: int
-    ruleset: str
+    ruleset: RulesetName
     rounds: int
     max_players: int
     round_time_limit_s: int
     start_at: datetime | None
-    status: str
+    status: TournamentStatus
     current_round: int
     entrants: list[tuple[int, str]]
     bots: bool = False  # whether bots may enter
     bot_entrants: frozenset[int] = frozenset()
     removed: dict[int, str] = field(default_factory=dict)
-    if_empty: str = "cancel"
+    if_empty: IfEmpty = "cancel"
     cancel_reason: str | None = None
-    deals: str = "any"
+    deals: Deals = "any"
     seeds: tuple[bytes, ...] = ()
     #: The organiser's countdown and break (None: the server's settings).
     countdown_s: int | None = None
