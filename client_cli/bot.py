@@ -29,6 +29,7 @@ from client_cli.match_state import MatchState, Phase
 from client_cli.tables import tournament_end
 from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
+from gaps_protocol.messages.requests import Register, Resync
 
 Report = Callable[[str], None]
 T = TypeVar("T")
@@ -93,7 +94,7 @@ async def connect_bot(
         try:
             # Registered as a declared bot (docs/fair-play.md): the server shows it as
             # one everywhere and keeps it off people's boards and ratings.
-            reply = await connection.request("register", name=name, bot=True)
+            reply = await connection.request(Register(name=name, bot=True))
             connection.token = str(reply["token"])
             connection.player = reply.get("player")
         except ServerRefused as refusal:
@@ -216,7 +217,7 @@ class BotPlayer:
         finished snapshot: its ranking is in its last event."""
         try:
             reply = await self.connection.request(
-                "resync", code=self.code, since=max(0, self.state.last_seq - 1), retry=True)
+                Resync(code=self.code, since=max(0, self.state.last_seq - 1)), retry=True)
         except ClientError as error:  # the ranking is a bonus: the match is over
             self.report(f"{self.name}: match {self.code} is over; no ranking ({error})")
             return

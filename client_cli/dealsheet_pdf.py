@@ -33,6 +33,7 @@ from gaps import Ruleset, Seed
 from gaps.dealsheet import GAP_WORD, RED_SUITS, SUIT_ORDER, DealSheet, rank_text
 from gaps.errors import NotationError
 from gaps.slot import COLUMNS
+from gaps_protocol.messages.requests import GetDealSheet
 
 PAPERS: Final = {"a4": A4, "letter": LETTER}
 RED_HEX: Final = "#c0001a"
@@ -94,8 +95,8 @@ async def fetch_and_write_sheet(
     started, ...), ``ProtocolError`` for a reply that is no such sheet, ``SheetError``
     when the PDF cannot be written.
     """
-    reply = await connection.request("tournament_deal_sheet", retry=True,
-                                     code=code.upper(), round=round)
+    reply = await connection.request(GetDealSheet(code=code.upper(), round=round),
+                                     retry=True)
     sheet = sheet_from_reply(reply, code=code, round=round)
     if pdf is None:
         out.print(sheet_text(sheet))

@@ -47,6 +47,7 @@ from client_cli.widgets import BoardView, MessageLine
 from client_cli.wording import board_words, typed_error
 from gaps import IllegalAction, NotationError, Redeal, parse_action
 from gaps.ruleset import UndoPolicy
+from gaps_protocol.messages.requests import Resync
 
 __all__ = ["MatchApp", "RankingScreen", "Rematch", "rematch_options", "result_line"]
 
@@ -236,7 +237,7 @@ class MatchApp(BoardApp):
     async def _fetch_ranking(self) -> None:
         """A match that ended before we came: its ranking is in its last event."""
         reply = await self.connection.request(
-            "resync", code=self.state.code, since=max(0, self.state.last_seq - 1), retry=True)
+            Resync(code=self.state.code, since=max(0, self.state.last_seq - 1)), retry=True)
         for event in reply.get("events", []):
             if event.get("event") == "match_ended":
                 self.state.apply(event)

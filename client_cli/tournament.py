@@ -59,6 +59,7 @@ from client_cli.tables import (
     tournament_end,
     tournament_summary,
 )
+from gaps_protocol.messages.requests import GetStandings, ResyncTournament
 from gaps_protocol.times import BadTime, format_time, parse_time
 
 Message = dict[str, Any]
@@ -301,8 +302,7 @@ class TournamentFollower:
             self.out.print(alarm([mismatch]))
 
     async def _standings(self) -> list[Message]:
-        reply = await self.connection.request("tournament_standings", code=self.code,
-                                              retry=True)
+        reply = await self.connection.request(GetStandings(code=self.code), retry=True)
         return list(reply.get("standings", []))
 
     def _show_standings(self, rows: list[Message], number: int) -> None:
@@ -542,7 +542,7 @@ async def deals_committed(connection: Connection, code: str) -> Message:
     try:
         # The events so far too: the deals may have been committed before the connection
         # followed the tournament.
-        caught_up = await connection.request("tournament_resync", code=code, since=0)
+        caught_up = await connection.request(ResyncTournament(code=code, since=0))
         for message in caught_up.get("events") or [caught_up]:
             listen(message)
         return await done

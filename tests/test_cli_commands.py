@@ -654,7 +654,7 @@ async def test_a_rematch_the_server_cannot_offer_creates_the_same_match_and_prin
     snapshot = racing("K7QX2M", Game(Seed.parse(seed), "spaces"), seated(8, "bob"),
                       time_limit_s=300, win_by="score")
     ended = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "match_ended",
-             "t_ms": 300_000, "seed": seed, "commitment": "c0ffee", "ranking": [
+             "t_ms": 300_000, "seed": seed, "commitment": "c0ffee" * 10 + "c0ff", "ranking": [
                  {**seated(8, "bob"), "rank": 1, "end_reason": "time", "finish_ms": 300_000},
                  {**seated(ME["id"], "me"), "rank": 2, "end_reason": "time",
                   "finish_ms": 300_000}]}

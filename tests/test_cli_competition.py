@@ -610,7 +610,7 @@ async def test_a_hostile_tournament_is_followed_with_its_names_printed_and_notif
                 **fields}
 
     ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
-             "seed": None, "commitment": None,
+             "seed": None, "commitment": "0" * 64,
              "ranking": [{**seated(8, HOSTILE), "rank": 1, "moves_made": 0,
                           "end_reason": "stopped", "finish_ms": 1000},
                          {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0,
@@ -664,7 +664,7 @@ async def test_a_round_that_starts_right_behind_the_join_reply_is_played(
                 **fields}
 
     ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
-             "seed": None, "commitment": None,
+             "seed": None, "commitment": "0" * 64,
              "ranking": [{**seated(ME["id"], "me"), "rank": 1, "moves_made": 0,
                           "end_reason": "stopped", "finish_ms": 1000}]}
     async with Hostile({
@@ -822,7 +822,7 @@ async def test_between_rounds_the_round_screen_and_the_terminal_count_down_to_th
                 **fields}
 
     ended = {"type": "event", "match": match, "seq": 1, "event": "match_ended", "t_ms": 1000,
-             "seed": None, "commitment": None,
+             "seed": None, "commitment": "0" * 64,
              "ranking": [{**seated(ME["id"], "me"), "rank": 1, "moves_made": 0,
                           "end_reason": "stopped", "finish_ms": 1000}]}
     titles: list[str] = []

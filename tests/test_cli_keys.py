@@ -170,7 +170,7 @@ async def test_a_message_about_a_moment_gone_goes_with_it() -> None:
     snapshot = lobby("K7QX2M", seated(8, "bob"), host_id=8, max_players=2)
     game = dealt()
     started = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "started",
-               "t_ms": 0, "ruleset": "classic", "time_limit_s": 600, "commitment": "c",
+               "t_ms": 0, "ruleset": "classic", "time_limit_s": 600, "commitment": "c" * 64,
                "started_at": "2026-11-30T18:00:00.000Z", "grid": game.layout().splitlines(),
                "players": [seated(ME["id"], "me", status="playing"),
                            seated(8, "bob", status="playing")]}
