@@ -76,7 +76,7 @@ HOSTILE = "ana\x1b[2J\u202e[bold]x[/bold][link=http://x]y[/link]"
 SHOWN = "ana\ufffd[2J\ufffd[bold]x[/bold][link=http://x]y[/link]"
 #: Shorter ones, for table cells and titles that would cut a long one short.
 HOSTILE_CODES = {"\x1b[2J[b]K7": "\ufffd[2J[b]K7", "\u202e[i]Q4[/i]": "\ufffd[i]Q4[/i]"}
-ME: Message = {"id": 7, "name": "me"}
+ME: Message = {"id": 7, "name": "me", "bot": False}
 
 
 def assert_inert(out: str, *shown: str) -> None:
@@ -223,7 +223,8 @@ def _completed(value: Any, kind: msgspec.inspect.Type) -> Any:
         return [_completed(item, kind.item_type) for item in value]
     if isinstance(kind, msgspec.inspect.UnionType) and isinstance(value, dict):
         for option in kind.types:
-            if isinstance(option, msgspec.inspect.StructType):
+            if isinstance(option, msgspec.inspect.StructType) and (
+                    option.tag_field is None or value.get(option.tag_field) == option.tag):
                 return _filled(value, option)
     return value
 
