@@ -37,7 +37,7 @@ from client_cli.arguments import Parser, UsageError
 from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
-from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.connection import ClientError, Connection, ServerRefused, plain
 from client_cli.deals import alarm, deals_report
 from client_cli.dealsheet_pdf import PAPERS, fetch_and_write_sheet
 from client_cli.duration import format_duration, format_ms
@@ -1401,10 +1401,10 @@ async def cmd_tournament_enter(context: Context) -> int:
     options = context.options
     connection = await context.connect()
     try:
-        reply = await connection.request(EnterTableResult(
+        reply = plain(await connection.request(EnterTableResult(
             code=options.code, round=options.round, player=options.player,
             placed=options.placed, redeals=options.redeals, finish_ms=options.time,
-            won=options.won))
+            won=options.won)))
     finally:
         await connection.close()
     out = context.out

@@ -49,7 +49,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
@@ -84,8 +84,9 @@ from gaps_protocol import (
     is_transient,
     pause_after,
 )
-from gaps_protocol.messages import ClientMessage, Error
+from gaps_protocol.messages import ClientMessage, Error, ServerReply
 from gaps_protocol.messages.common import Player, Role
+from gaps_protocol.messages.replies import Ok, Pong
 from gaps_protocol.messages.requests import (
     CancelQuickMatch,
     CreateMatch,
@@ -116,7 +117,7 @@ Listener = Callable[[Message], None]
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
     "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
-    "ServerRefused", "plain",
+    "ServerRefused", "expect", "plain", "wire_time",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -138,8 +139,27 @@ class ConnectionLost(ClientError):
 
 
 class ProtocolError(ClientError):
-    """A reply broke the protocol (a field missing or of the wrong kind), which the
-    session's own checks (gaps_protocol.counters) do not cover: named in the message."""
+    """A reply of the protocol that does not answer what was asked (another type of
+    reply, another round...): the message says what came instead."""
+
+
+Reply_ = TypeVar("Reply_", bound=msgspec.Struct)
+
+
+def expect(reply: ServerReply, kind: type[Reply_], asked: str) -> Reply_:
+    """``reply`` as the ``kind`` of reply that ``asked`` (a request's type) has; another
+    reply is a ``ProtocolError`` naming both."""
+    if not isinstance(reply, kind):
+        raise ProtocolError(f"the server answered {asked} with a "
+                            f"{type(reply).__struct_config__.tag!r} message, not a "
+                            f"{kind.__struct_config__.tag}")
+    return reply
+
+
+def wire_time(moment: datetime | str) -> str:
+    """A time member of a message in the protocol's one form (``gaps_protocol.times``),
+    whether the types hold it as a ``datetime`` or as the text the server wrote."""
+    return moment if isinstance(moment, str) else format_time(moment)
 
 
 class ServerRefused(ClientError):
@@ -232,7 +252,7 @@ class Connection:
                                      reconnect_for_s=reconnect_for_s,
                                      request_timeout_s=timeout_s)
         self._listeners: list[Listener] = []
-        self._waiters: dict[int, asyncio.Future[Message]] = {}
+        self._waiters: dict[int, asyncio.Future[ServerReply]] = {}
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._writer: asyncio.Task[None] | None = None
@@ -395,7 +415,7 @@ class Connection:
             if waiter is None or waiter.done():
                 return
             if isinstance(notice, Reply):
-                waiter.set_result(plain(notice.message))
+                waiter.set_result(notice.message)
             elif isinstance(notice, Refused):
                 waiter.set_exception(ServerRefused(notice.message))
             elif notice.lost:
@@ -467,8 +487,9 @@ class Connection:
 
     # -- requests ----------------------------------------------------------------------
 
-    async def request(self, message: ClientMessage, *, retry: bool = False) -> Message:
-        """Send ``message`` and return its reply; an ``error`` reply raises ``ServerRefused``.
+    async def request(self, message: ClientMessage, *, retry: bool = False) -> ServerReply:
+        """Send ``message`` and return its typed reply (``expect`` narrows it to the type
+        asked for); an ``error`` reply raises ``ServerRefused``.
 
         The request waits for the connection if it is being restored. With ``retry``
         (only for requests that are safe to repeat), a request cut by a dropped connection
@@ -479,8 +500,8 @@ class Connection:
         """
         return await self._answer(self.session.request(message, self._now(), retry=retry))
 
-    async def _answer(self, request_id: int) -> Message:
-        waiter: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+    async def _answer(self, request_id: int) -> ServerReply:
+        waiter: asyncio.Future[ServerReply] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = waiter
         self._pump()
         try:
@@ -492,42 +513,42 @@ class Connection:
 
     async def hello(self, token: str) -> Message:
         """Sign in as the player of ``token`` (kept for the reconnects)."""
-        return await self.request(Hello(token=token))
+        return plain(await self.request(Hello(token=token)))
 
     async def register(self, name: str) -> Message:
         """A new player ``name``; its token is kept for the reconnects."""
-        return await self.request(Register(name=name))
+        return plain(await self.request(Register(name=name)))
 
     async def ping(self) -> tuple[float, str]:
         """The round trip in seconds, and the server's time."""
         started = self._now()
-        reply = await self.request(Ping(), retry=True)
-        return self._now() - started, str(reply.get("server_time"))
+        reply = expect(await self.request(Ping(), retry=True), Pong, "ping")
+        return self._now() - started, wire_time(reply.server_time)
 
     async def create_match(self, **options: Any) -> Message:
         """Create a match with ``options``, the members of ``create_match``."""
-        return await self.request(CreateMatch(**options))
+        return plain(await self.request(CreateMatch(**options)))
 
     async def list_matches(self) -> list[Message]:
-        reply = await self.request(ListMatches(), retry=True)
+        reply = plain(await self.request(ListMatches(), retry=True))
         return list(reply.get("matches", []))
 
     async def join_match(self, code: str, role: Role = "player") -> Message:
-        return await self.request(JoinMatch(code=code.upper(), role=role))
+        return plain(await self.request(JoinMatch(code=code.upper(), role=role)))
 
     async def rematch(self, code: str, *, same_seed: bool = False) -> Message:
         """A seat in the rematch of finished match ``code`` (the one offered, or a new one
         offered to the others): the ``rematch`` reply, shaped like ``joined``."""
-        return await self.request(Rematch(code=code.upper(), same_seed=same_seed))
+        return plain(await self.request(Rematch(code=code.upper(), same_seed=same_seed)))
 
     async def leave_match(self, code: str) -> Message:
-        return await self.request(LeaveMatch(code=code))
+        return plain(await self.request(LeaveMatch(code=code)))
 
     async def ready(self, code: str, ready: bool = True) -> Message:
-        return await self.request(Ready(code=code, ready=ready))
+        return plain(await self.request(Ready(code=code, ready=ready)))
 
     async def start_match(self, code: str) -> Message:
-        return await self.request(StartMatch(code=code))
+        return plain(await self.request(StartMatch(code=code)))
 
     def forget(self, code: str) -> None:
         """Stop tracking match ``code`` (a finished tournament round): no rejoin on a
@@ -535,18 +556,18 @@ class Connection:
         self.session.forget(code.upper())
 
     async def get_replay(self, code: str) -> Message:
-        reply = await self.request(GetReplay(code=code.upper()), retry=True)
+        reply = plain(await self.request(GetReplay(code=code.upper()), retry=True))
         document: Message = reply["replay"]
         return document
 
     async def daily(self, ruleset: str) -> Message:
         """Deal today's challenge: the ``daily_started`` reply (shaped like ``joined``)."""
-        return await self.request(PlayDaily(ruleset=ruleset))
+        return plain(await self.request(PlayDaily(ruleset=ruleset)))
 
     async def quick_match(self, ruleset: str) -> Message:
         """Wait in the quick-match queue: the ``queued`` reply. The match comes later,
         unasked, as a ``matched`` snapshot; a reconnect queues again."""
-        return await self.request(QuickMatch(ruleset=ruleset))
+        return plain(await self.request(QuickMatch(ruleset=ruleset)))
 
     def quick_matched(self) -> asyncio.Future[Message]:
         """The ``matched`` snapshot the quick-match queue sends this connection, when it
@@ -568,22 +589,22 @@ class Connection:
 
     async def quick_cancel(self) -> bool:
         """Leave the quick-match queue; whether we were in it."""
-        reply = await self.request(CancelQuickMatch())
-        return bool(reply.get("cancelled"))
+        reply = expect(await self.request(CancelQuickMatch()), Ok, "quick_cancel")
+        return reply.cancelled is True
 
     async def tournament_create(self, **options: Any) -> Message:
         """Create a tournament with ``options``, the members of ``tournament_create`` (this
         connection then gets its events; the creator is not an entrant until
         ``tournament_join``)."""
-        return await self.request(CreateTournament(**options))
+        return plain(await self.request(CreateTournament(**options)))
 
     async def tournament_join(self, code: str) -> Message:
         """Enter (or follow again) tournament ``code``; its events come from now on (those
         after the reply's ``seq``), and a reconnect follows it again."""
-        return await self.request(JoinTournament(code=code.upper()))
+        return plain(await self.request(JoinTournament(code=code.upper())))
 
     async def tournament_start(self, code: str) -> Message:
-        return await self.request(StartTournament(code=code.upper()))
+        return plain(await self.request(StartTournament(code=code.upper())))
 
     async def act(self, code: str, action: str) -> Message:
         """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
@@ -599,4 +620,4 @@ class Connection:
             request_id = self.session.act(code, action, self._now())
         except NotInMatch as error:
             raise ClientError(str(error)) from None
-        return await self._answer(request_id)
+        return plain(await self._answer(request_id))
