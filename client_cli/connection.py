@@ -23,10 +23,12 @@ sends the session's frames, feeds it what comes and the time, and wakes it when 
   connection stops for good (the message, naming the path of what is wrong, is its
   ``failure``), without a reconnect.
 
-Requests are the protocol's typed values (``gaps_protocol.messages.requests``). The
-replies and the listeners' messages are the session's typed messages as JSON-shaped
-dicts (``plain``: each time in the protocol's one form), which the terminal client's
-modules read: every ``event``; every snapshot (the ``match_created``,
+Requests are the protocol's typed values (``gaps_protocol.messages.requests``), and
+``request`` returns the typed reply (``expect`` narrows it to the reply asked for). The
+named requests (``join_match``, ``tournament_join``...) and the listeners still give the
+typed messages as JSON-shaped dicts (``plain``: each time in the protocol's one form), for
+the modules that read them so (the match state, the screens, the tournament follower,
+the tables shared with the HTTP reads) until they read the types: every ``event``; every snapshot (the ``match_created``,
 ``joined``, ``snapshot``, ``daily_started`` and ``rematch`` replies, and the unasked
 ``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each
 once, in order) and a tournament's resync snapshot ``{"type": "tournament", "tournament":
