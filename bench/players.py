@@ -5,8 +5,9 @@ Both ride on ``bench.wire`` (a frame is a slice of the bytes read and one call):
 generator has to cost less a frame than the servers it measures (docs/benchmarks.md,
 issue 35). A player speaks the protocol through the client session every client shares
 (``gaps_protocol.ClientSession``: request ids, replies, events in order, action seqs,
-every frame decoded strictly into its type). An echo client is no Gaps client (the echo answers with the frame
-it was sent): it is driven by its frames alone, with no task or future a round trip.
+every frame decoded strictly into its type). An echo client is no Gaps client (the
+echo answers with the frame it was sent): it is driven by its frames alone, with no task
+or future a round trip.
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ Requests are the protocol's typed values (``gaps_protocol.messages.requests``), 
 named requests (``join_match``, ``tournament_join``...) and the listeners still give the
 typed messages as JSON-shaped dicts (``plain``: each time in the protocol's one form), for
 the modules that read them so (the match state, the screens, the tournament follower,
-the tables shared with the HTTP reads) until they read the types: every ``event``; every snapshot (the ``match_created``,
-``joined``, ``snapshot``, ``daily_started`` and ``rematch`` replies, and the unasked
-``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each
+the tables shared with the HTTP reads) until they read the types: every ``event``;
+every snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
+``rematch`` replies, and the unasked ``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each
 once, in order) and a tournament's resync snapshot ``{"type": "tournament", "tournament":
 view, "standings": [...], "seq": N}`` when the server no longer has the events missed; and
 ``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state`` being ``lost``
