@@ -30,9 +30,10 @@ typed messages as JSON-shaped dicts (``plain``: each time in the protocol's one 
 the modules that read them so (the match state, the screens, the tournament follower,
 the tables shared with the HTTP reads) until they read the types: every ``event``;
 every snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
-``rematch`` replies, and the unasked ``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each
-once, in order) and a tournament's resync snapshot ``{"type": "tournament", "tournament":
-view, "standings": [...], "seq": N}`` when the server no longer has the events missed; and
+``rematch`` replies, and the unasked ``matched`` of a quick match); every
+``tournament_event`` of the tournaments followed (each once, in order) and a tournament's
+resync snapshot ``{"type": "tournament", "tournament": view, "standings": [...], "seq":
+N}`` when the server no longer has the events missed; and
 ``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state`` being ``lost``
 (reconnecting), ``restored``, ``retrying`` (a request refused for now goes again),
 ``failed`` (for good: the connection gave up), ``closed``, or ``gone`` with the ``match``
