@@ -136,6 +136,8 @@ class Client:
         #: The waiters of the session's requests, and the frame each was sent as.
         self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._sent: dict[int, str] = {}
+        #: How many requests the types could not build went as written (their ids).
+        self._unbuilt = 0
         self._event_arrived = asyncio.Condition()
         self._reader = asyncio.create_task(self._read())
         self.seq = Seqs(self.session)  # the last seq numbered per match
@@ -226,10 +228,19 @@ class Client:
         return reply
 
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
-        """Request ``kind`` with ``fields``: the reply, an ``error`` too."""
-        request_id = self.session.request(REQUESTS[kind](**fields), time.monotonic())
-        return await self._exchange(
-            request_id, SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S)
+        """Request ``kind`` with ``fields``: the reply, an ``error`` too. A request the
+        types cannot even build (a member missing, one they do not have, a type that is
+        none of theirs) goes as written, past the session, with an id of its own, to see
+        what the server says."""
+        timeout_s = SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S
+        try:
+            message = REQUESTS[kind](**fields)
+        except (KeyError, TypeError):
+            self._unbuilt += 1
+            reply_id = f"unbuilt-{self._unbuilt}"
+            frame = json.dumps({"type": kind, "id": reply_id, **fields})
+            return await self.send_raw(frame, reply_id, timeout_s=timeout_s)
+        return await self._exchange(self.session.request(message, time.monotonic()), timeout_s)
 
     async def ok(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         """A request that must not fail."""
