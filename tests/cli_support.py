@@ -170,16 +170,17 @@ class Hostile:
 # names what a test is about, and ``complete`` gives it every other member the protocol
 # requires, each a neutral value of its type.
 
+#: A time and a day as the server writes them.
+NEUTRAL_TIME: Final = "2026-11-30T18:00:00.000Z"
 #: Neutral values of the patterned texts, by pattern.
 _PATTERNED: Final = {
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$": NEUTRAL_TIME,  # a time held as text
     r"^[0-9a-f]{64}$": "0" * 64,
     r"^[A-Z2-7]{4}(-[A-Z2-7]{1,4})*$": "AAAA-AAAA-AAAA-AAAA",
     r"^[0-9a-f]{16}$": "0" * 16,
     r"^[A-Za-z0-9_\-]+$": "A",
 }
 _GAPS_ROW: Final = " ".join(["--"] * 13)
-#: A time and a day as the server writes them.
-NEUTRAL_TIME: Final = "2026-11-30T18:00:00.000Z"
 
 
 def _message_types() -> dict[tuple[str, str | None], msgspec.inspect.StructType]:
