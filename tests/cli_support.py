@@ -218,6 +218,8 @@ def _filled(value: Message, info: msgspec.inspect.StructType) -> Message:
 
 
 def _completed(value: Any, kind: msgspec.inspect.Type) -> Any:
+    if isinstance(kind, msgspec.inspect.Metadata):  # constraints beside a type: the type
+        return _completed(value, kind.type)
     if isinstance(kind, msgspec.inspect.StructType) and isinstance(value, dict):
         return _filled(value, kind)
     if isinstance(kind, msgspec.inspect.ListType) and isinstance(value, list):
@@ -232,6 +234,8 @@ def _completed(value: Any, kind: msgspec.inspect.Type) -> Any:
 
 def _neutral(kind: msgspec.inspect.Type) -> Any:
     match kind:
+        case msgspec.inspect.Metadata(type=inner):  # constraints beside a type: the type
+            return _neutral(inner)
         case msgspec.inspect.UnionType(types=options):
             if any(isinstance(option, msgspec.inspect.NoneType) for option in options):
                 return None
