@@ -48,10 +48,17 @@ from websockets.protocol import State
 
 from bench.players import Client, Tally, open_client
 from bench.wire import WireClosed
+from gaps_protocol.messages import Error, encode
+from gaps_protocol.messages.replies import Registered
+from gaps_protocol.messages.requests import Hello, Ping, Register
 
 SERVER_CORE = 0
 LOAD_CORE = 1
 #: What the flooder sends, in turn: requests the server answers from memory.
+#: Raw on purpose, the one place requests are not written by the one encoder
+#: (``gaps_protocol.messages.encode``): the flooder writes as fast as the socket takes
+#: frames, past any session, and a template filled with the count costs less than an
+#: encoding. Each is a valid request (a test decodes them).
 FLOOD_REQUESTS = (
     '{"type":"ping","id":%d}',
     '{"type":"list_matches","id":%d}',
@@ -183,7 +190,7 @@ async def registered(url: str, prefix: str) -> tuple[ClientConnection, str]:
     are off: they would be frames the figures do not count."""
     connection = await connect(url, ping_interval=None, close_timeout=2)
     name = f"{prefix}-{secrets.token_hex(3)}"
-    await connection.send(json.dumps({"type": "register", "id": 1, "name": name}))
+    await connection.send(encode(Register(id=1, name=name)).decode())
     reply = json.loads(await asyncio.wait_for(connection.recv(), 30))
     if reply.get("type") != "registered":
         await connection.close()
@@ -197,8 +204,8 @@ async def calm_client(url: str) -> Client:
     (``bench.players.Client``)."""
     client = Client(await open_client(url), Tally())
     name = f"calm-{secrets.token_hex(3)}"
-    reply = (await client.request("register", {"name": name}))[2]
-    if reply.get("type") != "registered":
+    reply = (await client.request(Register(name=name)))[2]
+    if not isinstance(reply, Registered):
         await client.close()
         raise ClientRefused(f"registering {name!r}: {reply}")
     return client
@@ -219,7 +226,7 @@ class CalmClient:
         """Round trips that are not counted: the first requests of a connection are
         slower."""
         for _ in range(pings):
-            await self.client.request("ping")
+            await self.client.request(Ping())
 
     async def run(
         self, *, start_at: float, phases: Sequence[Phase], reply_timeout_s: float
@@ -261,10 +268,10 @@ class CalmClient:
     async def _ping(self, number: int) -> None:
         self._sent[number] = time.perf_counter()
         with contextlib.suppress(WireClosed, TimeoutError):  # counted as unanswered
-            sent, arrived, reply = await self.client.request("ping")
+            sent, arrived, reply = await self.client.request(Ping())
             self._sent[number] = sent
-            if reply.get("type") == "error":
-                self._refused[number] = str(reply.get("code"))
+            if isinstance(reply, Error):
+                self._refused[number] = reply.code
             else:
                 self._answered[number] = (arrived - sent) * 1000
 
@@ -347,7 +354,7 @@ class Flooder:
                 await asyncio.sleep(0.05)
                 continue
             try:
-                await connection.send(json.dumps({"type": "hello", "token": self.token}))
+                await connection.send(encode(Hello(token=self.token)).decode())
                 reply = json.loads(await asyncio.wait_for(connection.recv(), 10))
             except (ConnectionClosed, TimeoutError):
                 connection.transport.abort()

@@ -5,8 +5,9 @@ Both ride on ``bench.wire`` (a frame is a slice of the bytes read and one call):
 generator has to cost less a frame than the servers it measures (docs/benchmarks.md,
 issue 35). A player speaks the protocol through the client session every client shares
 (``gaps_protocol.ClientSession``: request ids, replies, events in order, action seqs,
-the counters checked). An echo client is no Gaps client (the echo answers with the frame
-it was sent): it is driven by its frames alone, with no task or future a round trip.
+every frame decoded strictly into its type). An echo client is no Gaps client (the
+echo answers with the frame it was sent): it is driven by its frames alone, with no task
+or future a round trip.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
+
 from bench.wire import Wire, WireClosed, open_wire
 from gaps import Game, Seed
 from gaps_protocol import (
@@ -28,17 +31,29 @@ from gaps_protocol import (
     Disconnect,
     Event,
     Notice,
+    NumberedEvent,
     Refused,
     Reply,
     Retrying,
     Unanswered,
+)
+from gaps_protocol.messages import ClientMessage, Error, ServerReply, encode
+from gaps_protocol.messages import replies as r
+from gaps_protocol.messages.events import MatchEnded, ProgressMade, Started
+from gaps_protocol.messages.requests import (
+    CreateMatch,
+    JoinMatch,
+    LeaveMatch,
+    Play,
+    Register,
+    StartMatch,
 )
 from gaps_protocol.session import CLOSE_PROTOCOL_ERROR
 
 DEFAULT_MAX_ACTIONS: Final = 10_000_000
 REPLY_TIMEOUT_S: Final = 30.0
 #: What an echo client sends: an action as a player sends it.
-ECHO_FRAME: Final = b'{"type":"action","code":"K7QX2M","seq":107,"action":"8C>r2c6","id":107}'
+ECHO_FRAME: Final = encode(Play(id=107, code="K7QX2M", seq=107, action="8C>r2c6"))
 
 
 class SetupRefused(Exception):
@@ -113,10 +128,10 @@ class Pacer:
 class Client:
     """One connection's ``ClientSession`` (gaps_protocol) over a ``Wire``: the session
     numbers the requests and matches their replies, delivers the events in order and
-    checks the counters; this layer writes its frames, feeds it what the wire reads with
-    the instant it was read, and wakes it when it asks (a reply overdue after
-    ``REPLY_TIMEOUT_S``, a request refused for now going again). Events go to
-    ``on_event``."""
+    decodes every frame into its type, strictly; this layer writes its frames, feeds it
+    what the wire reads with the instant it was read, and wakes it when it asks (a reply
+    overdue after ``REPLY_TIMEOUT_S``, a request refused for now going again). Events go
+    to ``on_event``."""
 
     def __init__(self, wire: Wire, tally: Tally) -> None:
         self.wire = wire
@@ -132,17 +147,17 @@ class Client:
         wire.listen(self._received, self._lost)
 
     async def request(
-        self, kind: str, fields: dict[str, Any] | None = None, *, retry: bool = False
-    ) -> tuple[float, float, dict[str, Any]]:
-        """Sends request ``kind``; its send time, the reply's arrival time
+        self, message: ClientMessage, *, retry: bool = False
+    ) -> tuple[float, float, ServerReply]:
+        """Sends ``message``; its send time, the reply's arrival time
         (``time.perf_counter``) and the reply (an ``error`` too). A request unanswered for
         ``REPLY_TIMEOUT_S`` raises ``TimeoutError``, a lost connection ``WireClosed``."""
         sent = time.perf_counter()
-        request_id = self.session.request(kind, fields or {}, sent, retry=retry)
+        request_id = self.session.request(message, sent, retry=retry)
         arrived, reply = await self.answer(request_id)
         return sent, arrived, reply
 
-    async def answer(self, request_id: int) -> tuple[float, dict[str, Any]]:
+    async def answer(self, request_id: int) -> tuple[float, ServerReply]:
         """The reply to the session's request ``request_id`` (sent by the pump this
         starts) and when it arrived."""
         waiting: asyncio.Future[tuple[float, Notice]] = self._loop.create_future()
@@ -157,7 +172,7 @@ class Client:
         assert isinstance(notice, Unanswered)
         raise WireClosed(notice.reason) if notice.lost else TimeoutError(notice.reason)
 
-    def on_event(self, message: dict[str, Any], arrived: float) -> None:
+    def on_event(self, message: NumberedEvent, arrived: float) -> None:
         """An event of a match, in order; ignored here."""
 
     def _received(self, payload: bytes, arrived: float) -> None:
@@ -236,16 +251,17 @@ class Player(Client):
         self.sent_at: dict[tuple[int, int], float] = {}  # (moves, redeals) after -> send
 
     async def register(self, name: str) -> None:
-        reply = await self.setup("register", {"name": name})
-        self.player_id = int(reply["player"]["id"])
+        reply = await self.setup(Register(name=name))
+        assert isinstance(reply, r.Registered), reply
+        self.player_id = reply.player.id
         self.players[self.player_id] = self
 
-    async def setup(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    async def setup(self, message: ClientMessage) -> ServerReply:
         """A request the race needs answered; a refusal raises ``SetupRefused``."""
-        reply = (await self.request(kind, fields))[2]
-        if reply.get("type") == "error":
-            self.tally.errors[str(reply.get("code"))] += 1
-            raise SetupRefused(f"{kind}: {reply}")
+        reply = (await self.request(message))[2]
+        if isinstance(reply, Error):
+            self.tally.errors[reply.code] += 1
+            raise SetupRefused(f"{message.__struct_config__.tag}: {reply}")
         return reply
 
     def watch(self, code: str) -> None:
@@ -257,22 +273,21 @@ class Player(Client):
         self.ended.clear()
         self.sent_at.clear()
 
-    def on_event(self, message: dict[str, Any], arrived: float) -> None:
-        if message.get("match") != self.code:
-            return
-        name = message.get("event")
-        if name == "progress":
-            sender = self.players.get(message.get("player_id", 0))
+    def on_event(self, message: NumberedEvent, arrived: float) -> None:
+        if isinstance(message, ProgressMade):
+            if message.match != self.code:
+                return
+            sender = self.players.get(message.player_id)
             if sender is None or sender is self or sender.code != self.code:
                 return
-            sent = sender.sent_at.get((message["moves_made"], message["redeals_used"]))
+            sent = sender.sent_at.get((message.moves_made, message.redeals_used))
             if sent is not None and self.tally.in_window(arrived):
                 self.tally.events_ms.append((arrived - sent) * 1000)
-        elif name == "started":
-            self.ruleset = str(message["ruleset"])
-            self.game = game_from(message["grid"], self.ruleset)
+        elif isinstance(message, Started) and message.match == self.code:
+            self.ruleset = message.ruleset
+            self.game = game_from(message.grid, self.ruleset)
             self.dealt.set()
-        elif name == "match_ended":
+        elif isinstance(message, MatchEnded) and message.match == self.code:
             self.ended.set()
 
     async def play(self, pace_per_s: float) -> None:
@@ -285,7 +300,7 @@ class Player(Client):
         while self.game is not None and not self.game.is_over() and not self.tally.done():
             await pacer.wait()
             if not await self._act(self.game):
-                await self.setup("leave_match", {"code": self.code})
+                await self.setup(LeaveMatch(code=self.code))
                 break
         await self._until_done(self.ended.wait())
 
@@ -307,14 +322,14 @@ class Player(Client):
             game.stop()
         sent = time.perf_counter()
         arrived, reply = await self.answer(self.session.act(self.code, action, sent))
-        if reply.get("type") != "action_ok":
-            self.tally.errors[str(reply.get("code"))] += 1
+        if not isinstance(reply, r.ActionOk):
+            self.tally.errors[reply.code if isinstance(reply, Error) else "unexpected"] += 1
             return False
         self.tally.acknowledged(sent, arrived)
-        if action == "redeal":
+        if action == "redeal" and reply.grid is not msgspec.UNSET:
             self.game = game_from(
-                reply["grid"], self.ruleset, redeals_used=reply["redeals_used"],
-                moves_made=reply["moves_made"],
+                reply.grid, self.ruleset, redeals_used=reply.redeals_used,
+                moves_made=reply.moves_made,
             )  # fmt: skip
         return True
 
@@ -343,15 +358,16 @@ async def race(
     host, tally = group[0], group[0].tally
     while not tally.done():
         created = await host.setup(
-            "create_match", {"ruleset": ruleset, "max_players": len(group), "countdown_s": 0}
+            CreateMatch(ruleset=ruleset, max_players=len(group), countdown_s=0)
         )
-        code = str(created["match"]["code"])
+        assert isinstance(created, r.MatchCreated), created
+        code = created.match.code
         for player in group:
             player.watch(code)
         await asyncio.gather(
-            *(player.setup("join_match", {"code": code}) for player in group[1:])
+            *(player.setup(JoinMatch(code=code)) for player in group[1:])
         )
-        await host.setup("start_match", {"code": code})
+        await host.setup(StartMatch(code=code))
         dealt()
         await asyncio.gather(*(player.play(pace_per_s) for player in group))
         if all(player.ended.is_set() for player in group):

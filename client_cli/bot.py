@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from client_cli.config import Account, Config
-from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
 from client_cli.duration import format_ms
 from client_cli.match_state import MatchState, Phase
 from client_cli.tables import tournament_end
 from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
+from gaps_protocol.messages.events import MatchEnded
+from gaps_protocol.messages.replies import Events, Registered
+from gaps_protocol.messages.requests import Register, Resync
 
 Report = Callable[[str], None]
 T = TypeVar("T")
@@ -93,15 +96,16 @@ async def connect_bot(
         try:
             # Registered as a declared bot (docs/fair-play.md): the server shows it as
             # one everywhere and keeps it off people's boards and ratings.
-            reply = await connection.request("register", name=name, bot=True)
-            connection.token = str(reply["token"])
-            connection.player = reply.get("player")
+            reply = expect(await connection.request(Register(name=name, bot=True)),
+                           Registered, "register")
+            connection.token = reply.token
+            connection.player = plain(reply.player)
         except ServerRefused as refusal:
             await connection.close()
             if refusal.code == "name_taken":
                 continue
             raise
-        account = Account(name, str(reply["token"]), int(reply["player"]["id"]))
+        account = Account(name, reply.token, reply.player.id)
         config.add_bot(server, account)
         config.save()
         taken.add(name)
@@ -215,14 +219,15 @@ class BotPlayer:
         """A match that ended unseen (while the server was down, say) came back as a
         finished snapshot: its ranking is in its last event."""
         try:
-            reply = await self.connection.request(
-                "resync", code=self.code, since=max(0, self.state.last_seq - 1), retry=True)
+            reply = expect(await self.connection.request(
+                Resync(code=self.code, since=max(0, self.state.last_seq - 1)), retry=True),
+                Events, "resync")
         except ClientError as error:  # the ranking is a bonus: the match is over
             self.report(f"{self.name}: match {self.code} is over; no ranking ({error})")
             return
-        for event in reply.get("events", []):
-            if event.get("event") == "match_ended":
-                self.state.apply(event)
+        for event in reply.events:
+            if isinstance(event, MatchEnded):
+                self.state.apply(plain(event))
 
     async def _stop_quietly(self) -> None:
         try:

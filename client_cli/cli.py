@@ -37,7 +37,7 @@ from client_cli.arguments import Parser, UsageError
 from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
-from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.connection import ClientError, Connection, ServerRefused, plain
 from client_cli.deals import alarm, deals_report
 from client_cli.dealsheet_pdf import PAPERS, fetch_and_write_sheet
 from client_cli.duration import format_duration, format_ms
@@ -87,6 +87,18 @@ from client_cli.tournament import (
 from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
+from gaps_protocol.messages import ClientMessage
+from gaps_protocol.messages.requests import (
+    Announce,
+    CancelTournament,
+    EnterTableResult,
+    NameArbiter,
+    PauseTournament,
+    ReinstateEntrant,
+    RemoveEntrant,
+    ResumeTournament,
+    SetTable,
+)
 from gaps_protocol.times import format_time
 
 Frontend = Callable[[App[Any]], Awaitable[Any]]
@@ -710,7 +722,7 @@ async def cmd_watch(context: Context) -> int:
 async def _over(context: Context, code: str, refusal: ServerRefused) -> int:
     """A match over is joined by nobody: print its result, read from its replay (a
     daily challenge's is published once its day is over); any other refusal is said."""
-    if refusal.code != "match_finished" or refusal.reply.get("status") != "finished":
+    if refusal.code != "match_finished" or refusal.reply.status != "finished":
         raise CliError(str(refusal)) from None
     try:
         document = await http.replay(context.server, code)
@@ -1348,8 +1360,8 @@ async def cmd_tournament_remove(context: Context) -> int:
     options = context.options
     connection = await context.connect()
     try:
-        await connection.request("tournament_remove", code=options.code.upper(),
-                                 player=options.player, reason=options.reason)
+        await connection.request(RemoveEntrant(code=options.code.upper(),
+                                               player=options.player, reason=options.reason))
     finally:
         await connection.close()
     context.out.print(printable_text(
@@ -1358,26 +1370,26 @@ async def cmd_tournament_remove(context: Context) -> int:
     return 0
 
 
-#: What the host's commands send (besides the code) and say once done.
-STEERS: Final[dict[str, tuple[str, Callable[[argparse.Namespace], dict[str, Any]],
+#: What the host's commands send and say once done.
+STEERS: Final[dict[str, tuple[Callable[[argparse.Namespace], ClientMessage],
                               Callable[[argparse.Namespace], str]]]] = {
-    "reinstate": ("tournament_reinstate", lambda o: {"player": o.player},
+    "reinstate": (lambda o: ReinstateEntrant(code=o.code, player=o.player),
                   lambda o: f"{o.player} is back in tournament {o.code}: they play from the "
                             "next round dealt."),
-    "cancel": ("tournament_cancel", lambda o: {"reason": o.reason},
+    "cancel": (lambda o: CancelTournament(code=o.code, reason=o.reason),
                lambda o: f"Tournament {o.code} was cancelled: {o.reason}"),
-    "pause": ("tournament_pause", lambda o: {},
+    "pause": (lambda o: PauseTournament(code=o.code),
               lambda o: f"Tournament {o.code} is paused: no round is dealt until "
                         f"`gaps tournament resume {o.code}`."),
-    "resume": ("tournament_resume", lambda o: {},
+    "resume": (lambda o: ResumeTournament(code=o.code),
                lambda o: f"Tournament {o.code} goes on: its next round is dealt after the "
                          "break."),
-    "announce": ("tournament_announce", lambda o: {"text": o.text},
+    "announce": (lambda o: Announce(code=o.code, text=o.text),
                  lambda o: f"Announced to tournament {o.code}: {o.text}"),
-    "arbiter": ("tournament_arbiter", lambda o: {"player": o.player},
+    "arbiter": (lambda o: NameArbiter(code=o.code, player=o.player),
                 lambda o: f"{o.player} is an arbiter of tournament {o.code}: they seat "
                           "entrants at tables, get the deal sheets and enter results."),
-    "table": ("tournament_table", lambda o: {"player": o.player, "at_table": not o.off},
+    "table": (lambda o: SetTable(code=o.code, player=o.player, at_table=not o.off),
               lambda o: f"{o.player} plays {'online' if o.off else 'at a table'} from the "
                         f"next round of tournament {o.code}."),
 }
@@ -1389,10 +1401,10 @@ async def cmd_tournament_enter(context: Context) -> int:
     options = context.options
     connection = await context.connect()
     try:
-        reply = await connection.request(
-            "tournament_enter_result", code=options.code, round=options.round,
-            player=options.player, placed=options.placed, redeals=options.redeals,
-            finish_ms=options.time, won=options.won)
+        reply = plain(await connection.request(EnterTableResult(
+            code=options.code, round=options.round, player=options.player,
+            placed=options.placed, redeals=options.redeals, finish_ms=options.time,
+            won=options.won)))
     finally:
         await connection.close()
     out = context.out
@@ -1424,10 +1436,10 @@ async def cmd_tournament_steer(context: Context) -> int:
     """One of the host's commands: reinstate, cancel, pause, resume, announce; and the
     host's or an arbiter's: arbiter, table."""
     options = context.options
-    kind, fields, said = STEERS[options.steer]
+    steer, said = STEERS[options.steer]
     connection = await context.connect()
     try:
-        await connection.request(kind, code=options.code, **fields(options))
+        await connection.request(steer(options))
     finally:
         await connection.close()
     context.out.print(printable_text(said(options)))

@@ -2,7 +2,8 @@
 
 The protocol itself (request ids and replies, events in order with a resync over a gap,
 the rejoin after a reconnect, the resend of an unacknowledged action with its ``seq``, the
-retries of a refusal for now, the counters checked) is ``gaps_protocol.ClientSession``'s,
+retries of a refusal for now, every frame decoded strictly into its type) is
+``gaps_protocol.ClientSession``'s,
 without I/O; this module runs it over asyncio and websockets: it opens the sockets,
 sends the session's frames, feeds it what comes and the time, and wakes it when it asks.
 
@@ -17,15 +18,22 @@ sends the session's frames, feeds it what comes and the time, and wakes it when 
   for up to ``reconnect_for_s``: during a reconnect, and for requests that are safe to
   repeat (actions included: the server promises it applied none of them). A match the
   server no longer has is dropped, with a ``gone`` notice naming it and the reason.
-* A message whose count (a ``seq``, ``round``, ``rank``, ``time_limit_s``...) is not a
-  whole number breaks the protocol: the connection stops for good (the message, naming
-  the field, is its ``failure``), without a reconnect.
+* A frame that is not a server message of the protocol (a count that is not a whole
+  number, a member missing, an event it does not have...) breaks the protocol: the
+  connection stops for good (the message, naming the path of what is wrong, is its
+  ``failure``), without a reconnect.
 
-The listeners receive plain dicts: every ``event``; every snapshot (the ``match_created``,
-``joined``, ``snapshot``, ``daily_started`` and ``rematch`` replies, and the unasked
-``matched`` of a quick match); every ``tournament_event`` of the tournaments followed (each
-once, in order) and a tournament's resync snapshot ``{"type": "tournament", "tournament":
-view, "standings": [...], "seq": N}`` when the server no longer has the events missed; and
+Requests are the protocol's typed values (``gaps_protocol.messages.requests``), and
+``request`` returns the typed reply (``expect`` narrows it to the reply asked for). The
+named requests (``join_match``, ``tournament_join``...) and the listeners still give the
+typed messages as JSON-shaped dicts (``plain``: each time in the protocol's one form), for
+the modules that read them so (the match state, the screens, the tournament follower,
+the tables shared with the HTTP reads) until they read the types: every ``event``;
+every snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
+``rematch`` replies, and the unasked ``matched`` of a quick match); every
+``tournament_event`` of the tournaments followed (each once, in order) and a tournament's
+resync snapshot ``{"type": "tournament", "tournament": view, "standings": [...], "seq":
+N}`` when the server no longer has the events missed; and
 ``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state`` being ``lost``
 (reconnecting), ``restored``, ``retrying`` (a request refused for now goes again),
 ``failed`` (for good: the connection gave up), ``closed``, or ``gone`` with the ``match``
@@ -43,8 +51,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any, Final
+from datetime import datetime
+from typing import Any, Final, TypeVar
 
+import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
@@ -77,6 +87,29 @@ from gaps_protocol import (
     is_transient,
     pause_after,
 )
+from gaps_protocol.messages import ClientMessage, Error, ServerReply
+from gaps_protocol.messages.common import Player, Role
+from gaps_protocol.messages.replies import Ok, Pong
+from gaps_protocol.messages.requests import (
+    CancelQuickMatch,
+    CreateMatch,
+    CreateTournament,
+    GetReplay,
+    Hello,
+    JoinMatch,
+    JoinTournament,
+    LeaveMatch,
+    ListMatches,
+    Ping,
+    PlayDaily,
+    QuickMatch,
+    Ready,
+    Register,
+    Rematch,
+    StartMatch,
+    StartTournament,
+)
+from gaps_protocol.times import format_time
 
 log = logging.getLogger("gaps.client")
 log.addHandler(logging.NullHandler())
@@ -87,7 +120,7 @@ Listener = Callable[[Message], None]
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
     "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
-    "ServerRefused",
+    "ServerRefused", "expect", "plain", "wire_time",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -109,19 +142,38 @@ class ConnectionLost(ClientError):
 
 
 class ProtocolError(ClientError):
-    """A reply broke the protocol (a field missing or of the wrong kind), which the
-    session's own checks (gaps_protocol.counters) do not cover: named in the message."""
+    """A reply of the protocol that does not answer what was asked (another type of
+    reply, another round...): the message says what came instead."""
+
+
+Reply_ = TypeVar("Reply_", bound=msgspec.Struct)
+
+
+def expect(reply: ServerReply, kind: type[Reply_], asked: str) -> Reply_:
+    """``reply`` as the ``kind`` of reply that ``asked`` (a request's type) has; another
+    reply is a ``ProtocolError`` naming both."""
+    if not isinstance(reply, kind):
+        raise ProtocolError(f"the server answered {asked} with a "
+                            f"{type(reply).__struct_config__.tag!r} message, not a "
+                            f"{kind.__struct_config__.tag}")
+    return reply
+
+
+def wire_time(moment: datetime | str) -> str:
+    """A time member of a message in the protocol's one form (``gaps_protocol.times``),
+    whether the types hold it as a ``datetime`` or as the text the server wrote."""
+    return moment if isinstance(moment, str) else format_time(moment)
 
 
 class ServerRefused(ClientError):
     """The server answered a request with an ``error``."""
 
-    def __init__(self, reply: Message) -> None:
+    def __init__(self, reply: Error) -> None:
         self.reply = reply
-        self.code = str(reply.get("code", "error"))
-        self.message = str(reply.get("message", self.code))
-        self.reason: str | None = reply.get("reason")
-        self.field: str | None = reply.get("field")
+        self.code: str = reply.code
+        self.message = reply.message
+        self.reason: str | None = reply.reason if isinstance(reply.reason, str) else None
+        self.field: str | None = reply.field if isinstance(reply.field, str) else None
         super().__init__(self.message)
 
     @property
@@ -152,6 +204,23 @@ async def _open_socket(url: str, timeout: float) -> ClientConnection:
     except OSError as error:
         detail = error.strerror or str(error) or type(error).__name__
         raise ConnectError(f"cannot reach the server at {url}: {detail}") from None
+
+
+def plain(message: msgspec.Struct) -> Message:
+    """A typed message as the JSON the server wrote: its members (those it left out, out
+    too), every time in the protocol's one form (``gaps_protocol.times``)."""
+    value: Message = _in_protocol_form(msgspec.to_builtins(message, builtin_types=(datetime,)))
+    return value
+
+
+def _in_protocol_form(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _in_protocol_form(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_in_protocol_form(item) for item in value]
+    if isinstance(value, datetime):
+        return format_time(value)
+    return value
 
 
 def _connection_notice(notice: Notice) -> Message | None:
@@ -186,7 +255,7 @@ class Connection:
                                      reconnect_for_s=reconnect_for_s,
                                      request_timeout_s=timeout_s)
         self._listeners: list[Listener] = []
-        self._waiters: dict[int, asyncio.Future[Message]] = {}
+        self._waiters: dict[int, asyncio.Future[ServerReply]] = {}
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._writer: asyncio.Task[None] | None = None
@@ -207,11 +276,13 @@ class Connection:
 
     @property
     def player(self) -> Message | None:
-        return self.session.player
+        """Who the connection is signed in as, as ``welcome`` and ``registered`` name them."""
+        player = self.session.player
+        return None if player is None else plain(player)
 
     @player.setter
     def player(self, player: Message | None) -> None:
-        self.session.player = player
+        self.session.player = None if player is None else msgspec.convert(player, Player)
 
     @property
     def reconnect(self) -> bool:
@@ -305,7 +376,7 @@ class Connection:
         reply. So nothing falls between a join's reply and a listener added after it.
         A listener added to a connection that failed already is told so at once."""
         for message in self.session.delivered(match=replay, tournament=replay_tournament):
-            listener(message)
+            listener(plain(message))
         if self.session.failure is not None:
             listener({"type": "connection", "state": "failed", "detail": self.session.failure})
         self._listeners.append(listener)
@@ -355,7 +426,7 @@ class Connection:
             else:
                 waiter.set_exception(ClientError(notice.reason))
         elif isinstance(notice, Event | Snapshot):
-            self._notify(notice.message)
+            self._notify(plain(notice.message))
         elif isinstance(notice, Reconnect):
             self._reconnector = asyncio.create_task(self._reopen(notice.after_s))
         elif isinstance(notice, Disconnect):
@@ -419,8 +490,9 @@ class Connection:
 
     # -- requests ----------------------------------------------------------------------
 
-    async def request(self, kind: str, *, retry: bool = False, **fields: Any) -> Message:
-        """Send a request and return its reply; an ``error`` reply raises ``ServerRefused``.
+    async def request(self, message: ClientMessage, *, retry: bool = False) -> ServerReply:
+        """Send ``message`` and return its typed reply (``expect`` narrows it to the type
+        asked for); an ``error`` reply raises ``ServerRefused``.
 
         The request waits for the connection if it is being restored. With ``retry``
         (only for requests that are safe to repeat), a request cut by a dropped connection
@@ -429,10 +501,10 @@ class Connection:
         to ``RETRY_MOST_S``, until ``reconnect_for_s`` has passed since the first such
         refusal: then that refusal is raised.
         """
-        return await self._answer(self.session.request(kind, fields, self._now(), retry=retry))
+        return await self._answer(self.session.request(message, self._now(), retry=retry))
 
-    async def _answer(self, request_id: int) -> Message:
-        waiter: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+    async def _answer(self, request_id: int) -> ServerReply:
+        waiter: asyncio.Future[ServerReply] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = waiter
         self._pump()
         try:
@@ -444,41 +516,42 @@ class Connection:
 
     async def hello(self, token: str) -> Message:
         """Sign in as the player of ``token`` (kept for the reconnects)."""
-        return await self.request("hello", token=token)
+        return plain(await self.request(Hello(token=token)))
 
     async def register(self, name: str) -> Message:
         """A new player ``name``; its token is kept for the reconnects."""
-        return await self.request("register", name=name)
+        return plain(await self.request(Register(name=name)))
 
     async def ping(self) -> tuple[float, str]:
         """The round trip in seconds, and the server's time."""
         started = self._now()
-        reply = await self.request("ping", retry=True)
-        return self._now() - started, str(reply.get("server_time"))
+        reply = expect(await self.request(Ping(), retry=True), Pong, "ping")
+        return self._now() - started, wire_time(reply.server_time)
 
     async def create_match(self, **options: Any) -> Message:
-        return await self.request("create_match", **options)
+        """Create a match with ``options``, the members of ``create_match``."""
+        return plain(await self.request(CreateMatch(**options)))
 
     async def list_matches(self) -> list[Message]:
-        reply = await self.request("list_matches", retry=True)
+        reply = plain(await self.request(ListMatches(), retry=True))
         return list(reply.get("matches", []))
 
-    async def join_match(self, code: str, role: str = "player") -> Message:
-        return await self.request("join_match", code=code.upper(), role=role)
+    async def join_match(self, code: str, role: Role = "player") -> Message:
+        return plain(await self.request(JoinMatch(code=code.upper(), role=role)))
 
     async def rematch(self, code: str, *, same_seed: bool = False) -> Message:
         """A seat in the rematch of finished match ``code`` (the one offered, or a new one
         offered to the others): the ``rematch`` reply, shaped like ``joined``."""
-        return await self.request("rematch", code=code.upper(), same_seed=same_seed)
+        return plain(await self.request(Rematch(code=code.upper(), same_seed=same_seed)))
 
     async def leave_match(self, code: str) -> Message:
-        return await self.request("leave_match", code=code)
+        return plain(await self.request(LeaveMatch(code=code)))
 
     async def ready(self, code: str, ready: bool = True) -> Message:
-        return await self.request("ready", code=code, ready=ready)
+        return plain(await self.request(Ready(code=code, ready=ready)))
 
     async def start_match(self, code: str) -> Message:
-        return await self.request("start_match", code=code)
+        return plain(await self.request(StartMatch(code=code)))
 
     def forget(self, code: str) -> None:
         """Stop tracking match ``code`` (a finished tournament round): no rejoin on a
@@ -486,18 +559,18 @@ class Connection:
         self.session.forget(code.upper())
 
     async def get_replay(self, code: str) -> Message:
-        reply = await self.request("get_replay", code=code.upper(), retry=True)
+        reply = plain(await self.request(GetReplay(code=code.upper()), retry=True))
         document: Message = reply["replay"]
         return document
 
     async def daily(self, ruleset: str) -> Message:
         """Deal today's challenge: the ``daily_started`` reply (shaped like ``joined``)."""
-        return await self.request("daily", ruleset=ruleset)
+        return plain(await self.request(PlayDaily(ruleset=ruleset)))
 
     async def quick_match(self, ruleset: str) -> Message:
         """Wait in the quick-match queue: the ``queued`` reply. The match comes later,
         unasked, as a ``matched`` snapshot; a reconnect queues again."""
-        return await self.request("quick_match", ruleset=ruleset)
+        return plain(await self.request(QuickMatch(ruleset=ruleset)))
 
     def quick_matched(self) -> asyncio.Future[Message]:
         """The ``matched`` snapshot the quick-match queue sends this connection, when it
@@ -519,21 +592,22 @@ class Connection:
 
     async def quick_cancel(self) -> bool:
         """Leave the quick-match queue; whether we were in it."""
-        reply = await self.request("quick_cancel")
-        return bool(reply.get("cancelled"))
+        reply = expect(await self.request(CancelQuickMatch()), Ok, "quick_cancel")
+        return reply.cancelled is True
 
     async def tournament_create(self, **options: Any) -> Message:
-        """Create a tournament (this connection then gets its events; the creator is not an
-        entrant until ``tournament_join``)."""
-        return await self.request("tournament_create", **options)
+        """Create a tournament with ``options``, the members of ``tournament_create`` (this
+        connection then gets its events; the creator is not an entrant until
+        ``tournament_join``)."""
+        return plain(await self.request(CreateTournament(**options)))
 
     async def tournament_join(self, code: str) -> Message:
         """Enter (or follow again) tournament ``code``; its events come from now on (those
         after the reply's ``seq``), and a reconnect follows it again."""
-        return await self.request("tournament_join", code=code.upper())
+        return plain(await self.request(JoinTournament(code=code.upper())))
 
     async def tournament_start(self, code: str) -> Message:
-        return await self.request("tournament_start", code=code.upper())
+        return plain(await self.request(StartTournament(code=code.upper())))
 
     async def act(self, code: str, action: str) -> Message:
         """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
@@ -549,4 +623,4 @@ class Connection:
             request_id = self.session.act(code, action, self._now())
         except NotInMatch as error:
             raise ClientError(str(error)) from None
-        return await self._answer(request_id)
+        return plain(await self._answer(request_id))

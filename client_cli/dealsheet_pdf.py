@@ -15,9 +15,8 @@ text a PDF reader extracts from the sheet reads back with ``parse_layout``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 from xml.sax.saxutils import escape
 
 from reportlab.lib import colors
@@ -28,11 +27,14 @@ from reportlab.platypus import Paragraph
 from rich.console import Console
 from rich.text import Text
 
-from client_cli.connection import ClientError, Connection, ProtocolError
+from client_cli.connection import ClientError, Connection, ProtocolError, expect
 from gaps import Ruleset, Seed
 from gaps.dealsheet import GAP_WORD, RED_SUITS, SUIT_ORDER, DealSheet, rank_text
 from gaps.errors import NotationError
 from gaps.slot import COLUMNS
+from gaps_protocol.messages import ServerReply
+from gaps_protocol.messages.replies import DealSheet as SheetReply
+from gaps_protocol.messages.requests import GetDealSheet
 
 PAPERS: Final = {"a4": A4, "letter": LETTER}
 RED_HEX: Final = "#c0001a"
@@ -55,30 +57,19 @@ class SheetError(ClientError):
     """The sheet could not be written (a file that cannot be written, an unknown paper)."""
 
 
-def sheet_from_reply(reply: Mapping[str, Any], *, code: str, round: int) -> DealSheet:
+def sheet_from_reply(reply: ServerReply, *, code: str, round: int) -> DealSheet:
     """The sheet of the server's ``deal_sheet`` reply to ``tournament_deal_sheet``.
 
-    Raises ``ProtocolError`` naming the field when the reply is not the sheet of round
-    ``round`` of tournament ``code``, or its seed or ruleset does not read.
+    Raises ``ProtocolError`` when the reply is not the sheet of round ``round`` of
+    tournament ``code``, or its seed does not read.
     """
-    def field(name: str, kind: type) -> Any:
-        value = reply.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ProtocolError(f"the server broke the protocol: its deal_sheet reply's {name}"
-                                f" is {value!r}, not a {kind.__name__}")
-        return value
-
-    if reply.get("type") != "deal_sheet":
-        raise ProtocolError(f"the server answered tournament_deal_sheet with a "
-                            f"{reply.get('type')!r} message, not a deal_sheet")
-    tournament, number = field("tournament", str), field("round", int)
-    if tournament.upper() != code.upper() or number != round:
+    sheet = expect(reply, SheetReply, "tournament_deal_sheet")
+    if sheet.tournament.upper() != code.upper() or sheet.round != round:
         raise ProtocolError(f"asked for round {round} of tournament {code.upper()}, the "
-                            f"server sent round {number} of tournament {tournament}")
+                            f"server sent round {sheet.round} of tournament {sheet.tournament}")
     try:
-        seed = Seed.parse(field("seed", str))
-        ruleset = Ruleset.named(field("ruleset", str))
-        return DealSheet.of(seed, ruleset, tournament, number)
+        seed = Seed.parse(sheet.seed)
+        return DealSheet.of(seed, Ruleset.named(sheet.ruleset), sheet.tournament, sheet.round)
     except NotationError as error:
         raise ProtocolError(f"the server's deal sheet does not read: {error}") from None
 
@@ -94,8 +85,8 @@ async def fetch_and_write_sheet(
     started, ...), ``ProtocolError`` for a reply that is no such sheet, ``SheetError``
     when the PDF cannot be written.
     """
-    reply = await connection.request("tournament_deal_sheet", retry=True,
-                                     code=code.upper(), round=round)
+    reply = await connection.request(GetDealSheet(code=code.upper(), round=round),
+                                     retry=True)
     sheet = sheet_from_reply(reply, code=code, round=round)
     if pdf is None:
         out.print(sheet_text(sheet))

@@ -53,10 +53,9 @@ def refusal_words(refusal: ServerRefused) -> str:
             return f"the server refused {option}: {what} must be {printable(expected[1])}"
         return f"the server refused {option}: {printable(refusal.message)}"
     if refusal.code == "rate_limited":
-        after_ms = refusal.reply.get("retry_after_ms")
+        after_ms = refusal.reply.retry_after_ms
         wait = (f"try again in {max(1, round(after_ms / 1000))} s"
-                if isinstance(after_ms, int | float) and not isinstance(after_ms, bool)
-                else "try again in a moment")
+                if isinstance(after_ms, int) else "try again in a moment")
         return f"the server is busy (too many requests from you): {wait}"
     return printable(str(refusal))
 

@@ -33,7 +33,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from client_cli.boardapp import BOARD_APP_CSS, BoardApp, command_line
-from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
 from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.finals import FinalBoards, final_boards
 from client_cli.layout import Layout, plan
@@ -47,6 +47,9 @@ from client_cli.widgets import BoardView, MessageLine
 from client_cli.wording import board_words, typed_error
 from gaps import IllegalAction, NotationError, Redeal, parse_action
 from gaps.ruleset import UndoPolicy
+from gaps_protocol.messages.events import MatchEnded
+from gaps_protocol.messages.replies import Events
+from gaps_protocol.messages.requests import Resync
 
 __all__ = ["MatchApp", "RankingScreen", "Rematch", "rematch_options", "result_line"]
 
@@ -235,11 +238,12 @@ class MatchApp(BoardApp):
 
     async def _fetch_ranking(self) -> None:
         """A match that ended before we came: its ranking is in its last event."""
-        reply = await self.connection.request(
-            "resync", code=self.state.code, since=max(0, self.state.last_seq - 1), retry=True)
-        for event in reply.get("events", []):
-            if event.get("event") == "match_ended":
-                self.state.apply(event)
+        reply = expect(await self.connection.request(
+            Resync(code=self.state.code, since=max(0, self.state.last_seq - 1)), retry=True),
+            Events, "resync")
+        for event in reply.events:
+            if isinstance(event, MatchEnded):
+                self.state.apply(plain(event))
         self.schedule_refresh()
 
     async def _fetch_replay(self) -> None:

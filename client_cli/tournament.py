@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.text import Text
 from textual.app import App
 
-from client_cli.connection import ClientError, Connection, ServerRefused
+from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
 from client_cli.deals import alarm, deals_report, revealed_line
 from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
@@ -59,6 +59,8 @@ from client_cli.tables import (
     tournament_end,
     tournament_summary,
 )
+from gaps_protocol.messages.replies import Standings, TournamentEvents
+from gaps_protocol.messages.requests import GetStandings, ResyncTournament
 from gaps_protocol.times import BadTime, format_time, parse_time
 
 Message = dict[str, Any]
@@ -301,9 +303,9 @@ class TournamentFollower:
             self.out.print(alarm([mismatch]))
 
     async def _standings(self) -> list[Message]:
-        reply = await self.connection.request("tournament_standings", code=self.code,
-                                              retry=True)
-        return list(reply.get("standings", []))
+        reply = expect(await self.connection.request(GetStandings(code=self.code), retry=True),
+                       Standings, "tournament_standings")
+        return [plain(row) for row in reply.standings]
 
     def _show_standings(self, rows: list[Message], number: int) -> None:
         """The standings after round ``number``, unless printed already (or none played)."""
@@ -542,9 +544,11 @@ async def deals_committed(connection: Connection, code: str) -> Message:
     try:
         # The events so far too: the deals may have been committed before the connection
         # followed the tournament.
-        caught_up = await connection.request("tournament_resync", code=code, since=0)
-        for message in caught_up.get("events") or [caught_up]:
-            listen(message)
+        caught_up = await connection.request(ResyncTournament(code=code, since=0))
+        # Its events, or the snapshot that stands for them.
+        events = caught_up.events if isinstance(caught_up, TournamentEvents) else [caught_up]
+        for message in events:
+            listen(plain(message))
         return await done
     finally:
         connection.remove_listener(listen)

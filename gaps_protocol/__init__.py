@@ -11,7 +11,6 @@ Structs) with one strict decoder each way; ``gaps_protocol.limits`` the protocol
 """
 
 from gaps_protocol.backoff import Backoff
-from gaps_protocol.counters import ProtocolViolation, check_message
 from gaps_protocol.messages import (
     ClientMessage,
     ServerMessage,
@@ -40,19 +39,26 @@ from gaps_protocol.session import (
     REQUEST_TIMEOUT_S,
     RETRY_FIRST_S,
     RETRY_MOST_S,
-    SNAPSHOT_TYPES,
     ClientSession,
     NotInMatch,
     State,
 )
-from gaps_protocol.tracks import EventTrack, MatchTrack, TournamentTrack
+from gaps_protocol.tracks import (
+    MATCH_SNAPSHOTS,
+    Delivered,
+    EventTrack,
+    MatchSnapshot,
+    MatchTrack,
+    NumberedEvent,
+    TournamentTrack,
+)
 
 __all__ = [
     "ClientMessage", "ServerMessage", "decode_request", "decode_server_message",
-    "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "SNAPSHOT_TYPES",
-    "TRANSIENT_CODES", "Backoff", "ClientSession", "Closed", "Disconnect", "Event",
-    "EventTrack", "Failed", "Gone", "Lost", "MatchTrack", "NotInMatch", "Notice",
-    "ProtocolViolation", "Reconnect", "Refused", "Reply", "Restored", "Retrying", "Snapshot",
-    "State", "TournamentTrack", "Unanswered", "check_message", "describe", "is_transient",
-    "pause_after",
+    "MATCH_SNAPSHOTS", "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S",
+    "TRANSIENT_CODES", "Backoff", "ClientSession", "Closed", "Delivered", "Disconnect",
+    "Event", "EventTrack", "Failed", "Gone", "Lost", "MatchSnapshot", "MatchTrack",
+    "NotInMatch", "Notice", "NumberedEvent", "Reconnect", "Refused", "Reply", "Restored",
+    "Retrying", "Snapshot", "State", "TournamentTrack", "Unanswered", "describe",
+    "is_transient", "pause_after",
 ]

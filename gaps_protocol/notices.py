@@ -1,13 +1,16 @@
-"""What a client session tells its application: each a value, in the order it happened."""
+"""What a client session tells its application: each a value, in the order it happened.
+
+The server's messages they carry are typed (``gaps_protocol.messages``), decoded once,
+strictly, by the session."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from gaps_protocol.messages import Error, ServerReply
+from gaps_protocol.messages.replies import Tournament
 from gaps_protocol.refusals import describe, is_transient
-
-Message = dict[str, Any]
+from gaps_protocol.tracks import MatchSnapshot, NumberedEvent
 
 
 @dataclass(frozen=True)
@@ -15,7 +18,7 @@ class Reply:
     """The answer to the application's request ``request_id``."""
 
     request_id: int
-    message: Message
+    message: ServerReply
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,11 @@ class Refused:
     request not to be repeated, for now."""
 
     request_id: int
-    message: Message
+    message: Error
 
     @property
     def code(self) -> str:
-        return str(self.message.get("code", "error"))
+        return self.message.code
 
     @property
     def transient(self) -> bool:
@@ -53,7 +56,7 @@ class Event:
     """A match's ``event`` or a tournament's ``tournament_event``: each delivered once, in
     ``seq`` order."""
 
-    message: Message
+    message: NumberedEvent
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Snapshot:
     """A match's state as a reply gives it (``joined``, ``snapshot``, ``matched``...) or a
     tournament's resync snapshot: the count of its events goes on from its ``seq``."""
 
-    message: Message
+    message: MatchSnapshot | Tournament
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
+
+from gaps_protocol.messages import Error
 
 #: Refusals that mean "not now, nothing was changed": the same request may go again.
 TRANSIENT_CODES: Final = frozenset(
@@ -16,22 +18,22 @@ TRANSIENT_CODES: Final = frozenset(
 )
 
 
-def is_transient(refusal: dict[str, Any]) -> bool:
+def is_transient(refusal: Error) -> bool:
     """Whether the refusal means "not now": the same request may go again later."""
-    return refusal.get("code") in TRANSIENT_CODES
+    return refusal.code in TRANSIENT_CODES
 
 
-def describe(refusal: dict[str, Any]) -> str:
+def describe(refusal: Error) -> str:
     """The refusal for people: the server's message, and its reason when it gives one."""
-    message = str(refusal.get("message", refusal.get("code", "error")))
-    reason = refusal.get("reason")
-    return f"{message} ({reason})" if reason else message
+    reason = refusal.reason
+    if isinstance(reason, str) and reason:
+        return f"{refusal.message} ({reason})"
+    return refusal.message
 
 
-def pause_after(refusal: dict[str, Any], pause_s: float) -> float:
+def pause_after(refusal: Error, pause_s: float) -> float:
     """How long to wait before trying again: ``pause_s``, or longer if the server said how
     long (``retry_after_ms`` of ``rate_limited`` and ``match_unavailable``)."""
-    after_ms = refusal.get("retry_after_ms")
-    if isinstance(after_ms, int | float) and not isinstance(after_ms, bool):
-        return max(pause_s, after_ms / 1000)
+    if isinstance(refusal.retry_after_ms, int):
+        return max(pause_s, refusal.retry_after_ms / 1000)
     return pause_s

@@ -26,8 +26,15 @@ sleeps, or touches a socket: an asyncio layer (``client_cli.connection``) or a t
 * A refusal that means "not now" (``TRANSIENT_CODES``) is tried again with a growing pause
   for up to ``reconnect_for_s``: the whole reconnect, or a request the application marked
   safe to repeat (actions are). A match whose rejoin is refused otherwise is ``Gone``.
-* A message whose count (a ``seq``, ``round``, ``time_limit_s``...) is not a whole number
-  breaks the protocol: the session ``Failed`` for good, naming the field.
+* Every frame is decoded once, strictly, into its type (``gaps_protocol.messages``): the
+  notices carry typed messages. A frame that is not a server message of this protocol
+  (not JSON, a count that is not a whole number, a member missing, or one, an event or a
+  reply the protocol does not have, as a newer server's) breaks the protocol: the session
+  ``Failed`` for good, naming the path of what is wrong (``$.match.players[0].score``).
+  A client does not guess at what it does not know: a newer protocol is a new version
+  (``welcome``'s ``protocol``), not something to skip.
+* Requests are typed values too (``gaps_protocol.messages.requests``): the session gives
+  each its ``id`` and writes every frame with the one encoder.
 * A probe of the server that must see what it sent opens a session with ``fill_gaps``
   False: a gap is then not filled (no resync), the events going on from the first after
   it; and it may number an action itself (``act``'s ``seq``), to send one again.
@@ -40,12 +47,33 @@ import itertools
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final, TypeGuard, cast, get_args
 
 import msgspec
 
 from gaps_protocol.backoff import Backoff
-from gaps_protocol.counters import ProtocolViolation, check_message
+from gaps_protocol.messages import (
+    ClientMessage,
+    Error,
+    MatchEvent,
+    ServerMessage,
+    ServerReply,
+    TournamentEvent,
+    decode_server_message,
+    encode,
+)
+from gaps_protocol.messages import replies as r
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.requests import (
+    CancelQuickMatch,
+    Hello,
+    JoinMatch,
+    JoinTournament,
+    LeaveMatch,
+    Play,
+    QuickMatch,
+    Register,
+)
 from gaps_protocol.notices import (
     Closed,
     Disconnect,
@@ -63,15 +91,19 @@ from gaps_protocol.notices import (
     Unanswered,
 )
 from gaps_protocol.refusals import describe, is_transient, pause_after
-from gaps_protocol.tracks import EventTrack, MatchTrack, Message, TournamentTrack
+from gaps_protocol.tracks import (
+    MATCH_SNAPSHOTS,
+    Delivered,
+    EventTrack,
+    MatchSnapshot,
+    MatchTrack,
+    NumberedEvent,
+    TournamentTrack,
+)
 
 log = logging.getLogger("gaps.client")
 log.addHandler(logging.NullHandler())
 
-#: The replies and pushes that carry a match's state.
-SNAPSHOT_TYPES: Final = frozenset(
-    {"match_created", "joined", "snapshot", "daily_started", "matched", "rematch"}
-)
 REQUEST_TIMEOUT_S: Final = 15.0
 #: How long the session keeps trying to reconnect (and to repeat a request refused for
 #: now) before it gives up: long enough for a deploy that migrates the database.
@@ -87,10 +119,12 @@ RESYNC_ROUNDS: Final = 5
 #: The WebSocket close codes the session asks for.
 CLOSE_NORMAL: Final = 1000
 CLOSE_PROTOCOL_ERROR: Final = 1002
-#: Every frame goes through these: msgspec's JSON is several times as fast as the standard
-#: library's (a load generator runs thousands of sessions).
-_decode_json: Final = msgspec.json.Decoder().decode
-_encode_json: Final = msgspec.json.Encoder().encode
+#: How much of a frame that breaks the protocol the failure quotes.
+QUOTED_AT_MOST: Final = 120
+_MATCH_EVENTS: Final = frozenset(get_args(MatchEvent))
+_TOURNAMENT_EVENTS: Final = frozenset(get_args(TournamentEvent))
+#: Reads only the ``type`` and ``event`` of a frame that broke the protocol, to name it.
+_decode_any: Final = msgspec.json.Decoder().decode
 
 
 class State(enum.Enum):
@@ -139,9 +173,11 @@ class Request:
     """A request of the application (``purpose`` None) or of the session, until its answer."""
 
     id: int
-    kind: str
-    fields: Message
+    #: The request as it goes, its ``id`` set.
+    message: ClientMessage
     retry: bool = False
+    #: An action's ``seq`` as its sender numbered it (None: the session numbers it).
+    own_seq: int | None = None
     purpose: Purpose | None = None
     sent: bool = False
     answer_by: float | None = None
@@ -149,8 +185,13 @@ class Request:
     retry_until: float | None = None
     backoff: Backoff = field(default_factory=lambda: Backoff(RETRY_FIRST_S, RETRY_MOST_S))
 
+    @property
+    def kind(self) -> str:
+        """Its ``type``, for people."""
+        return str(self.message.__struct_config__.tag)
+
     def frame(self) -> str:
-        return _encode_json({"type": self.kind, "id": self.id, **self.fields}).decode()
+        return encode(self.message).decode()
 
 
 class ClientSession:
@@ -164,7 +205,7 @@ class ClientSession:
         #: The server, as named in messages for people (its URL).
         self.peer = peer
         self.token = token
-        self.player: Message | None = None
+        self.player: Player | None = None
         self.reconnect = reconnect
         self.reconnect_for_s = reconnect_for_s
         self.request_timeout_s = request_timeout_s
@@ -212,7 +253,7 @@ class ClientSession:
         return min(instants, default=None)
 
     def delivered(self, *, match: str | None = None,
-                  tournament: str | None = None) -> list[Message]:
+                  tournament: str | None = None) -> list[Delivered]:
         """What was delivered of a match (every snapshot and event) or of a tournament
         (every event or snapshot after its ``tournament_join`` reply): for a listener that
         comes late."""
@@ -233,7 +274,7 @@ class ClientSession:
         elif self.state is State.WAITING:
             assert self.token is not None  # a session without one does not reconnect
             self.state = State.AUTHENTICATING
-            self._issue(Purpose(Step.HELLO), "hello", {"token": self.token}, now)
+            self._issue(Purpose(Step.HELLO), Hello(token=self.token), now)
         else:  # closed or failed meanwhile: not wanted
             self._notices.append(Disconnect(CLOSE_NORMAL, "closed"))
 
@@ -277,27 +318,20 @@ class ClientSession:
         if self.state not in (State.OPEN, State.AUTHENTICATING, State.REJOINING):
             return  # from a connection the session is done with
         try:
-            message = _decode_json(frame)
-        except msgspec.DecodeError:
-            log.warning("a frame that is not JSON: %.80r", frame)
-            return
-        if not isinstance(message, dict):
-            return
-        try:
-            check_message(message)
-        except ProtocolViolation as violation:  # no reconnect to the same server
+            message = decode_server_message(frame)
+        except msgspec.DecodeError as error:  # a ValidationError too: no reconnect to it
+            violation = _violation(frame, error)
             log.warning("%s", violation)
-            self._fail(str(violation), close_code=CLOSE_PROTOCOL_ERROR)
+            self._fail(violation, close_code=CLOSE_PROTOCOL_ERROR)
             return
-        kind = message.get("type")
-        if kind == "event":
-            track = self.tracks.get(str(message.get("match")))
+        if _is_match_event(message):
+            track = self.tracks.get(message.match)
             if track is not None:
                 self._numbered(track, message, now)
-        elif kind == "tournament_event":
-            self._numbered(self._tournament(str(message.get("tournament"))), message, now)
-        else:
-            self._reply(message, now)
+        elif _is_tournament_event(message):
+            self._numbered(self._tournament(message.tournament), message, now)
+        else:  # neither kind of event: a reply (the decoder knows no other)
+            self._reply(cast(ServerReply, message), now)
 
     def tick(self, now: float) -> None:
         """The time is ``now``: requests unanswered in time fail, pauses that ran out end."""
@@ -314,13 +348,14 @@ class ClientSession:
 
     # -- the application's requests ---------------------------------------------------------
 
-    def request(self, kind: str, fields: Message, now: float, *, retry: bool = False) -> int:
-        """Send a request (once the session is open); returns its id, which its ``Reply``,
-        ``Refused`` or ``Unanswered`` names. With ``retry`` (only for requests that are safe
-        to repeat), a request cut by a dropped connection goes again once reconnected, and
-        one refused for now again after a growing pause, for up to ``reconnect_for_s``."""
-        request = Request(next(self._ids), kind, dict(fields), retry=retry)
-        if kind == "quick_cancel":
+    def request(self, message: ClientMessage, now: float, *, retry: bool = False) -> int:
+        """Send ``message`` (once the session is open) with an ``id`` of the session's;
+        returns that id, which its ``Reply``, ``Refused`` or ``Unanswered`` names. With
+        ``retry`` (only for requests that are safe to repeat), a request cut by a dropped
+        connection goes again once reconnected, and one refused for now again after a
+        growing pause, for up to ``reconnect_for_s``."""
+        request = self._new_request(message, retry=retry)
+        if isinstance(message, CancelQuickMatch):
             self.queued = None
         if self._ended(request):
             return request.id
@@ -338,10 +373,10 @@ class ClientSession:
         turn): the next one takes the number after the highest sent."""
         if code not in self.tracks:
             raise NotInMatch(code)
-        fields: Message = {"code": code, "action": action}
-        if seq is not None:
-            fields["seq"] = seq
-        request = Request(next(self._ids), "action", fields, retry=True)
+        # Numbered when its turn comes (``_start_action``), unless its sender numbered it.
+        request = self._new_request(Play(code=code, seq=0 if seq is None else seq,
+                                         action=action), retry=True)
+        request.own_seq = seq
         if self._ended(request):
             return request.id
         queue = self._actions.setdefault(code, deque())
@@ -368,19 +403,18 @@ class ClientSession:
 
     # -- replies ------------------------------------------------------------------------------
 
-    def _reply(self, message: Message, now: float) -> None:
-        kind = message.get("type")
-        if kind in SNAPSHOT_TYPES:
-            if kind == "matched":
+    def _reply(self, message: ServerReply, now: float) -> None:
+        if isinstance(message, MATCH_SNAPSHOTS):
+            if isinstance(message, r.Matched):
                 self.queued = None
+                self._snapshot(message)
+                return  # unasked: it answers no request
             self._snapshot(message)
-        elif kind == "tournament" and isinstance(message.get("seq"), int):
+        elif isinstance(message, r.Tournament) and message.seq is not msgspec.UNSET:
             # A reply reflects the tournament's events up to its seq: those that follow it
             # on the wire (sent before the reply was) are not delivered again.
-            code = _code_of(message.get("tournament"))
-            if code is not None:
-                self._tournament(code).reflected(int(message["seq"]))
-        request_id = message.get("id")
+            self._tournament(message.tournament.code).reflected(message.seq)
+        request_id = message.id
         request = self._pending.get(request_id) if isinstance(request_id, int) else None
         if request is None or not request.sent:
             return
@@ -388,7 +422,7 @@ class ClientSession:
         request.answer_by = None
         if request.purpose is not None:
             self._step_answered(request, request.purpose, message, now)
-        elif message.get("type") == "error":
+        elif isinstance(message, Error):
             if not (request.retry and is_transient(message)
                     and self._retry_later(request, message, now)):
                 self._finish(request, Refused(request.id, message), now)
@@ -396,31 +430,29 @@ class ClientSession:
             self._took_effect(request, message)
             self._finish(request, Reply(request.id, message), now)
 
-    def _took_effect(self, request: Request, reply: Message) -> None:
+    def _took_effect(self, request: Request, reply: ServerReply) -> None:
         """What the session remembers of a request the server carried out."""
-        if request.kind == "hello":
-            self.token = str(request.fields.get("token"))
-            self.player = _object(reply.get("player"))
-        elif request.kind == "register":
-            if isinstance(reply.get("token"), str):
-                self.token = reply["token"]
-            self.player = _object(reply.get("player"))
-        elif request.kind == "tournament_join":
-            code = _code_of(reply.get("tournament"))
-            if code is not None:
-                self.entered.add(code)
-        elif request.kind == "quick_match":
-            self.queued = str(request.fields.get("ruleset"))
-        elif request.kind == "leave_match":
-            self.tracks.pop(str(request.fields.get("code")), None)
+        sent = request.message
+        if isinstance(sent, Hello):
+            self.token = sent.token
+            self.player = reply.player if isinstance(reply, r.Welcome) else None
+        elif isinstance(sent, Register) and isinstance(reply, r.Registered):
+            self.token = reply.token
+            self.player = reply.player
+        elif isinstance(sent, JoinTournament) and isinstance(reply, r.Tournament):
+            self.entered.add(reply.tournament.code)
+        elif isinstance(sent, QuickMatch):
+            self.queued = sent.ruleset
+        elif isinstance(sent, LeaveMatch):
+            self.tracks.pop(sent.code, None)
 
-    def _retry_later(self, request: Request, refusal: Message, now: float) -> bool:
+    def _retry_later(self, request: Request, refusal: Error, now: float) -> bool:
         """Schedule ``request`` again after a refusal for now; False once its window is
         past (the refusal then stands)."""
         if request.retry_until is None:
             request.retry_until = now + self.reconnect_for_s
             self._notices.append(Retrying(
-                request.id, str(refusal.get("code")),
+                request.id, refusal.code,
                 f"the server refused {request.kind} for now ({describe(refusal)}): trying "
                 f"again for up to {self.reconnect_for_s:g} s"))
         wait_s = pause_after(refusal, request.backoff.take())
@@ -429,24 +461,19 @@ class ClientSession:
         request.resend_at = now + wait_s
         return True
 
-    def _snapshot(self, message: Message) -> None:
-        code = _code_of(message.get("match"))
-        if code is None:
-            return
-        you = _object(message.get("you")) or {}
+    def _snapshot(self, message: MatchSnapshot) -> None:
+        code = message.match.code
+        you = message.you
         track = self.tracks.get(code)
         if track is None:
-            track = self.tracks[code] = MatchTrack(code, role=str(you.get("role", "player")))
-        last_seq = you.get("last_seq")
-        track.snapshot(int(message.get("seq", 0)),
-                       last_seq if isinstance(last_seq, int) else None)
+            track = self.tracks[code] = MatchTrack(code, role=you.role)
+        last_seq = you.last_seq
+        track.snapshot(message.seq, None if last_seq is msgspec.UNSET else last_seq)
         self._deliver(track, Snapshot(message))
 
     # -- events -------------------------------------------------------------------------------
 
-    def _numbered(self, track: EventTrack, event: Message, now: float) -> None:
-        if not isinstance(event.get("seq"), int):
-            return
+    def _numbered(self, track: EventTrack, event: NumberedEvent, now: float) -> None:
         due, gap = track.arrived(event)
         if gap and not self.fill_gaps:
             due, gap = track.skip_gaps(), False
@@ -470,16 +497,15 @@ class ClientSession:
         """Ask for the events after the last seen (the missing ones)."""
         track.resyncing = True
         self._issue(Purpose(Step.RESYNC, track.code, track, restoring, round_),
-                    track.resync_request, {"code": track.code, "since": track.last_event}, now)
+                    track.resync_request(), now)
 
-    def _resynced(self, purpose: Purpose, reply: Message, now: float) -> None:
+    def _resynced(self, purpose: Purpose, reply: ServerReply, now: float) -> None:
         track = purpose.track
         assert track is not None
-        if reply.get("type") == track.events_reply:
-            events = reply.get("events")
-            track.held.extend(event for event in (events if isinstance(events, list) else [])
-                              if isinstance(event, dict) and isinstance(event.get("seq"), int))
-        elif isinstance(track, TournamentTrack):  # its count starts again from here
+        if isinstance(reply, track.events_reply):
+            track.held.extend(reply.events)
+        elif isinstance(track, TournamentTrack) and isinstance(reply, r.Tournament):
+            # Its count starts again from here.
             track.restart_from(reply)
             self._deliver(track, Snapshot(reply))
         # A match's ``snapshot`` reply was delivered as a snapshot already.
@@ -495,23 +521,30 @@ class ClientSession:
 
     # -- the session's own requests: the reconnect, the resyncs -----------------------------
 
-    def _issue(self, purpose: Purpose, kind: str, fields: Message, now: float) -> None:
-        request = Request(next(self._ids), kind, fields, purpose=purpose)
+    def _new_request(self, message: ClientMessage, *, retry: bool = False,
+                     purpose: Purpose | None = None) -> Request:
+        request_id = next(self._ids)
+        return Request(request_id, msgspec.structs.replace(message, id=request_id),
+                       retry=retry, purpose=purpose)
+
+    def _issue(self, purpose: Purpose, message: ClientMessage, now: float) -> None:
+        request = self._new_request(message, purpose=purpose)
         self._pending[request.id] = request
         self._send(request, now)
 
-    def _step_answered(self, request: Request, purpose: Purpose, reply: Message,
+    def _step_answered(self, request: Request, purpose: Purpose, reply: ServerReply,
                        now: float) -> None:
-        if (purpose.step is Step.RESYNC and not purpose.restoring and is_transient(reply)
+        if (purpose.step is Step.RESYNC and not purpose.restoring
+                and isinstance(reply, Error) and is_transient(reply)
                 and self._retry_resync(request, reply, now)):
             return
         del self._pending[request.id]
-        if reply.get("type") == "error":
+        if isinstance(reply, Error):
             self._step_refused(purpose, reply, now)
         elif purpose.step is Step.RESYNC:
             self._resynced(purpose, reply, now)
         elif purpose.step is Step.HELLO:
-            self.player = _object(reply.get("player"))
+            self.player = reply.player if isinstance(reply, r.Welcome) else None
             self.state = State.REJOINING
             self._plan = [
                 *(Purpose(Step.REJOIN, code) for code in self.tracks),
@@ -532,7 +565,7 @@ class ClientSession:
         else:  # REQUEUE
             self._next_step(now)
 
-    def _retry_resync(self, request: Request, refusal: Message, now: float) -> bool:
+    def _retry_resync(self, request: Request, refusal: Error, now: float) -> bool:
         """A resync refused for now goes again after a pause, for up to
         ``reconnect_for_s``: the events it fetches would not come otherwise."""
         if request.retry_until is None:
@@ -543,7 +576,7 @@ class ClientSession:
         request.resend_at = now + wait_s
         return True
 
-    def _step_refused(self, purpose: Purpose, refusal: Message, now: float) -> None:
+    def _step_refused(self, purpose: Purpose, refusal: Error, now: float) -> None:
         if purpose.track is not None:
             purpose.track.resyncing = False
         if not purpose.restoring and purpose.step is Step.RESYNC:
@@ -577,7 +610,7 @@ class ClientSession:
                     continue
                 track.rejoining = track.resyncing = True
                 track.held = []
-                self._issue(purpose, "join_match", {"code": track.code, "role": track.role}, now)
+                self._issue(purpose, JoinMatch(code=track.code, role=track.role), now)
                 return
             if purpose.step is Step.FOLLOW:
                 followed = self._tournament(str(purpose.code))
@@ -585,7 +618,7 @@ class ClientSession:
                 self._resync(followed, now, restoring=True)
                 return
             if self.queued is not None:  # REQUEUE
-                self._issue(purpose, "quick_match", {"ruleset": self.queued}, now)
+                self._issue(purpose, QuickMatch(ruleset=self.queued), now)
                 return
         self.state = State.OPEN
         self._reconnect_backoff.reset()
@@ -657,18 +690,18 @@ class ClientSession:
                 self._send(request, now)
 
     def _start_action(self, request: Request, now: float) -> None:
-        code = str(request.fields["code"])
+        play = request.message
+        assert isinstance(play, Play)
+        code = play.code
         track = self.tracks.get(code)
         if track is None:  # gone while it waited its turn
             self._next_action(code, now, Unanswered(request.id, str(NotInMatch(code)),
                                                     lost=False))
             return
-        action = str(request.fields["action"])
-        numbered = request.fields.get("seq")
-        seq = numbered if isinstance(numbered, int) else track.next_seq
+        seq = track.next_seq if request.own_seq is None else request.own_seq
         track.next_seq = max(track.next_seq, seq + 1)
-        track.unacked = (seq, action)
-        request.fields = {"code": code, "seq": seq, "action": action}
+        track.unacked = (seq, play.action)
+        request.message = msgspec.structs.replace(play, seq=seq)
         self._pending[request.id] = request
         if self.state is State.OPEN:
             self._send(request, now)
@@ -689,8 +722,8 @@ class ClientSession:
 
     def _finish(self, request: Request, notice: Notice, now: float) -> None:
         self._pending.pop(request.id, None)
-        if request.kind == "action" and request.purpose is None:
-            code = str(request.fields["code"])
+        if isinstance(request.message, Play) and request.purpose is None:
+            code = request.message.code
             queue = self._actions.get(code)
             if queue and queue[0] is request:
                 self._next_action(code, now, notice)
@@ -730,12 +763,25 @@ class ClientSession:
         self._notices.append(Failed(reason))
 
 
-def _object(value: Any) -> Message | None:
-    return value if isinstance(value, dict) else None
+def _is_match_event(message: ServerMessage) -> TypeGuard[MatchEvent]:
+    return type(message) in _MATCH_EVENTS
 
 
-def _code_of(value: Any) -> str | None:
-    """The ``code`` of a match or tournament object, if it has one."""
-    if isinstance(value, dict) and isinstance(value.get("code"), str):
-        return str(value["code"])
-    return None
+def _is_tournament_event(message: ServerMessage) -> TypeGuard[TournamentEvent]:
+    return type(message) in _TOURNAMENT_EVENTS
+
+
+def _violation(frame: str | bytes, error: msgspec.DecodeError) -> str:
+    """What is wrong with ``frame``, for people: the kind of message, and the path of what
+    is wrong in it as msgspec names it."""
+    shown = repr(frame)
+    if len(shown) > QUOTED_AT_MOST:
+        shown = shown[:QUOTED_AT_MOST - 3] + "..."
+    if not isinstance(error, msgspec.ValidationError):
+        return f"the server broke the protocol: a frame that is not JSON ({error}): {shown}"
+    message = _decode_any(frame)
+    kind = message.get("type") if isinstance(message, dict) else None
+    if kind in ("event", "tournament_event") and isinstance(message.get("event"), str):
+        kind = f"{kind} {message['event']}"
+    named = f"in a {kind!r} message, " if isinstance(kind, str) else ""
+    return f"the server broke the protocol: {named}{error}: {shown}"

@@ -13,8 +13,9 @@ import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final, get_args
 
+import msgspec
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
@@ -28,6 +29,7 @@ from client_cli.connection import Connection
 from client_cli.screen import MatchApp
 from client_cli.widgets import MessageLine
 from gaps import Game, Seed, Slot
+from gaps_protocol.messages import MatchEvent, ServerReply, TournamentEvent
 
 Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
 Frontend = Callable[[App[Any]], Awaitable[None]]
@@ -74,7 +76,7 @@ HOSTILE = "ana\x1b[2J\u202e[bold]x[/bold][link=http://x]y[/link]"
 SHOWN = "ana\ufffd[2J\ufffd[bold]x[/bold][link=http://x]y[/link]"
 #: Shorter ones, for table cells and titles that would cut a long one short.
 HOSTILE_CODES = {"\x1b[2J[b]K7": "\ufffd[2J[b]K7", "\u202e[i]Q4[/i]": "\ufffd[i]Q4[/i]"}
-ME: Message = {"id": 7, "name": "me"}
+ME: Message = {"id": 7, "name": "me", "bot": False}
 
 
 def assert_inert(out: str, *shown: str) -> None:
@@ -87,12 +89,12 @@ def assert_inert(out: str, *shown: str) -> None:
 class Hostile:
     """A server that speaks the protocol but chooses its words to attack the client.
 
-    Each request type gets its scripted messages: the first is the reply (it takes the
-    request's id), the others follow unasked; ``push`` sends more later. ``once`` holds
-    replies given first, one per request of that type, before the scripted ones (a
-    refusal for now, then the answer). ``hello`` is welcomed as ``ME``. ``drop`` closes
-    every connection, as a server that stops does. A GET gets the JSON body scripted for
-    its path (404 otherwise).
+    Each request type gets its scripted messages, completed (``complete``): the first is
+    the reply (it takes the request's id), the others follow unasked; ``push`` sends more
+    later. ``once`` holds replies given first, one per request of that type, before the
+    scripted ones (a refusal for now, then the answer). ``hello`` is welcomed as ``ME``.
+    ``drop`` closes every connection, as a server that stops does. A GET gets the JSON
+    body scripted for its path (404 otherwise).
     """
 
     def __init__(
@@ -124,7 +126,7 @@ class Hostile:
     async def push(self, *messages: Message) -> None:
         for socket in list(self._sockets):
             for message in messages:
-                await socket.send(json.dumps(message))
+                await socket.send(json.dumps(complete(message)))
 
     async def drop(self, code: int = 1001) -> None:
         """Close every connection with ``code`` (1001: going away, as a restart does)."""
@@ -143,11 +145,11 @@ class Hostile:
                 self.requests.append(request)
                 once = self.once.get(request["type"])
                 if once:
-                    await socket.send(json.dumps({**once.pop(0), "id": request["id"]}))
+                    await socket.send(json.dumps(complete({**once.pop(0), "id": request["id"]})))
                     continue
                 reply, *more = self.answers.get(request["type"], [
                     {"type": "error", "code": "unknown_type", "message": "not scripted"}])
-                await socket.send(json.dumps({**reply, "id": request["id"]}))
+                await socket.send(json.dumps(complete({**reply, "id": request["id"]})))
                 await self.push(*more)
         finally:
             self._sockets.discard(socket)
@@ -161,6 +163,106 @@ class Hostile:
         headers = Headers([("Content-Type", "application/json"),
                            ("Content-Length", str(len(data))), ("Connection", "close")])
         return Response(status.value, status.phrase, headers, data)
+
+
+# -- whole messages -------------------------------------------------------------------------
+# The client reads every frame strictly (``gaps_protocol.messages``): a scripted message
+# names what a test is about, and ``complete`` gives it every other member the protocol
+# requires, each a neutral value of its type.
+
+#: A time and a day as the server writes them.
+NEUTRAL_TIME: Final = "2026-11-30T18:00:00.000Z"
+#: Neutral values of the patterned texts, by pattern.
+_PATTERNED: Final = {
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$": NEUTRAL_TIME,  # a time held as text
+    r"^[0-9a-f]{64}$": "0" * 64,
+    r"^[A-Z2-7]{4}(-[A-Z2-7]{1,4})*$": "AAAA-AAAA-AAAA-AAAA",
+    r"^[0-9a-f]{16}$": "0" * 16,
+    r"^[A-Za-z0-9_\-]+$": "A",
+}
+_GAPS_ROW: Final = " ".join(["--"] * 13)
+
+
+def _message_types() -> dict[tuple[str, str | None], msgspec.inspect.StructType]:
+    types: dict[tuple[str, str | None], msgspec.inspect.StructType] = {}
+    for union, frame in ((ServerReply, None), (MatchEvent, "event"),
+                         (TournamentEvent, "tournament_event")):
+        for info in msgspec.inspect.multi_type_info(get_args(union)):
+            assert isinstance(info, msgspec.inspect.StructType)
+            key = (frame, str(info.tag)) if frame else (str(info.tag), None)
+            types[key] = info
+    return types
+
+
+_MESSAGE_TYPES: Final = _message_types()
+
+
+def complete(message: Message) -> Message:
+    """``message`` with every member its type requires that it lacks, each a neutral
+    value (0, false, null, an empty list, the first of its choices...). Its own members
+    are kept as they are: a wrong one stays wrong."""
+    kind = message.get("type")
+    key = (kind, message.get("event")) if kind in ("event", "tournament_event") else (kind, None)
+    info = _MESSAGE_TYPES.get(key)  # type: ignore[arg-type]
+    return message if info is None else _filled(message, info)
+
+
+def _filled(value: Message, info: msgspec.inspect.StructType) -> Message:
+    filled = dict(value)
+    for member in info.fields:
+        if member.encode_name in filled:
+            filled[member.encode_name] = _completed(filled[member.encode_name], member.type)
+        elif member.required:
+            filled[member.encode_name] = _neutral(member.type)
+    return filled
+
+
+def _completed(value: Any, kind: msgspec.inspect.Type) -> Any:
+    if isinstance(kind, msgspec.inspect.Metadata):  # constraints beside a type: the type
+        return _completed(value, kind.type)
+    if isinstance(kind, msgspec.inspect.StructType) and isinstance(value, dict):
+        return _filled(value, kind)
+    if isinstance(kind, msgspec.inspect.ListType) and isinstance(value, list):
+        return [_completed(item, kind.item_type) for item in value]
+    if isinstance(kind, msgspec.inspect.UnionType) and isinstance(value, dict):
+        for option in kind.types:
+            if isinstance(option, msgspec.inspect.StructType) and (
+                    option.tag_field is None or value.get(option.tag_field) == option.tag):
+                return _filled(value, option)
+    return value
+
+
+def _neutral(kind: msgspec.inspect.Type) -> Any:
+    match kind:
+        case msgspec.inspect.Metadata(type=inner):  # constraints beside a type: the type
+            return _neutral(inner)
+        case msgspec.inspect.UnionType(types=options):
+            if any(isinstance(option, msgspec.inspect.NoneType) for option in options):
+                return None
+            return _neutral(options[0])
+        case msgspec.inspect.StructType():
+            return _filled({}, kind)
+        case msgspec.inspect.ListType(min_length=least, item_type=item):
+            if isinstance(item, msgspec.inspect.StrType) and item.pattern:
+                return [_GAPS_ROW] * (least or 0)  # a grid: every cell a gap
+            return [_neutral(item) for _ in range(least or 0)]
+        case msgspec.inspect.IntType(ge=ge, gt=gt):
+            return ge if ge is not None else (gt + 1 if gt is not None else 0)
+        case msgspec.inspect.FloatType():
+            return 0.0
+        case msgspec.inspect.BoolType():
+            return False
+        case msgspec.inspect.StrType(pattern=pattern, min_length=least):
+            return _PATTERNED[pattern] if pattern else "x" * (least or 0)
+        case msgspec.inspect.LiteralType(values=values):
+            return values[0]
+        case msgspec.inspect.DateTimeType():
+            return NEUTRAL_TIME
+        case msgspec.inspect.DateType():
+            return NEUTRAL_TIME[:10]
+        case msgspec.inspect.DictType():
+            return {}
+    raise TypeError(f"no neutral value for {kind!r}")
 
 
 def lobby(code: str, *players: Message, **match: Any) -> Message:
@@ -183,7 +285,7 @@ def racing(code: str, game: Game, *players: Message, t_ms: int = 61_000, **match
     """A ``joined`` snapshot of a running match in which ``ME`` plays ``game``, with
     ``players`` beside; the match clock at ``t_ms``."""
     snapshot = lobby(code, *players, status="running", started_at="2026-11-30T18:00:00.000Z",
-                     t_ms=t_ms, commitment="c0ffee", max_players=len(players) + 1,
+                     t_ms=t_ms, commitment="c0ffee" * 10 + "c0ff", max_players=len(players) + 1,
                      **{"ruleset": game.ruleset.name, **match})
     snapshot["you"] = {"role": "player", "last_seq": game.moves_made, "game": {
         "grid": game.layout().splitlines(), "score": game.score, "placed": game.placed,

@@ -1,17 +1,19 @@
 """A small test client: requests with ids, replies matched to them, events collected.
 
-It is a probe of the server, not a client to rely on: it keeps every pushed message as it
-came (no reordering, no resync: a test sees what the server sent) and lets a test send
-any frame. Its requests and actions go through the session every client shares
-(``gaps_protocol.ClientSession``, opened without reconnect, retry or resync), which
-checks what every client relies on in every frame read: a count that is not a whole
-number fails the requests waiting, naming the field.
+It is a probe of the server, not a client to rely on: it hands a test every message as
+the server sent it, parsed from its JSON (ids and times as written), keeps every pushed
+message as it came (no reordering, no resync: a test sees what the server sent) and lets
+a test send any frame. Its requests and actions go through the session every client
+shares (``gaps_protocol.ClientSession``, opened without reconnect, retry or resync) as
+the protocol's typed requests (``gaps_protocol.messages.requests``: the kind names the
+type, the fields are its members, which may be set to values the types refuse, to see
+the server refuse them).
 
-Every frame is also held against the published message types (``gaps_protocol.messages``,
-whose schema is docs/protocol/schema.json): each frame received must decode as a server
-message, strictly, or the requests waiting fail with the frame and the path of what is
-wrong. Each frame sent is decoded as a client message: one the types refuse must be
-refused by the server as malformed (``MALFORMED``), and one they take must not be
+Every frame is held against the published message types (``gaps_protocol.messages``,
+whose schema is docs/protocol/schema.json): the session decodes each frame received
+strictly, and one it refuses fails the requests waiting with the frame and the path of
+what is wrong. Each frame sent is decoded as a client message: one the types refuse must
+be refused by the server as malformed (``MALFORMED``), and one they take must not be
 refused as unreadable (``bad_json``, ``unknown_type``)."""
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from typing import Any, Final, get_args
 
 import jsonschema
 import msgspec
@@ -33,14 +35,14 @@ from gaps_protocol import (
     ClientSession,
     Notice,
     NotInMatch,
-    ProtocolViolation,
     Refused,
     Reply,
     State,
     Unanswered,
     schema,
 )
-from gaps_protocol.messages import decode_request, decode_server_message
+from gaps_protocol.messages import ClientMessage, decode_request
+from gaps_protocol.messages.requests import Play
 
 # Messages the server sends unasked; ``event(name)`` finds them (``matched`` by its type).
 PUSHED = ("event", "tournament_event", "matched")
@@ -53,19 +55,13 @@ SOLVING = frozenset({"daily", "tournament_create"})
 MALFORMED = frozenset({"bad_json", "bad_message", "unknown_type", "bad_name", "bad_token"})
 #: The refusals of a frame the server could not read as a request at all.
 UNREADABLE = frozenset({"bad_json", "unknown_type"})
+#: Each request's type, by its ``type``.
+REQUESTS: Final[dict[str, type[ClientMessage]]] = {
+    str(kind.__struct_config__.tag): kind for kind in get_args(ClientMessage)}
 
 
 class SchemaMismatch(AssertionError):
     """A frame and the published message types disagree."""
-
-
-def check_received(frame: str | bytes) -> None:
-    """Raise ``SchemaMismatch`` unless ``frame`` is a server message, strictly."""
-    try:
-        decode_server_message(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError) as error:
-        raise SchemaMismatch(f"the server sent what its schema refuses ({error}): {frame!r}"
-                             ) from None
 
 
 def check_reply_to(frame: str, reply: dict[str, Any]) -> None:
@@ -120,7 +116,7 @@ class Seqs(MutableMapping[str, int]):
 class Client:
     """One connection. Its requests go through the client session every client shares
     (``gaps_protocol.ClientSession``: it numbers them and matches their replies, numbers
-    the actions of each match, and checks the counters of every frame), opened as a
+    the actions of each match, and decodes every frame strictly), opened as a
     probe: no reconnect, no retry of a refusal for now, no resync over a gap. Frames sent
     with ``send_raw`` bypass it (their replies are matched by the ``id`` given); every
     pushed message is kept in ``events`` as it came."""
@@ -140,6 +136,8 @@ class Client:
         #: The waiters of the session's requests, and the frame each was sent as.
         self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._sent: dict[int, str] = {}
+        #: How many requests the types could not build went as written (their ids).
+        self._unbuilt = 0
         self._event_arrived = asyncio.Condition()
         self._reader = asyncio.create_task(self._read())
         self.seq = Seqs(self.session)  # the last seq numbered per match
@@ -151,21 +149,17 @@ class Client:
         return cls(await connect(url))
 
     async def _read(self) -> None:
-        violation: ProtocolViolation | SchemaMismatch | None = None
+        violation: SchemaMismatch | None = None
         try:
             async for frame in self.connection:
                 self.session.receive(frame, time.monotonic())
                 notices = self.session.events()
                 if self.session.state is State.FAILED:
-                    violation = ProtocolViolation(self.session.failure)
+                    violation = SchemaMismatch(self.session.failure)
                     raise violation
-                try:
-                    check_received(frame)
-                except SchemaMismatch as error:
-                    violation = error
-                    raise
-                self._answer(notices)
+                # The test sees the frame as sent; the session has read it as its type.
                 message = json.loads(frame)
+                self._answer(notices, message)
                 if message.get("type") in PUSHED:
                     message.setdefault("event", message["type"])
                     async with self._event_arrived:
@@ -180,8 +174,9 @@ class Client:
             # fails now, instead of at its timeout.
             self._fail_waiting(violation)
 
-    def _answer(self, notices: list[Notice]) -> None:
-        """Hand the session's answers to the requests waiting for them."""
+    def _answer(self, notices: list[Notice], frame: dict[str, Any] | None = None) -> None:
+        """Hand the session's answers to the requests waiting for them: a reply as
+        ``frame``, the message just received it was read from."""
         for notice in notices:
             if isinstance(notice, Reply | Refused | Unanswered):
                 waiter = self._answers.pop(notice.request_id, None)
@@ -190,9 +185,10 @@ class Client:
                 if isinstance(notice, Unanswered):
                     waiter.set_exception(ConnectionError(notice.reason))
                 else:
-                    waiter.set_result(notice.message)
+                    assert frame is not None, notice  # a reply comes in a frame
+                    waiter.set_result(frame)
 
-    def _fail_waiting(self, violation: ProtocolViolation | SchemaMismatch | None = None) -> None:
+    def _fail_waiting(self, violation: SchemaMismatch | None = None) -> None:
         waiting = [*self._replies.values(), *self._answers.values()]
         self._replies, self._answers = {}, {}
         for waiter in waiting:
@@ -232,9 +228,19 @@ class Client:
         return reply
 
     async def request(self, kind: str, /, **fields: Any) -> dict[str, Any]:
-        request_id = self.session.request(kind, fields, time.monotonic())
-        return await self._exchange(
-            request_id, SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S)
+        """Request ``kind`` with ``fields``: the reply, an ``error`` too. A request the
+        types cannot even build (a member missing, one they do not have, a type that is
+        none of theirs) goes as written, past the session, with an id of its own, to see
+        what the server says."""
+        timeout_s = SOLVING_TIMEOUT_S if kind in SOLVING else REPLY_TIMEOUT_S
+        try:
+            message = REQUESTS[kind](**fields)
+        except (KeyError, TypeError):
+            self._unbuilt += 1
+            reply_id = f"unbuilt-{self._unbuilt}"
+            frame = json.dumps({"type": kind, "id": reply_id, **fields})
+            return await self.send_raw(frame, reply_id, timeout_s=timeout_s)
+        return await self._exchange(self.session.request(message, time.monotonic()), timeout_s)
 
     async def ok(self, kind: str, /, **fields: Any) -> dict[str, Any]:
         """A request that must not fail."""
@@ -259,8 +265,7 @@ class Client:
             request_id = self.session.act(code, action, now, seq=seq)
         else:
             request_id = self.session.request(
-                "action", {"code": code, "seq": 1 if seq is None else seq, "action": action},
-                now)
+                Play(code=code, seq=1 if seq is None else seq, action=action), now)
         return await self._exchange(request_id, REPLY_TIMEOUT_S)
 
     async def event(self, name: str, *, timeout: float = 10, **where: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from client_cli.connection import (
     ConnectionLost,
     ServerRefused,
 )
+from gaps_protocol.messages.requests import Play
 from tests.cli_support import ME, Hostile, lobby
 from tests.client import Client
 
@@ -389,11 +391,12 @@ async def test_a_malformed_number_stops_the_connection_with_the_field_named() ->
             await connection.tournament_join("Q4M2ZK")
             [failed] = await recorder.wait(lambda: [
                 m for m in recorder.messages if m.get("state") == "failed"])
-            why = ("the server broke the protocol: in a 'tournament_event' message, round is "
-                   "'2nd', not a whole number")
-            assert failed["detail"] == why and connection.failure == why
+            why = ("the server broke the protocol: in a 'tournament_event round_ended' message, "
+                   "Expected `int`, got `str` - at `$.round`: ")
+            assert failed["detail"].startswith(why) and connection.failure == failed["detail"]
+            assert '"round": "2nd"' in failed["detail"]  # the frame quoted
             assert not [m for m in recorder.messages if m.get("type") == "tournament_event"]
-            with pytest.raises(ConnectionLost, match="round is '2nd'"):
+            with pytest.raises(ConnectionLost, match=re.escape("at `$.round`")):
                 await connection.ping()
             assert [r["type"] for r in hostile.requests] == ["hello", "tournament_join"]
         finally:
@@ -443,7 +446,7 @@ async def test_an_action_still_refused_for_now_after_the_window_is_raised() -> N
             assert refusal.value.code == "storage_unavailable" and refusal.value.transient
             assert 2 <= len(hostile.sent("action")) <= 3  # pauses 0.2 s, then 0.4 s: past 0.5
             with pytest.raises(ServerRefused, match="storage_unavailable"):
-                await connection.request("action", code="K7QX2M", seq=2, action="3H")
+                await connection.request(Play(code="K7QX2M", seq=2, action="3H"))
         finally:
             await connection.close()
 

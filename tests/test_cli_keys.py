@@ -122,7 +122,10 @@ async def test_while_a_move_is_typed_the_footer_shows_only_what_works() -> None:
 
 
 async def test_at_60_columns_the_footer_keeps_help_and_quit() -> None:
-    async with race((60, 20)) as (app, _, _):
+    async with race((60, 20)) as (app, pilot, _):
+        # The footer composes its keys for the width once laid out: a loaded machine may
+        # draw the screen before it has.
+        await until(pilot, lambda: "quit" in footer(app))
         line = footer(app)
         assert "? help" in line and "^q quit" in line and len(line) <= 60
 
@@ -170,7 +173,7 @@ async def test_a_message_about_a_moment_gone_goes_with_it() -> None:
     snapshot = lobby("K7QX2M", seated(8, "bob"), host_id=8, max_players=2)
     game = dealt()
     started = {"type": "event", "match": "K7QX2M", "seq": 1, "event": "started",
-               "t_ms": 0, "ruleset": "classic", "time_limit_s": 600, "commitment": "c",
+               "t_ms": 0, "ruleset": "classic", "time_limit_s": 600, "commitment": "c" * 64,
                "started_at": "2026-11-30T18:00:00.000Z", "grid": game.layout().splitlines(),
                "players": [seated(ME["id"], "me", status="playing"),
                            seated(8, "bob", status="playing")]}

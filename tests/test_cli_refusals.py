@@ -4,6 +4,7 @@ own limits (client_cli.arguments)."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 
 import pytest
@@ -11,10 +12,14 @@ import pytest
 from client_cli import arguments
 from client_cli.connection import ConnectError, ServerRefused
 from client_cli.refusals import error_words, refusal_words
+from gaps_protocol.messages import Error, decode_server_message
 
 
 def refused(**reply: object) -> ServerRefused:
-    return ServerRefused({"type": "error", **reply})
+    """The refusal of an ``error`` reply, decoded as the connection decodes it."""
+    error = decode_server_message(json.dumps({"type": "error", "id": 1, **reply}))
+    assert isinstance(error, Error)
+    return ServerRefused(error)
 
 
 @pytest.mark.parametrize(("reply", "words"), [

@@ -8,6 +8,7 @@ hostile server says (names, codes, refusals) is drawn as typed, never as markup.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 from pathlib import Path
@@ -18,7 +19,7 @@ from textual.pilot import Pilot
 
 from client_cli import screen
 from client_cli.board import LABEL_WIDTH
-from client_cli.connection import Connection
+from client_cli.connection import Connection, ConnectionLost
 from client_cli.help import HelpScreen
 from client_cli.match_state import Phase
 from client_cli.render import card_label
@@ -251,13 +252,13 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
     code, name, later = "\x1b[2J[b]K7", "\u202e[b]bo\x1b[2J", "\x1b]0;[i]cy"
     shown_code, shown_name, shown_later = "\ufffd[2J[b]K7", "\ufffd[b]bo\ufffd[2J", "\ufffd]0;[i]cy"
     ended = {"type": "event", "match": code, "seq": 2, "event": "match_ended", "t_ms": 1000,
-             "seed": HOSTILE, "commitment": "[b]c\u202e", "ranking": [
-                 {**seated(8, name, score="[i]9"), "rank": 1, "moves_made": "[u]3",
-                  "end_reason": "\u202e[b]gone", "finish_ms": 1000},
+             "seed": "AAAA-BBBB-CCCC-DDDD", "commitment": "c0ffee" * 10 + "c0ff", "ranking": [
+                 {**seated(8, name, score=9), "rank": 1, "moves_made": 3,
+                  "end_reason": "left", "finish_ms": 1000},
                  {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
                   "finish_ms": 1000}]}
     async with Hostile({
-        "join_match": [lobby(code, seated(8, name, score="[i]9"), win_by="[b]x\x1b[2J")],
+        "join_match": [lobby(code, seated(8, name, score=9), win_by="score")],
         "ready": [{"type": "error", "code": "bad_message", "message": HOSTILE}],
     }) as hostile:
         connection = await Connection.open(hostile.url, token="t")
@@ -267,7 +268,7 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.pause()
                 assert_inert(screen_text(app), f"Gaps Arena {shown_code}  {SHOWN} · round 1/3",
-                             "win by [b]x\ufffd[2J", f"  {shown_name}", "[i]9",
+                             "win by score", f"  {shown_name}", " 9 ",
                              f"Lobby: others join with  gaps join {shown_code}")
                 await pilot.press("r")  # refused, in the server's words
                 await until(pilot, lambda: message(app) == SHOWN)
@@ -280,8 +281,51 @@ async def test_what_a_hostile_server_says_is_drawn_as_typed() -> None:
                 await until(pilot, lambda: isinstance(app.screen, RankingScreen))
                 await pilot.pause()
                 assert_inert(screen_text(app), f"Match {shown_code}: {shown_name} wins", shown_name,
-                             "[i]9", "[u]3", "\ufffd[b]gone", f"Seed {SHOWN}",
-                             "Commitment [b]c\ufffd", f"gaps replay {shown_code}")
+                             f"gaps replay {shown_code}")
+        finally:
+            await connection.close()
+
+
+@pytest.mark.parametrize(("joined", "row", "ended", "path"), [
+    ({"win_by": "[b]x\x1b[2J"}, {}, {}, "in a 'joined' message, Invalid enum value "
+                                        "'[b]x\\x1b[2J' - at `$.match.win_by`"),
+    ({}, {"score": "[i]9"}, None, "in a 'joined' message, Expected `int`, got `str` - at "
+                                  "`$.players[1].score`"),
+    ({}, {"moves_made": "[u]3"}, {}, "Expected `int`, got `str` - at `$.ranking[0].moves_made`"),
+    ({}, {"end_reason": "\u202e[b]gone"}, {}, "Invalid enum value '\\u202e[b]gone' - at "
+                                              "`$.ranking[0].end_reason`"),
+    ({}, {}, {"seed": HOSTILE}, "at `$.seed`"),
+    ({}, {}, {"commitment": "[b]c\u202e"}, "at `$.commitment`"),
+])
+async def test_hostile_text_where_the_protocol_has_no_text_fails_the_connection_naming_it(
+    joined: dict[str, Any], row: dict[str, Any], ended: dict[str, Any] | None, path: str,
+) -> None:
+    """Text in a member that is a number, one of a few words, a share code or a hash is no
+    message of the protocol: the connection stops for good, naming the member, and the
+    reason quotes the frame with its control and bidi characters escaped."""
+    code = "K7QX2M"
+    player = seated(8, "bob", **row if ended is None else {})
+    over = {"type": "event", "match": code, "seq": 1, "event": "match_ended", "t_ms": 1000,
+            "seed": None, "commitment": "0" * 64, "ranking": [
+                {**seated(8, "bob"), "rank": 1, "moves_made": 3,
+                 "end_reason": "stopped", "finish_ms": 1000, **row}], **(ended or {})}
+    async with Hostile({"join_match": [lobby(code, player, **joined)]}) as hostile:
+        connection = await Connection.open(hostile.url, token="t")
+        try:
+            if ended is None or joined:
+                with pytest.raises(ConnectionLost):
+                    await connection.join_match(code)
+            else:
+                await connection.join_match(code)
+                failed = asyncio.Event()
+                connection.add_listener(
+                    lambda message: failed.set() if message.get("state") == "failed" else None)
+                await hostile.push(over)
+                await asyncio.wait_for(failed.wait(), 10)
+            failure = connection.failure
+            assert failure is not None and failure.startswith("the server broke the protocol: ")
+            assert path in failure, failure
+            assert_inert(failure)
         finally:
             await connection.close()
 
@@ -291,7 +335,7 @@ async def test_a_bot_is_marked_bot_in_the_players_table_the_log_and_the_ranking(
     (the field absent or false) does not."""
     code = "K7QX2M"
     ended = {"type": "event", "match": code, "seq": 2, "event": "match_ended", "t_ms": 1000,
-             "seed": None, "commitment": None, "ranking": [
+             "seed": None, "commitment": "0" * 64, "ranking": [
                  {**seated(8, "robo", bot=True), "rank": 1, "moves_made": 3,
                   "end_reason": "stopped", "finish_ms": 1000},
                  {**seated(ME["id"], "me"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
@@ -324,7 +368,7 @@ async def test_a_result_held_for_review_is_marked_and_its_player_told_why() -> N
     """Issue 16: the player sees that a flagged result is under review."""
     code = "K7QX2M"
     ended = {"type": "event", "match": code, "seq": 1, "event": "match_ended", "t_ms": 1000,
-             "seed": None, "commitment": None, "ranking": [
+             "seed": None, "commitment": "0" * 64, "ranking": [
                  {**seated(ME["id"], "me"), "rank": 1, "moves_made": 40,
                   "end_reason": "stopped", "finish_ms": 1000, "review": "held"},
                  {**seated(9, "cy"), "rank": 2, "moves_made": 0, "end_reason": "stopped",
@@ -377,7 +421,7 @@ async def test_a_match_that_ended_while_the_server_was_down_shows_its_ranking() 
     rejoin's snapshot says it is over, and its ranking is fetched from its last event."""
     code = "K7QX2M"
     ended = {"type": "event", "match": code, "seq": 5, "event": "match_ended", "t_ms": 600_000,
-             "seed": "AAAA-BBBB-CCCC-DDDD", "commitment": "c", "ranking": [
+             "seed": "AAAA-BBBB-CCCC-DDDD", "commitment": "c" * 64, "ranking": [
                  {**seated(ME["id"], "me"), "rank": 1, "moves_made": 0, "end_reason": "time",
                   "finish_ms": 600_000}]}
     over = lobby(code, status="finished", started_at="2026-01-01T00:00:00.000Z",

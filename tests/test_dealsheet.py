@@ -4,10 +4,12 @@ and from the PDF's text."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pypdf
 import pytest
 from rich.console import Console
@@ -25,6 +27,14 @@ from gaps import RULESETS, Card, Game, Seed
 from gaps.dealsheet import DealSheet, Layout, card_text, parse_layout
 from gaps.errors import NotationError
 from gaps.game import GAP
+from gaps_protocol.messages import (
+    ClientMessage,
+    MatchEvent,
+    ServerReply,
+    TournamentEvent,
+    decode_server_message,
+)
+from gaps_protocol.messages.requests import GetDealSheet
 
 SEEDS = [Seed.derive(f"deal sheet {number}") for number in range(4)]
 SHEET = DealSheet.of(SEEDS[0], "classic", "Q4M2ZK", 2)
@@ -192,12 +202,23 @@ def test_an_unknown_paper_and_an_unwritable_file_are_refused(tmp_path: Path) -> 
 # -- the server's reply --------------------------------------------------------------------
 
 
-def reply(**changes: Any) -> dict[str, Any]:
+def sheet_message(**changes: Any) -> dict[str, Any]:
     return {
         "type": "deal_sheet", "tournament": "Q4M2ZK", "round": 2, "seed": str(SEEDS[0]),
-        "ruleset": "classic", "match": "ABCDEF", "started_at": "2026-12-02T19:00:00+00:00",
+        "ruleset": "classic", "match": "ABCDEF", "started_at": "2026-12-02T19:00:00.000Z",
         "id": 7, **changes,
     }
+
+
+def decode_reply(frame: dict[str, Any]) -> ServerReply:
+    """A reply as the connection decodes it."""
+    decoded = decode_server_message(json.dumps(frame))
+    assert not isinstance(decoded, MatchEvent | TournamentEvent)
+    return decoded
+
+
+def reply(**changes: Any) -> ServerReply:
+    return decode_reply(sheet_message(**changes))
 
 
 def test_a_reply_becomes_the_sheet_of_its_seed() -> None:
@@ -205,32 +226,45 @@ def test_a_reply_becomes_the_sheet_of_its_seed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("changes", "message"),
+    ("answer", "message"),
     [
-        ({"type": "tournament"}, "with a 'tournament' message, not a deal_sheet"),
-        ({"round": 3}, "asked for round 2 of tournament Q4M2ZK, the server sent round 3"),
-        ({"round": True}, "round is True, not a int"),
-        ({"seed": "NOT A SEED!"}, "deal sheet does not read: 'NOT A SEED!' is not a share code"),
-        ({"ruleset": None}, "ruleset is None, not a str"),
-        ({"ruleset": "bridge"}, "'bridge' is not a ruleset"),
+        ({"type": "pong", "id": 7, "server_time": "2026-12-02T19:00:00.000Z"},
+         "answered tournament_deal_sheet with a 'pong' message, not a deal_sheet"),
+        (sheet_message(round=3),
+         "asked for round 2 of tournament Q4M2ZK, the server sent round 3"),
+        (sheet_message(seed="AAAA-BBBB-CCCC-DDDD-EEEE"),
+         "the server's deal sheet does not read: 'AAAA-BBBB-CCCC-DDDD-EEEE' is not a share code"),
     ],
 )
 def test_a_reply_that_is_not_the_sheet_asked_for_is_a_protocol_error(
-    changes: dict[str, Any], message: str
+    answer: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ProtocolError, match=re.escape(message)):
-        sheet_from_reply(reply(**changes), code="Q4M2ZK", round=2)
+        sheet_from_reply(decode_reply(answer), code="Q4M2ZK", round=2)
+
+
+@pytest.mark.parametrize(("changes", "path"), [
+    ({"round": True}, "$.round"), ({"ruleset": None}, "$.ruleset"),
+    ({"ruleset": "bridge"}, "$.ruleset"), ({"seed": "NOT A SEED!"}, "$.seed"),
+])
+def test_a_sheet_of_the_wrong_shape_never_reaches_the_client(
+    changes: dict[str, Any], path: str,
+) -> None:
+    """The connection decodes every frame strictly: such a reply fails it, naming the
+    member (the session's tests follow it from there)."""
+    with pytest.raises(msgspec.ValidationError, match=re.escape(f"at `{path}`")):
+        reply(**changes)
 
 
 class OneReply:
     """A connection whose server answers one request with ``answer``."""
 
-    def __init__(self, answer: dict[str, Any]) -> None:
+    def __init__(self, answer: ServerReply) -> None:
         self.answer = answer
-        self.asked: list[tuple[str, dict[str, Any]]] = []
+        self.asked: list[ClientMessage] = []
 
-    async def request(self, kind: str, *, retry: bool = False, **fields: Any) -> dict[str, Any]:
-        self.asked.append((kind, fields))
+    async def request(self, message: ClientMessage, *, retry: bool = False) -> ServerReply:
+        self.asked.append(message)
         return self.answer
 
 
@@ -238,7 +272,7 @@ async def test_the_command_prints_the_sheet_or_saves_the_pdf(tmp_path: Path) -> 
     out = Console(record=True, width=400)
     connection: Any = OneReply(reply())
     sheet = await fetch_and_write_sheet(connection, "q4m2zk", 2, out=out)
-    assert connection.asked == [("tournament_deal_sheet", {"code": "Q4M2ZK", "round": 2})]
+    assert connection.asked == [GetDealSheet(code="Q4M2ZK", round=2)]
     assert sheet == SHEET
     assert str(SHEET.layout) in out.export_text()
     path = tmp_path / "round-2.pdf"

@@ -10,7 +10,15 @@ import sys
 
 import pytest
 
-from bench.flood import FloodReport, NotLoopback, Phase, check_loopback, percentile
+from bench.flood import (
+    FLOOD_REQUESTS,
+    FloodReport,
+    NotLoopback,
+    Phase,
+    check_loopback,
+    percentile,
+)
+from gaps_protocol.messages import decode_request
 
 ROUND_TRIPS = r"p50 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms"
 PINGS = r"\(10 pings at 20/s over 0\.5 s[^)]*\)"
@@ -136,3 +144,9 @@ def test_a_flood_report_line_says_what_was_served_refused_and_closed() -> None:
         "flooder: 10 requests in 1.0 s (10/s): 10 served, 0 rate_limited, 0 unanswered; "
         "not closed"
     )
+
+
+def test_the_flood_is_of_valid_requests_though_written_past_the_encoder() -> None:
+    for template in FLOOD_REQUESTS:
+        request = decode_request(template % 7)
+        assert request.id == 7, template

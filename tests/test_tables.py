@@ -17,6 +17,7 @@ from gaps.dealsheet import DealSheet
 from gaps.par import final_score
 from server.app import Server
 from tests.races import Connect, registered
+from tests.test_dealsheet import decode_reply
 from tests.test_exports import export
 from tests.test_tournament import play_round
 
@@ -63,7 +64,7 @@ async def test_two_online_and_two_at_tables_through_to_the_standings_and_exports
         assert starting["tables"] == ["cat", "dan"]
         sheet = await arb.ok("tournament_deal_sheet", code=code.lower(), round=number)
         assert sheet["match"] == starting["match"] and sheet["ruleset"] == "classic"
-        dealt = sheet_from_reply(sheet, code=code, round=number)
+        dealt = sheet_from_reply(decode_reply(sheet), code=code, round=number)
         assert dealt == DealSheet.of(Seed.parse(sheet["seed"]), "classic", code, number)
         assert (await ana.request("tournament_deal_sheet", code=code, round=number))[
             "code"] == "not_arbiter"
