@@ -141,7 +141,10 @@ class ParWorker:
             self._queue.put_nowait(match_id)
 
     async def join(self) -> None:
-        """Wait until every queued match has been handled (tests)."""
+        """Wait until the start's sweep has queued the matches it found unsolved, and
+        every queued match has been handled (tests)."""
+        if self._tasks:
+            await asyncio.wait(self._tasks[:1])  # the sweep: done, or never to be
         await self._queue.join()
 
     async def _sweep(self) -> None:

@@ -390,6 +390,7 @@ async def test_a_pool_broken_by_a_dead_worker_is_replaced_for_the_next_matches(
 
     worker = ParWorker(Matches(database), solve=fixed(30, True), executor=pool)
     worker.start()
+    await worker.join()  # its start's sweep found nothing: it sweeps no match stored after
     try:
         await worker.ended(FakeMatch(await finished_match(database, "AAAAAA", (5,))))
         await worker.join()
