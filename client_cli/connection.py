@@ -26,7 +26,7 @@ sends the session's frames, feeds it what comes and the time, and wakes it when 
 Requests are the protocol's typed values (``gaps_protocol.messages.requests``), and
 ``request`` returns the typed reply (``expect`` narrows it to the reply asked for). The
 named requests (``join_match``, ``tournament_join``...) and the listeners still give the
-typed messages as JSON-shaped dicts (``plain``: each time in the protocol's one form), for
+typed messages as JSON-shaped dicts (``plain``: ``msgspec.to_builtins``), for
 the modules that read them so (the match state, the screens, the tournament follower,
 the tables shared with the HTTP reads) until they read the types: every ``event``;
 every snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
@@ -51,7 +51,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -109,7 +108,6 @@ from gaps_protocol.messages.requests import (
     StartMatch,
     StartTournament,
 )
-from gaps_protocol.times import format_time
 
 log = logging.getLogger("gaps.client")
 log.addHandler(logging.NullHandler())
@@ -120,7 +118,7 @@ Listener = Callable[[Message], None]
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
     "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
-    "ServerRefused", "expect", "plain", "wire_time",
+    "ServerRefused", "expect", "plain",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -157,12 +155,6 @@ def expect(reply: ServerReply, kind: type[Reply_], asked: str) -> Reply_:
                             f"{type(reply).__struct_config__.tag!r} message, not a "
                             f"{kind.__struct_config__.tag}")
     return reply
-
-
-def wire_time(moment: datetime | str) -> str:
-    """A time member of a message in the protocol's one form (``gaps_protocol.times``),
-    whether the types hold it as a ``datetime`` or as the text the server wrote."""
-    return moment if isinstance(moment, str) else format_time(moment)
 
 
 class ServerRefused(ClientError):
@@ -208,18 +200,8 @@ async def _open_socket(url: str, timeout: float) -> ClientConnection:
 
 def plain(message: msgspec.Struct) -> Message:
     """A typed message as the JSON the server wrote: its members (those it left out, out
-    too), every time in the protocol's one form (``gaps_protocol.times``)."""
-    value: Message = _in_protocol_form(msgspec.to_builtins(message, builtin_types=(datetime,)))
-    return value
-
-
-def _in_protocol_form(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _in_protocol_form(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_in_protocol_form(item) for item in value]
-    if isinstance(value, datetime):
-        return format_time(value)
+    too); its times are the protocol's text (``gaps_protocol.messages.common.Time``)."""
+    value: Message = msgspec.to_builtins(message)
     return value
 
 
@@ -526,7 +508,7 @@ class Connection:
         """The round trip in seconds, and the server's time."""
         started = self._now()
         reply = expect(await self.request(Ping(), retry=True), Pong, "ping")
-        return self._now() - started, wire_time(reply.server_time)
+        return self._now() - started, reply.server_time
 
     async def create_match(self, **options: Any) -> Message:
         """Create a match with ``options``, the members of ``create_match``."""
