@@ -161,6 +161,8 @@ async def test_the_race_the_quit_question_and_the_ranking_look_as_they_did(
         board = app.query_one(BoardView)
         board.cursor = 12
         board.point_at(board.game.slot_of(Card.parse("4D")).index if board.game else 0)
+        # The message is drawn a moment after the pointer moves (later on a busy machine).
+        await until(pilot, lambda: "4♦ has nowhere to go now" in screen_text(app))
         await pilot.pause()
         text = screen_text(app)
         assert len(rows_shown(app)) == 4 and all(state in text for state in STATES)
