@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gaps import Stop
@@ -21,6 +22,7 @@ from server.errors import ServerError
 from server.lobby import Lobby
 from server.match import Match
 from server.storage.database import Database
+from server.storage.database import database_url as sqlalchemy_url
 from server.storage.journal import Journal, LeaseLost
 from server.storage.leases import LeasesUnsupported, LeaseTaken, MatchLeases
 from server.storage.models import ActionRecord
@@ -451,3 +453,31 @@ async def test_a_transaction_locking_several_leases_takes_them_in_match_id_order
             {"id": last})
         await taker.commit()
     await locking
+
+
+@on_postgres
+async def test_a_lease_locked_by_a_process_stalled_mid_transaction_is_taken_over_all_the_same(
+    store: Store, clock: FakeClock, migrated_database_url: str, tmp_path: Path
+) -> None:
+    """A process paused (SIGSTOP) between two statements of a journal commit holds its
+    lease rows ``FOR SHARE``: its session ends once idle past its statement deadline, and
+    its locks with it, so that a take-over does not wait for it to wake."""
+    [match] = await unleased_matches(store, clock, 1)
+    stalled_database = Database(
+        sqlalchemy_url(migrated_database_url, data_dir=tmp_path), statement_timeout_s=0.2
+    )
+    stalled = leases_of(Store(stalled_database.engine), "stalled")
+    held = await stalled.take_over(kinds=["race"], now=T0)
+    try:
+        async with stalled_database.engine.connect() as connection:
+            await connection.begin()
+            await connection.execute(text(
+                "SELECT 1 FROM match_leases WHERE match_id = :id FOR SHARE"), {"id": match.id})
+            # ...and stops here, its lease running out.
+            past = T0 + timedelta(seconds=LEASE_S + 1)
+            taken = await leases_of(store, "taker").take_over(kinds=["race"], now=past)
+            assert taken == {match.id: held[match.id] + 1}
+            with pytest.raises(DBAPIError):
+                await connection.execute(text("SELECT 1"))
+    finally:
+        await stalled_database.engine.dispose()

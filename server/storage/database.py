@@ -113,9 +113,10 @@ class Database:
 
     :param url: a SQLAlchemy URL, as :func:`database_url` gives.
     :param pool_size: PostgreSQL: the pooled connections (as many again may overflow).
-    :param statement_timeout_s: PostgreSQL: how long one statement may take (None: as
-        long as it takes, for the operator's batch commands); waiting for a pooled or a
-        new connection is bounded too (``POOL_TIMEOUT_S``, ``CONNECT_TIMEOUT_S``).
+    :param statement_timeout_s: PostgreSQL: how long one statement may take, and a
+        transaction stay idle between two (None: as long as it takes, for the operator's
+        batch commands); waiting for a pooled or a new connection is bounded too
+        (``POOL_TIMEOUT_S``, ``CONNECT_TIMEOUT_S``).
     :param busy_timeout_s: SQLite: see :data:`SQLITE_BUSY_TIMEOUT_S`.
     :param read_connections: SQLite: the pooled read-only connections.
     """
@@ -258,11 +259,18 @@ class Database:
 def _deadlines(statement_timeout_s: float | None) -> dict[str, Any]:
     """asyncpg's connection arguments for a statement deadline: the server cancels a
     statement past it (``statement_timeout``), and the driver stops waiting a moment later
-    (``command_timeout``: a stalled server cancels nothing)."""
+    (``command_timeout``: a stalled server cancels nothing).
+
+    A transaction left idle as long ends its session (``idle_in_transaction_session_timeout``):
+    a process paused or stuck between two statements would otherwise keep the rows it
+    locked (a lease read ``FOR SHARE`` by a journal commit) for as long as it stays so, and
+    no other process could take its matches over when its leases run out."""
     deadlines: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_S}
     if statement_timeout_s is not None:
+        milliseconds = str(round(statement_timeout_s * 1000))
         deadlines["server_settings"] = {
-            "statement_timeout": str(round(statement_timeout_s * 1000))
+            "statement_timeout": milliseconds,
+            "idle_in_transaction_session_timeout": milliseconds,
         }
         deadlines["command_timeout"] = statement_timeout_s + 0.5
     return deadlines
