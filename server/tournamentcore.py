@@ -779,7 +779,10 @@ def _cancel(
         seeds=[share_code(s) for s in state.seeds],
     ))
     out.abandon = abandoned
-    out.draw = None  # asked for in this very step: not needed any more
+    # Asked for in this very step (a scheduled start or a break due at the cancel's
+    # instant): not needed any more; a round's match created now would be left unplayed.
+    out.draw = None
+    out.deal = None
     out.closed = True
     return replace(
         state, status="cancelled", cancel_reason=reason, rounds=rounds, dealing=None,

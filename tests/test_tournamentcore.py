@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gaps import Seed
@@ -1149,6 +1149,12 @@ OPS: Final = tuple(op for op, weight in WEIGHTS.items() for _ in range(weight))
 
 
 @settings(max_examples=150, deadline=None)
+# Found by this test: the host cancels at the very instant of the scheduled start, whose
+# round was being dealt in the same step.
+@example(
+    rounds=1, max_players=1, start_in=3861, if_empty="cancel", bots=False, deals="any",
+    ops=[("tick", 0, 3306, 0), ("join", 0, 554, 0), ("cancel", 0, 1, 447)],
+)
 @given(
     rounds=st.integers(1, 3),
     max_players=st.integers(1, 4),
