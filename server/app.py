@@ -78,7 +78,9 @@ class Server:
         self.limits = settings.limits
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.url = database_url(settings.database_url, data_dir=settings.data_dir)
-        self.database = Database(self.url)
+        # With leases (PostgreSQL), a process stalled mid-transaction past its lease
+        # loses its locks as it loses its leases.
+        self.database = Database(self.url, idle_in_transaction_timeout_s=settings.lease_s)
         self.store = Store(self.database)
         self.journal = Journal(self.database, monotonic=self.clock.monotonic)
         self.metrics = Metrics(clock=self.clock)

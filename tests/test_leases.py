@@ -460,11 +460,13 @@ async def test_a_lease_locked_by_a_process_stalled_mid_transaction_is_taken_over
     store: Store, clock: FakeClock, migrated_database_url: str, tmp_path: Path
 ) -> None:
     """A process paused (SIGSTOP) between two statements of a journal commit holds its
-    lease rows ``FOR SHARE``: its session ends once idle past its statement deadline, and
-    its locks with it, so that a take-over does not wait for it to wake."""
+    lease rows ``FOR SHARE``: its session ends once idle past its lease's time (as the
+    server sets it), and its locks with it, so that a take-over does not wait for it to
+    wake."""
     [match] = await unleased_matches(store, clock, 1)
     stalled_database = Database(
-        sqlalchemy_url(migrated_database_url, data_dir=tmp_path), statement_timeout_s=0.2
+        sqlalchemy_url(migrated_database_url, data_dir=tmp_path),
+        idle_in_transaction_timeout_s=0.2,
     )
     stalled = leases_of(Store(stalled_database.engine), "stalled")
     held = await stalled.take_over(kinds=["race"], now=T0)

@@ -113,10 +113,15 @@ class Database:
 
     :param url: a SQLAlchemy URL, as :func:`database_url` gives.
     :param pool_size: PostgreSQL: the pooled connections (as many again may overflow).
-    :param statement_timeout_s: PostgreSQL: how long one statement may take, and a
-        transaction stay idle between two (None: as long as it takes, for the operator's
-        batch commands); waiting for a pooled or a new connection is bounded too
-        (``POOL_TIMEOUT_S``, ``CONNECT_TIMEOUT_S``).
+    :param statement_timeout_s: PostgreSQL: how long one statement may take (None: as
+        long as it takes, for the operator's batch commands); waiting for a pooled or a
+        new connection is bounded too (``POOL_TIMEOUT_S``, ``CONNECT_TIMEOUT_S``).
+    :param idle_in_transaction_timeout_s: PostgreSQL: how long a transaction may stay
+        idle between two statements before the database ends its session, and its locks
+        with it (None: as long as it takes). A server holding leases sets its lease's
+        time: a process paused or stuck mid-transaction (a journal commit holds its lease
+        rows ``FOR SHARE``) must not keep another from taking its matches over once its
+        leases run out.
     :param busy_timeout_s: SQLite: see :data:`SQLITE_BUSY_TIMEOUT_S`.
     :param read_connections: SQLite: the pooled read-only connections.
     """
@@ -129,6 +134,7 @@ class Database:
         busy_timeout_s: float = SQLITE_BUSY_TIMEOUT_S,
         read_connections: int = SQLITE_READ_CONNECTIONS,
         statement_timeout_s: float | None = STATEMENT_TIMEOUT_S,
+        idle_in_transaction_timeout_s: float | None = None,
     ) -> None:
         self.url = url
         self.is_sqlite = is_sqlite(url)
@@ -140,7 +146,7 @@ class Database:
                 max_overflow=pool_size,
                 pool_pre_ping=True,
                 pool_timeout=POOL_TIMEOUT_S,
-                connect_args=_deadlines(statement_timeout_s),
+                connect_args=_deadlines(statement_timeout_s, idle_in_transaction_timeout_s),
             )
             self._read_engine = self.engine
         else:
@@ -256,23 +262,24 @@ class Database:
             self._read_engine.sync_engine.dispose()
 
 
-def _deadlines(statement_timeout_s: float | None) -> dict[str, Any]:
+def _deadlines(
+    statement_timeout_s: float | None, idle_in_transaction_timeout_s: float | None
+) -> dict[str, Any]:
     """asyncpg's connection arguments for a statement deadline: the server cancels a
     statement past it (``statement_timeout``), and the driver stops waiting a moment later
-    (``command_timeout``: a stalled server cancels nothing).
-
-    A transaction left idle as long ends its session (``idle_in_transaction_session_timeout``):
-    a process paused or stuck between two statements would otherwise keep the rows it
-    locked (a lease read ``FOR SHARE`` by a journal commit) for as long as it stays so, and
-    no other process could take its matches over when its leases run out."""
+    (``command_timeout``: a stalled server cancels nothing); and for a transaction left
+    idle (``idle_in_transaction_session_timeout``: the server ends its session)."""
     deadlines: dict[str, Any] = {"timeout": CONNECT_TIMEOUT_S}
+    settings: dict[str, str] = {}
     if statement_timeout_s is not None:
-        milliseconds = str(round(statement_timeout_s * 1000))
-        deadlines["server_settings"] = {
-            "statement_timeout": milliseconds,
-            "idle_in_transaction_session_timeout": milliseconds,
-        }
+        settings["statement_timeout"] = str(round(statement_timeout_s * 1000))
         deadlines["command_timeout"] = statement_timeout_s + 0.5
+    if idle_in_transaction_timeout_s is not None:
+        settings["idle_in_transaction_session_timeout"] = str(
+            round(idle_in_transaction_timeout_s * 1000)
+        )
+    if settings:
+        deadlines["server_settings"] = settings
     return deadlines
 
 
