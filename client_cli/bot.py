@@ -23,14 +23,23 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from client_cli.config import Account, Config
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    ConnectionNotice,
+    Listened,
+    ServerRefused,
+    expect,
+    match_of,
+    plain,
+)
 from client_cli.duration import format_ms
 from client_cli.match_state import MatchState, Phase
 from client_cli.tables import tournament_end
 from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
 from gaps_protocol.messages.events import MatchEnded
-from gaps_protocol.messages.replies import Events, Registered
+from gaps_protocol.messages.replies import Events, Matched, Registered
 from gaps_protocol.messages.requests import Register, Resync
 
 Report = Callable[[str], None]
@@ -134,11 +143,9 @@ class BotPlayer:
         self._changed = asyncio.Event()
         connection.add_listener(self._on_server)
 
-    def _on_server(self, message: dict[str, Any]) -> None:
-        match = message.get("match")
-        code = match.get("code") if isinstance(match, dict) else match
-        if code == self.code or message.get("type") == "connection":
-            self.state.apply(message)
+    def _on_server(self, message: Listened) -> None:
+        if isinstance(message, ConnectionNotice) or match_of(message) == self.code:
+            self.state.apply(plain(message))
         self._changed.set()
 
     async def join(self, *, ready: bool = True) -> None:
@@ -287,8 +294,8 @@ async def run_quick_bots(
     connections: list[Connection] = []
 
     async def queue_and_play(connection: Connection, account: Account, seed: int,
-                             matched: asyncio.Future[dict[str, Any]]) -> MatchState:
-        code = str((await matched)["match"]["code"])
+                             matched: asyncio.Future[Matched]) -> MatchState:
+        code = (await matched).match.code
         player = BotPlayer(
             connection, account, code, bot_for_level(options.level, seed=seed),
             pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
@@ -374,8 +381,9 @@ async def together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
 
 def tournament_news(
     code: str, queue: asyncio.Queue[dict[str, Any]]
-) -> Callable[[dict[str, Any]], None]:
-    def listen(message: dict[str, Any]) -> None:
+) -> Callable[[Listened], None]:
+    def listen(typed: Listened) -> None:
+        message = plain(typed)
         kind = message.get("type")
         if kind == "tournament_event" and message.get("tournament") == code:
             queue.put_nowait(message)

@@ -88,6 +88,7 @@ from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
 from gaps_protocol.messages import ClientMessage
+from gaps_protocol.messages.replies import Matched
 from gaps_protocol.messages.requests import (
     Announce,
     CancelTournament,
@@ -902,22 +903,23 @@ async def cmd_play(context: Context) -> int:
         waiting = int(queued.get("waiting", 1))
         out.print(f"Looking for opponents in {rules} ({waiting} player{'s' if waiting != 1 else ''}"
                   " waiting). Ctrl-C stops looking.")
-        snapshot = await _wait_matched(context, matched, rules,
-                                       bot_after_s=context.options.bot_after)
-        if snapshot is None:  # nobody came in time: leave the queue, race a bot
+        came = await _wait_matched(context, matched, rules,
+                                   bot_after_s=context.options.bot_after)
+        if came is None:  # nobody came in time: leave the queue, race a bot
             with contextlib.suppress(ClientError):
                 await connection.quick_cancel()
             if not matched.done():
                 matched.cancel()
                 return await _race_a_bot(context, connection, rules)
-            snapshot = matched.result()  # matched as we gave up: play that match
+            came = matched.result()  # matched as we gave up: play that match
+        snapshot = plain(came)
     except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
         handled()
         with contextlib.suppress(ClientError):
             await connection.quick_cancel()
         await connection.close()
         if matched.done() and not matched.cancelled() and matched.exception() is None:
-            code = matched.result()["match"]["code"]
+            code = matched.result().match.code
             out.print(printable_text(f"You were matched just before (match {code}): "
                                      f"`gaps join {code}` takes your seat."))
         else:
@@ -941,9 +943,9 @@ OFFER_BOT_AFTER_S = 30
 
 
 async def _wait_matched(
-    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str, *,
+    context: Context, matched: asyncio.Future[Matched], rules: str, *,
     bot_after_s: int | None = None,
-) -> dict[str, Any] | None:
+) -> Matched | None:
     """Wait for the ``matched`` snapshot with a spinner that counts the seconds; None
     once ``bot_after_s`` have passed without it."""
     started = asyncio.get_running_loop().time()

@@ -51,13 +51,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from gaps_protocol import (
+    MATCH_SNAPSHOTS,
     RECONNECT_FOR_S,
     REQUEST_TIMEOUT_S,
     RETRY_FIRST_S,
@@ -65,6 +67,7 @@ from gaps_protocol import (
     TRANSIENT_CODES,
     ClientSession,
     Closed,
+    Delivered,
     Disconnect,
     Event,
     Failed,
@@ -86,9 +89,9 @@ from gaps_protocol import (
     is_transient,
     pause_after,
 )
-from gaps_protocol.messages import ClientMessage, Error, ServerReply
+from gaps_protocol.messages import ClientMessage, Error, MatchEvent, ServerReply
 from gaps_protocol.messages.common import Player, Role
-from gaps_protocol.messages.replies import Ok, Pong
+from gaps_protocol.messages.replies import Matched, Ok, Pong
 from gaps_protocol.messages.requests import (
     CancelQuickMatch,
     CreateMatch,
@@ -113,12 +116,11 @@ log = logging.getLogger("gaps.client")
 log.addHandler(logging.NullHandler())
 
 Message = dict[str, Any]
-Listener = Callable[[Message], None]
 
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
-    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
-    "ServerRefused", "expect", "plain",
+    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ConnectionNotice",
+    "Listened", "Listener", "ProtocolError", "ServerRefused", "expect", "match_of", "plain",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -198,30 +200,72 @@ async def _open_socket(url: str, timeout: float) -> ClientConnection:
         raise ConnectError(f"cannot reach the server at {url}: {detail}") from None
 
 
-def plain(message: msgspec.Struct) -> Message:
-    """A typed message as the JSON the server wrote: its members (those it left out, out
-    too); its times are the protocol's text (``gaps_protocol.messages.common.Time``)."""
+NoticeState: TypeAlias = Literal["lost", "restored", "retrying", "failed", "closed", "gone"]
+
+
+@dataclass(frozen=True)
+class ConnectionNotice:
+    """What the connection itself tells its listeners: ``state`` is ``lost``
+    (reconnecting), ``restored``, ``retrying`` (a request refused for now, its ``code``,
+    goes again), ``failed`` (for good: the connection gave up), ``closed``, or ``gone``
+    with the ``match`` (or ``tournament``) that could not be rejoined (followed) after a
+    reconnect; ``detail`` says it for people."""
+
+    state: NoticeState
+    detail: str
+    code: str | None = None
+    match: str | None = None
+    tournament: str | None = None
+
+
+#: What a listener is handed: the server's messages of the matches and tournaments
+#: followed, typed as decoded, and the connection's own notices.
+Listened: TypeAlias = Delivered | ConnectionNotice
+Listener = Callable[[Listened], None]
+
+
+def match_of(message: Listened) -> str | None:
+    """The code of the match ``message`` is about, if it is one of a match's: an event or
+    a snapshot."""
+    if isinstance(message, MatchEvent):
+        return message.match
+    if isinstance(message, MATCH_SNAPSHOTS):
+        return message.match.code
+    return None
+
+
+def plain(message: msgspec.Struct | ConnectionNotice) -> Message:
+    """A typed message as the JSON the server wrote (a connection notice as
+    ``{"type": "connection", "state", "detail", ...}``): a bridge for the modules that
+    still read dicts."""
+    if isinstance(message, ConnectionNotice):
+        notice: Message = {"type": "connection", "state": message.state,
+                           "detail": message.detail}
+        if message.code is not None:
+            notice["code"] = message.code
+        if message.state == "gone":
+            notice |= ({"match": message.match} if message.match is not None
+                       else {"tournament": message.tournament})
+        return notice
     value: Message = msgspec.to_builtins(message)
     return value
 
 
-def _connection_notice(notice: Notice) -> Message | None:
+def _connection_notice(notice: Notice) -> ConnectionNotice | None:
     """A notice of the session as the listeners read it, if it is one for them."""
     if isinstance(notice, Lost):
-        return {"type": "connection", "state": "lost", "detail": notice.detail}
+        return ConnectionNotice("lost", notice.detail)
     if isinstance(notice, Restored):
-        return {"type": "connection", "state": "restored", "detail": notice.detail}
+        return ConnectionNotice("restored", notice.detail)
     if isinstance(notice, Retrying):
-        return {"type": "connection", "state": "retrying", "code": notice.code,
-                "detail": notice.detail}
+        return ConnectionNotice("retrying", notice.detail, code=notice.code)
     if isinstance(notice, Failed):
-        return {"type": "connection", "state": "failed", "detail": notice.reason}
+        return ConnectionNotice("failed", notice.reason)
     if isinstance(notice, Closed):
-        return {"type": "connection", "state": "closed", "detail": notice.detail}
+        return ConnectionNotice("closed", notice.detail)
     if isinstance(notice, Gone):
-        which = {"match": notice.match} if notice.match is not None else {
-            "tournament": notice.tournament}
-        return {"type": "connection", "state": "gone", **which, "detail": notice.detail}
+        return ConnectionNotice("gone", notice.detail, match=notice.match,
+                                tournament=notice.tournament)
     return None
 
 
@@ -358,16 +402,16 @@ class Connection:
         reply. So nothing falls between a join's reply and a listener added after it.
         A listener added to a connection that failed already is told so at once."""
         for message in self.session.delivered(match=replay, tournament=replay_tournament):
-            listener(plain(message))
+            listener(message)
         if self.session.failure is not None:
-            listener({"type": "connection", "state": "failed", "detail": self.session.failure})
+            listener(ConnectionNotice("failed", self.session.failure))
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
 
-    def _notify(self, message: Message) -> None:
+    def _notify(self, message: Listened) -> None:
         for listener in list(self._listeners):
             try:
                 listener(message)
@@ -408,15 +452,15 @@ class Connection:
             else:
                 waiter.set_exception(ClientError(notice.reason))
         elif isinstance(notice, Event | Snapshot):
-            self._notify(plain(notice.message))
+            self._notify(notice.message)
         elif isinstance(notice, Reconnect):
             self._reconnector = asyncio.create_task(self._reopen(notice.after_s))
         elif isinstance(notice, Disconnect):
             self._let_go(notice.code, notice.reason)
         else:
-            message = _connection_notice(notice)
-            if message is not None:
-                self._notify(message)
+            connection_notice = _connection_notice(notice)
+            if connection_notice is not None:
+                self._notify(connection_notice)
 
     def _let_go(self, code: int, reason: str) -> None:
         """Close the current socket: the session is done with it."""
@@ -554,19 +598,19 @@ class Connection:
         unasked, as a ``matched`` snapshot; a reconnect queues again."""
         return plain(await self.request(QuickMatch(ruleset=ruleset)))
 
-    def quick_matched(self) -> asyncio.Future[Message]:
+    def quick_matched(self) -> asyncio.Future[Matched]:
         """The ``matched`` snapshot the quick-match queue sends this connection, when it
         comes; fails with ``ClientError`` when the connection is lost for good. Cancel it
         to stop listening."""
-        matched: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        matched: asyncio.Future[Matched] = asyncio.get_running_loop().create_future()
 
-        def listen(message: Message) -> None:
+        def listen(message: Listened) -> None:
             if matched.done():
                 return
-            if message.get("type") == "matched":
+            if isinstance(message, Matched):
                 matched.set_result(message)
-            elif message.get("type") == "connection" and message.get("state") == "failed":
-                matched.set_exception(ClientError(str(message.get("detail"))))
+            elif isinstance(message, ConnectionNotice) and message.state == "failed":
+                matched.set_exception(ClientError(message.detail))
 
         self.add_listener(listen)
         matched.add_done_callback(lambda _: self.remove_listener(listen))

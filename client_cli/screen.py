@@ -33,7 +33,16 @@ from textual.message import Message
 from textual.widgets import Static
 
 from client_cli.boardapp import BOARD_APP_CSS, BoardApp, command_line
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    ConnectionNotice,
+    Listened,
+    ServerRefused,
+    expect,
+    match_of,
+    plain,
+)
 from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.finals import FinalBoards, final_boards
 from client_cli.layout import Layout, plan
@@ -305,18 +314,15 @@ class MatchApp(BoardApp):
 
     # -- what the server says -------------------------------------------------------------
 
-    def _on_server(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "connection":
-            if message.get("state") != "gone" or message.get("match") == self.state.code:
-                self.connection_note = (str(message.get("detail")),
-                                        message.get("state") != "restored")
-                self.state.apply(message)
+    def _on_server(self, message: Listened) -> None:
+        if isinstance(message, ConnectionNotice):
+            if message.state != "gone" or message.match == self.state.code:
+                self.connection_note = (message.detail, message.state != "restored")
+                self.state.apply(plain(message))
         else:
-            match = message.get("match")
-            code = match.get("code") if isinstance(match, Mapping) else match
-            if code != self.state.code:
+            if match_of(message) != self.state.code:
                 return
-            self.state.apply(message)
+            self.state.apply(plain(message))
         self.post_message(ServerUpdate())
 
     def on_server_update(self, _: ServerUpdate) -> None:

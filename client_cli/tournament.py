@@ -41,7 +41,14 @@ from rich.console import Console
 from rich.text import Text
 from textual.app import App
 
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    Listened,
+    ServerRefused,
+    expect,
+    plain,
+)
 from client_cli.deals import alarm, deals_report, revealed_line
 from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
@@ -59,7 +66,7 @@ from client_cli.tables import (
     tournament_end,
     tournament_summary,
 )
-from gaps_protocol.messages.replies import Standings, TournamentEvents
+from gaps_protocol.messages.replies import Standings, Tournament, TournamentEvents
 from gaps_protocol.messages.requests import GetStandings, ResyncTournament
 from gaps_protocol.times import BadTime, format_time, parse_time
 
@@ -132,7 +139,8 @@ class TournamentFollower:
 
     # -- what the server says ----------------------------------------------------------
 
-    def _on_message(self, message: Message) -> None:
+    def _on_message(self, typed: Listened) -> None:
+        message = plain(typed)
         kind = message.get("type")
         if kind == "tournament_event" and message.get("tournament") == self.code:
             if message.get("event") == "round_starting":
@@ -523,9 +531,10 @@ async def deals_committed(connection: Connection, code: str) -> Message:
     cancelled instead (no deal could be proven) or the connection fails."""
     done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
 
-    def listen(message: Message) -> None:
+    def listen(typed: Listened) -> None:
         if done.done():
             return
+        message = plain(typed)
         kind, event = message.get("type"), message.get("event")
         if kind == "tournament_event" and message.get("tournament") == code:
             if event == "deals_committed":
@@ -546,9 +555,11 @@ async def deals_committed(connection: Connection, code: str) -> Message:
         # followed the tournament.
         caught_up = await connection.request(ResyncTournament(code=code, since=0))
         # Its events, or the snapshot that stands for them.
-        events = caught_up.events if isinstance(caught_up, TournamentEvents) else [caught_up]
+        events: list[Listened] = (
+            list(caught_up.events) if isinstance(caught_up, TournamentEvents)
+            else [expect(caught_up, Tournament, "tournament_resync")])
         for message in events:
-            listen(plain(message))
+            listen(message)
         return await done
     finally:
         connection.remove_listener(listen)

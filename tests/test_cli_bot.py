@@ -21,6 +21,8 @@ from client_cli.verify import verify
 from gaps import Game, Move, Seed
 from gaps.bots import bot_for_level
 from gaps.move import REDEAL, STOP
+from gaps_protocol.messages import MatchEvent
+from gaps_protocol.messages.events import ReadyChanged, Started
 from server.app import Server
 from server.config import Settings
 from tests.cli_support import ME, Hostile, lobby
@@ -44,8 +46,8 @@ async def host_a_match(
     connection, its code and the events she gets."""
     ana = await Connection.open(url)
     await ana.register(f"ana-{random.randrange(10**6)}")
-    events: list[dict[str, Any]] = []
-    ana.add_listener(lambda message: message.get("type") == "event" and events.append(message))
+    events: list[MatchEvent] = []
+    ana.add_listener(lambda message: isinstance(message, MatchEvent) and events.append(message))
     created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
     return ana, created["match"]["code"], events
 
@@ -64,9 +66,9 @@ async def race_bots(url: str, count: int, capsys: pytest.CaptureFixture[str]) ->
         bots = asyncio.create_task(run_async(
             ["bot", "--join", code, "--count", str(count), "--level", "2", "--pace", "0",
              "--server", url]))
-        await wait_for(lambda: sum(e["event"] == "ready" for e in events) == count)
+        await wait_for(lambda: sum(isinstance(e, ReadyChanged) for e in events) == count)
         await ana.ready(code)
-        await wait_for(lambda: any(e["event"] == "started" for e in events))
+        await wait_for(lambda: any(isinstance(e, Started) for e in events))
         await ana.act(code, "stop")
         assert await asyncio.wait_for(bots, 30) == 0
     finally:

@@ -26,11 +26,11 @@ from textual.widgets import Static
 from textual.widgets._toast import Toast
 
 from client_cli import http
-from client_cli.connection import Connection
+from client_cli.connection import Connection, Listened
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.tournament import TournamentFollower
-from gaps_protocol.messages.events import event_name
+from gaps_protocol.messages.events import MatchEnded, Started, event_name
 from gaps_protocol.times import format_time
 from server.app import Server
 from tests.cli_support import (
@@ -88,11 +88,11 @@ async def rated_match(*players: Connection) -> str:
     ended = asyncio.Event()
     started: dict[int, asyncio.Event] = {id(p): asyncio.Event() for p in players}
 
-    def watcher(connection: Connection) -> Callable[[dict[str, Any]], None]:
-        def listen(message: dict[str, Any]) -> None:
-            if message.get("event") == "started":
+    def watcher(connection: Connection) -> Callable[[Listened], None]:
+        def listen(message: Listened) -> None:
+            if isinstance(message, Started):
                 started[id(connection)].set()
-            if message.get("event") == "match_ended":
+            if isinstance(message, MatchEnded):
                 ended.set()
         return listen
 

@@ -24,12 +24,14 @@ from textual.pilot import Pilot
 
 from client_cli import http
 from client_cli.cli import run_async
-from client_cli.connection import Connection
+from client_cli.connection import Connection, ConnectionNotice, Listened, match_of, plain
 from client_cli.match_state import MatchState, Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.verify import verify
 from gaps import Action
 from gaps.bots import GreedyBot
+from gaps_protocol.messages import MatchEvent
+from gaps_protocol.messages.replies import Joined, Snapshot
 from server.app import Server
 from server.config import Settings
 from tests.cli_support import driving, gaps
@@ -105,18 +107,16 @@ async def player(url: str, prefix: str) -> Connection:
     return connection
 
 
-def follow(connection: Connection, code: str, messages: list[Message]) -> MatchState:
+def follow(connection: Connection, code: str, messages: list[Listened]) -> MatchState:
     """Match ``code`` as ``connection`` sees it (as the screen keeps it); every message
     of the connection goes to ``messages`` too."""
     assert connection.player is not None
     state = MatchState(code, you_id=connection.player["id"])
 
-    def listen(message: Message) -> None:
+    def listen(message: Listened) -> None:
         messages.append(message)
-        match = message.get("match")
-        if (match.get("code") if isinstance(match, dict) else match) == code or \
-                message.get("type") == "connection":
-            state.apply(message)
+        if isinstance(message, ConnectionNotice) or match_of(message) == code:
+            state.apply(plain(message))
 
     connection.add_listener(listen, replay=code)
     return state
@@ -124,19 +124,21 @@ def follow(connection: Connection, code: str, messages: list[Message]) -> MatchS
 
 async def hosted(
     url: str, seats: int, *, bots: bool = False
-) -> tuple[Connection, str, MatchState, list[Message]]:
+) -> tuple[Connection, str, MatchState, list[Listened]]:
     ana = await player(url, "ana")
     created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
     code = created["match"]["code"]
-    messages: list[Message] = []
+    messages: list[Listened] = []
     return ana, code, follow(ana, code, messages), messages
 
 
-def events_after_the_last_snapshot(messages: list[Message]) -> tuple[int, list[int]]:
+def events_after_the_last_snapshot(messages: list[Listened]) -> tuple[int, list[int]]:
     """The seq of the last snapshot delivered, and those of the events delivered after it."""
-    last = max(i for i, m in enumerate(messages) if m.get("type") in ("joined", "snapshot"))
-    seqs = [m["seq"] for m in messages[last + 1:] if m.get("type") == "event"]
-    return int(messages[last]["seq"]), seqs
+    last = max(i for i, m in enumerate(messages) if isinstance(m, Joined | Snapshot))
+    snapshot = messages[last]
+    assert isinstance(snapshot, Joined | Snapshot)
+    seqs = [m.seq for m in messages[last + 1:] if isinstance(m, MatchEvent)]
+    return snapshot.seq, seqs
 
 
 async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_kept(
@@ -145,7 +147,7 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
     url = restartable.url
     ana, code, state, messages = await hosted(url, 2)
     bob = await player(url, "bob")
-    bob_messages: list[Message] = []
+    bob_messages: list[Listened] = []
     try:
         await bob.join_match(code)
         bob_state = follow(bob, code, bob_messages)

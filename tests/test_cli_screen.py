@@ -19,7 +19,7 @@ from textual.pilot import Pilot
 
 from client_cli import screen
 from client_cli.board import LABEL_WIDTH
-from client_cli.connection import Connection, ConnectionLost
+from client_cli.connection import Connection, ConnectionLost, ConnectionNotice
 from client_cli.help import HelpScreen
 from client_cli.match_state import Phase
 from client_cli.render import card_label
@@ -319,7 +319,8 @@ async def test_hostile_text_where_the_protocol_has_no_text_fails_the_connection_
                 await connection.join_match(code)
                 failed = asyncio.Event()
                 connection.add_listener(
-                    lambda message: failed.set() if message.get("state") == "failed" else None)
+                    lambda message: failed.set() if isinstance(message, ConnectionNotice)
+                    and message.state == "failed" else None)
                 await hostile.push(over)
                 await asyncio.wait_for(failed.wait(), 10)
             failure = connection.failure

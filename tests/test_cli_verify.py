@@ -17,9 +17,10 @@ from rich.console import Console
 
 from client_cli import http
 from client_cli.cli import print_report
-from client_cli.connection import Connection
+from client_cli.connection import Connection, Listened
 from client_cli.verify import verify
 from gaps import Game, Seed, parse_action
+from gaps_protocol.messages.events import MatchEnded, Started
 
 
 @functools.cache
@@ -457,10 +458,10 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     bob = await Connection.open(ws_url)
     dealt, ended = asyncio.Event(), asyncio.Event()
 
-    def on_event(message: dict[str, Any]) -> None:
-        if message.get("event") == "started":
+    def on_event(message: Listened) -> None:
+        if isinstance(message, Started):
             dealt.set()
-        elif message.get("event") == "match_ended":
+        elif isinstance(message, MatchEnded):
             ended.set()
 
     bob.add_listener(on_event)
