@@ -23,6 +23,7 @@ from client_cli.connection import (
     ServerRefused,
 )
 from gaps_protocol.messages import MatchEvent, TournamentEvent
+from gaps_protocol.messages.common import Player
 from gaps_protocol.messages.events import (
     EntrantJoined,
     MatchEnded,
@@ -30,7 +31,7 @@ from gaps_protocol.messages.events import (
     Started,
     event_name,
 )
-from gaps_protocol.messages.replies import Joined, Tournament
+from gaps_protocol.messages.replies import ActionOk, Joined, Tournament
 from gaps_protocol.messages.requests import Play
 from tests.cli_support import ME, Hostile, lobby
 from tests.client import Client
@@ -86,7 +87,7 @@ async def race(url: str) -> tuple[str, list[tuple[Connection, Recorder]]]:
     """ana and bob in a started match of the known seed."""
     ana, bob = await player(url, "ana"), await player(url, "bob")
     created = await ana[0].create_match(max_players=2, countdown_s=0, seed=KNOWN_SEED)
-    code = created["match"]["code"]
+    code = created.match.code
     await bob[0].join_match(code)
     for connection, _ in (ana, bob):
         await connection.ready(code)
@@ -121,14 +122,14 @@ async def test_replies_match_requests_and_refusals_carry_the_servers_reason(ws_u
     code, [(ana, recorder), (bob, _)] = await race(ws_url)
     try:
         first, second = await asyncio.gather(ana.act(code, "3h"), ana.ping())
-        assert first["type"] == "action_ok" and first["to"] == "r3c5" and first["seq"] == 1
+        assert isinstance(first, ActionOk) and first.to == "r3c5" and first.seq == 1
         assert second[0] >= 0
         with pytest.raises(ServerRefused) as refused:
             await ana.act(code, "5C")
         assert refused.value.code == "illegal_action" and refused.value.reason == "not_a_gap"
         assert "4C (r4c13) holds 8S" in str(refused.value)
         moved = await ana.act(code, "2C>4")
-        assert moved["seq"] == 3 and moved["score"] == 1  # each action took the next seq
+        assert moved.seq == 3 and moved.score == 1  # each action took the next seq
         with pytest.raises(ServerRefused) as unknown:
             await ana.join_match("ZZZZZZ")
         assert unknown.value.code == "no_such_match"
@@ -167,8 +168,7 @@ async def test_events_arrive_once_each_in_order_and_a_gap_is_filled_by_resync(
         assert dropped and dropped[0] in seqs  # the lost event came back through resync
         assert seqs == list(range(seqs[0], seqs[-1] + 1))  # each once, in order
         assert ana.player is not None
-        progress = [e.moves_made for e in watcher.of(ProgressMade)
-                    if e.name == ana.player["name"]]
+        progress = [e.moves_made for e in watcher.of(ProgressMade) if e.name == ana.player.name]
         assert progress == [1, 2, 2]
     finally:
         await ana.close()
@@ -198,14 +198,14 @@ async def test_a_dropped_connection_comes_back_and_the_unacknowledged_action_is_
         resent = await ana.act(code, "2C>4")
         ana._on_frame = take_frame  # type: ignore[method-assign]
         assert dropped and dropped[0]["seq"] == 2
-        assert resent["duplicate"] is True and resent["seq"] == 2 and resent["moves_made"] == 2
+        assert resent.duplicate is True and resent.seq == 2 and resent.moves_made == 2
         await bob.act(code, "QH")  # while ana reconnects or after: she sees it either way
         going_on = await ana.act(code, "3C")
-        assert going_on["seq"] == 3 and going_on["moves_made"] == 3 and going_on["score"] == 2
+        assert going_on.seq == 3 and going_on.moves_made == 3 and going_on.score == 2
         states = [m.state for m in recorder.notices()]
         assert states[:2] == ["lost", "restored"]
         assert recorder.of(Joined)  # the rejoin snapshot
-        bob_name = bob.player["name"] if bob.player else None
+        bob_name = bob.player.name if bob.player else None
         await recorder.wait(lambda: any(
             e.name == bob_name for e in recorder.of(ProgressMade)))
         seqs = event_seqs(recorder)
@@ -228,7 +228,7 @@ async def test_events_missed_while_away_are_delivered_after_the_reconnect(
         await bob.act(code, "stop")  # ana misses both events
         stopping = asyncio.create_task(ana.act(code, "stop"))  # waits for the reconnect
         back.set()
-        assert (await stopping)["status"] == "stopped"
+        assert (await stopping).status == "stopped"
         await recorder.wait(lambda: recorder.of(MatchEnded))
         names = [event_name(e) for e in recorder.events()]
         assert names.count("player_finished") == 2 and names.count("match_ended") == 1
@@ -248,25 +248,25 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
     (ana, recorder), (bob, _) = await player(ws_url, "ana"), await player(ws_url, "bob")
     try:
         created = await ana.tournament_create(name="Cup", rounds=1)
-        code = created["tournament"]["code"]
+        code = created.tournament.code
         assert code not in ana.entered  # the host organises; entering is a join
         joined = await ana.tournament_join(code)
-        assert joined["seq"] == 1 and ana.entered == {code}
+        assert joined.seq == 1 and ana.entered == {code}
         await bob.tournament_join(code)
         await recorder.wait(lambda: recorder.tournament_events())
         events = recorder.tournament_events()
         assert [(e.seq, type(e), getattr(e, "name", None)) for e in events] == [
-            (2, EntrantJoined, bob.player and bob.player["name"])]  # not ana's own (1)
+            (2, EntrantJoined, bob.player and bob.player.name)]  # not ana's own (1)
 
         queued = await ana.quick_match("spaces")
-        assert queued["type"] == "queued" and ana.queued == "spaces"
+        assert queued.ruleset == "spaces" and ana.queued == "spaces"
         assert ana._socket is not None
         ana._socket.transport.abort()
         await recorder.wait(lambda: recorder.notices("restored"))
         assert not recorder.of(Tournament)
         assert server.matchmaker is not None
         queue = server.matchmaker.state.waiting("spaces")
-        assert [w.player_id for w in queue] == [ana.player["id"]]
+        assert ana.player is not None and [w.player_id for w in queue] == [ana.player.id]
         assert await ana.quick_cancel() is True and ana.queued is None
 
         carol = await Connection.open(ws_url)
@@ -306,8 +306,8 @@ async def test_a_gap_in_tournament_events_is_filled_by_tournament_resync(ws_url:
         take(frame)
 
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
-        assert (await ana.tournament_join(code))["seq"] == 1
+        code = (await ana.tournament_create(rounds=1)).tournament.code
+        assert (await ana.tournament_join(code)).seq == 1
         ana._on_frame = lossy  # type: ignore[method-assign]
         await enter(ws_url, "bob", code)  # seq 2: lost
         await enter(ws_url, "cid", code)  # seq 3: a gap, so ana asks for 2 again
@@ -326,7 +326,7 @@ async def test_tournament_events_missed_while_away_are_delivered_after_the_recon
     ana, recorder = await player(ws_url, "ana")
     back = network_down_until_set(monkeypatch)
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await ana.tournament_join(code)
         assert ana._socket is not None
         ana._socket.transport.abort()
@@ -349,10 +349,10 @@ async def test_a_listener_added_after_the_join_gets_the_tournament_events_that_f
     those the reply reflects (even if delivered before it, to the host) are not."""
     ana, recorder = await player(ws_url, "ana")
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await enter(ws_url, "bob", code)  # seq 1: the host hears it
         await recorder.wait(lambda: tournament_seqs(recorder) == [1])
-        assert (await ana.tournament_join(code))["seq"] == 2
+        assert (await ana.tournament_join(code)).seq == 2
         await enter(ws_url, "cid", code)  # seq 3: after the reply
         await recorder.wait(lambda: tournament_seqs(recorder) == [1, 3])
         late = Recorder()
@@ -375,7 +375,7 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
     ana, recorder = await player(ws_url, "ana")
     back = network_down_until_set(monkeypatch)
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await ana.tournament_join(code)
         assert ana._socket is not None
         ana._socket.transport.abort()
@@ -407,7 +407,7 @@ async def test_a_malformed_number_stops_the_connection_with_the_field_named() ->
         recorder = Recorder()
         connection.add_listener(recorder)
         try:
-            assert connection.player == ME
+            assert connection.player == Player(**ME)
             await connection.tournament_join("Q4M2ZK")
             [failed] = await recorder.wait(lambda: recorder.notices("failed"))
             why = ("the server broke the protocol: in a 'tournament_event round_ended' message, "
@@ -444,7 +444,7 @@ async def test_an_action_refused_for_now_goes_again_with_its_seq_until_it_is_tak
         connection.add_listener(recorder)
         try:
             await connection.join_match("K7QX2M")
-            assert (await connection.act("K7QX2M", "3H"))["moves_made"] == 1
+            assert (await connection.act("K7QX2M", "3H")).moves_made == 1
             assert [(r["seq"], r["action"]) for r in hostile.sent("action")] == [(1, "3H")] * 4
             [retrying] = recorder.notices()
             assert retrying.state == "retrying" and retrying.code == "storage_unavailable"

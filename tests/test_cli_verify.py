@@ -469,7 +469,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
         await ana.register(f"ana-{random.randrange(10**6)}")
         await bob.register(f"bob-{random.randrange(10**6)}")
         created = await ana.create_match(max_players=2, countdown_s=0, seed=seed_text)
-        code = created["match"]["code"]
+        code = created.match.code
         await bob.join_match(code)
         await ana.ready(code)
         await bob.ready(code)
@@ -482,7 +482,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
             await bob.act(code, action)
         for action in line:
             reply = await ana.act(code, action)
-        assert reply["status"] == "won"
+        assert reply.status == "won"
         # The match's end is stored off the winner's reply path: its replay is published
         # once match_ended is said.
         await asyncio.wait_for(ended.wait(), 10)
@@ -491,7 +491,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     finally:
         await ana.close()
         await bob.close()
-    assert over_websocket == document
+    assert over_websocket == http.read_replay(document)  # the same document, typed
     assert document["match"]["time_limit_s"] == 600  # the default: verify need not infer it
     report = verify(document)
     assert report.holds, report.discrepancies
