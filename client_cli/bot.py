@@ -20,18 +20,34 @@ import random
 import secrets
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from client_cli.config import Account, Config
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    ConnectionNotice,
+    Listened,
+    ServerRefused,
+    expect,
+    match_of,
+)
 from client_cli.duration import format_ms
 from client_cli.match_state import MatchState, Phase
-from client_cli.tables import tournament_end
+from client_cli.tables import Outcome, tournament_end
 from gaps import Action, Move
 from gaps.bots import Bot, bot_for_level
-from gaps_protocol.messages.events import MatchEnded
-from gaps_protocol.messages.replies import Events, Registered
+from gaps_protocol.messages import TournamentEvent
+from gaps_protocol.messages.events import (
+    MatchEnded,
+    RoundEnded,
+    RoundStarting,
+    TournamentEnded,
+    TournamentStarted,
+)
+from gaps_protocol.messages.replies import Events, Matched, Registered, Tournament
 from gaps_protocol.messages.requests import Register, Resync
+from gaps_protocol.messages.views import TournamentView
 
 Report = Callable[[str], None]
 T = TypeVar("T")
@@ -80,7 +96,7 @@ async def connect_bot(
             config.drop_bot(server, account.name)
             config.save()
             continue
-        if (connection.player or {}).get("bot"):
+        if connection.player is not None and connection.player.bot:
             return connection, account
         # Saved before bots were declared: the server counts it as a person, and no
         # message changes that. A declared bot replaces it.
@@ -99,7 +115,7 @@ async def connect_bot(
             reply = expect(await connection.request(Register(name=name, bot=True)),
                            Registered, "register")
             connection.token = reply.token
-            connection.player = plain(reply.player)
+            connection.player = reply.player
         except ServerRefused as refusal:
             await connection.close()
             if refusal.code == "name_taken":
@@ -129,15 +145,13 @@ class BotPlayer:
         self.rng = rng
         self.report = report
         self.level = level
-        you_id = connection.player.get("id") if connection.player else account.player_id
+        you_id = connection.player.id if connection.player else account.player_id
         self.state = MatchState(self.code, you_id=you_id)
         self._changed = asyncio.Event()
         connection.add_listener(self._on_server)
 
-    def _on_server(self, message: dict[str, Any]) -> None:
-        match = message.get("match")
-        code = match.get("code") if isinstance(match, dict) else match
-        if code == self.code or message.get("type") == "connection":
+    def _on_server(self, message: Listened) -> None:
+        if isinstance(message, ConnectionNotice) or match_of(message) == self.code:
             self.state.apply(message)
         self._changed.set()
 
@@ -204,9 +218,9 @@ class BotPlayer:
                 raise
             state.apply_ack(reply)
             if state.own.over:
-                self.report(f"{self.name} finished: {reply['status']}, score {reply['score']} "
-                            f"(placed {reply['placed']}/48, {reply['redeals_used']} redeal(s), "
-                            f"{reply['moves_made']} moves) at {format_ms(reply.get('t_ms'))}")
+                self.report(f"{self.name} finished: {reply.status}, score {reply.score} "
+                            f"(placed {reply.placed}/48, {reply.redeals_used} redeal(s), "
+                            f"{reply.moves_made} moves) at {format_ms(reply.t_ms)}")
         if state.phase is Phase.FINISHED and state.ranking is None:
             await self._fetch_ranking()
         return state
@@ -227,7 +241,7 @@ class BotPlayer:
             return
         for event in reply.events:
             if isinstance(event, MatchEnded):
-                self.state.apply(plain(event))
+                self.state.apply(event)
 
     async def _stop_quietly(self) -> None:
         try:
@@ -287,8 +301,8 @@ async def run_quick_bots(
     connections: list[Connection] = []
 
     async def queue_and_play(connection: Connection, account: Account, seed: int,
-                             matched: asyncio.Future[dict[str, Any]]) -> MatchState:
-        code = str((await matched)["match"]["code"])
+                             matched: asyncio.Future[Matched]) -> MatchState:
+        code = (await matched).match.code
         player = BotPlayer(
             connection, account, code, bot_for_level(options.level, seed=seed),
             pace_s=options.pace_s, rng=random.Random(rng.randrange(2**32)),
@@ -315,20 +329,20 @@ async def run_quick_bots(
 
 async def run_tournament_bots(
     server: str, code: str, options: BotOptions, config: Config, report: Report
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[TournamentView, Outcome]:
     """Enter ``options.count`` bots in tournament ``code`` and play every round.
 
-    Returns the tournament's view (as the first bot entered it) and the
-    ``tournament_ended`` event (standings and podium) as the first bot got it.
+    Returns the tournament's view (as the first bot entered it) and how it ended
+    (standings and podium) as the first bot heard it.
     """
     rng = random.Random(options.seed)
     taken: set[str] = set()
-    entered: list[tuple[Connection, Account, asyncio.Queue[dict[str, Any]]]] = []
-    views: list[dict[str, Any]] = []
+    entered: list[tuple[Connection, Account, asyncio.Queue[News]]] = []
+    views: list[TournamentView] = []
     try:
         for _ in range(options.count):
             connection, account = await connect_bot(server, config, taken, report)
-            queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+            queue: asyncio.Queue[News] = asyncio.Queue()
             connection.add_listener(tournament_news(code.upper(), queue))
             try:
                 reply = await connection.tournament_join(code)
@@ -341,12 +355,11 @@ async def run_tournament_bots(
             except BaseException:
                 await connection.close()
                 raise
-            view = reply["tournament"]
-            if view.get("status") == "running" and view.get("round_match"):
-                queue.put_nowait({"event": "round_starting", "round": view["current_round"],
-                                  "match": view["round_match"]})
+            view = reply.tournament
+            if view.status == "running" and view.round_match:
+                queue.put_nowait(RoundToPlay(view.current_round, view.round_match))
             report(f"{account.name} (level {options.level}) entered tournament "
-                   f"{view['code']} ({len(view.get('entrants', []))}/{view['max_players']})")
+                   f"{view.code} ({len(view.entrants)}/{view.max_players})")
             entered.append((connection, account, queue))
             views.append(view)
         finals = await together(
@@ -372,42 +385,63 @@ async def together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def tournament_news(
-    code: str, queue: asyncio.Queue[dict[str, Any]]
-) -> Callable[[dict[str, Any]], None]:
-    def listen(message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "tournament_event" and message.get("tournament") == code:
+@dataclass(frozen=True)
+class RoundToPlay:
+    """A round being played, as a view says it (the join's reply, a resync's snapshot)."""
+
+    round: int
+    match: str
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The bot can follow the tournament no more: the connection failed, or the
+    tournament is gone from it."""
+
+    detail: str
+
+
+#: What a tournament bot acts on, in order: the tournament's events, a round to play,
+#: the end (from a resync's snapshot of a finished tournament), or being cut off.
+News: TypeAlias = TournamentEvent | RoundToPlay | Outcome | Cut
+
+
+def tournament_news(code: str, queue: asyncio.Queue[News]) -> Callable[[Listened], None]:
+    def listen(message: Listened) -> None:
+        if isinstance(message, TournamentEvent) and message.tournament == code:
             queue.put_nowait(message)
-        elif kind == "tournament" and message.get("tournament", {}).get("code") == code:
-            view = message["tournament"]  # a resync's snapshot: some events were lost
-            if view.get("status") == "finished":
-                queue.put_nowait(tournament_end(message.get("standings", [])))
-            elif view.get("status") == "running" and view.get("round_match"):
-                queue.put_nowait({"event": "round_starting", "round": view["current_round"],
-                                  "match": view["round_match"]})
-        elif kind == "connection" and (message.get("state") == "failed" or (
-                message.get("state") == "gone" and message.get("tournament") == code)):
-            queue.put_nowait({"event": "failed", "detail": message.get("detail")})
+        elif isinstance(message, Tournament) and message.tournament.code == code:
+            view = message.tournament  # a resync's snapshot: some events were lost
+            if view.status == "finished":
+                standings = message.standings
+                queue.put_nowait(tournament_end(standings if isinstance(standings, list)
+                                                else []))
+            elif view.status == "running" and view.round_match:
+                queue.put_nowait(RoundToPlay(view.current_round, view.round_match))
+        elif isinstance(message, ConnectionNotice) and (message.state == "failed" or (
+                message.state == "gone" and message.tournament == code)):
+            queue.put_nowait(Cut(message.detail))
     return listen
 
 
 async def _tournament_bot(
-    connection: Connection, account: Account, queue: asyncio.Queue[dict[str, Any]],
+    connection: Connection, account: Account, queue: asyncio.Queue[News],
     options: BotOptions, rng: random.Random, report: Report, *, speaker: bool,
-) -> dict[str, Any]:
+) -> Outcome:
     """One bot: every round of the tournament, until its end."""
     played: set[str] = set()
     while True:
-        event = await queue.get()
-        name = event.get("event")
-        if name == "failed":
-            raise ClientError(f"{account.name}: {event.get('detail')}")
-        if name == "tournament_started" and speaker:
-            report(f"tournament started: {event.get('rounds')} round(s), "
-                   f"{len(event.get('entrants', []))} entrants")
-        elif name == "round_starting" and event.get("match") not in played:
-            code = str(event["match"])
+        news = await queue.get()
+        if isinstance(news, Cut):
+            raise ClientError(f"{account.name}: {news.detail}")
+        if isinstance(news, Outcome):
+            return news
+        if isinstance(news, TournamentStarted) and speaker:
+            report(f"tournament started: {news.rounds} round(s), "
+                   f"{len(news.entrants)} entrants")
+        elif isinstance(news, RoundStarting | RoundToPlay) and news.match is not None \
+                and news.match not in played:
+            code = news.match
             played.add(code)
             player = BotPlayer(
                 connection, account, code,
@@ -418,15 +452,15 @@ async def _tournament_bot(
                 await player.join(ready=False)
                 await player.play()
             except MatchGone as gone:  # a restart lost the round: the next one may come
-                report(f"{gone}; round {event.get('round')} is lost, waiting for the next")
+                report(f"{gone}; round {news.round} is lost, waiting for the next")
             except ServerRefused as refusal:  # the round ended before the bot came
-                report(f"{account.name} missed round {event.get('round')}: {refusal}")
+                report(f"{account.name} missed round {news.round}: {refusal}")
             finally:
                 player.detach()
                 connection.forget(code)
-        elif name == "round_ended" and speaker:
-            leaders = ", ".join(f"{row['rank']}. {row['name']} {row['total_score']}"
-                                for row in event.get("standings", [])[:5])
-            report(f"round {event.get('round')} ended; standings: {leaders}")
-        elif name == "tournament_ended":
-            return event
+        elif isinstance(news, RoundEnded) and speaker:
+            leaders = ", ".join(f"{row.rank}. {row.name} {row.total_score}"
+                                for row in news.standings[:5])
+            report(f"round {news.round} ended; standings: {leaders}")
+        elif isinstance(news, TournamentEnded):
+            return Outcome.of(news)

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -37,7 +37,7 @@ from client_cli.arguments import Parser, UsageError
 from client_cli.boardapp import BoardApp
 from client_cli.bot import BotOptions, run_bots, run_quick_bots, run_tournament_bots
 from client_cli.config import Account, Config, ConfigError
-from client_cli.connection import ClientError, Connection, ServerRefused, plain
+from client_cli.connection import ClientError, Connection, ServerRefused, expect
 from client_cli.deals import alarm, deals_report
 from client_cli.dealsheet_pdf import PAPERS, fetch_and_write_sheet
 from client_cli.duration import format_duration, format_ms
@@ -87,7 +87,16 @@ from client_cli.tournament import (
 from client_cli.verify import FORMAT as REPLAY_FORMAT
 from client_cli.verify import Report, verify
 from gaps import RULESETS, Seed
+from gaps_protocol import MatchSnapshot
 from gaps_protocol.messages import ClientMessage
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.replies import (
+    DailyBoard,
+    MatchCreated,
+    Matched,
+    RematchJoined,
+    Standings,
+)
 from gaps_protocol.messages.requests import (
     Announce,
     CancelTournament,
@@ -593,7 +602,7 @@ async def cmd_register(context: Context) -> int:
         player = await _known(server, existing)
         if player is not None:  # the name is already this account's: nothing to do
             context.out.print(printable_text(
-                f"You are already {player.get('name')} (player #{player.get('id')}) on "
+                f"You are already {player.name} (player #{player.id}) on "
                 f"{server}."))
             return 0
     elif existing is not None and not context.options.force:
@@ -613,17 +622,17 @@ async def cmd_register(context: Context) -> int:
         raise
     finally:
         await connection.close()
-    player = reply["player"]
-    context.config.set_account(server, Account(player["name"], reply["token"], player["id"]))
+    player = reply.player
+    context.config.set_account(server, Account(player.name, reply.token, player.id))
     context.config.save()
     context.out.print(printable_text(
-        f"Registered {player['name']} (player #{player['id']}) on {server}."))
+        f"Registered {player.name} (player #{player.id}) on {server}."))
     context.out.print(Text(f"Your token is saved in {context.config.path}; keep that file "
                            "private."))
     return 0
 
 
-async def _known(server: str, account: Account) -> dict[str, Any] | None:
+async def _known(server: str, account: Account) -> Player | None:
     """The player ``account``'s token authenticates as on ``server``, or None if the
     server no longer knows the token (its database was reset, say)."""
     try:
@@ -633,7 +642,7 @@ async def _known(server: str, account: Account) -> dict[str, Any] | None:
             return None
         raise
     try:
-        return dict(connection.player or {})
+        return connection.player
     finally:
         await connection.close()
 
@@ -641,11 +650,12 @@ async def _known(server: str, account: Account) -> dict[str, Any] | None:
 async def cmd_whoami(context: Context) -> int:
     connection = await context.connect()
     try:
-        player = connection.player or {}
+        player = connection.player
     finally:
         await connection.close()
     context.out.print(printable_text(
-        f"{player.get('name')} (player #{player.get('id')}) on {context.server}"))
+        f"{player.name if player else None} (player #{player.id if player else None}) on "
+        f"{context.server}"))
     return 0
 
 
@@ -670,7 +680,7 @@ async def cmd_create(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    code = printable(reply["match"]["code"])
+    code = printable(reply.match.code)
     out = context.out
     out.print(Text.assemble(("Match ", ""), (code, "bold"), (
         f" created: {options.rules}, {options.players} player(s), "
@@ -729,14 +739,14 @@ async def _over(context: Context, code: str, refusal: ServerRefused) -> int:
     except (http.NotFound, http.Conflict):
         raise CliError(f"match {code.upper()} is over; its replay is not published yet "
                        "(a daily challenge's opens once its day is over)") from None
-    context.out.print(replay_table(document, you=_my_name(context)))
+    context.out.print(replay_table(http.read_replay(document), you=_my_name(context)))
     context.out.print(printable_text(f"Match {code.upper()} is over. Its replay: "
                                      f"gaps replay {code.upper()}"))
     return 0
 
 
 async def _open_screen(
-    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    context: Context, connection: Connection, snapshot: MatchSnapshot, *,
     heading: str | None = None,
 ) -> MatchState:
     """Open the match screen on ``snapshot``; close the connection once it closes. A match
@@ -746,7 +756,7 @@ async def _open_screen(
 
 
 async def _screen(
-    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    context: Context, connection: Connection, snapshot: MatchSnapshot, *,
     heading: str | None = None,
 ) -> tuple[MatchState, Rematch | None]:
     """``_open_screen``, and the rematch the player asked for on the ranking, if any."""
@@ -761,7 +771,7 @@ async def _screen(
 
 
 async def _play(
-    context: Context, connection: Connection, snapshot: Mapping[str, Any], *,
+    context: Context, connection: Connection, snapshot: MatchSnapshot, *,
     heading: str | None = None,
 ) -> int:
     """Open the match screen; once it closes, leave the result in the terminal (and start
@@ -796,6 +806,7 @@ async def _rematch(context: Context, state: MatchState, rematch: Rematch) -> int
     same_seed = rematch is Rematch.SAME_DEAL
     what = "the same deal, unrated" if same_seed else "a new deal"
     connection = await context.connect()
+    reply: RematchJoined | MatchCreated
     try:
         try:
             reply = await connection.rematch(state.code, same_seed=same_seed)
@@ -811,19 +822,20 @@ async def _rematch(context: Context, state: MatchState, rematch: Rematch) -> int
     except BaseException:
         await connection.close()
         raise
-    code = printable(reply["match"]["code"])
+    code = printable(reply.match.code)
     context.out.print(printable_text(f"Rematch of {state.code} ({what}): match {code}. "
                                      f"{told} {code}"))
     return await _play(context, connection, reply)
 
 
 def _left(context: Context, state: MatchState) -> None:
-    own, me = state.own, state.me or {}
+    own, me = state.own, state.me
     if state.role == "player" and state.phase is Phase.RUNNING and (
-            (own is not None and own.over) or me.get("finished")):
-        reason = (own.end_reason if own is not None else None) or me.get("end_reason") or (
-            own.status if own is not None else "over")
-        score = own.score if own is not None else me.get("score")
+            (own is not None and own.over) or (me is not None and me.finished)):
+        reason = ((own.end_reason if own is not None else None)
+                  or (me.end_reason if me is not None else None)
+                  or (own.status if own is not None else "over"))
+        score = own.score if own is not None else me.score if me is not None else None
         context.out.print(printable_text(
             f"Your game in match {state.code} is over ({reason}, score {score}); the others "
             f"still play. `gaps watch {state.code}` follows them; once it is over, "
@@ -847,10 +859,10 @@ async def cmd_matches(context: Context) -> int:
         table.add_column(column)
     for match in matches:  # every cell is the server's text: Text, never markup
         table.add_row(
-            printable_text(match.get("code")), printable_text(match.get("ruleset")),
-            printable_text(f"{match.get('players')}/{match.get('max_players')}"),
-            Text(format_duration(int(match.get("time_limit_s", 0)))),
-            printable_text(match.get("win_by")), Text("yes" if match.get("rated") else "no"),
+            printable_text(match.code), printable_text(match.ruleset),
+            printable_text(f"{match.players}/{match.max_players}"),
+            Text(format_duration(match.time_limit_s)),
+            printable_text(match.win_by), Text("yes" if match.rated else "no"),
         )
     out.print(table)
     out.print("Join one: gaps join CODE")
@@ -899,25 +911,26 @@ async def cmd_play(context: Context) -> int:
     try:
         queued = await connection.quick_match(rules)
         check_interrupted()
-        waiting = int(queued.get("waiting", 1))
+        waiting = queued.waiting
         out.print(f"Looking for opponents in {rules} ({waiting} player{'s' if waiting != 1 else ''}"
                   " waiting). Ctrl-C stops looking.")
-        snapshot = await _wait_matched(context, matched, rules,
-                                       bot_after_s=context.options.bot_after)
-        if snapshot is None:  # nobody came in time: leave the queue, race a bot
+        came = await _wait_matched(context, matched, rules,
+                                   bot_after_s=context.options.bot_after)
+        if came is None:  # nobody came in time: leave the queue, race a bot
             with contextlib.suppress(ClientError):
                 await connection.quick_cancel()
             if not matched.done():
                 matched.cancel()
                 return await _race_a_bot(context, connection, rules)
-            snapshot = matched.result()  # matched as we gave up: play that match
+            came = matched.result()  # matched as we gave up: play that match
+        snapshot = came
     except asyncio.CancelledError:  # Ctrl-C: leave the queue and say so
         handled()
         with contextlib.suppress(ClientError):
             await connection.quick_cancel()
         await connection.close()
         if matched.done() and not matched.cancelled() and matched.exception() is None:
-            code = matched.result()["match"]["code"]
+            code = matched.result().match.code
             out.print(printable_text(f"You were matched just before (match {code}): "
                                      f"`gaps join {code}` takes your seat."))
         else:
@@ -928,11 +941,10 @@ async def cmd_play(context: Context) -> int:
         raise
     finally:
         matched.cancel()  # no longer listening (a no-op once matched)
-    others = [f"{p['name']}{bot_mark(p)}" for p in snapshot.get("players", [])
-              if p.get("player_id") != (connection.player or {}).get("id")]
+    you_id = connection.player.id if connection.player else None
+    others = [f"{p.name}{bot_mark(p)}" for p in snapshot.players if p.player_id != you_id]
     out.print(Text.assemble(("Matched", "bold #4fb86b"), printable(
-        f" with {', '.join(str(name) for name in others) or 'nobody'} in match "
-        f"{snapshot['match']['code']}.")))
+        f" with {', '.join(others) or 'nobody'} in match {snapshot.match.code}.")))
     return await _play(context, connection, snapshot, heading="quick match")
 
 
@@ -941,9 +953,9 @@ OFFER_BOT_AFTER_S = 30
 
 
 async def _wait_matched(
-    context: Context, matched: asyncio.Future[dict[str, Any]], rules: str, *,
+    context: Context, matched: asyncio.Future[Matched], rules: str, *,
     bot_after_s: int | None = None,
-) -> dict[str, Any] | None:
+) -> Matched | None:
     """Wait for the ``matched`` snapshot with a spinner that counts the seconds; None
     once ``bot_after_s`` have passed without it."""
     started = asyncio.get_running_loop().time()
@@ -974,7 +986,7 @@ async def _race_a_bot(context: Context, connection: Connection, rules: str) -> i
     except BaseException:
         await connection.close()
         raise
-    code = str(reply["match"]["code"])
+    code = reply.match.code
     context.out.print(printable_text(
         f"Nobody came: racing a bot in match {code} (press r when you are ready)."))
     said: list[str] = []  # the bot's lines would scribble over the screen: kept, not shown
@@ -1007,34 +1019,37 @@ async def cmd_daily(context: Context) -> int:
     except BaseException:
         await connection.close()
         raise
-    # The server's day, and whether this attempt is ranked (an older server says neither).
-    given = snapshot.get("daily")
-    attempt: dict[str, Any] = given if isinstance(given, dict) else {}
-    day = str(attempt.get("day") or datetime.now(UTC).date().isoformat())
-    unranked = attempt.get("ranked") is False
+    # The server's day, and whether this attempt is ranked.
+    attempt = snapshot.daily
+    day = attempt.day.isoformat()
+    unranked = not attempt.ranked
     state = await _open_screen(context, connection, snapshot,
                                heading=f"daily challenge {day}{' (unranked)' if unranked else ''}")
     out = context.out
-    me = state.me or {}
+    me = state.me
     if state.phase is Phase.FINISHED:
         out.print(Text.assemble(
             (f"Daily challenge ({options.rules}, {day})", "bold"),
-            printable(f": score {me.get('score')}, placed {me.get('placed')}/48, "
-                      f"{me.get('end_reason')} at {format_ms(me.get('finish_ms'))}.")))
+            printable(f": score {me.score if me else None}, "
+                      f"placed {me.placed if me else None}/48, "
+                      f"{me.end_reason if me else None} at "
+                      f"{format_ms(me.finish_ms if me else None)}.")))
+        board: DailyBoard | None
         try:
             board = await http.daily_board(context.server, options.rules, day)
         except ClientError:  # the board is a bonus: the game is over and stored
-            board = {}
-        mine = [e for e in board.get("entries", []) if e.get("player_id") == state.you_id]
+            board = None
+        entries = board.entries if board is not None else []
+        mine = [e for e in entries if e.player_id == state.you_id]
         if unranked:
             out.print(Text.assemble(("Unranked", "bold yellow"), printable(
-                f": {attempt.get('reason') or 'your result is not on the board'}.")))
+                f": {attempt.reason or 'your result is not on the board'}.")))
         elif mine:
             out.print(printable_text(
-                f"You are #{mine[0]['rank']} of {len(board.get('entries', []))} on today's "
+                f"You are #{mine[0].rank} of {len(entries)} on today's "
                 f"board: gaps daily --board{_rules_option(options.rules)}"))
-        if board:
-            gap = gap_words(me.get("score"), board.get("par"))
+        if board is not None:
+            gap = gap_words(me.score if me else None, board.par)
             out.print(printable_text(f"Today's deal: {daily_par_note(board)}"
                                      f"{f'; your score is {gap}' if gap else ''}."))
         out.print(printable_text(f"The deal stays secret until the day is over (UTC); then: "
@@ -1050,7 +1065,7 @@ def _rules_option(rules: str) -> str:
 
 async def _daily_board(context: Context, rules: str, day: str | None) -> int:
     board = await http.daily_board(context.server, rules, day)
-    if not board.get("entries"):
+    if not board.entries:
         context.out.print(printable_text(empty_daily_note(board, rules)))
         return 0
     context.out.print(daily_table(board, you=_my_name(context)))
@@ -1086,22 +1101,22 @@ async def cmd_leaderboard(context: Context) -> int:
         raise CliError(f"the server refused this page: {refusal}") from None
     out = context.out
     you = _my_name(context)
-    if around is not None and reply.get("rank") is None:
+    if around is not None and not isinstance(reply.rank, int):
         who = "you have" if options.around_me else f"{around} has"
         out.print(Text.assemble((f"{board_title(reply)}: ", "bold"),
                                 f"{who} no row on this board yet (rated games make one)."))
         return 0
-    if not reply.get("entries"):
+    if not reply.entries:
         out.print(empty_board_text(reply) if not options.cursor
                   else Text("No more rows: that was the last page."))
         return 0
     out.print(leaderboard_table(reply, you=you, focus=around))
     if around is not None:
         who = "You are" if options.around_me else f"{around} is"
-        out.print(printable_text(f"{who} #{reply['rank']} on this board."))
-    elif reply.get("next_cursor"):
+        out.print(printable_text(f"{who} #{reply.rank} on this board."))
+    elif isinstance(reply.next_cursor, str) and reply.next_cursor:
         out.print(printable_text(
-            "Next page: " + " ".join(_board_argv(options, str(reply["next_cursor"])))))
+            "Next page: " + " ".join(_board_argv(options, reply.next_cursor))))
     return 0
 
 
@@ -1129,14 +1144,13 @@ async def cmd_rating(context: Context) -> int:
     except http.NotFound as missing:
         raise CliError(str(missing)) from None
     out = context.out
-    player = reply.get("player") or {}
-    if not reply.get("ratings"):
-        out.print(Text.assemble((printable(player.get("name", name)), "bold"),
+    if not reply.ratings:
+        out.print(Text.assemble((printable(reply.player.name), "bold"),
                                 " has no rating yet: ratings come from rated matches of two or "
                                 "more players (gaps play)."))
         return 0
     out.print(ratings_table(reply))
-    history = list(reply.get("history", []))
+    history = reply.history
     if history and context.options.history:
         out.print(history_table(history, limit=context.options.history))
     return 0
@@ -1179,22 +1193,22 @@ async def cmd_tournament_create(context: Context) -> int:
                        "--start-at or --start-in too", 2)
     connection = await context.connect()
     try:
-        view = (await connection.tournament_create(**request))["tournament"]
-        code = view["code"]
+        view = (await connection.tournament_create(**request)).tournament
+        code = view.code
         shown = printable(code)
         out = context.out
-        out.print(Text.assemble("Tournament ", (printable(view["name"]), "bold"), " (",
+        out.print(Text.assemble("Tournament ", (printable(view.name), "bold"), " (",
                                 (shown, "bold"), printable(
-                                    f") created: {view['ruleset']}, {view['rounds']} round(s) "
-                                    f"of {format_duration(view['round_time_limit_s'])}, up to "
-                                    f"{view['max_players']} entrants.")))
-        if not view.get("deals_ready", True):
-            with out.status(f"Drawing {view['rounds']} winnable deal(s): the solver proves "
+                                    f") created: {view.ruleset}, {view.rounds} round(s) "
+                                    f"of {format_duration(view.round_time_limit_s)}, up to "
+                                    f"{view.max_players} entrants.")))
+        if not view.deals_ready:
+            with out.status(f"Drawing {view.rounds} winnable deal(s): the solver proves "
                             "each one…", spinner="dots"):
-                view = {**view, **await deals_committed(connection, code)}
+                view = await deals_committed(connection, view)
         out.print(deals_report(view).line)
-        if view.get("start_at"):
-            out.print(printable_text(f"It starts by itself at {local_time(view['start_at'])}."))
+        if view.start_at:
+            out.print(printable_text(f"It starts by itself at {local_time(view.start_at)}."))
         else:
             out.print(Text(f"Start it when everyone is in:  gaps tournament start {shown}"))
         out.print(Text(f"Players enter with:             gaps tournament join {shown}"))
@@ -1203,8 +1217,8 @@ async def cmd_tournament_create(context: Context) -> int:
         if not options.join:
             return 0
         reply = await connection.tournament_join(code)
-        out.print(intro(reply["tournament"]))
-        return await follow(connection, reply["tournament"], frontend=context.frontend, out=out)
+        out.print(intro(reply.tournament))
+        return await follow(connection, reply.tournament, frontend=context.frontend, out=out)
     finally:
         await connection.close()
 
@@ -1226,10 +1240,10 @@ async def cmd_tournament_join(context: Context) -> int:
                 raise CliError(f"the host removed you from tournament {code.upper()}: "
                                f"{refusal.reason}") from None
             raise
-        view = reply["tournament"]
+        view = reply.tournament
         out = context.out
         out.print(intro(view))
-        if view.get("status") == "open":
+        if view.status == "open":
             out.print("You are in. Each round opens the match screen by itself; Ctrl-C "
                       "stops following (you stay entered).")
         return await follow(connection, view, frontend=context.frontend, out=out)
@@ -1299,11 +1313,11 @@ async def cmd_tournament_standings(context: Context) -> int:
         reply = await http.standings(context.server, code)
     except http.NotFound as missing:
         raise CliError(str(missing)) from None
-    view = reply.get("tournament") or {}
-    rows = list(reply.get("standings", []))
+    view = reply.tournament
+    rows = reply.standings
     out = context.out
     out.print(Text.assemble(intro(view), "  ", tournament_status(view)))
-    for announcement in view.get("announcements") or []:
+    for announcement in view.announcements:
         out.print(announcement_text(announcement))
     deals = deals_report(view)
     out.print(deals.line)
@@ -1314,24 +1328,24 @@ async def cmd_tournament_standings(context: Context) -> int:
         out.print(f"Nobody has entered yet: gaps tournament join {code}")
         return exit_code
     you = _my_name(context)
-    if view.get("status") == "finished":
+    if view.status == "finished":
         print_final(out, tournament_end(rows), view, you)
         return exit_code
-    if view.get("status") == "open":
-        still_in = [row for row in rows if not row.get("removed")]
-        names = ", ".join(f"{row.get('name')}{bot_mark(row)}" for row in still_in) or "nobody"
+    if view.status == "open":
+        still_in = [row for row in rows if not row.removed]
+        names = ", ".join(f"{row.name}{bot_mark(row)}" for row in still_in) or "nobody"
         out.print(printable_text(
-            f"Entrants ({len(still_in)}/{view.get('max_players')}): {names}"))
+            f"Entrants ({len(still_in)}/{view.max_players}): {names}"))
         for row in rows:
-            if row.get("removed"):
+            if row.removed:
                 out.print(printable_text(
-                    f"Removed by the host: {row.get('name')} ({row.get('removed_reason')})"))
-        if not view.get("start_at"):
+                    f"Removed by the host: {row.name} ({row.removed_reason})"))
+        if not view.start_at:
             out.print(f"The host starts it with: gaps tournament start {code}")
         return exit_code
-    played = max((int(row.get("rounds_played") or 0) for row in rows), default=0)
+    played = max((row.rounds_played for row in rows), default=0)
     out.print(standings_table(rows, you=you, title=f"Standings after {played} of "
-                                                   f"{view.get('rounds')} round(s)"))
+                                                   f"{view.rounds} round(s)"))
     return exit_code
 
 
@@ -1340,7 +1354,7 @@ async def cmd_tournament_start(context: Context) -> int:
     connection = await context.connect()
     try:
         try:
-            view = (await connection.tournament_start(code))["tournament"]
+            view = (await connection.tournament_start(code)).tournament
         except ServerRefused as refusal:
             if refusal.code == "bad_message":  # no entrants
                 raise CliError(f"{refusal}: players enter with `gaps tournament join {code}`"
@@ -1348,10 +1362,10 @@ async def cmd_tournament_start(context: Context) -> int:
             raise
     finally:
         await connection.close()
-    entrants = len(view.get("entrants") or [])
+    entrants = len(view.entrants)
     context.out.print(Text.assemble(
-        "Tournament ", (printable(view.get("name")), "bold"),
-        printable(f" ({code}) started: {view.get('rounds')} round(s), {entrants} "
+        "Tournament ", (printable(view.name), "bold"),
+        printable(f" ({code}) started: {view.rounds} round(s), {entrants} "
                   f"entrant{'s' if entrants != 1 else ''}. The rounds follow by themselves.")))
     return 0
 
@@ -1401,23 +1415,22 @@ async def cmd_tournament_enter(context: Context) -> int:
     options = context.options
     connection = await context.connect()
     try:
-        reply = plain(await connection.request(EnterTableResult(
+        reply = expect(await connection.request(EnterTableResult(
             code=options.code, round=options.round, player=options.player,
             placed=options.placed, redeals=options.redeals, finish_ms=options.time,
-            won=options.won)))
+            won=options.won)), Standings, "tournament_enter_result")
     finally:
         await connection.close()
     out = context.out
-    entered = [row for row in reply.get("entered_results", [])
-               if row.get("round") == options.round
-               and str(row.get("name")).lower() == options.player.lower()]
+    results = reply.entered_results if isinstance(reply.entered_results, list) else []
+    entered = [row for row in results
+               if row.round == options.round and row.name.lower() == options.player.lower()]
     if entered:
         out.print(entered_line(entered[0]))
-    rows = list(reply.get("standings", []))
-    view = reply.get("tournament") or {}
-    if rows and any(row.get("rounds_played") for row in rows):
+    rows = reply.standings
+    if rows and any(row.rounds_played for row in rows):
         out.print(standings_table(rows, you=_my_name(context),
-                                  title=f"Standings of {view.get('code', options.code)}"))
+                                  title=f"Standings of {reply.tournament.code}"))
     return 0
 
 
@@ -1484,10 +1497,10 @@ async def cmd_replay(context: Context) -> int:
         sys.stdout.write(text)
         return 0
     Path(target).write_text(text, encoding="utf-8")
-    players = document.get("players", [])
-    actions = sum(len(player.get("actions", [])) for player in players
-                  if isinstance(player, dict))
-    context.out.print(replay_table(document, you=_my_name(context)))
+    replay = http.read_replay(document)
+    players = replay.players
+    actions = sum(len(player.actions) for player in players)
+    context.out.print(replay_table(replay, you=_my_name(context)))
     context.out.print(printable_text(f"Saved the replay of match {code} ({len(players)} "
                                      f"player(s), {actions} actions) to {target}."))
     context.out.print(printable_text(f"Check every score: gaps verify {target}"))
@@ -1558,7 +1571,7 @@ def print_report(out: Console, report: Report) -> None:
     for check in report.players:  # names from the file: whoever wrote it chose them
         out.print(printable_text(
             f"  {check.rank if check.rank is not None else '?':>2}. {check.name}"
-            f"{bot_mark({'bot': check.bot})}: "
+            f"{bot_mark(check)}: "
             f"{check.actions} actions replayed → score {check.score}, placed "
             f"{check.placed}/48, {check.redeals} redeal(s), {check.moves} moves"
             f"{', won' if check.won else ''}"))

@@ -24,20 +24,18 @@ sends the session's frames, feeds it what comes and the time, and wakes it when 
   ``failure``), without a reconnect.
 
 Requests are the protocol's typed values (``gaps_protocol.messages.requests``), and
-``request`` returns the typed reply (``expect`` narrows it to the reply asked for). The
-named requests (``join_match``, ``tournament_join``...) and the listeners still give the
-typed messages as JSON-shaped dicts (``plain``: ``msgspec.to_builtins``), for
-the modules that read them so (the match state, the screens, the tournament follower,
-the tables shared with the HTTP reads) until they read the types: every ``event``;
-every snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
-``rematch`` replies, and the unasked ``matched`` of a quick match); every
-``tournament_event`` of the tournaments followed (each once, in order) and a tournament's
-resync snapshot ``{"type": "tournament", "tournament": view, "standings": [...], "seq":
-N}`` when the server no longer has the events missed; and
-``{"type": "connection", "state": ..., "detail": ...}`` notices, ``state`` being ``lost``
-(reconnecting), ``restored``, ``retrying`` (a request refused for now goes again),
-``failed`` (for good: the connection gave up), ``closed``, or ``gone`` with the ``match``
-(or ``tournament``) that could not be rejoined (followed) after a reconnect.
+``request`` returns the typed reply (``expect`` narrows it to the reply asked for); the
+named requests (``join_match``, ``tournament_join``...) return the reply each expects.
+The listeners are handed the typed messages too (``Listened``): every match event; every
+snapshot (the ``match_created``, ``joined``, ``snapshot``, ``daily_started`` and
+``rematch`` replies, and the unasked ``matched`` of a quick match); every tournament
+event of the tournaments followed (each once, in order) and a tournament's resync
+snapshot (a ``tournament`` reply with its ``standings`` and ``seq``) when the server no
+longer has the events missed; and the connection's own notices (``ConnectionNotice``),
+its ``state`` being ``lost`` (reconnecting), ``restored``, ``retrying`` (a request
+refused for now goes again), ``failed`` (for good: the connection gave up), ``closed``,
+or ``gone`` with the ``match`` (or ``tournament``) that could not be rejoined (followed)
+after a reconnect. ``match_of`` says which match a message is about.
 
 A listener added late (after a join's reply) asks ``add_listener`` for a replay: of a
 match, every snapshot and event delivered so far; of a tournament, every event (or
@@ -51,13 +49,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from gaps_protocol import (
+    MATCH_SNAPSHOTS,
     RECONNECT_FOR_S,
     REQUEST_TIMEOUT_S,
     RETRY_FIRST_S,
@@ -65,6 +65,7 @@ from gaps_protocol import (
     TRANSIENT_CODES,
     ClientSession,
     Closed,
+    Delivered,
     Disconnect,
     Event,
     Failed,
@@ -86,9 +87,25 @@ from gaps_protocol import (
     is_transient,
     pause_after,
 )
-from gaps_protocol.messages import ClientMessage, Error, ServerReply
+from gaps_protocol.messages import ClientMessage, Error, MatchEvent, ServerReply
 from gaps_protocol.messages.common import Player, Role
-from gaps_protocol.messages.replies import Ok, Pong
+from gaps_protocol.messages.replies import (
+    ActionOk,
+    DailyStarted,
+    Joined,
+    Left,
+    MatchCreated,
+    Matched,
+    Matches,
+    Ok,
+    Pong,
+    Queued,
+    Registered,
+    RematchJoined,
+    ReplayReply,
+    Tournament,
+    Welcome,
+)
 from gaps_protocol.messages.requests import (
     CancelQuickMatch,
     CreateMatch,
@@ -108,17 +125,15 @@ from gaps_protocol.messages.requests import (
     StartMatch,
     StartTournament,
 )
+from gaps_protocol.messages.views import MatchSummary, Replay
 
 log = logging.getLogger("gaps.client")
 log.addHandler(logging.NullHandler())
 
-Message = dict[str, Any]
-Listener = Callable[[Message], None]
-
 __all__ = [
     "RECONNECT_FOR_S", "REQUEST_TIMEOUT_S", "RETRY_FIRST_S", "RETRY_MOST_S", "TRANSIENT_CODES",
-    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ProtocolError",
-    "ServerRefused", "expect", "plain",
+    "ClientError", "ConnectError", "Connection", "ConnectionLost", "ConnectionNotice",
+    "Listened", "Listener", "ProtocolError", "ServerRefused", "expect", "match_of",
 ]
 
 #: The WebSocket close code of a server that stops (a deploy, a restart): "going away".
@@ -198,30 +213,55 @@ async def _open_socket(url: str, timeout: float) -> ClientConnection:
         raise ConnectError(f"cannot reach the server at {url}: {detail}") from None
 
 
-def plain(message: msgspec.Struct) -> Message:
-    """A typed message as the JSON the server wrote: its members (those it left out, out
-    too); its times are the protocol's text (``gaps_protocol.messages.common.Time``)."""
-    value: Message = msgspec.to_builtins(message)
-    return value
+NoticeState: TypeAlias = Literal["lost", "restored", "retrying", "failed", "closed", "gone"]
 
 
-def _connection_notice(notice: Notice) -> Message | None:
+@dataclass(frozen=True)
+class ConnectionNotice:
+    """What the connection itself tells its listeners: ``state`` is ``lost``
+    (reconnecting), ``restored``, ``retrying`` (a request refused for now, its ``code``,
+    goes again), ``failed`` (for good: the connection gave up), ``closed``, or ``gone``
+    with the ``match`` (or ``tournament``) that could not be rejoined (followed) after a
+    reconnect; ``detail`` says it for people."""
+
+    state: NoticeState
+    detail: str
+    code: str | None = None
+    match: str | None = None
+    tournament: str | None = None
+
+
+#: What a listener is handed: the server's messages of the matches and tournaments
+#: followed, typed as decoded, and the connection's own notices.
+Listened: TypeAlias = Delivered | ConnectionNotice
+Listener = Callable[[Listened], None]
+
+
+def match_of(message: Listened) -> str | None:
+    """The code of the match ``message`` is about, if it is one of a match's: an event or
+    a snapshot."""
+    if isinstance(message, MatchEvent):
+        return message.match
+    if isinstance(message, MATCH_SNAPSHOTS):
+        return message.match.code
+    return None
+
+
+def _connection_notice(notice: Notice) -> ConnectionNotice | None:
     """A notice of the session as the listeners read it, if it is one for them."""
     if isinstance(notice, Lost):
-        return {"type": "connection", "state": "lost", "detail": notice.detail}
+        return ConnectionNotice("lost", notice.detail)
     if isinstance(notice, Restored):
-        return {"type": "connection", "state": "restored", "detail": notice.detail}
+        return ConnectionNotice("restored", notice.detail)
     if isinstance(notice, Retrying):
-        return {"type": "connection", "state": "retrying", "code": notice.code,
-                "detail": notice.detail}
+        return ConnectionNotice("retrying", notice.detail, code=notice.code)
     if isinstance(notice, Failed):
-        return {"type": "connection", "state": "failed", "detail": notice.reason}
+        return ConnectionNotice("failed", notice.reason)
     if isinstance(notice, Closed):
-        return {"type": "connection", "state": "closed", "detail": notice.detail}
+        return ConnectionNotice("closed", notice.detail)
     if isinstance(notice, Gone):
-        which = {"match": notice.match} if notice.match is not None else {
-            "tournament": notice.tournament}
-        return {"type": "connection", "state": "gone", **which, "detail": notice.detail}
+        return ConnectionNotice("gone", notice.detail, match=notice.match,
+                                tournament=notice.tournament)
     return None
 
 
@@ -257,14 +297,13 @@ class Connection:
         self.session.token = token
 
     @property
-    def player(self) -> Message | None:
+    def player(self) -> Player | None:
         """Who the connection is signed in as, as ``welcome`` and ``registered`` name them."""
-        player = self.session.player
-        return None if player is None else plain(player)
+        return self.session.player
 
     @player.setter
-    def player(self, player: Message | None) -> None:
-        self.session.player = None if player is None else msgspec.convert(player, Player)
+    def player(self, player: Player | None) -> None:
+        self.session.player = player
 
     @property
     def reconnect(self) -> bool:
@@ -358,16 +397,16 @@ class Connection:
         reply. So nothing falls between a join's reply and a listener added after it.
         A listener added to a connection that failed already is told so at once."""
         for message in self.session.delivered(match=replay, tournament=replay_tournament):
-            listener(plain(message))
+            listener(message)
         if self.session.failure is not None:
-            listener({"type": "connection", "state": "failed", "detail": self.session.failure})
+            listener(ConnectionNotice("failed", self.session.failure))
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
         with contextlib.suppress(ValueError):
             self._listeners.remove(listener)
 
-    def _notify(self, message: Message) -> None:
+    def _notify(self, message: Listened) -> None:
         for listener in list(self._listeners):
             try:
                 listener(message)
@@ -408,15 +447,15 @@ class Connection:
             else:
                 waiter.set_exception(ClientError(notice.reason))
         elif isinstance(notice, Event | Snapshot):
-            self._notify(plain(notice.message))
+            self._notify(notice.message)
         elif isinstance(notice, Reconnect):
             self._reconnector = asyncio.create_task(self._reopen(notice.after_s))
         elif isinstance(notice, Disconnect):
             self._let_go(notice.code, notice.reason)
         else:
-            message = _connection_notice(notice)
-            if message is not None:
-                self._notify(message)
+            connection_notice = _connection_notice(notice)
+            if connection_notice is not None:
+                self._notify(connection_notice)
 
     def _let_go(self, code: int, reason: str) -> None:
         """Close the current socket: the session is done with it."""
@@ -496,13 +535,13 @@ class Connection:
 
     # -- the protocol's requests ---------------------------------------------------------
 
-    async def hello(self, token: str) -> Message:
+    async def hello(self, token: str) -> Welcome:
         """Sign in as the player of ``token`` (kept for the reconnects)."""
-        return plain(await self.request(Hello(token=token)))
+        return expect(await self.request(Hello(token=token)), Welcome, "hello")
 
-    async def register(self, name: str) -> Message:
+    async def register(self, name: str) -> Registered:
         """A new player ``name``; its token is kept for the reconnects."""
-        return plain(await self.request(Register(name=name)))
+        return expect(await self.request(Register(name=name)), Registered, "register")
 
     async def ping(self) -> tuple[float, str]:
         """The round trip in seconds, and the server's time."""
@@ -510,63 +549,66 @@ class Connection:
         reply = expect(await self.request(Ping(), retry=True), Pong, "ping")
         return self._now() - started, reply.server_time
 
-    async def create_match(self, **options: Any) -> Message:
+    async def create_match(self, **options: Any) -> MatchCreated:
         """Create a match with ``options``, the members of ``create_match``."""
-        return plain(await self.request(CreateMatch(**options)))
+        return expect(await self.request(CreateMatch(**options)), MatchCreated, "create_match")
 
-    async def list_matches(self) -> list[Message]:
-        reply = plain(await self.request(ListMatches(), retry=True))
-        return list(reply.get("matches", []))
+    async def list_matches(self) -> list[MatchSummary]:
+        reply = expect(await self.request(ListMatches(), retry=True), Matches, "list_matches")
+        return list(reply.matches)
 
-    async def join_match(self, code: str, role: Role = "player") -> Message:
-        return plain(await self.request(JoinMatch(code=code.upper(), role=role)))
+    async def join_match(self, code: str, role: Role = "player") -> Joined:
+        return expect(await self.request(JoinMatch(code=code.upper(), role=role)), Joined,
+                      "join_match")
 
-    async def rematch(self, code: str, *, same_seed: bool = False) -> Message:
+    async def rematch(self, code: str, *, same_seed: bool = False) -> RematchJoined:
         """A seat in the rematch of finished match ``code`` (the one offered, or a new one
         offered to the others): the ``rematch`` reply, shaped like ``joined``."""
-        return plain(await self.request(Rematch(code=code.upper(), same_seed=same_seed)))
+        return expect(await self.request(Rematch(code=code.upper(), same_seed=same_seed)),
+                      RematchJoined, "rematch")
 
-    async def leave_match(self, code: str) -> Message:
-        return plain(await self.request(LeaveMatch(code=code)))
+    async def leave_match(self, code: str) -> Left:
+        return expect(await self.request(LeaveMatch(code=code)), Left, "leave_match")
 
-    async def ready(self, code: str, ready: bool = True) -> Message:
-        return plain(await self.request(Ready(code=code, ready=ready)))
+    async def ready(self, code: str, ready: bool = True) -> Ok:
+        return expect(await self.request(Ready(code=code, ready=ready)), Ok, "ready")
 
-    async def start_match(self, code: str) -> Message:
-        return plain(await self.request(StartMatch(code=code)))
+    async def start_match(self, code: str) -> Ok:
+        return expect(await self.request(StartMatch(code=code)), Ok, "start_match")
 
     def forget(self, code: str) -> None:
         """Stop tracking match ``code`` (a finished tournament round): no rejoin on a
         reconnect, no more of its messages kept."""
         self.session.forget(code.upper())
 
-    async def get_replay(self, code: str) -> Message:
-        reply = plain(await self.request(GetReplay(code=code.upper()), retry=True))
-        document: Message = reply["replay"]
-        return document
+    async def get_replay(self, code: str) -> Replay:
+        reply = expect(await self.request(GetReplay(code=code.upper()), retry=True),
+                       ReplayReply, "get_replay")
+        return reply.replay
 
-    async def daily(self, ruleset: str) -> Message:
+    async def daily(self, ruleset: str) -> DailyStarted:
         """Deal today's challenge: the ``daily_started`` reply (shaped like ``joined``)."""
-        return plain(await self.request(PlayDaily(ruleset=ruleset)))
+        return expect(await self.request(PlayDaily(ruleset=ruleset)), DailyStarted,
+                      "daily")
 
-    async def quick_match(self, ruleset: str) -> Message:
+    async def quick_match(self, ruleset: str) -> Queued:
         """Wait in the quick-match queue: the ``queued`` reply. The match comes later,
         unasked, as a ``matched`` snapshot; a reconnect queues again."""
-        return plain(await self.request(QuickMatch(ruleset=ruleset)))
+        return expect(await self.request(QuickMatch(ruleset=ruleset)), Queued, "quick_match")
 
-    def quick_matched(self) -> asyncio.Future[Message]:
+    def quick_matched(self) -> asyncio.Future[Matched]:
         """The ``matched`` snapshot the quick-match queue sends this connection, when it
         comes; fails with ``ClientError`` when the connection is lost for good. Cancel it
         to stop listening."""
-        matched: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        matched: asyncio.Future[Matched] = asyncio.get_running_loop().create_future()
 
-        def listen(message: Message) -> None:
+        def listen(message: Listened) -> None:
             if matched.done():
                 return
-            if message.get("type") == "matched":
+            if isinstance(message, Matched):
                 matched.set_result(message)
-            elif message.get("type") == "connection" and message.get("state") == "failed":
-                matched.set_exception(ClientError(str(message.get("detail"))))
+            elif isinstance(message, ConnectionNotice) and message.state == "failed":
+                matched.set_exception(ClientError(message.detail))
 
         self.add_listener(listen)
         matched.add_done_callback(lambda _: self.remove_listener(listen))
@@ -577,21 +619,24 @@ class Connection:
         reply = expect(await self.request(CancelQuickMatch()), Ok, "quick_cancel")
         return reply.cancelled is True
 
-    async def tournament_create(self, **options: Any) -> Message:
+    async def tournament_create(self, **options: Any) -> Tournament:
         """Create a tournament with ``options``, the members of ``tournament_create`` (this
         connection then gets its events; the creator is not an entrant until
         ``tournament_join``)."""
-        return plain(await self.request(CreateTournament(**options)))
+        return expect(await self.request(CreateTournament(**options)), Tournament,
+                      "tournament_create")
 
-    async def tournament_join(self, code: str) -> Message:
+    async def tournament_join(self, code: str) -> Tournament:
         """Enter (or follow again) tournament ``code``; its events come from now on (those
         after the reply's ``seq``), and a reconnect follows it again."""
-        return plain(await self.request(JoinTournament(code=code.upper())))
+        return expect(await self.request(JoinTournament(code=code.upper())), Tournament,
+                      "tournament_join")
 
-    async def tournament_start(self, code: str) -> Message:
-        return plain(await self.request(StartTournament(code=code.upper())))
+    async def tournament_start(self, code: str) -> Tournament:
+        return expect(await self.request(StartTournament(code=code.upper())), Tournament,
+                      "tournament_start")
 
-    async def act(self, code: str, action: str) -> Message:
+    async def act(self, code: str, action: str) -> ActionOk:
         """Play ``action`` in match ``code``; returns the ``action_ok`` reply.
 
         Actions of one match go one at a time, each with the next ``seq``. If the
@@ -605,4 +650,4 @@ class Connection:
             request_id = self.session.act(code, action, self._now())
         except NotInMatch as error:
             raise ClientError(str(error)) from None
-        return plain(await self._answer(request_id))
+        return expect(await self._answer(request_id), ActionOk, "action")

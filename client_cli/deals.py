@@ -8,14 +8,13 @@ had committed to (or sent a commitment it cannot keep).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from rich.text import Text
 
 from client_cli.render import printable
 from gaps.commitment import check_deals
+from gaps_protocol.messages.views import TournamentView
 
 #: How a mismatch is shown: nobody may miss it.
 ALARM = "bold white on red"
@@ -31,28 +30,19 @@ class DealsReport:
     mismatches: tuple[str, ...]
 
 
-def _texts(value: Any) -> list[Any] | None:
-    return list(value) if isinstance(value, list) else None
-
-
-def deals_report(view: Mapping[str, Any]) -> DealsReport:
+def deals_report(view: TournamentView) -> DealsReport:
     """Check ``view``'s revealed seeds against its commitment."""
-    commitment = view.get("commitment")
-    winnable = " (winnable: each proven so by the solver)" if view.get("deals") == "winnable" \
+    commitment = view.commitment
+    winnable = " (winnable: each proven so by the solver)" if view.deals == "winnable" \
         else ""
     if commitment is None:
-        if view.get("deals_ready") is False:
+        if view.deals_ready is False:
             return DealsReport(Text(f"Deals: being drawn{winnable}; entries open once they "
                                     "are committed."), ())
         return DealsReport(Text("Deals: none committed (a tournament from before "
                                 "commitments)."), ())
-    rounds, seeds = _texts(view.get("round_commitments")), _texts(view.get("seeds"))
-    if not isinstance(commitment, str) or rounds is None or seeds is None \
-            or not all(isinstance(r, str) for r in rounds) \
-            or not all(s is None or isinstance(s, str) for s in seeds):
-        return DealsReport(Text("Deals: the server's commitment is malformed."),
-                           ("the server sent a commitment that cannot be checked",))
-    found = check_deals(commitment, rounds, seeds)
+    seeds = view.seeds
+    found = check_deals(commitment, view.round_commitments, seeds)
     revealed = sum(1 for seed in seeds if seed is not None)
     line = Text(printable(f"Deals{winnable}: committed, SHA-256 {commitment}"))
     if found.complete:
@@ -74,15 +64,15 @@ def alarm(mismatches: tuple[str, ...] | list[str]) -> Text:
     return text
 
 
-def revealed_line(view: Mapping[str, Any], number: int, seed: str) -> tuple[Text, str | None]:
+def revealed_line(view: TournamentView, number: int, seed: str) -> tuple[Text, str | None]:
     """What ``round_ended`` revealing ``seed`` for round ``number`` says: a line, and the
     mismatch (None: it matches its round's commitment)."""
-    rounds = _texts(view.get("round_commitments")) or []
-    if not view.get("commitment") or not 1 <= number <= len(rounds):
+    rounds = view.round_commitments
+    if not view.commitment or not 1 <= number <= len(rounds):
         return Text(printable(f"Round {number}'s deal: {seed}.")), None
     seeds: list[str | None] = [None] * len(rounds)
     seeds[number - 1] = seed
-    found = check_deals(str(view["commitment"]), [str(r) for r in rounds], seeds)
+    found = check_deals(view.commitment, list(rounds), seeds)
     if found.mismatches:
         return Text(printable(f"Round {number}'s deal: {seed}."), style=ALARM), \
             found.mismatches[0]

@@ -9,7 +9,7 @@ rules engine, as ``gaps verify`` does, and drawn for whoever watched.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -25,6 +25,8 @@ from client_cli.par import gap_words
 from client_cli.render import bot_mark, printable
 from gaps import Game, NotationError, Seed
 from gaps.replay import replay
+from gaps_protocol.messages.common import Par
+from gaps_protocol.messages.views import Replay, ReplayPlayer
 
 #: Columns between two boards side by side.
 GUTTER: Final = 3
@@ -36,28 +38,22 @@ BOARD_LINES: Final = 1 + COMPACT.height + 1
 class FinalBoard:
     """One player's board at the end, and who they were."""
 
-    entry: Mapping[str, Any]
+    entry: ReplayPlayer
     game: Game | None  # None: the replay could not rebuild it
     why: str | None = None
 
 
-def final_boards(document: Mapping[str, Any]) -> list[FinalBoard]:
-    """Each player's final board, in the ranking's order; empty when the document has no
-    seed (a daily challenge's, before its day is over)."""
-    match = document.get("match")
-    players = document.get("players")
-    if not isinstance(match, Mapping) or not isinstance(players, list):
-        return []
+def final_boards(document: Replay) -> list[FinalBoard]:
+    """Each player's final board, in the ranking's order; empty when the document's seed
+    is not one."""
     try:
-        seed = Seed.parse(str(match.get("seed")))
+        seed = Seed.parse(document.match.seed)
     except NotationError:
         return []
-    ruleset = str(match.get("ruleset", "classic"))
+    ruleset = document.match.ruleset
     boards = []
-    for entry in sorted((p for p in players if isinstance(p, Mapping)),
-                        key=lambda p: (p.get("rank") or 99, str(p.get("name")))):
-        actions = [str(a.get("action")) for a in entry.get("actions", [])
-                   if isinstance(a, Mapping)]
+    for entry in sorted(document.players, key=lambda p: (p.rank or 99, p.name)):
+        actions = [a.action for a in entry.actions]
         try:
             played = replay(seed, ruleset, actions)
         except (NotationError, ValueError) as error:
@@ -68,13 +64,13 @@ def final_boards(document: Mapping[str, Any]) -> list[FinalBoard]:
     return boards
 
 
-def board_title(board: FinalBoard, par: object, palette: Palette) -> Text:
+def board_title(board: FinalBoard, par: Par | None, palette: Palette) -> Text:
     """``1. bob [bot] · 20 · 3 below par``."""
     entry = board.entry
-    text = Text(printable(f"{entry.get('rank')}. {entry.get('name')}{bot_mark(entry)}"),
+    text = Text(printable(f"{entry.rank}. {entry.name}{bot_mark(entry)}"),
                 style=Style(color=palette.text, bold=True))
-    text.append(printable(f" · {entry.get('score')}"), style=palette.text)
-    gap = gap_words(entry.get("score"), par)
+    text.append(printable(f" · {entry.score}"), style=palette.text)
+    gap = gap_words(entry.score, par)
     if gap:
         text.append(f" · {gap}", style=palette.muted)
     return text
@@ -88,10 +84,10 @@ class FinalBoards(Widget):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
         super().__init__(id=id)
         self.boards: Sequence[FinalBoard] = ()
-        self.par: object = None
+        self.par: Par | None = None
         self.palette = DARK
 
-    def show(self, boards: Sequence[FinalBoard], par: object, palette: Palette) -> None:
+    def show(self, boards: Sequence[FinalBoard], par: Par | None, palette: Palette) -> None:
         relayout = len(boards) != len(self.boards)
         self.boards, self.par, self.palette = boards, par, palette
         self.display = bool(boards)

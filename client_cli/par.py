@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+from gaps_protocol.messages.common import Par as SolvedPar
+
 #: What stands for a par not solved yet, and for one a server sent in no known shape.
 NOT_YET: Final = "…"
 UNKNOWN: Final = "?"
@@ -24,7 +26,10 @@ class Par(NamedTuple):
 
 
 def read_par(par: object) -> Par | None:
-    """The par in a replay or a daily board (``{"score", "exact"}``), if it is one."""
+    """The par in a replay or a daily board (``{"score", "exact"}``, or typed), if it is
+    one."""
+    if isinstance(par, SolvedPar):
+        return Par(par.score, par.exact)
     if not isinstance(par, dict):
         return None
     score, exact = par.get("score"), par.get("exact")

@@ -15,7 +15,7 @@ control sequence.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,9 +28,8 @@ from textual.widget import Widget
 from client_cli.duration import format_ms
 from client_cli.layout import PANEL_GUTTER, Panel
 from client_cli.palette import DARK, Palette
-from client_cli.render import BOT_MARK, is_bot, printable
-
-Player = Mapping[str, Any]
+from client_cli.render import BOT_MARK, printable
+from gaps_protocol.messages.views import Progress
 
 #: Columns of the marker before a name (``▸ `` for yours).
 MARKER: Final = 2
@@ -47,26 +46,26 @@ NAME_BEFORE_BAR: Final = 12
 HEADINGS: Final = ("player", "placed", "pts", "rd", "state")
 
 
-def ordered(players: Iterable[Player]) -> list[Player]:
+def ordered(players: Iterable[Progress]) -> list[Progress]:
     """Most cards placed first; then by name."""
-    return sorted(players, key=lambda p: (-int(p.get("placed", 0)), str(p.get("name"))))
+    return sorted(players, key=lambda p: (-p.placed, p.name))
 
 
-def player_state(player: Player, *, started: bool, palette: Palette = DARK) -> Text:
+def player_state(player: Progress, *, started: bool, palette: Palette = DARK) -> Text:
     """What a player is doing: ready or not (in the lobby), playing, blocked, away, or how
     and when their game ended."""
     if not started:
-        return (Text("ready", style=palette.good) if player.get("ready")
+        return (Text("ready", style=palette.good) if player.ready
                 else Text("not ready", style=palette.muted))
-    reason = player.get("end_reason")
+    reason = player.end_reason
     if reason == "won":
-        return Text(f"won {format_ms(player.get('finish_ms'))}", style=f"bold {palette.good}")
+        return Text(f"won {format_ms(player.finish_ms)}", style=f"bold {palette.good}")
     if reason:
-        return Text(printable(f"{reason} {format_ms(player.get('finish_ms'))}"),
+        return Text(printable(f"{reason} {format_ms(player.finish_ms)}"),
                     style=palette.warning)
-    if not player.get("connected", True):
+    if not player.connected:
         return Text("away", style=palette.muted)
-    status = printable(player.get("status", "playing"))
+    status = printable(player.status)
     return Text(status, style=palette.warning if status == "blocked" else palette.text)
 
 
@@ -80,41 +79,41 @@ class Look:
     palette: Palette = DARK
 
 
-def _extras(player: Player, look: Look) -> Text:
+def _extras(player: Progress, look: Look) -> Text:
     """What follows a name and is never cut: the bot mark, the host's star."""
     text = Text()
-    if is_bot(player):
+    if player.bot:
         text.append(f" {BOT_MARK}", style=look.palette.bot)
-    if player.get("player_id") == look.host_id and not look.started:
+    if player.player_id == look.host_id and not look.started:
         text.append(" ★", style=look.palette.warning)
     return text
 
 
-def _name(player: Player, look: Look, width: int) -> Text:
+def _name(player: Progress, look: Look, width: int) -> Text:
     """The marker, the name (shortened with … to fit ``width``) and its extras."""
-    you = player.get("player_id") == look.you_id
+    you = player.player_id == look.you_id
     style = Style(color=look.palette.you, bold=True) if you else Style(color=look.palette.text)
     extras = _extras(player, look)
-    name = printable(player.get("name"))
+    name = printable(player.name)
     room = width - MARKER - extras.cell_len
     if len(name) > room:
         name = name[:max(0, room - 1)] + "…"
     text = Text("▸ " if you else "  ", style=style)
     text.append(name, style=style)
     text.append_text(extras)
-    if not player.get("connected", True) and look.started:
+    if not player.connected and look.started:
         text.stylize(Style(color=look.palette.muted))
     return text
 
 
-def name_room(players: Sequence[Player], look: Look, characters: int | None = None) -> int:
+def name_room(players: Sequence[Progress], look: Look, characters: int | None = None) -> int:
     """The columns the names take with their marker and extras: whole, or with at most
     ``characters`` of each name."""
-    return max((MARKER + min(len(printable(player.get("name"))), characters or 10**6)
+    return max((MARKER + min(len(printable(player.name)), characters or 10**6)
                 + _extras(player, look).cell_len for player in players), default=MARKER + 4)
 
 
-def panel_needs(players: Sequence[Player], look: Look) -> Panel:
+def panel_needs(players: Sequence[Progress], look: Look) -> Panel:
     """The rows and widths the layout gives room for."""
     state = _state_width(players, look)
     longest = name_room(players, look)
@@ -124,7 +123,7 @@ def panel_needs(players: Sequence[Player], look: Look) -> Panel:
                  + 1 + state)
 
 
-def _state_width(players: Sequence[Player], look: Look) -> int:
+def _state_width(players: Sequence[Progress], look: Look) -> int:
     return max([len(HEADINGS[-1]), *(player_state(p, started=look.started).cell_len
                                      for p in players)])
 
@@ -164,7 +163,7 @@ def choose_format(width: int, names: Sequence[int], state: int) -> Format:
 
 
 def players_table(
-    players: Iterable[Player], *, width: int, look: Look = Look(), columns: int = 1,
+    players: Iterable[Progress], *, width: int, look: Look = Look(), columns: int = 1,
 ) -> RenderableType:
     """The players' rows laid out in ``width`` columns of the terminal, in ``columns``
     columns of rows side by side."""
@@ -188,7 +187,7 @@ def players_table(
     return grid
 
 
-def _table(rows: Sequence[Player], row: Format, name: int, state: int, look: Look) -> Table:
+def _table(rows: Sequence[Progress], row: Format, name: int, state: int, look: Look) -> Table:
     palette = look.palette
     table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1),
                   collapse_padding=True, header_style=Style(color=palette.label, bold=True))
@@ -199,7 +198,7 @@ def _table(rows: Sequence[Player], row: Format, name: int, state: int, look: Loo
         table.add_column(HEADINGS[3], width=REDEALS, no_wrap=True, justify="right")
     table.add_column(HEADINGS[4], width=state, no_wrap=True)
     for player in rows:
-        placed = int(player.get("placed", 0))
+        placed = player.placed
         cells: list[RenderableType] = [_name(player, look, name)]
         bar = progress_bar(placed, row.bar, palette) if row.bar else Text()
         if row.bar:
@@ -207,8 +206,8 @@ def _table(rows: Sequence[Player], row: Format, name: int, state: int, look: Loo
         bar.append(f"{placed:>2}/48", style=palette.text)
         cells.append(bar)
         if row.numbers:
-            cells += [Text(printable(player.get("score", 0)), style=palette.text),
-                      Text(printable(player.get("redeals_used", 0)), style=palette.text)]
+            cells += [Text(printable(player.score), style=palette.text),
+                      Text(printable(player.redeals_used), style=palette.text)]
         cells.append(player_state(player, started=look.started, palette=palette))
         table.add_row(*cells)
     return table
@@ -233,14 +232,14 @@ class PlayersPanel(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
         super().__init__(id=id)
-        self.players: list[Player] = []
+        self.players: list[Progress] = []
         self.look = Look()
         self.columns = 1
 
-    def show(self, players: Iterable[Player], look: Look, columns: int) -> None:
+    def show(self, players: Iterable[Progress], look: Look, columns: int) -> None:
         """Draw these rows (if anything changed); lay the panel out again if its height
         changes."""
-        players = [dict(player) for player in players]
+        players = list(players)
         if (players, look, columns) == (self.players, self.look, self.columns):
             return
         relayout = (len(players), columns) != (len(self.players), self.columns)

@@ -8,8 +8,7 @@ plain command output both use them.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
-from typing import Final
+from typing import Final, Protocol
 
 from rich.text import Text
 
@@ -52,18 +51,34 @@ BOT_MARK: Final = "[bot]"
 BOT_STYLE: Final = "#c090e0"
 
 
-def is_bot(entry: object) -> bool:
-    """Whether a player entry (a seat, a standings, board or ranking row, a player page)
-    is a bot's: the server says so with ``bot: true``; without the field, a person."""
-    return isinstance(entry, Mapping) and entry.get("bot") is True
+class Seated(Protocol):
+    """A player entry: a seat, a standings, board or ranking row, a player page."""
+
+    @property
+    def bot(self) -> bool: ...
 
 
-def bot_mark(entry: object) -> str:
+class Result(Protocol):
+    """A ranking entry: how the game ended, and how the operators stand on it."""
+
+    @property
+    def end_reason(self) -> str | None: ...
+
+    @property
+    def review(self) -> str | None: ...
+
+
+def is_bot(entry: Seated) -> bool:
+    """Whether a player entry is a bot's: the server says so with ``bot: true``."""
+    return entry.bot is True
+
+
+def bot_mark(entry: Seated) -> str:
     """`` [bot]`` after a bot's name in plain text; nothing after a person's."""
     return f" {BOT_MARK}" if is_bot(entry) else ""
 
 
-def append_bot_mark(text: Text, entry: object) -> Text:
+def append_bot_mark(text: Text, entry: Seated) -> Text:
     """``text`` (a name) with `` [bot]`` after it, dimmed, if ``entry`` is a bot's."""
     if is_bot(entry):
         text.append(f" {BOT_MARK}", style=BOT_STYLE)
@@ -79,16 +94,15 @@ REVIEW_WORDS = {
 }
 
 
-def review_words(entry: object) -> str | None:
+def review_words(entry: Result) -> str | None:
     """How a ranking entry's result stands with the operators, if it is not plain."""
-    review = entry.get("review") if isinstance(entry, dict) else None
-    return REVIEW_WORDS.get(review) if isinstance(review, str) else None
+    return REVIEW_WORDS.get(entry.review) if entry.review is not None else None
 
 
-def result_words(entry: object) -> str:
+def result_words(entry: Result) -> str:
     """A ranking entry's end reason, with its review if it has one: ``stopped · under
     review``."""
-    reason = printable(entry.get("end_reason")) if isinstance(entry, dict) else ""
+    reason = printable(entry.end_reason)
     review = review_words(entry)
     return f"{reason} · {review}" if review else reason
 

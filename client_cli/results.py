@@ -10,7 +10,7 @@ while there is room beside names of 10 characters. Names shorten first, and a bo
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Final
@@ -33,9 +33,9 @@ from client_cli.footer import KeyFooter
 from client_cli.match_state import MatchState
 from client_cli.palette import DARK, Palette
 from client_cli.par import BOUND_WHY, gap_words, read_par
-from client_cli.render import BOT_MARK, is_bot, printable, result_words, review_words
-
-Row = Mapping[str, Any]
+from client_cli.render import BOT_MARK, printable, result_words, review_words
+from gaps_protocol.messages.common import Par
+from gaps_protocol.messages.views import RankedProgress
 
 #: The least of a name the table keeps before it drops a column.
 LEAST_NAME: Final = 10
@@ -57,8 +57,10 @@ def rematch_options(state: MatchState, rematch: Rematch) -> dict[str, Any]:
     summary = state.summary
     options: dict[str, Any] = {
         "ruleset": state.ruleset.name, "time_limit_s": state.time_limit_s,
-        "win_by": summary.get("win_by", "time"), "public": bool(summary.get("public", False)),
-        "max_players": int(summary.get("max_players") or max(1, len(state.players))),
+        "win_by": summary.win_by if summary else "time",
+        "public": summary.public if summary else False,
+        "max_players": (summary.max_players if summary and summary.max_players
+                        else max(1, len(state.players))),
     }
     if state.kind != "race":
         options["max_players"] = max(1, len(state.players))
@@ -67,17 +69,16 @@ def rematch_options(state: MatchState, rematch: Rematch) -> dict[str, Any]:
     return options
 
 
-def headline(rows: Sequence[Row], you_id: int | None) -> str:
+def headline(rows: Sequence[RankedProgress], you_id: int | None) -> str:
     """Who won, in words: ``You win!``, ``bob wins``, ``ana and bob share first place``;
     with how (``won in 4:00.8``, or the best score)."""
-    first = [row for row in rows if row.get("rank") == 1]
+    first = [row for row in rows if row.rank == 1]
     if not first:
         return "The match is over."
-    names = ["you" if row.get("player_id") == you_id else printable(row.get("name"))
-             for row in first]
+    names = ["you" if row.player_id == you_id else printable(row.name) for row in first]
     best = first[0]
-    how = (f"won in {format_ms(best.get('finish_ms'))}" if best.get("end_reason") == "won"
-           else f"score {printable(best.get('score'))}")
+    how = (f"won in {format_ms(best.finish_ms)}" if best.end_reason == "won"
+           else f"score {printable(best.score)}")
     if len(first) > 1:
         together = ", ".join(names[:-1]) + " and " + names[-1]
         return f"{together[0].upper()}{together[1:]} share first place ({how})."
@@ -86,7 +87,7 @@ def headline(rows: Sequence[Row], you_id: int | None) -> str:
     return f"{names[0]} wins ({how})."
 
 
-def par_line(par: object, *, fetching: bool) -> str:
+def par_line(par: Par | None, *, fetching: bool) -> str:
     """What the screen says of the deal's par."""
     known = read_par(par)
     if known is not None and known.exact:
@@ -105,15 +106,15 @@ class Column:
     width: int
 
 
-def _name(row: Row, you_id: int | None, width: int, palette: Palette) -> Text:
-    you = row.get("player_id") == you_id
+def _name(row: RankedProgress, you_id: int | None, width: int, palette: Palette) -> Text:
+    you = row.player_id == you_id
     style = Style(color=palette.you, bold=True) if you else Style(color=palette.text)
     extras = Text()
-    if is_bot(row):
+    if row.bot:
         extras.append(f" {BOT_MARK}", style=palette.bot)
     if you:
         extras.append(" (you)", style=palette.muted)
-    name = printable(row.get("name"))
+    name = printable(row.name)
     room = width - extras.cell_len
     if len(name) > room:
         name = name[:max(0, room - 1)] + "…"
@@ -121,29 +122,29 @@ def _name(row: Row, you_id: int | None, width: int, palette: Palette) -> Text:
 
 
 def ranking_table(
-    rows: Sequence[Row], *, width: int, you_id: int | None, par: object,
+    rows: Sequence[RankedProgress], *, width: int, you_id: int | None, par: Par | None,
     palette: Palette = DARK, fetching: bool = False,
 ) -> Table:
     """The final ranking laid out in ``width`` columns (see the module's docstring)."""
     unknown = "…" if fetching else "?"
-    gaps = [gap_words(row.get("score"), par) or unknown for row in rows]
+    gaps = [gap_words(row.score, par) or unknown for row in rows]
     if width < WIDE_GAPS:
-        gaps = [gap_words(row.get("score"), par, short=True) or unknown for row in rows]
+        gaps = [gap_words(row.score, par, short=True) or unknown for row in rows]
     results = [f"{result_words(row)}" for row in rows]
-    times = [format_ms(row.get("finish_ms")) for row in rows]
-    longest = max((len(printable(row.get("name"))) + (6 if is_bot(row) else 0)
-                   + (6 if row.get("player_id") == you_id else 0) for row in rows), default=6)
+    times = [format_ms(row.finish_ms) for row in rows]
+    longest = max((len(printable(row.name)) + (6 if row.bot else 0)
+                   + (6 if row.player_id == you_id else 0) for row in rows), default=6)
 
     def widest(heading: str, values: Sequence[str]) -> int:
         return max([len(heading), *(len(value) for value in values)])
 
-    must = [Column("#", "right", widest("#", [str(row.get("rank")) for row in rows])),
-            Column("score", "right", widest("score", [str(row.get("score")) for row in rows])),
+    must = [Column("#", "right", widest("#", [str(row.rank) for row in rows])),
+            Column("score", "right", widest("score", [str(row.score) for row in rows])),
             Column("to par", "left", widest("to par", gaps)),
             Column("result", "left", widest("result", results))]
     optional = [Column("time", "right", widest("time", times)),
                 Column("placed", "right", 6), Column("redeals", "right", 7),
-                Column("moves", "right", widest("moves", [str(row.get("moves_made"))
+                Column("moves", "right", widest("moves", [str(row.moves_made)
                                                            for row in rows]))]
     chosen = list(must)
     for column in optional:  # in this order, while they leave the names room
@@ -162,18 +163,17 @@ def ranking_table(
         table.add_column(heading, justify=column.justify,  # type: ignore[arg-type]
                          width=column.width, no_wrap=True)
     for row, gap, result, finish in zip(rows, gaps, results, times, strict=True):
-        rank = row.get("rank")
+        rank = row.rank
         medal = palette.medals[rank - 1] if rank in (1, 2, 3) else None
         cells = {
             "#": Text(printable(rank), style=Style(color=medal or palette.text, bold=True)),
             "player": _name(row, you_id, name_width, palette),
-            "score": Text(printable(row.get("score")), style=Style(color=palette.text,
-                                                                   bold=True)),
+            "score": Text(printable(row.score), style=Style(color=palette.text, bold=True)),
             "to par": Text(gap, style=palette.text),
-            "placed": Text(printable(f"{row.get('placed')}/48"), style=palette.text),
-            "redeals": Text(printable(row.get("redeals_used")), style=palette.text),
-            "moves": Text(printable(row.get("moves_made")), style=palette.text),
-            "result": Text(result, style=palette.good if row.get("end_reason") == "won"
+            "placed": Text(printable(f"{row.placed}/48"), style=palette.text),
+            "redeals": Text(printable(row.redeals_used), style=palette.text),
+            "moves": Text(printable(row.moves_made), style=palette.text),
+            "result": Text(result, style=palette.good if row.end_reason == "won"
                            else palette.text),
             "time": Text(finish, style=palette.text),
         }
@@ -229,8 +229,8 @@ class RankingScreen(Screen[Rematch | None]):
         return palette if isinstance(palette, Palette) else DARK
 
     @property
-    def par(self) -> object:
-        """The deal's par (``{"score", "exact"}``) once the server has it."""
+    def par(self) -> Par | None:
+        """The deal's par once the server has it."""
         return self.state.par
 
     def compose(self) -> ComposeResult:
@@ -261,9 +261,8 @@ class RankingScreen(Screen[Rematch | None]):
         state, palette = self.state, self.palette
         code, commitment = printable(state.code), printable(state.commitment)
         lines: list[RenderableType] = []
-        mine = next((r for r in state.ranking or [] if r.get("player_id") == state.you_id),
-                    None)
-        if mine is not None and mine.get("review") == "held":
+        mine = next((r for r in state.ranking or [] if r.player_id == state.you_id), None)
+        if mine is not None and mine.review == "held":
             lines.append(Text("Your result is under review (its timing was flagged): it "
                               "counts on no board or rating until an operator clears it.",
                               style=palette.warning))
@@ -298,9 +297,9 @@ class RankingScreen(Screen[Rematch | None]):
                 if offer is None:
                     continue
                 what = "the same deal, unrated" if same_seed else "a new deal"
-                by = "You" if offer.get("by_id") == state.you_id else offer.get("by")
+                by = "You" if offer.by.player_id == state.you_id else offer.by.name
                 text.append(printable(f"\n{by} offered a rematch ({what}): match "
-                                      f"{offer.get('code')}."),
+                                      f"{offer.code}."),
                             style=Style(color=palette.good, bold=True))
                 text.append(f" {key} takes your seat in it.", style="bold")
         return Group(*lines, text)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from rich.style import Style
 from rich.text import Text
@@ -33,7 +33,15 @@ from textual.message import Message
 from textual.widgets import Static
 
 from client_cli.boardapp import BOARD_APP_CSS, BoardApp, command_line
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    ConnectionNotice,
+    Listened,
+    ServerRefused,
+    expect,
+    match_of,
+)
 from client_cli.duration import format_duration, format_ms, starts_in
 from client_cli.finals import FinalBoards, final_boards
 from client_cli.layout import Layout, plan
@@ -47,8 +55,9 @@ from client_cli.widgets import BoardView, MessageLine
 from client_cli.wording import board_words, typed_error
 from gaps import IllegalAction, NotationError, Redeal, parse_action
 from gaps.ruleset import UndoPolicy
+from gaps_protocol import MatchSnapshot
 from gaps_protocol.messages.events import MatchEnded
-from gaps_protocol.messages.replies import Events
+from gaps_protocol.messages.replies import ActionOk, Events
 from gaps_protocol.messages.requests import Resync
 
 __all__ = ["MatchApp", "RankingScreen", "Rematch", "rematch_options", "result_line"]
@@ -87,25 +96,27 @@ class ServerUpdate(Message):
     """The match state changed (an event, a snapshot, a connection notice)."""
 
 
-def result_line(reply: Mapping[str, Any], colours: Palette = DARK) -> Text:
+def result_line(reply: ActionOk, colours: Palette = DARK) -> Text:
     """What an ``action_ok`` did, in words: ``8♣ r3c7 → r1c5 · score 3``."""
-    kind = reply.get("kind")
-    if kind == "redeal":
-        text = Text(printable(f"Redealt: {reply.get('redeals_left')} redeal(s) left"))
-    elif kind == "stop":
+    card = reply.card if isinstance(reply.card, str) else None
+    if reply.kind == "redeal":
+        text = Text(printable(f"Redealt: {reply.redeals_left} redeal(s) left"))
+    elif reply.kind == "stop":
         text = Text("Stopped: your score stands")
-    elif kind == "undo":
+    elif reply.kind == "undo":
         text = Text("Took back ")
-        text.append_text(action_text(str(reply.get("card", "")), colours))
+        text.append_text(action_text(card or "", colours))
     else:
-        text = action_text(str(reply.get("card", reply.get("action", ""))), colours)
-        text.append(printable(f"  {reply.get('from')} → {reply.get('to')}"))
-    text.append(printable(f" · score {reply.get('score')} · placed {reply.get('placed')}/48"))
+        text = action_text(card if card is not None else reply.action, colours)
+        start = reply.from_ if isinstance(reply.from_, str) else None
+        end = reply.to if isinstance(reply.to, str) else None
+        text.append(printable(f"  {start} → {end}"))
+    text.append(printable(f" · score {reply.score} · placed {reply.placed}/48"))
     text.stylize(colours.text)
-    if reply.get("status") == "blocked":
+    if reply.status == "blocked":
         text.append(" · blocked: r to redeal, s to stop",
                     style=Style(color=colours.warning, bold=True))
-    elif reply.get("status") == "won":
+    elif reply.status == "won":
         text.append(" · you won!", style=Style(color=colours.good, bold=True))
     return text
 
@@ -171,7 +182,7 @@ class MatchApp(BoardApp):
                    "leave_input")
 
     def __init__(
-        self, connection: Connection, snapshot: Mapping[str, Any], *, heading: str | None = None,
+        self, connection: Connection, snapshot: MatchSnapshot, *, heading: str | None = None,
         wall: Callable[[], datetime] = _utc_now,
     ) -> None:
         """``heading`` says what the match is part of (``Cup · round 1/3``, ``quick match``);
@@ -182,10 +193,9 @@ class MatchApp(BoardApp):
         #: When a tournament's next round starts, once this round is over (the title
         #: counts down to it).
         self.next_round_at: datetime | None = None
-        summary = snapshot["match"]
-        you_id = connection.player.get("id") if connection.player else None
+        you_id = connection.player.id if connection.player else None
         self.connection = connection
-        self.state = MatchState(str(summary["code"]), you_id=you_id)
+        self.state = MatchState(snapshot.match.code, you_id=you_id)
         if self.state.code not in connection.tracks:
             self.state.apply(snapshot)
         self.connection_note: tuple[str, bool] | None = None
@@ -243,7 +253,7 @@ class MatchApp(BoardApp):
             Events, "resync")
         for event in reply.events:
             if isinstance(event, MatchEnded):
-                self.state.apply(plain(event))
+                self.state.apply(event)
         self.schedule_refresh()
 
     async def _fetch_replay(self) -> None:
@@ -256,9 +266,8 @@ class MatchApp(BoardApp):
                     document = await self.connection.get_replay(state.code)
                 except (ClientError, ServerRefused):
                     return
-                if isinstance(document, dict):
-                    state.replay = document
-                    self._show_replay()
+                state.replay = document
+                self._show_replay()
                 if state.par is not None or pause_s is None:
                     return  # the par is in, or the server is far behind: later, `gaps replay`
                 await asyncio.sleep(pause_s)
@@ -299,22 +308,19 @@ class MatchApp(BoardApp):
 
     def _look(self) -> Look:
         state = self.state
-        return Look(you_id=state.you_id, host_id=state.summary.get("host_id"),
+        return Look(you_id=state.you_id, host_id=state.host_id,
                     started=state.phase not in (Phase.LOBBY, Phase.COUNTDOWN),
                     palette=self.palette)
 
     # -- what the server says -------------------------------------------------------------
 
-    def _on_server(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "connection":
-            if message.get("state") != "gone" or message.get("match") == self.state.code:
-                self.connection_note = (str(message.get("detail")),
-                                        message.get("state") != "restored")
+    def _on_server(self, message: Listened) -> None:
+        if isinstance(message, ConnectionNotice):
+            if message.state != "gone" or message.match == self.state.code:
+                self.connection_note = (message.detail, message.state != "restored")
                 self.state.apply(message)
         else:
-            match = message.get("match")
-            code = match.get("code") if isinstance(match, Mapping) else match
-            if code != self.state.code:
+            if match_of(message) != self.state.code:
                 return
             self.state.apply(message)
         self.post_message(ServerUpdate())
@@ -329,7 +335,7 @@ class MatchApp(BoardApp):
             text, error = self.connection_note
             self.connection_note = None
             self.say(text, error=error)
-        offers = tuple(sorted((same, str(o.get("code"))) for same, o in state.rematches.items()))
+        offers = tuple(sorted((same, o.code) for same, o in state.rematches.items()))
         if offers != self._offers_seen:
             self._offers_seen = offers
             self._tell_offers()
@@ -347,11 +353,11 @@ class MatchApp(BoardApp):
             screen.redraw()
         state = self.state
         for same_seed, offer in state.rematches.items():
-            if offer.get("by_id") == state.you_id or state.role != "player":
+            if offer.by.player_id == state.you_id or state.role != "player":
                 continue
             key, what = ("d", "the same deal") if same_seed else ("n", "a new deal")
-            self.notify(printable(f"{offer.get('by')} offers a rematch ({what}): {key} on the "
-                                  f"ranking takes your seat in match {offer.get('code')}"),
+            self.notify(printable(f"{offer.by.name} offers a rematch ({what}): {key} on the "
+                                  f"ranking takes your seat in match {offer.code}"),
                         title="Rematch", timeout=30, markup=False)
 
     # -- drawing ---------------------------------------------------------------------------
@@ -411,13 +417,15 @@ class MatchApp(BoardApp):
         if state.phase is Phase.LOBBY:
             code = printable(state.code)
             summary = state.summary
+            seats = summary.max_players if summary is not None else "?"
+            win_by = summary.win_by if summary is not None else "time"
             # Lines of at most 55 columns: the smallest board's room holds them.
             lines = [f"Lobby: others join with  gaps join {code}",
-                     printable(f"Seats {len(state.players)}/{summary.get('max_players', '?')}"
+                     printable(f"Seats {len(state.players)}/{seats}"
                                f" · clock {format_duration(state.time_limit_s)}"
-                               f" · {state.ruleset.name} · win by {summary.get('win_by', 'time')}")]
+                               f" · {state.ruleset.name} · win by {win_by}")]
             if state.role == "player":
-                ready = bool(state.me and state.me.get("ready"))
+                ready = bool(state.me and state.me.ready)
                 lines.append("You are ready: waiting for the others." if ready
                              else "Press r when you are ready.")
                 if state.is_host:
@@ -441,8 +449,9 @@ class MatchApp(BoardApp):
         text.append(f"Score {own.score}", style="bold")
         text.append(f" · placed {own.placed}/48 · redeals left {own.redeals_left}"
                     f" · moves {own.moves_made}")
-        me = state.me or {}
-        reason = own.end_reason or me.get("end_reason")
+        me = state.me
+        finish_ms = me.finish_ms if me is not None else None
+        reason = own.end_reason or (me.end_reason if me is not None else None)
         # How the game ended goes on a line of its own: on the board's width it never wraps.
         text.append("\n")
         if state.phase is Phase.FINISHED and state.ranking:
@@ -450,11 +459,11 @@ class MatchApp(BoardApp):
                         style=Style(color=palette.good, bold=True))
             text.append(" · b: the ranking")
         elif reason == "won":
-            text.append(f"You won in {format_ms(me.get('finish_ms'))}!",
+            text.append(f"You won in {format_ms(finish_ms)}!",
                         style=Style(color=palette.good, bold=True))
             text.append(" · waiting for the others…")
         elif reason:
-            text.append(printable(f"Finished: {reason} at {format_ms(me.get('finish_ms'))}"),
+            text.append(printable(f"Finished: {reason} at {format_ms(finish_ms)}"),
                         style=Style(color=palette.warning, bold=True))
             text.append(" · waiting for the others…")
         else:
@@ -494,8 +503,9 @@ class MatchApp(BoardApp):
             seconds = (self.next_round_at - self.wall()).total_seconds()
             parts.append(TitlePart(f"  next round {starts_in(seconds)}", heading_style,
                                    short=f"  next {starts_in(seconds)}"))
-        win_by = printable(state.summary.get("win_by", "time"))
-        unrated = "" if state.summary.get("rated", True) else " · unrated"
+        summary = state.summary
+        win_by = printable(summary.win_by if summary is not None else "time")
+        unrated = "" if summary is None or summary.rated else " · unrated"
         parts.append(TitlePart(f"  ·  {state.ruleset.name} · win by {win_by}{unrated}",
                                plain, short=f" · {state.ruleset.name} · win by {win_by}"
                                             f"{unrated}"))
@@ -565,8 +575,9 @@ class MatchApp(BoardApp):
 
     def over_words(self) -> str:
         state = self.state
-        me = state.me or {}
-        reason = (state.own.end_reason if state.own else None) or me.get("end_reason") or "over"
+        me = state.me
+        reason = ((state.own.end_reason if state.own else None)
+                  or (me.end_reason if me is not None else None) or "over")
         if state.phase is Phase.FINISHED:
             return "The match is over: b shows the ranking."
         return f"Your game is over ({reason}): waiting for the others."
@@ -595,10 +606,11 @@ class MatchApp(BoardApp):
 
     async def action_ready(self) -> None:
         state = self.state
-        ready = not bool(state.me and state.me.get("ready"))
+        ready = not bool(state.me and state.me.ready)
+        seats = state.summary.max_players if state.summary is not None else None
         if ready and self._starts_short(state) and not self.confirmed(
                 "ready", f"Press r again to start now with {len(state.players)} of "
-                f"{state.summary.get('max_players')} seats taken (the others are ready)."):
+                f"{seats} seats taken (the others are ready)."):
             return
         try:
             await self.connection.ready(state.code, ready)
@@ -608,10 +620,11 @@ class MatchApp(BoardApp):
     @staticmethod
     def _starts_short(state: MatchState) -> bool:
         """Whether this player's ready would start the match with seats still empty."""
-        others_ready = all(player.get("ready") for pid, player in state.players.items()
+        others_ready = all(player.ready for pid, player in state.players.items()
                            if pid != state.you_id)
-        seats = state.summary.get("max_players")
-        return others_ready and isinstance(seats, int) and len(state.players) < seats
+        if state.summary is None:
+            return False
+        return others_ready and len(state.players) < state.summary.max_players
 
     def action_redeal(self) -> None:
         own = self.state.own

@@ -33,15 +33,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
+from msgspec.structs import replace
 from rich.console import Console
 from rich.text import Text
 from textual.app import App
 
-from client_cli.connection import ClientError, Connection, ServerRefused, expect, plain
+from client_cli.connection import (
+    ClientError,
+    Connection,
+    ConnectionNotice,
+    Listened,
+    ServerRefused,
+    expect,
+)
 from client_cli.deals import alarm, deals_report, revealed_line
 from client_cli.duration import starts_in
 from client_cli.interrupt import check_interrupted, handled
@@ -49,8 +57,8 @@ from client_cli.match_state import Phase
 from client_cli.render import bot_mark, printable, printable_text
 from client_cli.screen import MatchApp
 from client_cli.tables import (
+    Outcome,
     entered_line,
-    entrant_count,
     local_time,
     podium_text,
     ranking_table,
@@ -59,12 +67,34 @@ from client_cli.tables import (
     tournament_end,
     tournament_summary,
 )
-from gaps_protocol.messages.replies import Standings, TournamentEvents
+from gaps_protocol.messages import TournamentEvent
+from gaps_protocol.messages.events import (
+    ArbiterNamed,
+    DealsCommitted,
+    EntrantJoined,
+    EntrantReinstated,
+    EntrantRemoved,
+    EntrantTable,
+    ResultEntered,
+    RoundEnded,
+    RoundStarting,
+    TournamentAnnouncement,
+    TournamentCancelled,
+    TournamentEnded,
+    TournamentPaused,
+    TournamentResumed,
+    TournamentStarted,
+)
+from gaps_protocol.messages.replies import Joined, Standings, Tournament, TournamentEvents
 from gaps_protocol.messages.requests import GetStandings, ResyncTournament
+from gaps_protocol.messages.views import Announcement, Entrant, StandingsRow, TournamentView
 from gaps_protocol.times import BadTime, format_time, parse_time
 
-Message = dict[str, Any]
 Frontend = Callable[[App[Any]], Awaitable[Any]]
+#: What the follower handles, in order: the tournament's events, a resync's snapshot
+#: (the events it stands for were lost), and the connection failing (or the tournament
+#: gone from it).
+News: TypeAlias = TournamentEvent | Tournament | ConnectionNotice
 
 #: Refusals of ``join_match`` that mean the round is over (or gone) already.
 ROUND_GONE = frozenset({"match_finished", "no_such_match"})
@@ -80,12 +110,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def next_round_time(event: Mapping[str, Any]) -> datetime | None:
-    """When the round after a ``round_ended`` starts (None after the last round, or from
-    a server that does not say)."""
+def next_round_time(next_round_at: str | None) -> datetime | None:
+    """When the round after a ``round_ended`` starts, from its ``next_round_at`` (None
+    after the last round, while paused, or from a time that is not one)."""
+    if next_round_at is None:
+        return None
     try:
-        return parse_time(str(event["next_round_at"]))
-    except (KeyError, BadTime):
+        return parse_time(next_round_at)
+    except BadTime:
         return None
 
 
@@ -97,7 +129,7 @@ class TournamentFollower:
     """Follow tournament ``view`` on ``connection`` (already entered) until it ends."""
 
     def __init__(
-        self, connection: Connection, view: Mapping[str, Any], *, frontend: Frontend,
+        self, connection: Connection, view: TournamentView, *, frontend: Frontend,
         out: Console, now: Wall = utc_now, tick_s: float = COUNTDOWN_TICK_S,
     ) -> None:
         """``now`` is the wall clock the countdown to the next round reads, redrawn every
@@ -107,20 +139,22 @@ class TournamentFollower:
         self.tick_s = tick_s
         #: When the next round starts, from the last ``round_ended`` (None: not known).
         self.next_round_at: datetime | None = None
-        self.view: dict[str, Any] = dict(view)
-        self.code = str(view["code"])
+        #: The tournament as its last view said, kept up to date by its events.
+        self.view = view
+        self.code = view.code
         self.frontend = frontend
         self.out = out
-        self.you_id = connection.player.get("id") if connection.player else None
-        self.you_name = str(connection.player.get("name") or "") if connection.player else ""
+        player = connection.player
+        self.you_id = player.id if player is not None else None
+        self.you_name = player.name if player is not None else ""
         self.app: MatchApp | None = None
         self.played: set[str] = set()
         #: The ``join_match`` of each round, sent as soon as the round is announced: the
         #: seat must be taken within the server's grace period, even while the screen of
         #: the round before is still closing.
-        self.joins: dict[str, asyncio.Task[Message]] = {}
-        self.queue: asyncio.Queue[Message] = asyncio.Queue()
-        self.final: Message | None = None
+        self.joins: dict[str, asyncio.Task[Joined]] = {}
+        self.queue: asyncio.Queue[News] = asyncio.Queue()
+        self.final: Outcome | None = None
         #: The last round whose standings were printed.
         self.standings_shown = 0
         #: Round matches the server no longer has (a rejoin refused), with why.
@@ -128,66 +162,63 @@ class TournamentFollower:
         #: What did not match the commitment to the deals, said as it came.
         self.mismatches: list[str] = []
         #: The host's announcements printed, by (at, text).
-        self.announced: set[tuple[Any, Any]] = set()
+        self.announced: set[tuple[str, str]] = set()
 
     # -- what the server says ----------------------------------------------------------
 
-    def _on_message(self, message: Message) -> None:
-        kind = message.get("type")
-        if kind == "tournament_event" and message.get("tournament") == self.code:
-            if message.get("event") == "round_starting":
+    def _on_message(self, message: Listened) -> None:
+        if isinstance(message, TournamentEvent) and message.tournament == self.code:
+            if isinstance(message, RoundStarting):
                 self.next_round_at = None
-                if self._online(message.get("match"), message.get("tables")):
-                    self._join_soon(str(message.get("match")))
-            elif message.get("event") == "round_ended":
-                self.next_round_at = next_round_time(message)
-            elif message.get("event") == "tournament_paused":
+                if message.match is not None and self._online(message.match, message.tables):
+                    self._join_soon(message.match)
+            elif isinstance(message, RoundEnded | TournamentResumed):
+                self.next_round_at = next_round_time(message.next_round_at)
+            elif isinstance(message, TournamentPaused):
                 self.next_round_at = None
-            elif message.get("event") == "tournament_resumed":
-                self.next_round_at = next_round_time(message)
             self._tell_screen(message)
             self.queue.put_nowait(message)
-        elif kind == "tournament" and message.get("tournament", {}).get("code") == self.code:
+        elif isinstance(message, Tournament) and message.tournament.code == self.code:
             self.queue.put_nowait(message)  # a resync's snapshot: events were lost
-        elif kind == "connection" and message.get("state") == "gone" and message.get("match"):
-            code = str(message["match"])
-            self.gone[code] = str(message.get("detail"))
+        elif isinstance(message, ConnectionNotice) and message.state == "gone" \
+                and message.match:
+            code = message.match
+            self.gone[code] = message.detail
             if self.app is not None and self.app.state.code == code:
                 self.app.exit()  # (its own screen says so too)
-        elif kind == "connection" and (message.get("state") == "failed" or (
-                message.get("state") == "gone" and message.get("tournament") == self.code)):
+        elif isinstance(message, ConnectionNotice) and (message.state == "failed" or (
+                message.state == "gone" and message.tournament == self.code)):
             self.queue.put_nowait(message)
 
-    def _tell_screen(self, event: Message) -> None:
+    def _tell_screen(self, event: TournamentEvent) -> None:
         """News for the screen open on a round (if any)."""
         app = self.app
         if app is None:
             return
-        name = event.get("event")
-        rounds = self.view.get("rounds")
-        if name == "round_starting" and event.get("match") != app.state.code:
+        rounds = self.view.rounds
+        if isinstance(event, RoundStarting) and event.match != app.state.code:
             app.exit()  # a finished round's screen gives way to the next round's
-        elif name == "round_ended":
+        elif isinstance(event, RoundEnded):
             app.next_round_at = self.next_round_at  # the title counts down to it
             then = ""
             if self.next_round_at is not None:
-                then = f"\nRound {int(event.get('round') or 0) + 1}/{rounds} starts at " \
+                then = f"\nRound {event.round + 1}/{rounds} starts at " \
                        f"{local_time(format_time(self.next_round_at))}"
-            app.notify(f"Standings: {standings_line(event.get('standings', []))}{then}",
-                       title=printable(f"Round {event.get('round')}/{rounds} is over"),
+            app.notify(f"Standings: {standings_line(event.standings)}{then}",
+                       title=printable(f"Round {event.round}/{rounds} is over"),
                        timeout=30, markup=False)
-        elif name == "tournament_announcement":
-            app.notify(printable(str(event.get("text"))), title="The host says",
+        elif isinstance(event, TournamentAnnouncement):
+            app.notify(printable(event.text), title="The host says",
                        timeout=30, markup=False)
-        elif name == "tournament_paused":
+        elif isinstance(event, TournamentPaused):
             app.notify("The next round waits for the host to resume the tournament",
                        title="Paused", timeout=30, markup=False)
-        elif name == "tournament_ended":
-            app.notify(f"{standings_line(event.get('podium', []), limit=3)}\n"
+        elif isinstance(event, TournamentEnded):
+            app.notify(f"{standings_line(event.podium, limit=3)}\n"
                        "ctrl+q shows the final standings", title="The tournament is over",
                        timeout=60, markup=False)
 
-    def _join_soon(self, code: str) -> asyncio.Task[Message]:
+    def _join_soon(self, code: str) -> asyncio.Task[Joined]:
         task = self.joins.get(code)
         if task is None:
             task = self.joins[code] = asyncio.create_task(self.connection.join_match(code))
@@ -195,10 +226,10 @@ class TournamentFollower:
 
     # -- following -----------------------------------------------------------------------
 
-    async def run(self) -> Message:
-        """Play every round; returns the ``tournament_ended`` event (or, for a tournament
-        that had ended already, a standings reply). Raises ``Interrupted`` when the
-        entrant quits a round in the middle of their game."""
+    async def run(self) -> Outcome:
+        """Play every round; returns how the tournament ended: its final standings and
+        podium, or why it was cancelled. Raises ``Interrupted`` when the entrant quits a
+        round in the middle of their game."""
         # The events that came right behind the join's reply, before this listener: first.
         self.connection.add_listener(self._on_message, replay_tournament=self.code)
         try:
@@ -213,7 +244,7 @@ class TournamentFollower:
                 with contextlib.suppress(BaseException):
                     await task
 
-    async def _next(self) -> Message:
+    async def _next(self) -> News:
         check_interrupted()
         if not self.queue.empty():
             return self.queue.get_nowait()
@@ -227,8 +258,8 @@ class TournamentFollower:
     def waiting_for(self) -> Text:
         """What the follower waits for, as the status line says it now."""
         view = self.view
-        if view.get("status") == "open":
-            start_at = view.get("start_at")
+        if view.status == "open":
+            start_at = view.start_at
             if start_at and parse_time(start_at) <= self.now():
                 return Text("The start time has passed: it starts with its first entrant "
                             "(Ctrl-C stops following)…")
@@ -236,47 +267,46 @@ class TournamentFollower:
                 return printable_text(f"Waiting for the start at {local_time(start_at)} "
                                       "(Ctrl-C stops following)…")
             return Text("Waiting for the host to start it (Ctrl-C stops following)…")
-        if view.get("paused") and not view.get("round_match"):
+        if view.paused and not view.round_match:
             return Text("Paused: the next round waits for the host to resume it "
                         "(Ctrl-C stops following)…")
         if self.next_round_at is not None:
-            number = int(view.get("current_round") or 0) + 1
+            number = view.current_round + 1
             seconds = (self.next_round_at - self.now()).total_seconds()
-            return printable_text(f"Round {number}/{view.get('rounds')} starts "
+            return printable_text(f"Round {number}/{view.rounds} starts "
                                   f"{starts_in(seconds)} (Ctrl-C stops following)…")
         return Text("Waiting for the next round (Ctrl-C stops following)…")
 
-    async def _catch_up(self, view: Mapping[str, Any],
-                        standings: list[Message] | None = None) -> None:
+    async def _catch_up(self, view: TournamentView,
+                        standings: Sequence[StandingsRow] | None = None) -> None:
         """Where a fresh view (and the standings of a snapshot, if any) say the tournament
         is: the standings not printed yet, a round to join, or its end."""
-        self.view = dict(view)
-        for announcement in view.get("announcements") or []:
+        self.view = view
+        for announcement in view.announcements:
             self._announce(announcement)
         self._check_deals()
-        if view.get("status") == "finished":
+        if view.status == "finished":
             rows = standings if standings is not None else await self._standings()
             self.final = tournament_end(rows)
             return
-        if view.get("status") == "cancelled":
-            self.final = {"event": "tournament_cancelled", "reason": view.get("cancel_reason")}
+        if view.status == "cancelled":
+            self.final = Outcome(cancelled=True, reason=view.cancel_reason)
             return
         if standings:
-            self._show_standings(standings, max(int(r.get("rounds_played") or 0)
-                                                for r in standings))
-        if view.get("status") == "running" and self._online(
-                view.get("round_match"), view.get("round_tables")):
-            await self._play_round(int(view.get("current_round") or 0), str(view["round_match"]))
+            self._show_standings(standings, max(r.rounds_played for r in standings))
+        if view.status == "running" and view.round_match is not None and self._online(
+                view.round_match, view.round_tables):
+            await self._play_round(view.current_round, view.round_match)
 
-    def _online(self, match: Any, tables: Any) -> bool:
+    def _online(self, match: str | None, tables: Sequence[str]) -> bool:
         """Whether this player plays the round online: it has a match, and they are not
         at a table in the room (docs/tables.md)."""
-        at_tables = {str(name).lower() for name in tables or []}
+        at_tables = {name.lower() for name in tables}
         return bool(match) and self.you_name.lower() not in at_tables
 
-    def _announce(self, announcement: Mapping[str, Any]) -> None:
+    def _announce(self, announcement: Announcement | TournamentAnnouncement) -> None:
         """Print one of the host's announcements (once)."""
-        key = (announcement.get("at"), announcement.get("text"))
+        key = (announcement.at, announcement.text)
         if key in self.announced:
             return
         self.announced.add(key)
@@ -289,134 +319,132 @@ class TournamentFollower:
             self.mismatches.extend(new)
             self.out.print(alarm(new))
 
-    def _revealed(self, number: int, seed: Any) -> None:
+    def _revealed(self, number: int, seed: str | None) -> None:
         """Round ``number``'s seed, revealed by its ``round_ended``: said, and checked."""
-        if not isinstance(seed, str):
+        if seed is None:
             return
-        seeds = self.view.get("seeds")
-        if isinstance(seeds, list) and 1 <= number <= len(seeds):
+        seeds = list(self.view.seeds)
+        if 1 <= number <= len(seeds):
             seeds[number - 1] = seed
+            self.view = replace(self.view, seeds=seeds)
         line, mismatch = revealed_line(self.view, number, seed)
         self.out.print(line)
         if mismatch is not None and mismatch not in self.mismatches:
             self.mismatches.append(mismatch)
             self.out.print(alarm([mismatch]))
 
-    async def _standings(self) -> list[Message]:
+    async def _standings(self) -> list[StandingsRow]:
         reply = expect(await self.connection.request(GetStandings(code=self.code), retry=True),
                        Standings, "tournament_standings")
-        return [plain(row) for row in reply.standings]
+        return list(reply.standings)
 
-    def _show_standings(self, rows: list[Message], number: int) -> None:
+    def _show_standings(self, rows: Sequence[StandingsRow], number: int) -> None:
         """The standings after round ``number``, unless printed already (or none played)."""
         if number <= self.standings_shown:
             return
         self.standings_shown = number
-        title = f"Standings after round {number}/{self.view.get('rounds')}"
+        title = f"Standings after round {number}/{self.view.rounds}"
         self.out.print(standings_table(rows, you=self.you_id, title=title))
 
-    async def _handle(self, message: Message) -> None:
-        kind = message.get("type")
-        if kind == "connection":
-            raise ClientError(str(message.get("detail")))
-        if kind == "tournament":
-            await self._catch_up(message["tournament"], message.get("standings"))
+    def _entrants(self, player_id: int, **changes: Any) -> list[Entrant]:
+        """The view's entrants, entrant ``player_id``'s members changed so."""
+        return [replace(entrant, **changes) if entrant.player_id == player_id else entrant
+                for entrant in self.view.entrants]
+
+    async def _handle(self, message: News) -> None:
+        if isinstance(message, ConnectionNotice):
+            raise ClientError(message.detail)
+        if isinstance(message, Tournament):
+            standings = message.standings
+            await self._catch_up(message.tournament,
+                                 standings if isinstance(standings, list) else None)
             return
-        name = message.get("event")
-        out = self.out
-        if name == "entrant_joined":
-            count = entrant_count(self.view)
-            entrants = self.view.setdefault("entrants", [])
-            entrants.append({"player_id": message.get("player_id"), "name": message.get("name"),
-                             "bot": message.get("bot") is True})
-            self.view["entrant_count"] = count + 1
-            late = f", late: plays from round {message.get('from_round')}" \
-                if message.get("late") else ""
-            out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
+        out, view = self.out, self.view
+        if isinstance(message, EntrantJoined):
+            entrant = Entrant(player_id=message.player_id, name=message.name, bot=message.bot,
+                              removed=False, removed_reason=None, at_table=False)
+            self.view = replace(view, entrants=[*view.entrants, entrant],
+                                entrant_count=view.entrant_count + 1)
+            late = f", late: plays from round {message.from_round}" \
+                if message.late is True else ""
+            out.print(Text.assemble("  + ", (printable(message.name), "bold"), printable(
                 f"{bot_mark(message)} entered "
-                f"({entrant_count(self.view)}/{self.view.get('max_players')}{late})"
+                f"({self.view.entrant_count}/{view.max_players}{late})"
             )))
-        elif name == "entrant_reinstated":
-            for entrant in self.view.get("entrants", []):
-                if entrant.get("player_id") == message.get("player_id"):
-                    entrant.update(removed=False, removed_reason=None)
-            self.view["entrant_count"] = entrant_count(self.view) + 1
-            out.print(Text.assemble("  + ", (printable(message.get("name")), "bold"), printable(
+        elif isinstance(message, EntrantReinstated):
+            self.view = replace(view, entrants=self._entrants(
+                message.player_id, removed=False, removed_reason=None),
+                entrant_count=view.entrant_count + 1)
+            out.print(Text.assemble("  + ", (printable(message.name), "bold"), printable(
                 f" is back (the host reinstated them): plays from round "
-                f"{message.get('from_round')}")))
-        elif name == "tournament_announcement":
+                f"{message.from_round}")))
+        elif isinstance(message, TournamentAnnouncement):
             self._announce(message)
-        elif name == "tournament_paused":
-            self.view["paused"] = True
-            when = "once this round ends" if message.get("round_in_play") else "now"
+        elif isinstance(message, TournamentPaused):
+            self.view = replace(view, paused=True)
+            when = "once this round ends" if message.round_in_play else "now"
             out.print(Text(f"The host paused the tournament {when}: the next round waits "
                            "for them to resume it.", style="bold #e0c040"))
-        elif name == "tournament_resumed":
-            self.view["paused"] = False
+        elif isinstance(message, TournamentResumed):
+            self.view = replace(view, paused=False)
             out.print(Text("The host resumed the tournament.", style="bold #4fb86b"))
-        elif name == "entrant_removed":
-            count = entrant_count(self.view)
-            for entrant in self.view.get("entrants", []):
-                if entrant.get("player_id") == message.get("player_id"):
-                    entrant.update(removed=True, removed_reason=message.get("reason"))
-            self.view["entrant_count"] = max(0, count - 1)
-            out.print(Text.assemble("  − ", (printable(message.get("name")), "bold"), printable(
-                f" was removed by the host: {message.get('reason')}"
+        elif isinstance(message, EntrantRemoved):
+            self.view = replace(view, entrants=self._entrants(
+                message.player_id, removed=True, removed_reason=message.reason),
+                entrant_count=max(0, view.entrant_count - 1))
+            out.print(Text.assemble("  − ", (printable(message.name), "bold"), printable(
+                f" was removed by the host: {message.reason}"
             ), style="#ff6b6b"))
-        elif name == "tournament_started":
-            self.view["status"] = "running"
-            names = ", ".join(f"{e.get('name')}{bot_mark(e)}"
-                              for e in message.get("entrants", []))
+        elif isinstance(message, TournamentStarted):
+            self.view = replace(view, status="running")
+            names = ", ".join(f"{e.name}{bot_mark(e)}" for e in message.entrants)
             out.print(Text.assemble(("Tournament started", "bold #4fb86b"), printable(
-                f": {message.get('rounds')} round(s), entrants {names}.")))
-        elif name == "round_starting":
-            self.view.update(current_round=message.get("round"), round_match=message.get("match"))
-            if self._online(message.get("match"), message.get("tables")):
-                await self._play_round(int(message.get("round") or 0), str(message.get("match")))
+                f": {message.rounds} round(s), entrants {names}.")))
+        elif isinstance(message, RoundStarting):
+            self.view = replace(view, current_round=message.round, round_match=message.match)
+            if message.match is not None and self._online(message.match, message.tables):
+                await self._play_round(message.round, message.match)
             else:
                 out.print(printable_text(
-                    f"Round {message.get('round')}/{self.view.get('rounds')} is starting: "
+                    f"Round {message.round}/{view.rounds} is starting: "
                     "you play it at a table in the room; the host or an arbiter enters your "
                     "result.", "bold"))
-        elif name == "entrant_table":
-            where = "at a table in the room" if message.get("at_table") else "online"
-            out.print(printable_text(f"  {message.get('name')} plays {where} from round "
-                                     f"{message.get('from_round')}."))
-        elif name == "arbiter_named":
-            out.print(printable_text(f"  {message.get('name')} is an arbiter of the tournament."))
-        elif name == "result_entered":
-            replaced = " (replacing the one entered before)" if message.get("replaced") else ""
+        elif isinstance(message, EntrantTable):
+            where = "at a table in the room" if message.at_table else "online"
+            out.print(printable_text(f"  {message.name} plays {where} from round "
+                                     f"{message.from_round}."))
+        elif isinstance(message, ArbiterNamed):
+            out.print(printable_text(f"  {message.name} is an arbiter of the tournament."))
+        elif isinstance(message, ResultEntered):
+            replaced = " (replacing the one entered before)" if message.replaced else ""
             out.print(Text.assemble(entered_line(message), printable(replaced)))
-            if message.get("standings"):
-                number = int(message.get("round") or 0)
+            if message.standings:
                 self.out.print(standings_table(
-                    list(message["standings"]), you=self.you_id,
-                    title=f"Standings with the result entered for round {number}"))
-        elif name == "round_ended":
-            self.view["round_match"] = None
-            self._show_standings(list(message.get("standings", [])),
-                                 int(message.get("round") or 0))
-            self._revealed(int(message.get("round") or 0), message.get("seed"))
-        elif name == "deals_committed":
-            self.view.update(deals_ready=True, commitment=message.get("commitment"),
-                             round_commitments=message.get("round_commitments"),
-                             seeds=message.get("seeds"))
+                    message.standings, you=self.you_id,
+                    title=f"Standings with the result entered for round {message.round}"))
+        elif isinstance(message, RoundEnded):
+            self.view = replace(view, round_match=None)
+            self._show_standings(message.standings, message.round)
+            self._revealed(message.round, message.seed)
+        elif isinstance(message, DealsCommitted):
+            self.view = replace(view, deals_ready=True, commitment=message.commitment,
+                                round_commitments=message.round_commitments,
+                                seeds=message.seeds)
             out.print(deals_report(self.view).line)
-        elif name == "tournament_ended":
-            self.view["status"] = "finished"
-            if isinstance(message.get("seeds"), list):  # the whole list, revealed
-                self.view["seeds"] = message["seeds"]
+        elif isinstance(message, TournamentEnded):
+            # The whole list of seeds, revealed.
+            self.view = replace(view, status="finished", seeds=message.seeds)
             self._check_deals()
-            self.final = message
-        elif name == "tournament_cancelled":
-            self.view.update(status="cancelled", cancel_reason=message.get("reason"))
-            self.final = message
+            self.final = Outcome.of(message)
+        elif isinstance(message, TournamentCancelled):
+            self.view = replace(view, status="cancelled", cancel_reason=message.reason)
+            self.final = Outcome.of(message)
 
     async def _play_round(self, number: int, code: str) -> None:
         if code in self.played:
             return
         self.played.add(code)
-        rounds = self.view.get("rounds")
+        rounds = self.view.rounds
         self.out.print(printable_text(f"Round {number}/{rounds} (match {code}) is starting.",
                                       "bold"))
         try:
@@ -430,7 +458,7 @@ class TournamentFollower:
             self._round_gone(number, code, self.gone[code])
             return
         app = MatchApp(self.connection, snapshot,
-                       heading=f"{self.view.get('name')} · round {number}/{rounds}",
+                       heading=f"{self.view.name} · round {number}/{rounds}",
                        wall=self.now)
         self.app = app
         try:
@@ -463,40 +491,39 @@ class TournamentFollower:
             "bold #e0c040"))
 
 
-def announcement_text(announcement: Mapping[str, Any]) -> Text:
+def announcement_text(announcement: Announcement | TournamentAnnouncement) -> Text:
     """``The host says (2026-11-29 19:05:00 (CET)): Coffee first``, the text as typed
     (never markup)."""
-    at = announcement.get("at")
+    at = announcement.at
     when = f" ({local_time(at)})" if at else ""
     return Text.assemble(("The host says", "bold #e0c040"),
-                         printable(f"{when}: {announcement.get('text')}"))
+                         printable(f"{when}: {announcement.text}"))
 
 
-def print_final(out: Console, final: Mapping[str, Any], view: Mapping[str, Any],
+def print_final(out: Console, final: Outcome, view: TournamentView,
                 you: str | int | None) -> None:
-    if final.get("event") == "tournament_cancelled":
-        out.print(printable_text(f"Tournament {view.get('name')} ({view.get('code')}) is "
-                                 f"cancelled: {final.get('reason') or 'by the host'}.", "bold"))
+    if final.cancelled:
+        out.print(printable_text(f"Tournament {view.name} ({view.code}) is "
+                                 f"cancelled: {final.reason or 'by the host'}.", "bold"))
         return
-    out.print(standings_table(final.get("standings", []), you=you,
-                              title=f"{view.get('name')} ({view.get('code')}): final standings"))
-    podium = list(final.get("podium", []))
-    if podium:
-        out.print(podium_text(podium, you=you))
+    out.print(standings_table(final.standings, you=you,
+                              title=f"{view.name} ({view.code}): final standings"))
+    if final.podium:
+        out.print(podium_text(final.podium, you=you))
 
 
-def intro(view: Mapping[str, Any]) -> Text:
+def intro(view: TournamentView) -> Text:
     """``Tournament Cup (Q4M2ZK): classic, 3 rounds of 10:00, 2/16 entrants.``"""
-    return Text.assemble("Tournament ", (printable(view.get("name")), "bold"), " (",
-                         (printable(view.get("code")), "bold"), f"): {tournament_summary(view)}.")
+    return Text.assemble("Tournament ", (printable(view.name), "bold"), " (",
+                         (printable(view.code), "bold"), f"): {tournament_summary(view)}.")
 
 
 async def follow(
-    connection: Connection, view: Mapping[str, Any], *, frontend: Frontend, out: Console,
+    connection: Connection, view: TournamentView, *, frontend: Frontend, out: Console,
 ) -> int:
     """Follow until the end and print the final standings; Ctrl-C (a cancel) stops
     following quietly. Returns the exit code."""
-    you = connection.player.get("id") if connection.player else None
+    you = connection.player.id if connection.player else None
     follower = TournamentFollower(connection, view, frontend=frontend, out=out)
     try:
         final = await follower.run()
@@ -516,29 +543,31 @@ async def follow(
     return 0
 
 
-async def deals_committed(connection: Connection, code: str) -> Message:
-    """Wait until the winnable deals of tournament ``code`` (created on ``connection``)
-    are committed: their ``deals_committed`` event (its ``commitment``,
-    ``round_commitments`` and ``seeds``). Raises ``ClientError`` if the tournament is
-    cancelled instead (no deal could be proven) or the connection fails."""
-    done: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+async def deals_committed(connection: Connection, view: TournamentView) -> TournamentView:
+    """Wait until the winnable deals of tournament ``view`` (created on ``connection``)
+    are committed: the view with them (its ``commitment``, ``round_commitments`` and
+    ``seeds``, from their ``deals_committed`` event). Raises ``ClientError`` if the
+    tournament is cancelled instead (no deal could be proven) or the connection fails."""
+    code = view.code
+    done: asyncio.Future[TournamentView] = asyncio.get_running_loop().create_future()
 
-    def listen(message: Message) -> None:
+    def listen(message: Listened) -> None:
         if done.done():
             return
-        kind, event = message.get("type"), message.get("event")
-        if kind == "tournament_event" and message.get("tournament") == code:
-            if event == "deals_committed":
-                done.set_result(message)
-            elif event == "tournament_cancelled":
+        if isinstance(message, DealsCommitted | TournamentCancelled) \
+                and message.tournament == code:
+            if isinstance(message, DealsCommitted):
+                done.set_result(replace(view, deals_ready=True, commitment=message.commitment,
+                                        round_commitments=message.round_commitments,
+                                        seeds=message.seeds))
+            else:
                 done.set_exception(ClientError(f"tournament {code} was cancelled: "
-                                               f"{message.get('reason')}"))
-        elif kind == "tournament" and message.get("tournament", {}).get("code") == code:
-            view = message["tournament"]  # a snapshot
-            if view.get("deals_ready"):
-                done.set_result(view)
-        elif kind == "connection" and message.get("state") == "failed":
-            done.set_exception(ClientError(str(message.get("detail"))))
+                                               f"{message.reason}"))
+        elif isinstance(message, Tournament) and message.tournament.code == code:
+            if message.tournament.deals_ready:  # a snapshot
+                done.set_result(message.tournament)
+        elif isinstance(message, ConnectionNotice) and message.state == "failed":
+            done.set_exception(ClientError(message.detail))
 
     connection.add_listener(listen, replay_tournament=code)
     try:
@@ -546,9 +575,11 @@ async def deals_committed(connection: Connection, code: str) -> Message:
         # followed the tournament.
         caught_up = await connection.request(ResyncTournament(code=code, since=0))
         # Its events, or the snapshot that stands for them.
-        events = caught_up.events if isinstance(caught_up, TournamentEvents) else [caught_up]
+        events: list[Listened] = (
+            list(caught_up.events) if isinstance(caught_up, TournamentEvents)
+            else [expect(caught_up, Tournament, "tournament_resync")])
         for message in events:
-            listen(plain(message))
+            listen(message)
         return await done
     finally:
         connection.remove_listener(listen)

@@ -13,7 +13,7 @@ import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from http import HTTPStatus
-from typing import Any, Final, get_args
+from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 from rich.console import Console
@@ -29,7 +29,14 @@ from client_cli.connection import Connection
 from client_cli.screen import MatchApp
 from client_cli.widgets import MessageLine
 from gaps import Game, Seed, Slot
-from gaps_protocol.messages import MatchEvent, ServerReply, TournamentEvent
+from gaps_protocol.messages import (
+    MatchEvent,
+    ServerMessage,
+    ServerReply,
+    TournamentEvent,
+    decode_server_message,
+)
+from gaps_protocol.messages.views import Progress, RankedProgress
 
 Script = Callable[[Any, Pilot[Any]], Awaitable[None]]
 Frontend = Callable[[App[Any]], Awaitable[None]]
@@ -263,6 +270,59 @@ def _neutral(kind: msgspec.inspect.Type) -> Any:
         case msgspec.inspect.DictType():
             return {}
     raise TypeError(f"no neutral value for {kind!r}")
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def typed(kind: type[S], /, **members: Any) -> S:
+    """A value of the protocol's ``kind`` with ``members`` (by their names in JSON, typed
+    or JSON-shaped), every other member it requires a neutral value (as ``complete``
+    gives them), read as the client reads what the server sends."""
+    info = msgspec.inspect.type_info(kind)
+    assert isinstance(info, msgspec.inspect.StructType)
+    value = _filled(msgspec.to_builtins(members), info)
+    if info.tag_field is not None:
+        value[info.tag_field] = info.tag
+    return msgspec.convert(value, kind)
+
+
+def progress(player_id: int, name: str, **fields: Any) -> Progress:
+    """A player's progress as the server gives it: a person, connected, playing, nothing
+    placed yet; ``fields`` say otherwise."""
+    return msgspec.convert({
+        "player_id": player_id, "name": name, "bot": False, "ready": False, "connected": True,
+        "placed": 0, "score": 0, "redeals_used": 0, "moves_made": 0, "status": "playing",
+        "finished": False, "won": False, "end_reason": None, "finish_ms": None, **fields,
+    }, Progress)
+
+
+def ranked(rank: int, player_id: int, name: str, **fields: Any) -> RankedProgress:
+    """A row of ``match_ended``'s ranking: ``progress`` with its rank, not under review."""
+    row = {**msgspec.to_builtins(progress(player_id, name)), "rank": rank, "review": None}
+    return msgspec.convert({**row, **fields}, RankedProgress)
+
+
+def received(message: Message) -> ServerMessage:
+    """``message`` (as a test scripts it: ``complete`` gives it what it lacks) as the
+    client reads it off the wire: typed, decoded strictly."""
+    return decode_server_message(json.dumps(complete(message)))
+
+
+def tournament_event(code: str, seq: int, kind: str, **fields: Any) -> TournamentEvent:
+    """Event ``kind`` of tournament ``code`` as the client reads it."""
+    event = received({"type": "tournament_event", "tournament": code, "seq": seq,
+                      "event": kind, **fields})
+    assert isinstance(event, TournamentEvent)
+    return event
+
+
+def page(kind: str, **members: Any) -> Message:
+    """The JSON body HTTP serves of a reply of type ``kind``: its ``members``, and every
+    other member it requires as ``complete`` gives them (but ``type`` and ``id``, which
+    HTTP leaves out)."""
+    body = complete({"type": kind, "id": None, **members})
+    return {key: value for key, value in body.items() if key not in ("type", "id")}
 
 
 def lobby(code: str, *players: Message, **match: Any) -> Message:

@@ -13,17 +13,31 @@ from typing import Any
 import pytest
 
 from client_cli import http
-from client_cli.bot import BotPlayer, MatchGone, think_time, together, tournament_news
+from client_cli.bot import (
+    BotPlayer,
+    Cut,
+    MatchGone,
+    News,
+    RoundToPlay,
+    think_time,
+    together,
+    tournament_news,
+)
 from client_cli.cli import run_async
 from client_cli.config import Account
-from client_cli.connection import ClientError, Connection
+from client_cli.connection import ClientError, Connection, ConnectionNotice
+from client_cli.tables import Outcome
 from client_cli.verify import verify
 from gaps import Game, Move, Seed
 from gaps.bots import bot_for_level
 from gaps.move import REDEAL, STOP
+from gaps_protocol.messages import MatchEvent
+from gaps_protocol.messages.events import ReadyChanged, Started
+from gaps_protocol.messages.replies import Tournament
+from gaps_protocol.messages.views import StandingsRow
 from server.app import Server
 from server.config import Settings
-from tests.cli_support import ME, Hostile, lobby
+from tests.cli_support import ME, Hostile, lobby, typed
 
 pytestmark = pytest.mark.usefixtures("config_dir")
 
@@ -44,10 +58,10 @@ async def host_a_match(
     connection, its code and the events she gets."""
     ana = await Connection.open(url)
     await ana.register(f"ana-{random.randrange(10**6)}")
-    events: list[dict[str, Any]] = []
-    ana.add_listener(lambda message: message.get("type") == "event" and events.append(message))
+    events: list[MatchEvent] = []
+    ana.add_listener(lambda message: isinstance(message, MatchEvent) and events.append(message))
     created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
-    return ana, created["match"]["code"], events
+    return ana, created.match.code, events
 
 
 async def wait_for(found: Any, timeout: float = 10) -> None:
@@ -64,9 +78,9 @@ async def race_bots(url: str, count: int, capsys: pytest.CaptureFixture[str]) ->
         bots = asyncio.create_task(run_async(
             ["bot", "--join", code, "--count", str(count), "--level", "2", "--pace", "0",
              "--server", url]))
-        await wait_for(lambda: sum(e["event"] == "ready" for e in events) == count)
+        await wait_for(lambda: sum(isinstance(e, ReadyChanged) for e in events) == count)
         await ana.ready(code)
-        await wait_for(lambda: any(e["event"] == "started" for e in events))
+        await wait_for(lambda: any(isinstance(e, Started) for e in events))
         await ana.act(code, "stop")
         assert await asyncio.wait_for(bots, 30) == 0
     finally:
@@ -98,7 +112,7 @@ async def test_bots_play_a_whole_match_to_the_end_and_are_reused(
     assert f"{names[0]} (level 2) joined {code}" in out
     assert all(player["bot"] for player in bots)  # declared bots, shown as such
     rating = await http.rating(ws_url, names[0])
-    assert rating["player"]["bot"] is True
+    assert rating.player.bot is True
 
 
 async def test_a_bot_is_refused_a_seat_where_the_host_lets_no_bot_sit(
@@ -122,13 +136,12 @@ async def test_a_saved_bot_registered_as_a_person_is_replaced_by_a_declared_bot(
     await person.close()
     config_dir.mkdir(parents=True)
     (config_dir / "config.json").write_text(json.dumps({"bots": {ws_url: [
-        {"name": reply["player"]["name"], "token": reply["token"],
-         "player_id": reply["player"]["id"]}]}}))
+        {"name": reply.player.name, "token": reply.token, "player_id": reply.player.id}]}}))
     code, out = await race_bots(ws_url, 1, capsys)
     assert "registered as a person, not a bot; making a declared bot" in out
     assert "registered a new bot player" in out and f"Match {code}: final ranking" in out
     saved = json.loads((config_dir / "config.json").read_text())["bots"][ws_url]
-    assert [bot["name"] for bot in saved] != [reply["player"]["name"]]
+    assert [bot["name"] for bot in saved] != [reply.player.name]
 
 
 async def test_a_forgotten_bot_is_replaced_and_a_wrong_code_is_a_clear_error(
@@ -146,31 +159,35 @@ async def test_a_forgotten_bot_is_replaced_and_a_wrong_code_is_a_clear_error(
     assert "no live match has code 'ZZZZZZ'" in capsys.readouterr().err
 
 
+def snapshot(seq: int, standings: list[Any] | None = None, **view: Any) -> Tournament:
+    """A resync's snapshot of tournament Q4M2ZK."""
+    return typed(Tournament, id=None, seq=seq, tournament={"code": "Q4M2ZK", **view},
+                 **({} if standings is None else {"standings": standings}))
+
+
 def test_a_tournament_snapshot_tells_the_bots_the_round_to_play_or_the_end() -> None:
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[News] = asyncio.Queue()
     listen = tournament_news("Q4M2ZK", queue)
-    running = {"code": "Q4M2ZK", "status": "running", "current_round": 2, "round_match": "M2"}
-    listen({"type": "tournament", "tournament": running, "standings": [], "seq": 9})
-    assert queue.get_nowait() == {"event": "round_starting", "round": 2, "match": "M2"}
-    rows = [{"rank": 1, "name": "bot1"}, {"rank": 2, "name": "bot2"}]
-    finished = {"code": "Q4M2ZK", "status": "finished", "current_round": 3, "round_match": None}
-    listen({"type": "tournament", "tournament": finished, "standings": rows, "seq": 30})
-    assert queue.get_nowait() == {"event": "tournament_ended", "standings": rows, "podium": rows}
-    listen({"type": "tournament", "tournament": {**finished, "code": "OTHER"}, "seq": 1})
+    listen(snapshot(9, [], status="running", current_round=2, round_match="M2"))
+    assert queue.get_nowait() == RoundToPlay(2, "M2")
+    rows = [typed(StandingsRow, rank=1, player_id=1, name="bot1"),
+            typed(StandingsRow, rank=2, player_id=2, name="bot2")]
+    listen(snapshot(30, rows, status="finished", current_round=3, round_match=None))
+    assert queue.get_nowait() == Outcome(rows, rows)
+    listen(snapshot(1, None, code="OTHER", status="finished", current_round=3))
     assert queue.empty()
 
 
 def test_a_tournament_gone_after_a_reconnect_fails_its_bots_and_a_round_gone_does_not() -> None:
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[News] = asyncio.Queue()
     listen = tournament_news("Q4M2ZK", queue)
-    listen({"type": "connection", "state": "gone", "match": "M2",
-            "detail": "cannot rejoin match M2: no live match has code 'M2'"})
-    listen({"type": "connection", "state": "gone", "tournament": "OTHER",
-            "detail": "cannot follow tournament OTHER again"})
+    listen(ConnectionNotice("gone", "cannot rejoin match M2: no live match has code 'M2'",
+                            match="M2"))
+    listen(ConnectionNotice("gone", "cannot follow tournament OTHER again", tournament="OTHER"))
     assert queue.empty()  # a round's match gone: the bot playing it says so, and goes on
     why = "cannot follow tournament Q4M2ZK again: no tournament has code 'Q4M2ZK'"
-    listen({"type": "connection", "state": "gone", "tournament": "Q4M2ZK", "detail": why})
-    assert queue.get_nowait() == {"event": "failed", "detail": why}
+    listen(ConnectionNotice("gone", why, tournament="Q4M2ZK"))
+    assert queue.get_nowait() == Cut(why)
 
 
 async def test_bots_together_stop_when_one_fails() -> None:

@@ -30,6 +30,7 @@ from client_cli.tables import local_time
 from client_cli.widgets import MessageLine
 from gaps import Game, Seed
 from gaps.bots import bot_for_level
+from gaps_protocol.messages.replies import RematchJoined
 from gaps_protocol.messages.requests import Play
 from tests.cli_support import (
     HOSTILE,
@@ -42,6 +43,7 @@ from tests.cli_support import (
     driving,
     gaps,
     lobby,
+    page,
     racing,
     screen_text,
     seated,
@@ -280,8 +282,8 @@ async def test_a_public_match_is_listed_and_leaving_it_says_how_to_come_back(
     code = created_code(out)
     assert f"You left match {code}; `gaps join {code}` takes your seat back" in out
     assert f"Race bots with:     gaps bot --join {code}" in out
-    [listed_match] = [m for m in await http.open_matches(ws_url) if m["code"] == code]
-    assert listed_match["bots"] is True
+    [listed_match] = [m for m in await http.open_matches(ws_url) if m.code == code]
+    assert listed_match.bots is True
     assert await gaps("matches") == 0  # the seat stays taken in the lobby
     listed = capsys.readouterr().out
     assert "Open public matches" in listed
@@ -439,12 +441,23 @@ async def test_a_hostile_servers_names_and_refusals_are_printed_as_typed(
 async def test_the_open_matches_of_a_hostile_server_are_listed_as_typed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (code, code_shown), (rules, rules_shown) = HOSTILE_CODES.items()
-    listed = {"code": code, "ruleset": rules, "players": 1, "max_players": "[i]2", "rated": True,
-              "time_limit_s": 60, "win_by": "\u202e[b]t"}
-    async with Hostile(pages={"/matches": {"matches": [listed]}}) as hostile:
+    (code, code_shown), _ = HOSTILE_CODES.items()
+    listed = {"code": code, "ruleset": "spaces", "players": 1, "max_players": 2, "rated": True,
+              "time_limit_s": 60, "win_by": "score"}
+    async with Hostile(pages={"/matches": page("matches", matches=[listed])}) as hostile:
         assert await gaps("matches", "--server", hostile.url) == 0
-    assert_inert(capsys.readouterr().out, code_shown, rules_shown, "1/[i]2", "\ufffd[b]t")
+        assert_inert(capsys.readouterr().out, code_shown, "spaces", "1/2", "score")
+        # Text where the protocol has a number or one of its words is no list of matches:
+        # the client says where, and lists nothing.
+        for member, value in (("max_players", "[i]2"), ("win_by", "\u202e[b]t")):
+            hostile.pages["/matches"] = page("matches", matches=[listed | {member: value}])
+            assert await gaps("matches", "--server", hostile.url) == 1
+            shown = capsys.readouterr()
+            assert shown.out == ""
+            assert shown.err.startswith("gaps: the server broke the protocol: in its list of "
+                                        "matches, "), shown.err
+            assert f" - at `$.matches[0].{member}`" in shown.err
+            assert_inert(shown.err)
 
 
 async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
@@ -474,19 +487,25 @@ async def test_a_quick_match_with_hostile_names_says_who_you_meet_as_typed(
 async def test_a_hostile_servers_boards_and_ratings_are_printed_as_typed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    board = {"board": "score", "ruleset": "classic", "period": "all", "rank": HOSTILE,
-             "entries": [{"rank": 1, "player_id": 8, "name": "bob", "best_score": 3,
-                          "best_score_ms": 1000, "games": 1}]}
-    page = {**board, "rank": None, "next_cursor": HOSTILE}
-    async with Hostile(pages={"/ratings/bob": {"player": {"name": HOSTILE}, "ratings": []},
+    board = page("leaderboard", board="score", ruleset="classic", period="all", rank=3,
+                 entries=[{"rank": 3, "player_id": 8, "name": HOSTILE, "best_score": 3,
+                           "best_score_ms": 1000, "games": 1}])
+    async with Hostile(pages={"/ratings/bob": page("rating", player={"name": HOSTILE}),
                               "/leaderboards/classic": board}) as hostile:
         assert await gaps("rating", "bob", "--server", hostile.url) == 0
         assert await gaps("leaderboard", "--around", "bob", "--server", hostile.url) == 0
         assert_inert(capsys.readouterr().out, f"{SHOWN} has no rating yet",
-                     f"bob is #{SHOWN} on this board.")
-        hostile.pages["/leaderboards/classic"] = page
+                     "bob is #3 on this board.")
+        hostile.pages["/leaderboards/classic"] = {**board, "rank": None, "next_cursor": HOSTILE}
         assert await gaps("leaderboard", "--server", hostile.url) == 0
         assert_inert(capsys.readouterr().out, f"--cursor {SHOWN}")
+        # Text where the protocol has a number is no board: the client says where.
+        hostile.pages["/leaderboards/classic"] = {**board, "rank": HOSTILE}
+        assert await gaps("leaderboard", "--around", "bob", "--server", hostile.url) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("gaps: the server broke the protocol: in its leaderboard, ")
+        assert " - at `$.rank`" in err
+        assert_inert(err)
 
 
 async def test_a_hostile_servers_tournaments_are_printed_as_typed(
@@ -504,9 +523,8 @@ async def test_a_hostile_servers_tournaments_are_printed_as_typed(
         "register": [{"type": "registered", "player": ME, "token": "t" * 43}],
         "tournament_create": [{"type": "tournament", "tournament": view}],
         "tournament_start": [{"type": "tournament", "tournament": view}],
-    }, pages={"/tournaments/Q4M2ZK": {
-        "tournament": view | {"max_players": "[i]4", "start_at": HOSTILE},
-        "standings": standings}}) as hostile:
+    }, pages={"/tournaments/Q4M2ZK": page("standings", tournament=view,
+                                          standings=standings)}) as hostile:
         assert await gaps("register", "me", "--server", hostile.url) == 0
         capsys.readouterr()
         assert await gaps("tournament", "create", "--name", "Cup") == 0
@@ -516,7 +534,7 @@ async def test_a_hostile_servers_tournaments_are_printed_as_typed(
                      f"gaps tournament join {code_shown}")
         assert await gaps("tournament", "standings", "Q4M2ZK") == 0
         assert_inert(capsys.readouterr().out, f"Tournament {SHOWN} ({code_shown})",
-                     f"Entrants (1/[i]4): {SHOWN}")
+                     f"Entrants (1/4): {SHOWN}")
         assert await gaps("tournament", "start", "Q4M2ZK") == 0
         assert_inert(capsys.readouterr().out, f"Tournament {SHOWN} (Q4M2ZK) started: 3 round(s)")
         # Text where the protocol has a number or a time is no tournament: the client stops.
@@ -528,6 +546,13 @@ async def test_a_hostile_servers_tournaments_are_printed_as_typed(
             assert err.startswith("gaps: the server broke the protocol: in a 'tournament' "
                                   "message, "), err
             assert f" - at `$.tournament.{member}`: " in err, err
+            assert_inert(err)
+            hostile.pages["/tournaments/Q4M2ZK"] = page(
+                "standings", tournament=view | {member: "[i]4" + HOSTILE}, standings=standings)
+            assert await gaps("tournament", "standings", "Q4M2ZK") == 1
+            err = capsys.readouterr().err
+            assert err.startswith("gaps: the server broke the protocol: in its standings, ")
+            assert f" - at `$.tournament.{member}`" in err, err
             assert_inert(err)
 
 
@@ -625,14 +650,15 @@ async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_k
     ana = await Connection.open(ws_url)
     await ana.register(name("ana"))
     created = await ana.create_match(max_players=2, countdown_s=0, win_by="score")
-    code = created["match"]["code"]
+    code = created.match.code
     key = "d" if same_deal else "n"
-    offered: dict[str, Any] = {}
+    offered: list[RematchJoined] = []
 
     async def script(app: MatchApp, pilot: Pilot[Any]) -> None:
         if app.state.code != code:  # the rematch: both seated, as ana offered it
-            assert app.state.code == offered["match"]["code"]
-            assert len(app.state.players) == 2 and app.state.summary["rated"] is not same_deal
+            assert app.state.code == offered[0].match.code
+            assert len(app.state.players) == 2 and app.state.summary is not None
+            assert app.state.summary.rated is not same_deal
             await quit_twice(app, pilot)
             return
         await until(pilot, lambda: len(app.state.players) == 2)
@@ -642,8 +668,8 @@ async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_k
         await ana.request(Play(code=code, seq=1, action="stop"))
         await pilot.press("s", "s")
         await until(pilot, lambda: isinstance(app.screen, RankingScreen))
-        offered.update(await ana.rematch(code, same_seed=same_deal))
-        new_code = offered["match"]["code"]
+        offered.append(await ana.rematch(code, same_seed=same_deal))
+        new_code = offered[0].match.code
         await until(pilot, lambda: same_deal in app.state.rematches)
         await pilot.pause()
         reveal = screen_text(app)
@@ -656,7 +682,7 @@ async def test_a_rematch_offered_by_another_player_is_shown_and_taken_with_its_k
         assert await gaps("join", code, frontend=driving(script)) == 0
     finally:
         await ana.close()
-    new_code = offered["match"]["code"]
+    new_code = offered[0].match.code
     out = " ".join(capsys.readouterr().out.split())
     assert f"Rematch of {code} (" in out and f"match {new_code}. The others were told" in out
 

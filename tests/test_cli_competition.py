@@ -26,11 +26,16 @@ from textual.widgets import Static
 from textual.widgets._toast import Toast
 
 from client_cli import http
-from client_cli.connection import Connection
+from client_cli.connection import Connection, Listened
 from client_cli.match_state import Phase
 from client_cli.screen import MatchApp, RankingScreen
+from client_cli.tables import Outcome
 from client_cli.tournament import TournamentFollower
-from gaps_protocol.messages.events import event_name
+from gaps_protocol.messages import TournamentEvent
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.events import EntrantRemoved, MatchEnded, Started, event_name
+from gaps_protocol.messages.replies import Tournament
+from gaps_protocol.messages.views import TournamentView
 from gaps_protocol.times import format_time
 from server.app import Server
 from tests.cli_support import (
@@ -44,7 +49,9 @@ from tests.cli_support import (
     gaps,
     lobby,
     no_screen,
+    received,
     seated,
+    typed,
 )
 from tests.fake_clock import FakeClock
 
@@ -88,18 +95,18 @@ async def rated_match(*players: Connection) -> str:
     ended = asyncio.Event()
     started: dict[int, asyncio.Event] = {id(p): asyncio.Event() for p in players}
 
-    def watcher(connection: Connection) -> Callable[[dict[str, Any]], None]:
-        def listen(message: dict[str, Any]) -> None:
-            if message.get("event") == "started":
+    def watcher(connection: Connection) -> Callable[[Listened], None]:
+        def listen(message: Listened) -> None:
+            if isinstance(message, Started):
                 started[id(connection)].set()
-            if message.get("event") == "match_ended":
+            if isinstance(message, MatchEnded):
                 ended.set()
         return listen
 
     listeners = [(p, watcher(p)) for p in players]
     for connection, listener in listeners:
         connection.add_listener(listener)
-    code = (await host.create_match(max_players=len(players), countdown_s=0))["match"]["code"]
+    code = (await host.create_match(max_players=len(players), countdown_s=0)).match.code
     for other in players[1:]:
         await other.join_match(code)
     for connection in players:
@@ -137,8 +144,8 @@ async def test_leaderboard_pages_in_the_servers_order_and_finds_you(
     finally:
         for connection in (account, *others):
             await connection.close()
-    names = [me, *(str(c.player["name"]) for c in others if c.player)]
-    server_order = [e["name"] for e in (await http.leaderboard(ws_url, "classic"))["entries"]]
+    names = [me, *(c.player.name for c in others if c.player)]
+    server_order = [e.name for e in (await http.leaderboard(ws_url, "classic")).entries]
     assert sorted(server_order) == sorted(names)
 
     assert await gaps("leaderboard", "--limit", "2") == 0  # the first page: 2 rows, a hint
@@ -197,7 +204,7 @@ async def test_rating_shows_each_ruleset_and_the_recent_changes(
     finally:
         await ana.close()
         await bob.close()
-    bob_name = str(bob.player and bob.player["name"])
+    bob_name = str(bob.player and bob.player.name)
 
     assert await gaps("rating") == 0
     out = capsys.readouterr().out
@@ -394,8 +401,8 @@ async def test_a_whole_tournament_two_players_and_a_bot(
     assert f"+ {bob} entered" in out  # ana saw bob come in
     assert "entered tournament" in out and "round 1 ended; standings:" in out  # the bot's
     standings = await http.standings(ws_url, code)
-    assert standings["tournament"]["status"] == "finished"
-    assert [row["rounds_played"] for row in standings["standings"]] == [2, 2, 2]
+    assert standings.tournament.status == "finished"
+    assert [row.rounds_played for row in standings.standings] == [2, 2, 2]
 
     assert await gaps("tournament", "standings", code) == 0
     out = capsys.readouterr().out
@@ -462,20 +469,21 @@ async def test_a_tournament_snapshot_prints_the_standings_missed_once_and_may_en
 ) -> None:
     """What a ``tournament_resync`` too far back gives: the view and the standings."""
     connection = await player(ws_url, "ana")
-    you = connection.player["id"] if connection.player else None
+    you = connection.player.id if connection.player else None
     text = io.StringIO()
     view = {"code": "Q4M2ZK", "name": "Cup", "rounds": 2, "max_players": 2, "entrants": [],
             "status": "running", "current_round": 1, "round_match": None}
-    follower = TournamentFollower(connection, view, frontend=no_screen(),
-                                  out=Console(file=text, width=120))
+    follower = TournamentFollower(connection, typed(TournamentView, **view),
+                                  frontend=no_screen(), out=Console(file=text, width=120))
     rows = [{"rank": 1, "player_id": you, "name": "ana", "total_score": 9,
              "total_time_ms": 4000, "rounds_played": 1},
             {"rank": 2, "player_id": -1, "name": "bob", "total_score": 4,
              "total_time_ms": 3000, "rounds_played": 1}]
-    between_rounds = {"type": "tournament", "tournament": view, "standings": rows, "seq": 5}
+    between_rounds = received(
+        {"type": "tournament", "tournament": view, "standings": rows, "seq": 5})
     final_rows = [dict(row, rounds_played=2) for row in rows]
-    ended = {"type": "tournament", "tournament": dict(view, status="finished", current_round=2),
-             "standings": final_rows, "seq": 9}
+    ended = received({"type": "tournament", "standings": final_rows, "seq": 9,
+                      "tournament": dict(view, status="finished", current_round=2)})
     try:
         for message in (between_rounds, between_rounds, ended):  # as the connection hands
             follower._on_message(message)                          # them over
@@ -485,7 +493,8 @@ async def test_a_tournament_snapshot_prints_the_standings_missed_once_and_may_en
     out = text.getvalue()
     assert out.count("Standings after round 1/2") == 1 and "ana (you)" in out
     assert "round 2/2" not in out  # the end's standings are the final ones
-    assert final["standings"] == final_rows and final["podium"] == final_rows
+    assert isinstance(ended, Tournament) and ended.standings
+    assert final == Outcome(ended.standings, ended.standings)
 
 
 # -- the daily challenge ---------------------------------------------------------------------------
@@ -503,7 +512,8 @@ async def test_daily_plays_once_a_day_and_shows_its_board(
 
     async def play(app: MatchApp, pilot: Pilot[Any]) -> None:
         seen.append(app)
-        assert app.state.kind == "daily" and app.state.summary["win_by"] == "score"
+        assert app.state.kind == "daily" and app.state.summary is not None
+        assert app.state.summary.win_by == "score"
         await stop_and_see_the_ranking(app, pilot)
 
     # An account registered today plays today's challenge unranked, and is told why.
@@ -778,15 +788,16 @@ async def test_quick_match_races_a_bot_when_nobody_comes_in_time(
     async def race(app: MatchApp, pilot: Pilot[Any]) -> None:
         while len(app.state.players) < 2:
             await pilot.pause(0.02)
-        seen.extend(str(player["name"]) for player in app.state.players.values())
-        assert app.state.kind == "race" and app.state.summary.get("max_players") == 2
+        seen.extend(player.name for player in app.state.players.values())
+        assert app.state.kind == "race" and app.state.summary is not None
+        assert app.state.summary.max_players == 2
         # End to end: the bot is ready; ready too, and the race is on against it.
         bot_id = next(i for i in app.state.players if i != app.state.you_id)
-        await wait_for(lambda: app.state.players[bot_id].get("ready"))
+        await wait_for(lambda: app.state.players[bot_id].ready)
         await pilot.press("r")
         await wait_for(lambda: app.state.playing)
         # The bot plays (about one action a second).
-        await wait_for(lambda: int(app.state.players[bot_id].get("moves_made", 0)) > 0)
+        await wait_for(lambda: app.state.players[bot_id].moves_made > 0)
         await pilot.press("s", "s")  # stop (asks first): our game is over, the bot's goes on
         await wait_for(lambda: app.state.own is not None and app.state.own.over)
         await pilot.press("ctrl+q", "ctrl+q")  # leaving asks first
@@ -850,7 +861,8 @@ async def test_between_rounds_the_round_screen_and_the_terminal_count_down_to_th
             wall.at = datetime(2026, 11, 30, 18, 0, 3, tzinfo=UTC)
             await pilot.press("q")
 
-        follower = TournamentFollower(connection, view, frontend=driving(count_down),
+        follower = TournamentFollower(connection, typed(TournamentView, **view),
+                                      frontend=driving(count_down),
                                       out=Console(file=io.StringIO()), now=wall)
         following = asyncio.create_task(follower.run())
         await wait_for(lambda: follower.app is None and follower.standings_shown == 1)
@@ -869,12 +881,15 @@ async def test_entrants_who_are_bots_are_marked_as_they_enter_and_at_the_start()
     view = {"code": code, "name": "Cup", "ruleset": "classic", "rounds": 1, "max_players": 4,
             "round_time_limit_s": 60, "start_at": None, "status": "open", "entrants": []}
     out = Console(file=io.StringIO(), width=100)
-    connection = cast(Connection, SimpleNamespace(player=ME))
-    follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
+    connection = cast(Connection, SimpleNamespace(player=Player(**ME)))
+    follower = TournamentFollower(connection, typed(TournamentView, **view),
+                                  frontend=no_screen(), out=out)
 
-    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
-        return {"type": "tournament_event", "tournament": code, "seq": seq, "event": kind,
-                **fields}
+    def event(seq: int, kind: str, **fields: Any) -> TournamentEvent:
+        message = received({"type": "tournament_event", "tournament": code, "seq": seq,
+                            "event": kind, **fields})
+        assert isinstance(message, TournamentEvent)
+        return message
 
     robo, cy = {"player_id": 8, "name": "robo", "bot": True}, {"player_id": 9, "name": "cy"}
     await follower._handle(event(1, "entrant_joined", **robo))
@@ -892,11 +907,15 @@ async def test_an_entrant_the_host_removes_is_announced_with_the_reason_to_all()
             "round_time_limit_s": 60, "start_at": None, "status": "running",
             "entrants": [{"player_id": 8, "name": "robo"}, {"player_id": 9, "name": "cy"}]}
     out = Console(file=io.StringIO(), width=100)
-    connection = cast(Connection, SimpleNamespace(player=ME))
-    follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
-    await follower._handle({"type": "tournament_event", "tournament": code, "seq": 1,
-                            "event": "entrant_removed", "player_id": 8, "name": "robo",
-                            "reason": "left the table", "after_round": 1})
+    connection = cast(Connection, SimpleNamespace(player=Player(**ME)))
+    follower = TournamentFollower(connection, typed(TournamentView, **view),
+                                  frontend=no_screen(), out=out)
+    removed = received({"type": "tournament_event", "tournament": code, "seq": 1,
+                        "event": "entrant_removed", "player_id": 8, "name": "robo",
+                        "reason": "left the table", "after_round": 1})
+    assert isinstance(removed, EntrantRemoved)
+    await follower._handle(removed)
     printed = " ".join(str(out.file.getvalue()).split())  # type: ignore[attr-defined]
     assert "− robo was removed by the host: left the table" in printed
-    assert view["entrants"][0]["removed"] is True
+    assert follower.view.entrants[0].removed is True
+    assert follower.view.entrants[0].removed_reason == "left the table"

@@ -8,7 +8,7 @@ import json
 import random
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -18,23 +18,37 @@ from client_cli.connection import (
     ConnectError,
     Connection,
     ConnectionLost,
+    ConnectionNotice,
+    Listened,
     ServerRefused,
 )
+from gaps_protocol.messages import MatchEvent, TournamentEvent
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.events import (
+    EntrantJoined,
+    MatchEnded,
+    ProgressMade,
+    Started,
+    event_name,
+)
+from gaps_protocol.messages.replies import ActionOk, Joined, Tournament
 from gaps_protocol.messages.requests import Play
 from tests.cli_support import ME, Hostile, lobby
 from tests.client import Client
 
 KNOWN_SEED = "AAAA-BBBB-CCCC-DDDD"  # 3H goes to r3c5, then 2C>4, 3C, ... (see test_match)
 
+T = TypeVar("T")
+
 
 class Recorder:
     """A listener that keeps every message and lets a test wait for one."""
 
     def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Listened] = []
         self._changed = asyncio.Condition()
 
-    def __call__(self, message: dict[str, Any]) -> None:
+    def __call__(self, message: Listened) -> None:
         self.messages.append(message)
         asyncio.get_running_loop().create_task(self._notify())
 
@@ -42,9 +56,18 @@ class Recorder:
         async with self._changed:
             self._changed.notify_all()
 
-    def events(self, name: str | None = None) -> list[dict[str, Any]]:
-        return [m for m in self.messages
-                if m.get("type") == "event" and (name is None or m["event"] == name)]
+    def of(self, kind: type[T]) -> list[T]:
+        """The messages of type ``kind``, in the order they came."""
+        return [m for m in self.messages if isinstance(m, kind)]
+
+    def events(self) -> list[MatchEvent]:
+        return [m for m in self.messages if isinstance(m, MatchEvent)]
+
+    def tournament_events(self) -> list[TournamentEvent]:
+        return [m for m in self.messages if isinstance(m, TournamentEvent)]
+
+    def notices(self, state: str | None = None) -> list[ConnectionNotice]:
+        return [m for m in self.of(ConnectionNotice) if state is None or m.state == state]
 
     async def wait(self, found: Callable[[], Any], timeout: float = 10) -> Any:
         async with self._changed:
@@ -64,17 +87,17 @@ async def race(url: str) -> tuple[str, list[tuple[Connection, Recorder]]]:
     """ana and bob in a started match of the known seed."""
     ana, bob = await player(url, "ana"), await player(url, "bob")
     created = await ana[0].create_match(max_players=2, countdown_s=0, seed=KNOWN_SEED)
-    code = created["match"]["code"]
+    code = created.match.code
     await bob[0].join_match(code)
     for connection, _ in (ana, bob):
         await connection.ready(code)
     for _, recorder in (ana, bob):
-        await recorder.wait(lambda r=recorder: r.events("started"))
+        await recorder.wait(lambda r=recorder: r.of(Started))
     return code, [ana, bob]
 
 
 def event_seqs(recorder: Recorder) -> list[int]:
-    return [m["seq"] for m in recorder.events()]
+    return [m.seq for m in recorder.events()]
 
 
 def network_down_until_set(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
@@ -99,14 +122,14 @@ async def test_replies_match_requests_and_refusals_carry_the_servers_reason(ws_u
     code, [(ana, recorder), (bob, _)] = await race(ws_url)
     try:
         first, second = await asyncio.gather(ana.act(code, "3h"), ana.ping())
-        assert first["type"] == "action_ok" and first["to"] == "r3c5" and first["seq"] == 1
+        assert isinstance(first, ActionOk) and first.to == "r3c5" and first.seq == 1
         assert second[0] >= 0
         with pytest.raises(ServerRefused) as refused:
             await ana.act(code, "5C")
         assert refused.value.code == "illegal_action" and refused.value.reason == "not_a_gap"
         assert "4C (r4c13) holds 8S" in str(refused.value)
         moved = await ana.act(code, "2C>4")
-        assert moved["seq"] == 3 and moved["score"] == 1  # each action took the next seq
+        assert moved.seq == 3 and moved.score == 1  # each action took the next seq
         with pytest.raises(ServerRefused) as unknown:
             await ana.join_match("ZZZZZZ")
         assert unknown.value.code == "no_such_match"
@@ -140,13 +163,12 @@ async def test_events_arrive_once_each_in_order_and_a_gap_is_filled_by_resync(
         await ana.act(code, "2C>4")
         await ana.act(code, "stop")
         await bob.act(code, "stop")
-        await watcher.wait(lambda: watcher.events("match_ended"))
+        await watcher.wait(lambda: watcher.of(MatchEnded))
         seqs = event_seqs(watcher)
         assert dropped and dropped[0] in seqs  # the lost event came back through resync
         assert seqs == list(range(seqs[0], seqs[-1] + 1))  # each once, in order
         assert ana.player is not None
-        progress = [e["moves_made"] for e in watcher.events("progress")
-                    if e["name"] == ana.player["name"]]
+        progress = [e.moves_made for e in watcher.of(ProgressMade) if e.name == ana.player.name]
         assert progress == [1, 2, 2]
     finally:
         await ana.close()
@@ -176,16 +198,16 @@ async def test_a_dropped_connection_comes_back_and_the_unacknowledged_action_is_
         resent = await ana.act(code, "2C>4")
         ana._on_frame = take_frame  # type: ignore[method-assign]
         assert dropped and dropped[0]["seq"] == 2
-        assert resent["duplicate"] is True and resent["seq"] == 2 and resent["moves_made"] == 2
+        assert resent.duplicate is True and resent.seq == 2 and resent.moves_made == 2
         await bob.act(code, "QH")  # while ana reconnects or after: she sees it either way
         going_on = await ana.act(code, "3C")
-        assert going_on["seq"] == 3 and going_on["moves_made"] == 3 and going_on["score"] == 2
-        states = [m["state"] for m in recorder.messages if m.get("type") == "connection"]
+        assert going_on.seq == 3 and going_on.moves_made == 3 and going_on.score == 2
+        states = [m.state for m in recorder.notices()]
         assert states[:2] == ["lost", "restored"]
-        assert any(m.get("type") == "joined" for m in recorder.messages)  # the rejoin snapshot
-        bob_name = bob.player["name"] if bob.player else None
+        assert recorder.of(Joined)  # the rejoin snapshot
+        bob_name = bob.player.name if bob.player else None
         await recorder.wait(lambda: any(
-            e["name"] == bob_name for e in recorder.events("progress")))
+            e.name == bob_name for e in recorder.of(ProgressMade)))
         seqs = event_seqs(recorder)
         assert seqs == list(range(seqs[0], seqs[-1] + 1))
     finally:
@@ -201,14 +223,14 @@ async def test_events_missed_while_away_are_delivered_after_the_reconnect(
     try:
         assert ana._socket is not None
         ana._socket.transport.abort()
-        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await recorder.wait(lambda: recorder.notices("lost"))
         await bob.act(code, "QH")
         await bob.act(code, "stop")  # ana misses both events
         stopping = asyncio.create_task(ana.act(code, "stop"))  # waits for the reconnect
         back.set()
-        assert (await stopping)["status"] == "stopped"
-        await recorder.wait(lambda: recorder.events("match_ended"))
-        names = [e["event"] for e in recorder.events()]
+        assert (await stopping).status == "stopped"
+        await recorder.wait(lambda: recorder.of(MatchEnded))
+        names = [event_name(e) for e in recorder.events()]
         assert names.count("player_finished") == 2 and names.count("match_ended") == 1
         seqs = event_seqs(recorder)
         assert seqs == list(range(seqs[0], seqs[-1] + 1))
@@ -226,43 +248,40 @@ async def test_tournament_events_come_once_and_a_reconnect_follows_again_and_req
     (ana, recorder), (bob, _) = await player(ws_url, "ana"), await player(ws_url, "bob")
     try:
         created = await ana.tournament_create(name="Cup", rounds=1)
-        code = created["tournament"]["code"]
+        code = created.tournament.code
         assert code not in ana.entered  # the host organises; entering is a join
         joined = await ana.tournament_join(code)
-        assert joined["seq"] == 1 and ana.entered == {code}
+        assert joined.seq == 1 and ana.entered == {code}
         await bob.tournament_join(code)
-        await recorder.wait(lambda: recorder.messages and any(
-            m.get("type") == "tournament_event" for m in recorder.messages))
-        events = [m for m in recorder.messages if m.get("type") == "tournament_event"]
-        assert [(e["seq"], e["event"], e["name"]) for e in events] == [
-            (2, "entrant_joined", bob.player and bob.player["name"])]  # not ana's own (1)
+        await recorder.wait(lambda: recorder.tournament_events())
+        events = recorder.tournament_events()
+        assert [(e.seq, type(e), getattr(e, "name", None)) for e in events] == [
+            (2, EntrantJoined, bob.player and bob.player.name)]  # not ana's own (1)
 
         queued = await ana.quick_match("spaces")
-        assert queued["type"] == "queued" and ana.queued == "spaces"
+        assert queued.ruleset == "spaces" and ana.queued == "spaces"
         assert ana._socket is not None
         ana._socket.transport.abort()
-        await recorder.wait(lambda: any(m.get("state") == "restored" for m in recorder.messages))
-        assert not [m for m in recorder.messages if m.get("type") == "tournament"]
+        await recorder.wait(lambda: recorder.notices("restored"))
+        assert not recorder.of(Tournament)
         assert server.matchmaker is not None
         queue = server.matchmaker.state.waiting("spaces")
-        assert [w.player_id for w in queue] == [ana.player["id"]]
+        assert ana.player is not None and [w.player_id for w in queue] == [ana.player.id]
         assert await ana.quick_cancel() is True and ana.queued is None
 
         carol = await Connection.open(ws_url)
         await carol.register(f"carol-{random.randrange(10**6)}")
         await carol.tournament_join(code)
         await carol.close()
-        await recorder.wait(lambda: len([m for m in recorder.messages
-                                         if m.get("type") == "tournament_event"]) == 2)
-        assert [m["seq"] for m in recorder.messages if m.get("type") == "tournament_event"] \
-            == [2, 3]
+        await recorder.wait(lambda: len(recorder.tournament_events()) == 2)
+        assert tournament_seqs(recorder) == [2, 3]
     finally:
         await ana.close()
         await bob.close()
 
 
 def tournament_seqs(recorder: Recorder) -> list[int]:
-    return [m["seq"] for m in recorder.messages if m.get("type") == "tournament_event"]
+    return [m.seq for m in recorder.tournament_events()]
 
 
 async def enter(url: str, prefix: str, code: str) -> None:
@@ -287,15 +306,15 @@ async def test_a_gap_in_tournament_events_is_filled_by_tournament_resync(ws_url:
         take(frame)
 
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
-        assert (await ana.tournament_join(code))["seq"] == 1
+        code = (await ana.tournament_create(rounds=1)).tournament.code
+        assert (await ana.tournament_join(code)).seq == 1
         ana._on_frame = lossy  # type: ignore[method-assign]
         await enter(ws_url, "bob", code)  # seq 2: lost
         await enter(ws_url, "cid", code)  # seq 3: a gap, so ana asks for 2 again
         await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3])
         assert dropped == [2]
-        events = [m for m in recorder.messages if m.get("type") == "tournament_event"]
-        assert [e["name"].split("-")[0] for e in events] == ["bob", "cid"]
+        events = recorder.of(EntrantJoined)
+        assert [e.name.split("-")[0] for e in events] == ["bob", "cid"]
         assert ana.tournaments[code].last_event == 3 and not ana.tournaments[code].held
     finally:
         await ana.close()
@@ -307,18 +326,18 @@ async def test_tournament_events_missed_while_away_are_delivered_after_the_recon
     ana, recorder = await player(ws_url, "ana")
     back = network_down_until_set(monkeypatch)
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await ana.tournament_join(code)
         assert ana._socket is not None
         ana._socket.transport.abort()
-        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await recorder.wait(lambda: recorder.notices("lost"))
         await enter(ws_url, "bob", code)
         await enter(ws_url, "cid", code)  # ana misses both
         back.set()
         await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3])
         await enter(ws_url, "dan", code)  # and she follows the tournament again
         await recorder.wait(lambda: tournament_seqs(recorder) == [2, 3, 4])
-        assert not [m for m in recorder.messages if m.get("type") == "tournament"]
+        assert not recorder.of(Tournament)
     finally:
         await ana.close()
 
@@ -330,10 +349,10 @@ async def test_a_listener_added_after_the_join_gets_the_tournament_events_that_f
     those the reply reflects (even if delivered before it, to the host) are not."""
     ana, recorder = await player(ws_url, "ana")
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await enter(ws_url, "bob", code)  # seq 1: the host hears it
         await recorder.wait(lambda: tournament_seqs(recorder) == [1])
-        assert (await ana.tournament_join(code))["seq"] == 2
+        assert (await ana.tournament_join(code)).seq == 2
         await enter(ws_url, "cid", code)  # seq 3: after the reply
         await recorder.wait(lambda: tournament_seqs(recorder) == [1, 3])
         late = Recorder()
@@ -341,7 +360,8 @@ async def test_a_listener_added_after_the_join_gets_the_tournament_events_that_f
         assert tournament_seqs(late) == [3]
         await enter(ws_url, "dan", code)  # and the live ones follow
         await late.wait(lambda: tournament_seqs(late) == [3, 4])
-        assert [e["name"].split("-")[0] for e in late.messages] == ["cid", "dan"]
+        assert [e.name.split("-")[0] for e in late.of(EntrantJoined)] == ["cid", "dan"]
+        assert len(late.messages) == 2
     finally:
         await ana.close()
 
@@ -355,19 +375,19 @@ async def test_a_tournament_resync_further_back_than_the_history_delivers_the_sn
     ana, recorder = await player(ws_url, "ana")
     back = network_down_until_set(monkeypatch)
     try:
-        code = (await ana.tournament_create(rounds=1))["tournament"]["code"]
+        code = (await ana.tournament_create(rounds=1)).tournament.code
         await ana.tournament_join(code)
         assert ana._socket is not None
         ana._socket.transport.abort()
-        await recorder.wait(lambda: any(m.get("state") == "lost" for m in recorder.messages))
+        await recorder.wait(lambda: recorder.notices("lost"))
         await enter(ws_url, "bob", code)
         await enter(ws_url, "cid", code)
         back.set()
-        snapshots = await recorder.wait(lambda: [
-            m for m in recorder.messages if m.get("type") == "tournament"])
+        snapshots = await recorder.wait(lambda: recorder.of(Tournament))
         [snapshot] = snapshots
-        assert snapshot["seq"] == 3 and snapshot["tournament"]["code"] == code
-        assert len(snapshot["tournament"]["entrants"]) == len(snapshot["standings"]) == 3
+        assert snapshot.seq == 3 and snapshot.tournament.code == code
+        assert isinstance(snapshot.standings, list)
+        assert len(snapshot.tournament.entrants) == len(snapshot.standings) == 3
         assert tournament_seqs(recorder) == []  # the snapshot stands for events 2 and 3
         await enter(ws_url, "dan", code)
         await recorder.wait(lambda: tournament_seqs(recorder) == [4])
@@ -387,15 +407,14 @@ async def test_a_malformed_number_stops_the_connection_with_the_field_named() ->
         recorder = Recorder()
         connection.add_listener(recorder)
         try:
-            assert connection.player == ME
+            assert connection.player == Player(**ME)
             await connection.tournament_join("Q4M2ZK")
-            [failed] = await recorder.wait(lambda: [
-                m for m in recorder.messages if m.get("state") == "failed"])
+            [failed] = await recorder.wait(lambda: recorder.notices("failed"))
             why = ("the server broke the protocol: in a 'tournament_event round_ended' message, "
                    "Expected `int`, got `str` - at `$.round`: ")
-            assert failed["detail"].startswith(why) and connection.failure == failed["detail"]
-            assert '"round": "2nd"' in failed["detail"]  # the frame quoted
-            assert not [m for m in recorder.messages if m.get("type") == "tournament_event"]
+            assert failed.detail.startswith(why) and connection.failure == failed.detail
+            assert '"round": "2nd"' in failed.detail  # the frame quoted
+            assert not recorder.tournament_events()
             with pytest.raises(ConnectionLost, match=re.escape("at `$.round`")):
                 await connection.ping()
             assert [r["type"] for r in hostile.requests] == ["hello", "tournament_join"]
@@ -411,7 +430,7 @@ def refused(code: str, **fields: Any) -> dict[str, Any]:
 
 
 def notices(recorder: Recorder) -> list[str]:
-    return [m["state"] for m in recorder.messages if m.get("type") == "connection"]
+    return [m.state for m in recorder.notices()]
 
 
 async def test_an_action_refused_for_now_goes_again_with_its_seq_until_it_is_taken() -> None:
@@ -425,12 +444,12 @@ async def test_an_action_refused_for_now_goes_again_with_its_seq_until_it_is_tak
         connection.add_listener(recorder)
         try:
             await connection.join_match("K7QX2M")
-            assert (await connection.act("K7QX2M", "3H"))["moves_made"] == 1
+            assert (await connection.act("K7QX2M", "3H")).moves_made == 1
             assert [(r["seq"], r["action"]) for r in hostile.sent("action")] == [(1, "3H")] * 4
-            [retrying] = [m for m in recorder.messages if m.get("type") == "connection"]
-            assert retrying["state"] == "retrying" and retrying["code"] == "storage_unavailable"
+            [retrying] = recorder.notices()
+            assert retrying.state == "retrying" and retrying.code == "storage_unavailable"
             assert "the server refused action for now (not now (storage_unavailable))" \
-                in retrying["detail"]
+                in retrying.detail
         finally:
             await connection.close()
 
@@ -472,11 +491,11 @@ async def test_a_restarted_server_numbers_anew_and_the_count_follows_its_snapsho
             await hostile.drop(1001)
             await recorder.wait(lambda: "restored" in notices(recorder))
             await hostile.push(numbered(4))
-            await recorder.wait(lambda: [4] == [e["seq"] for e in recorder.events()][-1:])
+            await recorder.wait(lambda: [4] == event_seqs(recorder)[-1:])
             assert [r["since"] for r in hostile.sent("resync")] == [2]
             assert event_seqs(recorder) == [3, 4] and connection.tracks[code].last_event == 4
-            lost = next(m for m in recorder.messages if m.get("state") == "lost")
-            assert lost["detail"] == "the server is restarting; reconnecting"
+            lost = recorder.notices("lost")[0]
+            assert lost.detail == "the server is restarting; reconnecting"
         finally:
             await connection.close()
 
@@ -517,8 +536,8 @@ async def test_a_reconnect_refused_for_now_tries_again_and_a_match_not_taken_bac
             await recorder.wait(lambda: "restored" in notices(recorder))
             assert notices(recorder) == ["lost", "gone", "restored"]
             assert len(hostile.sent("hello")) == 3  # the first, refused for now, welcomed
-            [gone] = [m for m in recorder.messages if m.get("state") == "gone"]
-            assert gone["match"] == code and gone["detail"] == \
+            [gone] = recorder.notices("gone")
+            assert gone.match == code and gone.detail == \
                 f"cannot rejoin match {code}: no live match has code '{code}'"
             assert code not in connection.tracks and connection.failure is None
             with pytest.raises(ClientError, match=f"not in match {code}: join it first"):

@@ -6,6 +6,7 @@ and the command fails."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import random
@@ -21,8 +22,10 @@ from client_cli.connection import Connection
 from client_cli.tournament import TournamentFollower
 from gaps import Seed
 from gaps.commitment import deals_commitment
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.views import TournamentView
 from server.app import Server
-from tests.cli_support import ME, Hostile, gaps, no_screen
+from tests.cli_support import ME, Hostile, gaps, no_screen, page, tournament_event, typed
 from tests.client import Client
 from tests.fake_clock import FakeClock
 from tests.test_cli_competition import name, tournament_code, wait_for
@@ -53,12 +56,10 @@ def printed(out: Console) -> str:
 
 async def test_each_revealed_seed_is_checked_as_it_comes_and_a_tampered_one_said_loudly() -> None:
     out = Console(file=io.StringIO(), width=120)
-    connection = cast(Connection, SimpleNamespace(player=ME))
-    follower = TournamentFollower(connection, committed_view(), frontend=no_screen(), out=out)
-
-    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
-        return {"type": "tournament_event", "tournament": "Q4M2ZK", "seq": seq, "event": kind,
-                **fields}
+    connection = cast(Connection, SimpleNamespace(player=Player(**ME)))
+    follower = TournamentFollower(connection, typed(TournamentView, **committed_view()),
+                                  frontend=no_screen(), out=out)
+    event = functools.partial(tournament_event, "Q4M2ZK")
 
     await follower._handle(event(1, "round_ended", round=1, match="R1", seed=str(SEEDS[0]),
                                  standings=[], next_round_at=None))
@@ -88,13 +89,15 @@ async def test_a_tampered_seed_makes_standings_and_following_fail_loudly(
         "tournament_join": [{"type": "tournament", "tournament": forged, "seq": 0}],
         "tournament_standings": [{"type": "standings", "tournament": forged,
                                   "standings": standings}],
-    }, pages={"/tournaments/Q4M2ZK": {"tournament": honest, "standings": standings}}) as hostile:
+    }, pages={"/tournaments/Q4M2ZK": page("standings", tournament=honest,
+                                          standings=standings)}) as hostile:
         assert await gaps("register", "me", "--server", hostile.url) == 0
         capsys.readouterr()
         assert await gaps("tournament", "standings", "Q4M2ZK") == 0
         out = capsys.readouterr().out
         assert "all 2 revealed, and they match it" in out and "DO NOT MATCH" not in out
-        hostile.pages["/tournaments/Q4M2ZK"] = {"tournament": forged, "standings": standings}
+        hostile.pages["/tournaments/Q4M2ZK"] = page("standings", tournament=forged,
+                                                    standings=standings)
         assert await gaps("tournament", "standings", "Q4M2ZK") == 1
         out = capsys.readouterr().out
         assert "THE DEALS DO NOT MATCH THE COMMITMENT" in out and TAMPERED in out

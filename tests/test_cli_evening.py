@@ -5,18 +5,21 @@ reinstated and late entrants."""
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from rich.console import Console
 
 from client_cli.connection import Connection
 from client_cli.tournament import TournamentFollower
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.views import TournamentView
 from server.app import Server
-from tests.cli_support import ME, gaps, no_screen
+from tests.cli_support import ME, gaps, no_screen, tournament_event, typed
 from tests.client import Client
 from tests.test_cli_competition import name, tournament_code
 from tests.test_cli_desk import committed_view, printed
@@ -73,14 +76,11 @@ async def test_the_host_steers_a_tournament_from_the_command_line(
 
 async def test_a_follower_says_announcements_pauses_and_entrants_back_or_late() -> None:
     out = Console(file=io.StringIO(), width=160)
-    connection = cast(Connection, SimpleNamespace(player=ME))
+    connection = cast(Connection, SimpleNamespace(player=Player(**ME)))
     said = {"text": "Round 2 after [bold]coffee[/bold]", "at": "2026-11-29T18:05:00.000Z"}
-    view = committed_view(announcements=[said], round_match=None)
+    view = typed(TournamentView, **committed_view(announcements=[said], round_match=None))
     follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
-
-    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
-        return {"type": "tournament_event", "tournament": "Q4M2ZK", "seq": seq, "event": kind,
-                **fields}
+    event = functools.partial(tournament_event, "Q4M2ZK")
 
     await follower._catch_up(view)
     await follower._catch_up(view)  # a snapshot again: each announcement is said once
@@ -100,4 +100,4 @@ async def test_a_follower_says_announcements_pauses_and_entrants_back_or_late() 
     assert "late: plays from round 2" in shown
     assert "cat is back (the host reinstated them): plays from round 2" in shown
     assert "The host resumed the tournament." in shown
-    assert follower.view["paused"] is False
+    assert follower.view.paused is False

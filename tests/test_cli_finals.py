@@ -10,6 +10,7 @@ from client_cli.finals import FinalBoards, final_boards
 from client_cli.render import card_label
 from client_cli.screen import MatchApp, RankingScreen
 from gaps import Game, Seed, Slot, parse_action
+from gaps_protocol.messages.views import Replay
 from tests.cli_support import (
     BOB,
     DEAL,
@@ -18,6 +19,7 @@ from tests.cli_support import (
     racing,
     screen_text,
     seated,
+    typed,
     until,
 )
 
@@ -36,19 +38,18 @@ def replay_document(par: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def test_each_final_board_is_replayed_from_the_seed_in_the_rankings_order() -> None:
-    ana, bob = final_boards(replay_document(None))
-    assert ana.entry["name"] == "ana" and bob.entry["name"] == "bob"
+    ana, bob = final_boards(typed(Replay, **replay_document(None)))
+    assert ana.entry.name == "ana" and bob.entry.name == "bob"
     expected = Game(Seed.parse(DEAL), "classic")
     expected.push(parse_action(ANA_MOVE))
     assert ana.game is not None and ana.game.grid_codes() == expected.grid_codes()
     assert bob.why is not None and bob.why.startswith("stops at")  # a refused action
 
 
-def test_a_document_without_a_seed_has_no_boards() -> None:
+def test_a_document_whose_seed_is_no_deal_has_no_boards() -> None:
     document = replay_document(None)
-    document["match"]["seed"] = None  # a daily challenge's, before its day is over
-    assert final_boards(document) == []
-    assert final_boards({"match": "x"}) == []
+    document["match"]["seed"] = "AAAB"  # a share code's form, but a mistyped letter
+    assert final_boards(typed(Replay, **document)) == []
 
 
 async def test_a_spectator_sees_every_board_with_its_gap_to_par_once_the_match_ends() -> None:

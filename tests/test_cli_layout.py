@@ -16,13 +16,14 @@ from client_cli.layout import (
     plan,
 )
 from client_cli.players import Look, panel_needs
+from tests.cli_support import progress
 
 LOOK = Look()
 
 
 def panel(count: int, name: str = "carol-who-has-a-long-name") -> Panel:
-    players = [{"player_id": n, "name": f"{name}{n}", "placed": n, "status": "playing",
-                "end_reason": "disconnected" if n == 0 else None, "finish_ms": 600_000}
+    players = [progress(n, f"{name}{n}", placed=n,
+                        end_reason="disconnected" if n == 0 else None, finish_ms=600_000)
                for n in range(count)]
     return panel_needs(players, LOOK)
 

@@ -30,7 +30,7 @@ from client_cli.palette import (
 )
 from client_cli.players import Look, players_table
 from gaps import Game
-from tests.cli_support import EVERY_CELL, at
+from tests.cli_support import EVERY_CELL, at, progress
 
 SETTINGS = list(PALETTES.values())
 def theme_colours(palette: Palette) -> dict[str, str]:
@@ -92,12 +92,10 @@ def test_every_card_and_gap_reads_against_its_ground(palette: Palette, geometry:
 @pytest.mark.parametrize("palette", SETTINGS, ids=lambda p: p.name)
 def test_the_players_table_and_the_messages_read_on_the_background(palette: Palette) -> None:
     players = [
-        {"player_id": 1, "name": "me", "placed": 3, "score": 3, "status": "blocked"},
-        {"player_id": 2, "name": "robo", "bot": True, "placed": 9, "score": 9,
-         "end_reason": "won", "finish_ms": 1000},
-        {"player_id": 3, "name": "cy", "placed": 0, "score": 0, "connected": False},
-        {"player_id": 4, "name": "di", "placed": 1, "score": 1, "end_reason": "stopped",
-         "finish_ms": 1000},
+        progress(1, "me", placed=3, score=3, status="blocked"),
+        progress(2, "robo", bot=True, placed=9, score=9, end_reason="won", finish_ms=1000),
+        progress(3, "cy", connected=False),
+        progress(4, "di", placed=1, score=1, end_reason="stopped", finish_ms=1000),
     ]
     table = players_table(players, width=70, look=Look(you_id=1, palette=palette))
     console = Console(file=io.StringIO(), width=70, color_system="truecolor")

@@ -15,18 +15,19 @@ from client_cli.players import (
     panel_needs,
     players_table,
 )
+from gaps_protocol.messages.views import Progress
+from tests.cli_support import progress
 
-BOB = {"player_id": 8, "name": "bob", "placed": 20, "score": 20, "status": "stopped",
-       "end_reason": "stopped", "finish_ms": 240_800}
-CAROL = {"player_id": 9, "name": "carol-who-has-a-long-name", "placed": 12, "score": 12}
-DAVE = {"player_id": 10, "name": "dave-the-bot-of-the-night", "bot": True, "placed": 33,
-        "score": 33, "status": "blocked"}
-ME = {"player_id": 7, "name": "me", "placed": 0, "score": 0,
-      "end_reason": "disconnected", "finish_ms": 61_000}
+BOB = progress(8, "bob", placed=20, score=20, status="stopped", end_reason="stopped",
+               finish_ms=240_800)
+CAROL = progress(9, "carol-who-has-a-long-name", placed=12, score=12)
+DAVE = progress(10, "dave-the-bot-of-the-night", bot=True, placed=33, score=33,
+                status="blocked")
+ME = progress(7, "me", end_reason="disconnected", finish_ms=61_000)
 FOUR = [BOB, CAROL, DAVE, ME]
 
 
-def drawn(players: list[dict[str, object]], width: int, columns: int = 1,
+def drawn(players: list[Progress], width: int, columns: int = 1,
           look: Look | None = None) -> list[str]:
     console = Console(file=io.StringIO(), width=width, color_system=None, record=True)
     console.print(players_table(players, width=width, look=look or Look(you_id=7),
@@ -59,7 +60,7 @@ def test_a_wide_table_has_whole_names_and_a_bar() -> None:
 
 
 def test_rows_laid_out_in_columns_stay_whole() -> None:
-    many = [{"player_id": n, "name": f"p{n}-longish-name", "placed": n} for n in range(16)]
+    many = [progress(n, f"p{n}-longish-name", placed=n) for n in range(16)]
     lines = drawn([*many, ME], 76, columns=2)
     assert len(lines) == 1 + 9  # a heading, then 17 rows in two columns
     assert "\n".join(lines).count("/48") == 17 and all(len(line) <= 76 for line in lines)
@@ -80,6 +81,6 @@ def test_the_panel_says_how_narrow_and_how_wide_its_rows_can_be() -> None:
 
 
 def test_in_the_lobby_the_host_has_a_star_and_states_are_ready_or_not() -> None:
-    lobby = [{"player_id": 7, "name": "me", "ready": True}, {"player_id": 8, "name": "bob"}]
+    lobby = [progress(7, "me", ready=True), progress(8, "bob")]
     text = "\n".join(drawn(lobby, 60, look=Look(you_id=7, host_id=7, started=False)))
     assert "▸ me ★" in text and "ready" in text and "not ready" in text

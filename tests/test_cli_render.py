@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+import msgspec
+import pytest
 from rich.console import Console
 from rich.text import Text
 
@@ -18,6 +20,7 @@ from client_cli.render import (
     printable_text,
 )
 from gaps import Card, Move
+from tests.cli_support import progress
 
 
 def test_cards_read_with_symbols_and_red_hearts_and_diamonds() -> None:
@@ -48,9 +51,11 @@ def test_printable_text_prints_a_servers_text_as_typed_never_as_markup() -> None
 
 
 def test_only_an_entry_that_says_bot_true_is_a_bots_and_gets_the_mark() -> None:
-    assert is_bot({"name": "robo", "bot": True})
-    for person in ({"name": "ana"}, {"name": "ana", "bot": False}, {"bot": "yes"}, None, "bot"):
-        assert not is_bot(person) and bot_mark(person) == ""
-    assert bot_mark({"bot": True}) == " [bot]"
-    assert append_bot_mark(Text("robo"), {"bot": True}).plain == "robo [bot]"
-    assert append_bot_mark(Text("ana"), {}).plain == "ana"
+    robo, ana = progress(1, "robo", bot=True), progress(2, "ana")
+    assert is_bot(robo) and bot_mark(robo) == " [bot]"
+    assert not is_bot(ana) and bot_mark(ana) == ""
+    assert append_bot_mark(Text("robo"), robo).plain == "robo [bot]"
+    assert append_bot_mark(Text("ana"), ana).plain == "ana"
+    for not_a_yes_or_no in ("yes", None, 1):  # the client reads no such entry
+        with pytest.raises(msgspec.ValidationError, match=r"\$\.bot"):
+            progress(3, "cy", bot=not_a_yes_or_no)

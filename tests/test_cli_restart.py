@@ -24,20 +24,20 @@ from textual.pilot import Pilot
 
 from client_cli import http
 from client_cli.cli import run_async
-from client_cli.connection import Connection
+from client_cli.connection import Connection, ConnectionNotice, Listened, match_of
 from client_cli.match_state import MatchState, Phase
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.verify import verify
 from gaps import Action
 from gaps.bots import GreedyBot
+from gaps_protocol.messages import MatchEvent
+from gaps_protocol.messages.replies import Joined, Snapshot
 from server.app import Server
 from server.config import Settings
 from tests.cli_support import driving, gaps
 from tests.conftest import GENEROUS_LIMITS
 
 pytestmark = pytest.mark.usefixtures("config_dir")
-
-Message = dict[str, Any]
 
 
 def free_port() -> int:
@@ -105,17 +105,15 @@ async def player(url: str, prefix: str) -> Connection:
     return connection
 
 
-def follow(connection: Connection, code: str, messages: list[Message]) -> MatchState:
+def follow(connection: Connection, code: str, messages: list[Listened]) -> MatchState:
     """Match ``code`` as ``connection`` sees it (as the screen keeps it); every message
     of the connection goes to ``messages`` too."""
     assert connection.player is not None
-    state = MatchState(code, you_id=connection.player["id"])
+    state = MatchState(code, you_id=connection.player.id)
 
-    def listen(message: Message) -> None:
+    def listen(message: Listened) -> None:
         messages.append(message)
-        match = message.get("match")
-        if (match.get("code") if isinstance(match, dict) else match) == code or \
-                message.get("type") == "connection":
+        if isinstance(message, ConnectionNotice) or match_of(message) == code:
             state.apply(message)
 
     connection.add_listener(listen, replay=code)
@@ -124,19 +122,21 @@ def follow(connection: Connection, code: str, messages: list[Message]) -> MatchS
 
 async def hosted(
     url: str, seats: int, *, bots: bool = False
-) -> tuple[Connection, str, MatchState, list[Message]]:
+) -> tuple[Connection, str, MatchState, list[Listened]]:
     ana = await player(url, "ana")
     created = await ana.create_match(max_players=seats, countdown_s=0, bots=bots)
-    code = created["match"]["code"]
-    messages: list[Message] = []
+    code = created.match.code
+    messages: list[Listened] = []
     return ana, code, follow(ana, code, messages), messages
 
 
-def events_after_the_last_snapshot(messages: list[Message]) -> tuple[int, list[int]]:
+def events_after_the_last_snapshot(messages: list[Listened]) -> tuple[int, list[int]]:
     """The seq of the last snapshot delivered, and those of the events delivered after it."""
-    last = max(i for i, m in enumerate(messages) if m.get("type") in ("joined", "snapshot"))
-    seqs = [m["seq"] for m in messages[last + 1:] if m.get("type") == "event"]
-    return int(messages[last]["seq"]), seqs
+    last = max(i for i, m in enumerate(messages) if isinstance(m, Joined | Snapshot))
+    snapshot = messages[last]
+    assert isinstance(snapshot, Joined | Snapshot)
+    seqs = [m.seq for m in messages[last + 1:] if isinstance(m, MatchEvent)]
+    return snapshot.seq, seqs
 
 
 async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_kept(
@@ -145,7 +145,7 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
     url = restartable.url
     ana, code, state, messages = await hosted(url, 2)
     bob = await player(url, "bob")
-    bob_messages: list[Message] = []
+    bob_messages: list[Listened] = []
     try:
         await bob.join_match(code)
         bob_state = follow(bob, code, bob_messages)
@@ -159,7 +159,7 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
             assert state.own is not None
             action = str(chosen or greedy.choose(state.own.game()))
             reply = await ana.act(code, action)
-            acknowledged[reply["seq"]] = action
+            acknowledged[reply.seq] = action
             state.apply_ack(reply)
 
         for _ in range(3):
@@ -206,7 +206,7 @@ async def test_a_race_goes_on_across_a_restart_and_every_acknowledged_action_is_
         report = verify(document)
         assert report.holds, report.discrepancies
         assert ana.player is not None
-        [mine] = [p for p in document["players"] if p["player_id"] == ana.player["id"]]
+        [mine] = [p for p in document["players"] if p["player_id"] == ana.player.id]
         assert {a["seq"]: a["action"] for a in mine["actions"]} == acknowledged
         assert state.own is not None and mine["score"] == state.own.score
     finally:
@@ -221,10 +221,10 @@ async def bots_joined(
     ana, code, state, _ = await hosted(url, 2, bots=True)
     bot = asyncio.create_task(run_async(
         ["bot", "--join", code, "--level", "2", "--pace", "0.05", "--server", url]))
-    await wait_for(lambda: any(p.get("ready") for i, p in state.players.items()
+    await wait_for(lambda: any(p.ready for i, p in state.players.items()
                                if i != state.you_id))
     await ana.ready(code)
-    await wait_for(lambda: any(p.get("moves_made", 0) >= 2 for i, p in state.players.items()
+    await wait_for(lambda: any(p.moves_made >= 2 for i, p in state.players.items()
                                if i != state.you_id))
     capsys.readouterr()
     return ana, code, state, bot
@@ -237,7 +237,7 @@ async def test_a_bot_finishes_its_match_across_a_restart(
     ana, code, state, bot = await bots_joined(url, capsys)
     try:
         await restartable.restart()
-        assert (await ana.act(code, "stop"))["status"] == "stopped"
+        assert (await ana.act(code, "stop")).status == "stopped"
         assert await asyncio.wait_for(bot, 60) == 0
     finally:
         await ana.close()

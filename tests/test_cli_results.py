@@ -5,24 +5,26 @@ from __future__ import annotations
 import io
 
 import pytest
+from msgspec.structs import replace
 from rich.console import Console
 
 from client_cli.results import headline, par_line, ranking_table
+from gaps_protocol.messages.common import Par
+from gaps_protocol.messages.views import RankedProgress
+from tests.cli_support import ranked
 
 ROWS = [
-    {"rank": 1, "player_id": 8, "name": "bob", "score": 20, "placed": 20, "redeals_used": 0,
-     "moves_made": 31, "end_reason": "stopped", "finish_ms": 240_800},
-    {"rank": 2, "player_id": 10, "name": "dave-the-bot-of-the-night", "bot": True, "score": 33,
-     "placed": 33, "redeals_used": 0, "moves_made": 40, "end_reason": "lost",
-     "finish_ms": 200_000},
-    {"rank": 3, "player_id": 7, "name": "me", "score": 0, "placed": 0, "redeals_used": 0,
-     "moves_made": 0, "end_reason": "time", "finish_ms": 300_000, "review": "held"},
+    ranked(1, 8, "bob", score=20, placed=20, moves_made=31, end_reason="stopped",
+           finish_ms=240_800),
+    ranked(2, 10, "dave-the-bot-of-the-night", bot=True, score=33, placed=33, moves_made=40,
+           end_reason="lost", finish_ms=200_000),
+    ranked(3, 7, "me", end_reason="time", finish_ms=300_000, review="held"),
 ]
-EXACT = {"score": 36, "exact": True}
-BOUND = {"score": 33, "exact": False}
+EXACT = Par(score=36, exact=True)
+BOUND = Par(score=33, exact=False)
 
 
-def drawn(width: int, par: object, *, fetching: bool = False) -> list[str]:
+def drawn(width: int, par: Par | None, *, fetching: bool = False) -> list[str]:
     console = Console(file=io.StringIO(), width=width, color_system=None, record=True)
     console.print(ranking_table(ROWS, width=width, you_id=7, par=par, fetching=fetching))
     return [line.rstrip() for line in console.export_text().splitlines()]
@@ -59,14 +61,15 @@ def test_while_par_is_solved_the_gap_says_so() -> None:
 
 @pytest.mark.parametrize(("rows", "words"), [
     (ROWS, "bob wins (score 20)."),
-    ([{**ROWS[2], "rank": 1, "end_reason": "won", "finish_ms": 200_000}],
+    ([replace(ROWS[2], rank=1, end_reason="won", finish_ms=200_000)],
      "You win! (won in 3:20.0)"),
-    ([{**ROWS[0], "rank": 1}, {**ROWS[1], "rank": 1}],
+    ([replace(ROWS[0], rank=1), replace(ROWS[1], rank=1)],
      "Bob and dave-the-bot-of-the-night share first place (score 20)."),
-    ([{**ROWS[2], "rank": 1}, {**ROWS[0], "rank": 1}], "You and bob share first place (score 0)."),
+    ([replace(ROWS[2], rank=1), replace(ROWS[0], rank=1)],
+     "You and bob share first place (score 0)."),
     ([], "The match is over."),
 ])
-def test_the_headline_names_the_winner(rows: list[dict[str, object]], words: str) -> None:
+def test_the_headline_names_the_winner(rows: list[RankedProgress], words: str) -> None:
     assert headline(rows, 7) == words
 
 

@@ -6,11 +6,12 @@ prints the results entered, marked; the standings mark entered results."""
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from rich.console import Console
@@ -19,8 +20,10 @@ from client_cli import arguments
 from client_cli.connection import Connection
 from client_cli.tables import standings_table
 from client_cli.tournament import TournamentFollower
+from gaps_protocol.messages.common import Player
+from gaps_protocol.messages.views import StandingsRow, TournamentView
 from server.app import Server
-from tests.cli_support import ME, gaps, no_screen
+from tests.cli_support import ME, gaps, no_screen, tournament_event, typed
 from tests.client import Client
 from tests.fake_clock import FakeClock
 from tests.test_cli_competition import name, tournament_code
@@ -93,12 +96,12 @@ async def test_the_host_and_an_arbiter_run_tables_from_the_command_line(
 
 def test_the_standings_mark_an_entered_result() -> None:
     out = Console(file=io.StringIO(), width=160)
-    rows = [
+    rows = [typed(StandingsRow, **row) for row in (
         {"rank": 1, "name": "cat", "player_id": 3, "total_score": 58, "total_time_ms": 5000,
          "rounds_played": 1, "entered": True, "entered_rounds": [1]},
         {"rank": 2, "name": "ana", "player_id": 1, "total_score": 40, "total_time_ms": 5000,
          "rounds_played": 1, "entered": False, "entered_rounds": []},
-    ]
+    )]
     out.print(standings_table(rows, title="Standings"))
     shown = printed(out)
     assert "cat ✎ entered: round 1" in shown and "ana ✎" not in shown
@@ -106,13 +109,10 @@ def test_the_standings_mark_an_entered_result() -> None:
 
 async def test_a_follower_at_a_table_takes_no_seat_and_prints_what_is_entered() -> None:
     out = Console(file=io.StringIO(), width=160)
-    connection = cast(Connection, SimpleNamespace(player=ME))
-    view = committed_view(round_match=None)
+    connection = cast(Connection, SimpleNamespace(player=Player(**ME)))
+    view = typed(TournamentView, **committed_view(round_match=None))
     follower = TournamentFollower(connection, view, frontend=no_screen(), out=out)
-
-    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
-        return {"type": "tournament_event", "tournament": "Q4M2ZK", "seq": seq, "event": kind,
-                **fields}
+    event = functools.partial(tournament_event, "Q4M2ZK")
 
     me = str(ME["name"])
     await follower._handle(event(1, "entrant_table", player_id=ME["id"], name=me,

@@ -19,13 +19,15 @@ from textual.pilot import Pilot
 
 from client_cli import screen
 from client_cli.board import LABEL_WIDTH
-from client_cli.connection import Connection, ConnectionLost
+from client_cli.connection import Connection, ConnectionLost, ConnectionNotice
 from client_cli.help import HelpScreen
 from client_cli.match_state import Phase
 from client_cli.render import card_label
 from client_cli.screen import MatchApp, RankingScreen
 from client_cli.widgets import BoardView, MessageLine
 from gaps import Card, Move, Slot
+from gaps_protocol.messages.common import Par
+from gaps_protocol.messages.replies import ActionOk
 from tests.cli_support import (
     HOSTILE,
     ME,
@@ -36,6 +38,7 @@ from tests.cli_support import (
     message,
     screen_text,
     seated,
+    typed,
     until,
     winning_line,
 )
@@ -72,7 +75,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
     seed, line = winning_line()
     ana, bob = await account(ws_url, "ana"), await account(ws_url, "bob")
     created = await ana.create_match(max_players=2, countdown_s=0, seed=seed, win_by="time")
-    code = created["match"]["code"]
+    code = created.match.code
     joined = await bob.join_match(code)
     ana_app, bob_app = MatchApp(ana, created), MatchApp(bob, joined)
     try:
@@ -82,7 +85,8 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
             assert ana_app.state.phase is Phase.LOBBY
             assert f"gaps join {code}" in screen_text(ana_app)
             await ana_pilot.press("r")
-            await until(bob_pilot, lambda: bob_app.state.players[ana.player["id"]]["ready"])
+            assert ana.player is not None and bob.player is not None
+            await until(bob_pilot, lambda: bob_app.state.players[ana.player.id].ready)
             await bob_pilot.press("r")
             await until(ana_pilot, lambda: ana_app.state.playing)
             await until(bob_pilot, lambda: bob_app.state.playing)
@@ -124,7 +128,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
             await until(ana_pilot, lambda: ana_app.state.own.last_seq == 1)
             middle = len(line) * 2 // 3
             await play(ana_app, ana_pilot, line, 1, middle)
-            await until(ana_pilot, lambda: ana_app.state.players[bob.player["id"]]["placed"]
+            await until(ana_pilot, lambda: ana_app.state.players[bob.player.id].placed
                         == bob_app.state.own.placed)
             board = ana_app.query_one(BoardView)
             next_card = Move.parse(line[middle]).card
@@ -146,7 +150,7 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
             await bob_pilot.press("s")
             assert message(bob_app).startswith("Press s again to stop")
             await bob_pilot.press("s")
-            await until(ana_pilot, lambda: ana_app.state.players[bob.player["id"]]["finished"])
+            await until(ana_pilot, lambda: ana_app.state.players[bob.player.id].finished)
             await ana_pilot.pause()
             assert "stopped" in screen_text(ana_app)
 
@@ -158,13 +162,12 @@ async def test_two_players_race_on_their_screens_and_both_see_the_ranking(
                 await pilot.pause()
                 text = screen_text(app)
                 assert f"Match {code}: " in text and seed in text
-                won = "You win!" if app is ana_app else f"{ana.player['name']} wins"
+                won = "You win!" if app is ana_app else f"{ana.player.name} wins"
                 assert won in text
                 assert f"gaps replay {code}" in text and "commitment" in text
                 ranking = app.state.ranking or []
-                assert [row["name"] for row in ranking] == [ana.player["name"],
-                                                            bob.player["name"]]
-                assert ranking[0]["end_reason"] == "won" and ranking[0]["rank"] == 1
+                assert [row.name for row in ranking] == [ana.player.name, bob.player.name]
+                assert ranking[0].end_reason == "won" and ranking[0].rank == 1
             ana_app.save_screenshot("ranking.svg", path=str(tmp_path))
             assert (tmp_path / "ranking.svg").read_text().startswith("<svg")
             await ana_pilot.press("q")
@@ -193,7 +196,7 @@ async def test_the_ranking_shows_the_deals_par_once_the_server_has_solved_it(
             assert isinstance(ranking, RankingScreen)
             await until(pilot, lambda: ranking.par is not None, timeout=60)
             await pilot.pause()
-            assert ranking.par == {"score": 58, "exact": True}
+            assert ranking.par == Par(score=58, exact=True)
             [row] = [line for line in screen_text(app).splitlines() if "(you)" in line]
             after_name = row.split("(you)")[1].split()
             assert after_name[:4] == ["0", "58", "below", "par"]  # the score, its gap to par
@@ -206,7 +209,7 @@ async def test_the_ranking_shows_the_deals_par_once_the_server_has_solved_it(
 async def test_a_spectator_watches_live_and_the_host_starts_the_match(ws_url: str) -> None:
     ana, bob, eve = [await account(ws_url, name) for name in ("ana", "bob", "eve")]
     created = await ana.create_match(max_players=3, countdown_s=0)
-    code = created["match"]["code"]
+    code = created.match.code
     await bob.join_match(code)
     watching = await eve.join_match(code, role="spectator")
     host_app, eve_app = MatchApp(ana, created), MatchApp(eve, watching)
@@ -231,7 +234,8 @@ async def test_a_spectator_watches_live_and_the_host_starts_the_match(ws_url: st
             assert host_app.state.own is not None  # the host has not moved: bob's deal too
             move = host_app.state.own.game().legal_moves()[0]
             await bob.act(code, str(move))
-            await until(watcher, lambda: eve_app.state.players[bob.player["id"]]["moves_made"] == 1)
+            assert bob.player is not None
+            await until(watcher, lambda: eve_app.state.players[bob.player.id].moves_made == 1)
             await until(watcher, lambda: "reconnected" in message(eve_app))
 
             await bob.act(code, "stop")
@@ -319,7 +323,8 @@ async def test_hostile_text_where_the_protocol_has_no_text_fails_the_connection_
                 await connection.join_match(code)
                 failed = asyncio.Event()
                 connection.add_listener(
-                    lambda message: failed.set() if message.get("state") == "failed" else None)
+                    lambda message: failed.set() if isinstance(message, ConnectionNotice)
+                    and message.state == "failed" else None)
                 await hostile.push(over)
                 await asyncio.wait_for(failed.wait(), 10)
             failure = connection.failure
@@ -438,14 +443,15 @@ async def test_a_match_that_ended_while_the_server_was_down_shows_its_ranking() 
                                               "events": [ended]}]
                 await hostile.drop(1001)
                 await until(pilot, lambda: isinstance(app.screen, RankingScreen))
-                assert app.state.ranking is not None and app.state.ranking[0]["end_reason"] \
-                    == "time"
+                assert app.state.ranking is not None
+                assert app.state.ranking[0].end_reason == "time"
                 assert [r["since"] for r in hostile.sent("resync")] == [5, 4]
         finally:
             await connection.close()
 
 
 def test_an_undo_says_which_card_it_took_back_in_the_boards_notation() -> None:
-    line = screen.result_line({"kind": "undo", "card": "TS", "from": "r1c6", "to": "r2c3",
-                               "score": 3, "placed": 3, "status": "playing"})
+    line = screen.result_line(typed(ActionOk, **{
+        "kind": "undo", "action": "u", "card": "TS", "from": "r1c6", "to": "r2c3", "seq": 4,
+        "score": 3, "placed": 3, "status": "playing"}))
     assert line.plain == "Took back 10♠ · score 3 · placed 3/48"

@@ -17,9 +17,10 @@ from rich.console import Console
 
 from client_cli import http
 from client_cli.cli import print_report
-from client_cli.connection import Connection
+from client_cli.connection import Connection, Listened
 from client_cli.verify import verify
 from gaps import Game, Seed, parse_action
+from gaps_protocol.messages.events import MatchEnded, Started
 
 
 @functools.cache
@@ -457,10 +458,10 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     bob = await Connection.open(ws_url)
     dealt, ended = asyncio.Event(), asyncio.Event()
 
-    def on_event(message: dict[str, Any]) -> None:
-        if message.get("event") == "started":
+    def on_event(message: Listened) -> None:
+        if isinstance(message, Started):
             dealt.set()
-        elif message.get("event") == "match_ended":
+        elif isinstance(message, MatchEnded):
             ended.set()
 
     bob.add_listener(on_event)
@@ -468,7 +469,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
         await ana.register(f"ana-{random.randrange(10**6)}")
         await bob.register(f"bob-{random.randrange(10**6)}")
         created = await ana.create_match(max_players=2, countdown_s=0, seed=seed_text)
-        code = created["match"]["code"]
+        code = created.match.code
         await bob.join_match(code)
         await ana.ready(code)
         await bob.ready(code)
@@ -481,7 +482,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
             await bob.act(code, action)
         for action in line:
             reply = await ana.act(code, action)
-        assert reply["status"] == "won"
+        assert reply.status == "won"
         # The match's end is stored off the winner's reply path: its replay is published
         # once match_ended is said.
         await asyncio.wait_for(ended.wait(), 10)
@@ -490,7 +491,7 @@ async def test_a_real_replay_from_the_server_holds_and_a_tampered_copy_does_not(
     finally:
         await ana.close()
         await bob.close()
-    assert over_websocket == document
+    assert over_websocket == http.read_replay(document)  # the same document, typed
     assert document["match"]["time_limit_s"] == 600  # the default: verify need not infer it
     report = verify(document)
     assert report.holds, report.discrepancies

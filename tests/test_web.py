@@ -162,7 +162,7 @@ async def test_a_browser_and_the_terminal_client_race_each_other(
 
     async def race(app: MatchApp, pilot: Any) -> None:
         await pilot.press("r")  # ready; the browser's ready then deals
-        await until(lambda: app.state.players.get(app.state.you_id or 0, {}).get("ready"))
+        await until(lambda: app.state.me is not None and app.state.me.ready)
         terminal_ready.set()
         await until(lambda: app.state.playing)
         own = app.state.own
@@ -173,7 +173,7 @@ async def test_a_browser_and_the_terminal_client_race_each_other(
         await pilot.press(*str(move.card).lower(), "enter")  # a typed move: 7h
         await until(lambda: app.state.own is not None and app.state.own.moves_made == 1)
         await browser_moved.wait()
-        await until(lambda: any(p.get("name") == "web" and p.get("moves_made") == 1
+        await until(lambda: any(p.name == "web" and p.moves_made == 1
                                 for p in app.state.players.values()))
         await pilot.press("s", "s")  # stop, confirmed
         terminal_stopped.set()
