@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from server.app import Server
+from tests.frame_check import FrameLog
 from tests.web_support import CHROMIUM, DESKTOP, playwright_api
 
 #: What the browser says of a response the page expects and handles: the server's "not
@@ -65,10 +66,12 @@ async def open_page(chromium: Chromium, server: Server) -> AsyncIterator[Any]:
     """``await open_page()`` opens a page in a fresh browser profile (its own storage),
     on the test's server (or on ``port``: a proxy in front of it); every page accepts
     confirmation dialogs and fails the test on a script error (or any error the console
-    shows but a 429 the page answers by waiting)."""
+    shows but a 429 the page answers by waiting), and on a WebSocket frame sent or received
+    that the published protocol refuses (tests/frame_check.py)."""
     browser = await chromium.browser()
     contexts = []
     errors: list[str] = []
+    frames = FrameLog()
 
     async def new_page(viewport: dict[str, int] = DESKTOP, port: int | None = None) -> Any:
         context = await browser.new_context(
@@ -77,6 +80,7 @@ async def open_page(chromium: Chromium, server: Server) -> AsyncIterator[Any]:
         contexts.append(context)
         page = await context.new_page()
         page.on("dialog", lambda dialog: dialog.accept())
+        frames.watch(page)
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("console", lambda message: errors.append(message.text) if (
             message.type == "error" and not message.text.startswith(EXPECTED_CONSOLE)
@@ -87,3 +91,4 @@ async def open_page(chromium: Chromium, server: Server) -> AsyncIterator[Any]:
     for context in contexts:
         await context.close()
     assert errors == []
+    assert frames.mismatches == []
